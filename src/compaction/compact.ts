@@ -1,0 +1,108 @@
+/**
+ * Ad-hoc compaction (SPEC §4): `compact(messages, strategy, options)` on any message list, with no
+ * thread, database or Temporal. It validates, counts tokens once, groups, runs the strategy, and
+ * returns the view with the decisions that explain it. The input is never mutated.
+ */
+import type { Message, MessageInput } from '../model/message.js';
+import { normalizeMessages } from '../model/validation.js';
+import { fromOpenAI, isOpenAIMessage } from '../model/openai.js';
+import type { Tokenizer } from '../tokenizers/tokenizer.js';
+import { countMessageTokens } from '../tokenizers/tokenizer.js';
+import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
+import { describeMessage } from './message-meta.js';
+import { MessageIndex } from './message-index.js';
+import type { Metrics } from './metrics.js';
+import { project } from './projection.js';
+import type { CompactionDecision, CompactionWarning, StrategyContext, Summarizer } from './strategy.js';
+import { parseStrategy, runStrategy, type StrategySpec } from './strategy-spec.js';
+import type { GroupState } from './group.js';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+
+/** Options of {@link compact}. */
+export interface CompactOptions {
+  /** Counts tokens. Default: the chars/4 estimator (and truncation's `max` then counts messages). */
+  tokenizer?: Tokenizer;
+  /** Needed by the summarization strategy. */
+  summarizer?: Summarizer;
+}
+
+/** What {@link compact} returns. */
+export interface CompactResult {
+  /** The memory view, ready to send to a model (see `toOpenAI`). */
+  messages: Message[];
+  /** What was excluded, collapsed or summarized, and why. */
+  decisions: CompactionDecision[];
+  /** Metrics of the view after compaction. */
+  metrics: Metrics;
+  /** What could not be done (budget unmet, summarizer failed, …). Empty when all went as asked. */
+  warnings: CompactionWarning[];
+  /** The groups, with their exclusion state, for inspection. */
+  groups: GroupState[];
+}
+
+/**
+ * Compacts a message list with a strategy.
+ *
+ * @param messages our {@link MessageInput}s or OpenAI chat-completions messages
+ * @param strategy a strategy built with `truncation(...)`, `tokenBudget(...)`, … (or the same as data)
+ * @example
+ * const { messages } = await compact(history, tokenBudget({ budget: 8000 }), { tokenizer });
+ */
+export async function compact(
+  messages: readonly (MessageInput | Message | ChatCompletionMessageParam)[],
+  strategy: StrategySpec | Record<string, unknown>,
+  options: CompactOptions = {},
+): Promise<CompactResult> {
+  const spec = parseStrategy(strategy);
+  const inputs = messages.map((m) =>
+    isOpenAIMessage(m) ? fromOpenAI([m as ChatCompletionMessageParam])[0]! : m,
+  );
+  const normalized = normalizeMessages(inputs as MessageInput[]);
+  const tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
+  const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
+  const index = new MessageIndex();
+  for (const m of normalized) index.append(describeMessage(m, countMessageTokens(m, tokenizer)));
+  const { decisions, warnings } = await compactIndex(index, spec, {
+    bodies,
+    tokenizer,
+    tokenized: options.tokenizer !== undefined,
+    summarizer: options.summarizer,
+  });
+  return {
+    messages: project(index, (id) => bodies.get(id)),
+    decisions,
+    metrics: index.metrics,
+    warnings,
+    groups: index.toJSON().groups,
+  };
+}
+
+/**
+ * Runs a strategy over an existing index (the building block of `compact()` and of the compaction
+ * activity). Summaries it creates are added to `bodies`.
+ */
+export async function compactIndex(
+  index: MessageIndex,
+  spec: StrategySpec,
+  options: {
+    bodies: Map<string, Message>;
+    tokenizer: Tokenizer;
+    tokenized: boolean;
+    summarizer?: Summarizer;
+  },
+): Promise<{ decisions: CompactionDecision[]; warnings: CompactionWarning[] }> {
+  const { bodies, tokenizer } = options;
+  const ctx: StrategyContext = {
+    index,
+    tokenized: options.tokenized,
+    message: (id) => bodies.get(id),
+    countTokens: (m) => countMessageTokens(m, tokenizer),
+    summarizer: options.summarizer,
+    run: (child) => runStrategy(child as StrategySpec, ctx),
+    decisions: [],
+    warnings: [],
+  };
+  await runStrategy(spec, ctx);
+  for (const d of ctx.decisions) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
+  return { decisions: ctx.decisions, warnings: ctx.warnings };
+}

@@ -1,0 +1,20 @@
+/** The compaction engine: pure grouping, triggers and strategies, and ad-hoc `compact()`. */
+export * from './group.js';
+export * from './message-meta.js';
+export * from './message-index.js';
+export * from './metrics.js';
+export * as triggers from './triggers.js';
+export type { Trigger } from './triggers.js';
+export { evaluate as evaluateTrigger, describe as describeTrigger, parseTrigger } from './triggers.js';
+export * from './strategy.js';
+export * from './strategy-spec.js';
+export * from './projection.js';
+export * from './strategies/truncation.js';
+export * from './strategies/sliding-window.js';
+export * from './strategies/tool-result-collapse.js';
+export * from './strategies/selective-tool-call.js';
+export * from './strategies/summarization.js';
+export * from './strategies/pipeline.js';
+export * from './strategies/token-budget.js';
+export * from './strategies/windows.js';
+export * from './compact.js';

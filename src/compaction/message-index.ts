@@ -1,0 +1,321 @@
+/**
+ * The incremental group index (SPEC §2). It turns a stream of body-free message descriptions into
+ * atomic groups, keeps per-group counts and the metrics triggers read, and records which groups are
+ * excluded and why. Appending k messages costs O(k): each message looks only at the last group and at
+ * a map of pending tool calls. The whole state is JSON-safe, so a workflow can carry it across
+ * continue-as-new. Pure: no I/O, no clock, no randomness.
+ */
+import type { MessageMeta } from './message-meta.js';
+import type { Exclusion, GroupKind, GroupState } from './group.js';
+import { emptyMetrics, type Metrics } from './metrics.js';
+
+/** The serialisable state of a {@link MessageIndex}. */
+export interface IndexState {
+  version: 1;
+  groups: GroupState[];
+  /** Turn counter: the turn of the newest user group. */
+  turn: number;
+  /** Pending tool calls: callId → owning group id (`''` when two groups issued the same id). */
+  calls: Record<string, string>;
+  metrics: Metrics;
+  /** Highest sequence number applied; metas at or below it are ignored (idempotent re-delivery). */
+  lastSeq: number;
+  /** Excluded groups dropped by {@link MessageIndex.prune}: they stay in history, not in memory. */
+  prunedGroups: number;
+}
+
+/** The group index. Create empty, or restore with {@link MessageIndex.fromJSON}. */
+export class MessageIndex {
+  private state: IndexState;
+  /** Group id → position, rebuilt lazily after inserts and prunes. */
+  private positions: Map<string, number> | undefined;
+  /**
+   * Summaries inserted but not yet spliced into `groups`: splicing one at a time would make a
+   * strategy that collapses k groups O(k·n); they are merged in one pass when someone reads.
+   */
+  private pending: { at: number; group: GroupState }[] = [];
+  private pendingById = new Map<string, GroupState>();
+  /** Messages examined since construction (lets tests prove appends are O(k)). */
+  examined = 0;
+
+  constructor(state?: IndexState) {
+    this.state = state ?? {
+      version: 1,
+      groups: [],
+      turn: 0,
+      calls: {},
+      metrics: emptyMetrics(),
+      lastSeq: 0,
+      prunedGroups: 0,
+    };
+  }
+
+  /** Restores an index from {@link toJSON} output. */
+  static fromJSON(state: IndexState): MessageIndex {
+    if (!state || state.version !== 1 || !Array.isArray(state.groups)) {
+      throw new Error('MessageIndex.fromJSON: not an index state of version 1');
+    }
+    return new MessageIndex(JSON.parse(JSON.stringify(state)) as IndexState);
+  }
+
+  /** Builds an index from metas in order. */
+  static from(metas: Iterable<MessageMeta>): MessageIndex {
+    const index = new MessageIndex();
+    for (const meta of metas) index.append(meta);
+    return index;
+  }
+
+  /** A JSON-safe copy of the state. */
+  toJSON(): IndexState {
+    this.flush();
+    return JSON.parse(JSON.stringify(this.state)) as IndexState;
+  }
+
+  /** Groups in view order (read-only: change them through the index's methods). */
+  get groups(): readonly GroupState[] {
+    this.flush();
+    return this.state.groups;
+  }
+
+  /** Current metrics (a copy). */
+  get metrics(): Metrics {
+    return { ...this.state.metrics };
+  }
+
+  /** Highest sequence number applied. */
+  get lastSeq(): number {
+    return this.state.lastSeq;
+  }
+
+  /** The group with this id, if present. */
+  group(id: string): GroupState | undefined {
+    const pending = this.pendingById.get(id);
+    if (pending) return pending;
+    const at = this.positionOf(id);
+    return at === undefined ? undefined : this.state.groups[at];
+  }
+
+  /** Position of a group in view order. */
+  positionOf(id: string): number | undefined {
+    if (this.pendingById.has(id)) this.flush();
+    if (!this.positions) {
+      this.positions = new Map(this.state.groups.map((g, i) => [g.id, i]));
+    }
+    return this.positions.get(id);
+  }
+
+  /**
+   * Adds one message. Returns false (and changes nothing) when the meta carries a sequence number
+   * that was already applied, so a re-delivered announcement is harmless.
+   */
+  append(meta: MessageMeta): boolean {
+    const s = this.state;
+    if (meta.seq !== undefined) {
+      if (meta.seq <= s.lastSeq) return false;
+      s.lastSeq = meta.seq;
+    }
+    this.examined++;
+    s.metrics.totalMessages++;
+    s.metrics.totalTokens += meta.tokens;
+    const last = s.groups[s.groups.length - 1];
+    switch (meta.shape) {
+      case 'system':
+      case 'summary':
+        this.open(meta.shape, meta);
+        return true;
+      case 'user':
+        s.turn++;
+        s.metrics.totalTurns++;
+        this.open('user', meta);
+        return true;
+      case 'assistant_text':
+        if (last?.reasoningOnly) {
+          delete last.reasoningOnly;
+          this.join(last, meta);
+        } else this.open('assistant_text', meta);
+        return true;
+      case 'reasoning':
+        // Reasoning right after a tool-call group belongs to it (thinking about the results);
+        // otherwise it waits for the assistant message it precedes.
+        if (last && (last.reasoningOnly || last.kind === 'tool_call')) this.join(last, meta);
+        else this.open('assistant_text', meta).reasoningOnly = true;
+        return true;
+      case 'tool_call':
+        return this.appendToolCall(meta, last);
+      case 'tool_result':
+        return this.appendToolResult(meta);
+    }
+  }
+
+  private appendToolCall(meta: MessageMeta, last: GroupState | undefined): boolean {
+    let group: GroupState;
+    if (last?.reasoningOnly) {
+      delete last.reasoningOnly;
+      this.setKind(last, 'tool_call');
+      this.join(last, meta);
+      group = last;
+    } else group = this.open('tool_call', meta);
+    const pending = (group.pendingCallIds ??= []);
+    for (const callId of meta.callIds ?? []) {
+      const owner = this.state.calls[callId];
+      // The same call id issued twice leaves both calls unmatched: no result may guess its call.
+      this.state.calls[callId] = owner === undefined ? group.id : '';
+      pending.push(callId);
+    }
+    return true;
+  }
+
+  private appendToolResult(meta: MessageMeta): boolean {
+    const callIds = meta.callIds ?? [];
+    const owners = new Set(callIds.map((c) => this.state.calls[c]));
+    const ownerId = owners.size === 1 ? [...owners][0] : undefined;
+    const owner = ownerId ? this.group(ownerId) : undefined;
+    if (owner && callIds.length > 0 && callIds.every((c) => owner.pendingCallIds?.includes(c))) {
+      owner.pendingCallIds = owner.pendingCallIds!.filter((c) => !callIds.includes(c));
+      if (owner.pendingCallIds.length === 0) delete owner.pendingCallIds;
+      for (const c of callIds) delete this.state.calls[c];
+      this.join(owner, meta);
+      return true;
+    }
+    const orphan = this.open('orphan_tool_result', meta);
+    this.exclude(orphan, { reason: 'orphan_tool_result', strategy: 'index' });
+    return true;
+  }
+
+  /** Starts a new group holding one message. */
+  private open(kind: GroupKind, meta: MessageMeta): GroupState {
+    const s = this.state;
+    const group: GroupState = {
+      id: meta.id,
+      kind,
+      turn: s.turn,
+      messageIds: [meta.id],
+      tokens: meta.tokens,
+      bytes: meta.bytes,
+    };
+    if (meta.seq !== undefined) group.firstSeq = meta.seq;
+    s.groups.push(group);
+    this.positions?.set(group.id, s.groups.length - 1);
+    s.metrics.totalGroups++;
+    this.count(group, +1);
+    return group;
+  }
+
+  /** Adds a message to an existing group. */
+  private join(group: GroupState, meta: MessageMeta): void {
+    group.messageIds.push(meta.id);
+    group.tokens += meta.tokens;
+    group.bytes += meta.bytes;
+    if (!group.excluded) {
+      this.state.metrics.includedTokens += meta.tokens;
+      this.state.metrics.includedMessages++;
+    }
+  }
+
+  private setKind(group: GroupState, kind: GroupKind): void {
+    if (!group.excluded) this.countKind(group.kind, -1);
+    group.kind = kind;
+    if (!group.excluded) this.countKind(group.kind, +1);
+  }
+
+  /** Adds (+1) or removes (-1) a whole group from the included metrics. */
+  private count(group: GroupState, sign: 1 | -1): void {
+    if (group.excluded) return;
+    const m = this.state.metrics;
+    m.includedTokens += sign * group.tokens;
+    m.includedMessages += sign * group.messageIds.length;
+    m.includedGroups += sign;
+    this.countKind(group.kind, sign);
+  }
+
+  private countKind(kind: GroupKind, sign: number): void {
+    const m = this.state.metrics;
+    if (kind !== 'system') m.includedNonSystemGroups += sign;
+    if (kind === 'user') m.includedTurns += sign;
+    if (kind === 'tool_call') m.includedToolCallGroups += sign;
+  }
+
+  /** Excludes a group from the view (no-op if it already is). */
+  exclude(group: GroupState, exclusion: Exclusion): void {
+    if (group.excluded) return;
+    this.count(group, -1);
+    group.excluded = { ...exclusion };
+  }
+
+  /** Puts an excluded group back into the view (undo). */
+  include(group: GroupState): void {
+    if (!group.excluded || group.kind === 'orphan_tool_result') return;
+    delete group.excluded;
+    this.count(group, +1);
+  }
+
+  /**
+   * Inserts a summary group in place of `replaced` (which are excluded, pointing at the summary).
+   * The summary sits where the first replaced group was, so the view keeps its order.
+   */
+  insertSummary(meta: MessageMeta, replaced: readonly GroupState[], exclusion: Omit<Exclusion, 'summaryId'>) {
+    const s = this.state;
+    const at = Math.min(...replaced.map((g) => this.positionOf(g.id) ?? s.groups.length));
+    const first = s.groups[at];
+    const summary: GroupState = {
+      id: meta.id,
+      kind: 'summary',
+      turn: first?.turn ?? s.turn,
+      messageIds: [meta.id],
+      tokens: meta.tokens,
+      bytes: meta.bytes,
+      replacesMessages: replaced.reduce((n, g) => n + (g.replacesMessages ?? g.messageIds.length), 0),
+    };
+    if (first?.firstSeq !== undefined) summary.firstSeq = first.firstSeq;
+    for (const g of replaced) this.exclude(g, { ...exclusion, summaryId: meta.id });
+    this.pending.push({ at, group: summary });
+    this.pendingById.set(summary.id, summary);
+    s.metrics.totalGroups++;
+    s.metrics.totalMessages++;
+    s.metrics.totalTokens += meta.tokens;
+    this.count(summary, +1);
+    return summary;
+  }
+
+  /** Splices pending summaries into `groups`, each before the group it was anchored at. O(n + k). */
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const before = new Map<number, GroupState[]>();
+    for (const p of this.pending) {
+      const list = before.get(p.at);
+      if (list) list.push(p.group);
+      else before.set(p.at, [p.group]);
+    }
+    const out: GroupState[] = [];
+    this.state.groups.forEach((g, i) => {
+      const inserted = before.get(i);
+      if (inserted) out.push(...inserted);
+      out.push(g);
+    });
+    this.state.groups = out;
+    this.pending = [];
+    this.pendingById.clear();
+    this.positions = undefined;
+  }
+
+  /**
+   * Drops excluded groups from memory (their decisions are recorded elsewhere), keeping the index
+   * bounded by what is in the view. Pending calls owned by dropped groups are forgotten, so a late
+   * result for them becomes an orphan, which is excluded anyway.
+   */
+  prune(): number {
+    this.flush();
+    const s = this.state;
+    const kept = s.groups.filter((g) => !g.excluded);
+    const dropped = s.groups.length - kept.length;
+    if (dropped === 0) return 0;
+    const keptIds = new Set(kept.map((g) => g.id));
+    for (const [callId, owner] of Object.entries(s.calls)) {
+      if (owner !== '' && !keptIds.has(owner)) delete s.calls[callId];
+    }
+    s.groups = kept;
+    s.prunedGroups += dropped;
+    this.positions = undefined;
+    return dropped;
+  }
+}

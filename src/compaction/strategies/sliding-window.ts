@@ -1,0 +1,76 @@
+/**
+ * Sliding window: keep only the newest part of the conversation, in whole turns or whole groups.
+ *
+ * Rules: system groups are kept; summaries are kept (they already stand for turns outside the window);
+ * by turns, a turn is a user group with every group after it up to the next user group, and groups
+ * before the first user message belong to turn 0; with no user message yet there is nothing to slide.
+ * The trigger defaults to `always`: the window itself is the condition.
+ */
+import { always, describe, evaluate, parseTrigger, type Trigger } from '../triggers.js';
+import {
+  beyondNewest,
+  excludeOldest,
+  includedNonSystem,
+  positive,
+  type StrategyContext,
+} from '../strategy.js';
+import { ValidationError } from '../../model/errors.js';
+
+/** Options of {@link slidingWindow}: give exactly one of `keepTurns` and `keepGroups`. */
+export interface SlidingWindowOptions {
+  /** Keep the newest N user turns (N ≥ 1). */
+  keepTurns?: number;
+  /** Keep the newest N non-system groups (N ≥ 1). */
+  keepGroups?: number;
+  /** When to slide. Default `always`. */
+  trigger?: Trigger;
+}
+
+/** A sliding-window strategy as data. */
+export interface SlidingWindowSpec extends SlidingWindowOptions {
+  type: 'slidingWindow';
+  trigger: Trigger;
+}
+
+/** Creates a sliding-window strategy (validated). */
+export function slidingWindow(options: SlidingWindowOptions): SlidingWindowSpec {
+  const byTurns = options.keepTurns !== undefined;
+  if (byTurns === (options.keepGroups !== undefined)) {
+    throw new ValidationError(
+      'invalid_option',
+      'slidingWindow: give exactly one of keepTurns and keepGroups',
+    );
+  }
+  const spec: SlidingWindowSpec = {
+    type: 'slidingWindow',
+    trigger: parseTrigger(options.trigger ?? always()),
+  };
+  if (byTurns) spec.keepTurns = positive('slidingWindow.keepTurns', options.keepTurns);
+  else spec.keepGroups = positive('slidingWindow.keepGroups', options.keepGroups);
+  return spec;
+}
+
+/** Applies the sliding window. */
+export function applySlidingWindow(spec: SlidingWindowSpec, ctx: StrategyContext): Promise<void> {
+  if (!evaluate(spec.trigger, ctx.index.metrics)) return Promise.resolve();
+  const groups = includedNonSystem(ctx.index).filter((g) => g.kind !== 'summary');
+  let candidates;
+  if (spec.keepTurns !== undefined) {
+    const users = groups.filter((g) => g.kind === 'user');
+    if (users.length <= spec.keepTurns) return Promise.resolve();
+    const firstKeptTurn = users[users.length - spec.keepTurns]!.turn;
+    candidates = groups.filter((g) => g.turn < firstKeptTurn);
+  } else {
+    candidates = beyondNewest(groups, spec.keepGroups!);
+  }
+  const reason =
+    spec.keepTurns !== undefined ? `keepTurns(${spec.keepTurns})` : `keepGroups(${spec.keepGroups})`;
+  excludeOldest(ctx, {
+    strategy: 'slidingWindow',
+    reason: `${describe(spec.trigger)}; ${reason}`,
+    exclusionReason: 'outside_window',
+    candidates,
+    done: () => false,
+  });
+  return Promise.resolve();
+}

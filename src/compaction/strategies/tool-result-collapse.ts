@@ -1,0 +1,145 @@
+/**
+ * Tool-result collapse: replace each older tool-call group (the call and all its results) with one
+ * short message such as `[Tool results: get_weather: sunny, 18°C; search_docs: 3 hits]`.
+ *
+ * Rules: user messages and assistant text are untouched; the newest `keepLastToolCallGroups`
+ * tool-call groups stay whole; each result is cut to `maxResultChars` and the whole line to
+ * `maxLength`; running it again changes nothing (a collapsed group is a summary, not a tool call).
+ * Trigger default `always`; target default: the trigger no longer fires.
+ */
+import type { Message, ToolCallPart, ToolResultPart } from '../../model/message.js';
+import { describeMessage } from '../message-meta.js';
+import type { GroupState } from '../group.js';
+import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
+import { beyondNewest, floor, positive, snapshot, type StrategyContext } from '../strategy.js';
+
+/** One collapsed call, as handed to a custom formatter. */
+export interface CollapsedCall {
+  name: string;
+  arguments: string;
+  result: string;
+  isError: boolean;
+}
+
+/** Options of {@link toolResultCollapse}. */
+export interface ToolResultCollapseOptions {
+  /** Newest tool-call groups kept whole. Default 2. */
+  keepLastToolCallGroups?: number;
+  /** Characters kept of each result. Default 80. */
+  maxResultChars?: number;
+  /** Characters of the whole collapsed line. Default 600. */
+  maxLength?: number;
+  trigger?: Trigger;
+  target?: Trigger;
+  /**
+   * Custom line format (ad-hoc use: a function does not survive serialisation, so a thread's stored
+   * configuration uses the default format). Its output is still capped at `maxLength`.
+   */
+  format?: (calls: CollapsedCall[]) => string;
+}
+
+/** A tool-result-collapse strategy as data. */
+export interface ToolResultCollapseSpec extends ToolResultCollapseOptions {
+  type: 'toolResultCollapse';
+  keepLastToolCallGroups: number;
+  maxResultChars: number;
+  maxLength: number;
+  trigger: Trigger;
+}
+
+/** Creates a tool-result-collapse strategy (validated). */
+export function toolResultCollapse(options: ToolResultCollapseOptions = {}): ToolResultCollapseSpec {
+  const spec: ToolResultCollapseSpec = {
+    type: 'toolResultCollapse',
+    keepLastToolCallGroups: floor(
+      'toolResultCollapse.keepLastToolCallGroups',
+      options.keepLastToolCallGroups,
+      2,
+    ),
+    maxResultChars: positive('toolResultCollapse.maxResultChars', options.maxResultChars ?? 80),
+    maxLength: positive('toolResultCollapse.maxLength', options.maxLength ?? 600),
+    trigger: parseTrigger(options.trigger ?? always()),
+  };
+  if (options.target !== undefined) spec.target = parseTrigger(options.target);
+  if (options.format) spec.format = options.format;
+  return spec;
+}
+
+/** Cuts `text` to `max` characters, marking the cut, without splitting a surrogate pair. */
+export function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  let end = Math.max(0, max - 1);
+  const c = flat.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return flat.slice(0, end) + '…';
+}
+
+/** The default line: `[Tool results: name: result; name: result]`. */
+export function defaultCollapseFormat(calls: CollapsedCall[], maxResultChars: number): string {
+  const items = calls.map((c) => `${c.name}: ${c.isError ? 'error: ' : ''}${clip(c.result, maxResultChars)}`);
+  return `[Tool results: ${items.join('; ')}]`;
+}
+
+/** Applies the collapse. */
+export function applyToolResultCollapse(spec: ToolResultCollapseSpec, ctx: StrategyContext): Promise<void> {
+  if (!evaluate(spec.trigger, ctx.index.metrics)) return Promise.resolve();
+  const target = spec.target ?? not(spec.trigger);
+  const toolGroups = ctx.index.groups.filter(
+    (g) => !g.excluded && g.kind === 'tool_call' && !g.pendingCallIds,
+  );
+  for (const group of beyondNewest(toolGroups, spec.keepLastToolCallGroups, () => true)) {
+    if (evaluate(target, ctx.index.metrics)) break;
+    const messages = group.messageIds.map((id) => ctx.message(id));
+    if (messages.some((m) => !m)) continue; // bodies unavailable: leave the group as it is
+    collapse(spec, ctx, group, messages as Message[]);
+  }
+  return Promise.resolve();
+}
+
+function collapse(
+  spec: ToolResultCollapseSpec,
+  ctx: StrategyContext,
+  group: GroupState,
+  messages: Message[],
+) {
+  const calls = new Map<string, ToolCallPart>();
+  const results: ToolResultPart[] = [];
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type === 'tool_call') calls.set(p.callId, p);
+      else if (p.type === 'tool_result') results.push(p);
+    }
+  }
+  const collapsed: CollapsedCall[] = results.map((r) => ({
+    name: r.name ?? calls.get(r.callId)?.name ?? 'tool',
+    arguments: calls.get(r.callId)?.arguments ?? '{}',
+    result: r.result,
+    isError: r.isError === true,
+  }));
+  const line = spec.format ? spec.format(collapsed) : defaultCollapseFormat(collapsed, spec.maxResultChars);
+  const message: Message = {
+    id: `collapse:${group.id}`,
+    role: 'assistant',
+    parts: [{ type: 'text', text: clip(line, spec.maxLength) }],
+    metadata: {
+      compaction: { kind: 'summary', strategy: 'toolResultCollapse', replaces: [...group.messageIds] },
+    },
+  };
+  const tokens = ctx.countTokens(message);
+  const before = snapshot(ctx.index.metrics);
+  ctx.index.insertSummary(describeMessage(message, tokens), [group], {
+    reason: 'collapsed',
+    strategy: 'toolResultCollapse',
+  });
+  ctx.decisions.push({
+    strategy: 'toolResultCollapse',
+    action: 'collapse',
+    reason: describe(spec.trigger),
+    groupIds: [group.id],
+    messageIds: [...group.messageIds],
+    summary: { message, tokens },
+    before,
+    after: snapshot(ctx.index.metrics),
+  });
+}

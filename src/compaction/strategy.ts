@@ -1,0 +1,183 @@
+/**
+ * What every strategy shares: the context it works in, the decisions it records, the warnings it
+ * reports, and the summarizer it may be handed. Strategies never delete history: they mark groups
+ * excluded or insert summaries, and say so in a {@link CompactionDecision}.
+ */
+import { ValidationError } from '../model/errors.js';
+import type { Message } from '../model/message.js';
+import type { GroupState } from './group.js';
+import type { MessageIndex } from './message-index.js';
+import type { Metrics } from './metrics.js';
+
+/** One thing a strategy did. Together, the decisions explain the view. */
+export interface CompactionDecision {
+  /** The strategy that decided (`truncation`, `summarization`, `tokenBudget.fallback`, …). */
+  strategy: string;
+  action: 'exclude' | 'summarize' | 'collapse';
+  /** Why: the trigger that fired, e.g. `tokensExceed(8000)`. */
+  reason: string;
+  /** Groups taken out of the view, oldest first. */
+  groupIds: string[];
+  /** Every message id those groups hold (history messages and replaced summaries). */
+  messageIds: string[];
+  /** For `summarize` and `collapse`: the message that now stands in their place. */
+  summary?: { message: Message; tokens: number };
+  /** Metrics before and after this decision. */
+  before: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;
+  after: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;
+}
+
+/** Something a caller should know: the budget could not be met, the summarizer failed, … */
+export interface CompactionWarning {
+  code: 'budget_unmet' | 'summarizer_failed' | 'summarizer_empty' | 'summarizer_missing' | 'input_clipped';
+  strategy: string;
+  message: string;
+}
+
+/** What a summarizer is asked. The input is already bounded by the strategy's `maxInputTokens`. */
+export interface SummarizeRequest {
+  /** The messages to summarize, oldest first; tool calls always with their results. */
+  messages: Message[];
+  /** The text of an earlier summary that this one must fold in. */
+  previousSummary?: string;
+  /** The instructions (the strategy's default or custom prompt). */
+  prompt: string;
+  maxInputTokens: number;
+  /** How long the summary may be, in tokens (the strategy reserves this much room for it). */
+  maxSummaryTokens?: number;
+}
+
+/** A summary with its provenance (what a real LLM reports). */
+export interface SummaryOutput {
+  text: string;
+  /** The model that wrote it (`local-extractive` for the local fallback). */
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/**
+ * Produces a summary: its text, or the text with its provenance. Throwing or returning empty text
+ * leaves the view unchanged.
+ */
+export type Summarizer = (request: SummarizeRequest) => Promise<string | SummaryOutput>;
+
+/** The world a strategy works in. */
+export interface StrategyContext {
+  readonly index: MessageIndex;
+  /** True when an exact tokenizer was supplied (truncation then measures tokens, else messages). */
+  readonly tokenized: boolean;
+  /** The body of a message in the index (needed by collapse and summarization only). */
+  message(id: string): Message | undefined;
+  /** Counts a message produced by compaction. */
+  countTokens(message: Message): number;
+  readonly summarizer?: Summarizer;
+  /** Runs a child strategy (used by pipeline and tokenBudget). */
+  run(spec: unknown): Promise<void>;
+  decisions: CompactionDecision[];
+  warnings: CompactionWarning[];
+}
+
+/** Metrics snapshot used in decisions. */
+export function snapshot(m: Metrics): CompactionDecision['before'] {
+  return {
+    includedTokens: m.includedTokens,
+    includedMessages: m.includedMessages,
+    includedGroups: m.includedGroups,
+  };
+}
+
+/** Included groups that compaction may consider: not system, not waiting for tool results. */
+export function includedNonSystem(index: MessageIndex): GroupState[] {
+  return index.groups.filter((g) => !g.excluded && g.kind !== 'system');
+}
+
+/**
+ * Excludes `candidates` oldest first until `done()` holds, and records one decision.
+ * Returns how many groups it excluded and whether `done()` holds at the end.
+ */
+export function excludeOldest(
+  ctx: StrategyContext,
+  opts: {
+    strategy: string;
+    reason: string;
+    exclusionReason: string;
+    candidates: readonly GroupState[];
+    done: () => boolean;
+  },
+): { excluded: number; met: boolean } {
+  const before = snapshot(ctx.index.metrics);
+  const taken: GroupState[] = [];
+  for (const group of opts.candidates) {
+    if (opts.done()) break;
+    ctx.index.exclude(group, { reason: opts.exclusionReason, strategy: opts.strategy });
+    taken.push(group);
+  }
+  if (taken.length > 0) {
+    ctx.decisions.push({
+      strategy: opts.strategy,
+      action: 'exclude',
+      reason: opts.reason,
+      groupIds: taken.map((g) => g.id),
+      messageIds: taken.flatMap((g) => g.messageIds),
+      before,
+      after: snapshot(ctx.index.metrics),
+    });
+  }
+  return { excluded: taken.length, met: opts.done() };
+}
+
+/** Records a `budget_unmet` warning. */
+export function warnUnmet(ctx: StrategyContext, strategy: string, what: string): void {
+  const m = ctx.index.metrics;
+  ctx.warnings.push({
+    code: 'budget_unmet',
+    strategy,
+    message: `${strategy}: ${what} could not be met without excluding protected groups (included: ${m.includedTokens} tokens, ${m.includedMessages} messages, ${m.includedGroups} groups)`,
+  });
+}
+
+/** Validates a "keep at least N" floor: a whole number ≥ 1 (the newest group always stays). */
+export function floor(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 1) {
+    throw new RangeErrorOption(name, v, 'a whole number ≥ 1 (the newest group always stays)');
+  }
+  return v;
+}
+
+/** Validates a positive whole-number option (budgets, window sizes). */
+export function positive(name: string, value: number | undefined): number {
+  if (value === undefined || !Number.isInteger(value) || value < 1) {
+    throw new RangeErrorOption(name, value, 'a whole number ≥ 1');
+  }
+  return value;
+}
+
+class RangeErrorOption extends ValidationError {
+  constructor(name: string, value: unknown, expected: string) {
+    super('invalid_option', `${name}: expected ${expected}, got ${String(value)}`);
+  }
+}
+
+/**
+ * `groups` (in view order) minus the protected tail: the newest `keep` groups that `counts` accepts
+ * (non-system by default) and, always, the newest group of all. Oldest first.
+ */
+export function beyondNewest(
+  groups: readonly GroupState[],
+  keep: number,
+  counts: (g: GroupState) => boolean = (g) => g.kind !== 'system',
+): GroupState[] {
+  const out: GroupState[] = [];
+  let left = keep;
+  for (let i = groups.length - 1; i >= 0; i--) {
+    const g = groups[i]!;
+    if (i === groups.length - 1 || (left > 0 && counts(g))) {
+      if (counts(g)) left--;
+      continue;
+    }
+    out.push(g);
+  }
+  return out.reverse();
+}

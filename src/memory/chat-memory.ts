@@ -1,0 +1,83 @@
+/**
+ * A light chat memory for code that needs no durability (the shape of LangChain4j's ChatMemory): an
+ * id, `add`, `messages` (the compacted view), `clear`, an eviction strategy such as messageWindow or
+ * tokenWindow, and any store behind it (in-memory by default). History is kept whole in the store;
+ * `messages()` applies the strategy on read, so changing the strategy never loses anything.
+ */
+import type { Message, MessageInput } from '../model/message.js';
+import { normalizeMessages } from '../model/validation.js';
+import { compact } from '../compaction/compact.js';
+import type { StrategySpec } from '../compaction/strategy-spec.js';
+import { messageWindow } from '../compaction/strategies/windows.js';
+import type { Summarizer } from '../compaction/strategy.js';
+import { countMessageTokens, type Tokenizer } from '../tokenizers/tokenizer.js';
+import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
+import type { ThreadStore } from '../store/store.js';
+import { InMemoryStore } from '../store/memory-store.js';
+
+/** Options of {@link ChatMemory}. */
+export interface ChatMemoryOptions {
+  /** The memory id (a user, a session, or both: the caller decides). */
+  id: string;
+  /** Where messages live. Default: a new in-memory store. */
+  store?: ThreadStore;
+  /** Eviction strategy applied on read. Default `messageWindow(20)`. */
+  strategy?: StrategySpec;
+  /** Counts tokens (tokenWindow, tokenBudget). Default: chars/4. */
+  tokenizer?: Tokenizer;
+  summarizer?: Summarizer;
+}
+
+/** See the module comment. */
+export class ChatMemory {
+  readonly id: string;
+  private readonly store: ThreadStore;
+  private readonly strategy: StrategySpec;
+  private readonly tokenizer: Tokenizer;
+  private readonly summarizer?: Summarizer;
+  private generated = 0;
+
+  constructor(options: ChatMemoryOptions) {
+    this.id = options.id;
+    this.store = options.store ?? new InMemoryStore();
+    this.strategy = options.strategy ?? messageWindow(20);
+    this.tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
+    this.summarizer = options.summarizer;
+  }
+
+  /** Adds messages (validated; ids are generated when absent). */
+  async add(messages: MessageInput | readonly MessageInput[]): Promise<void> {
+    const list = Array.isArray(messages) ? messages : [messages as MessageInput];
+    const base = (await this.store.thread(this.id))?.lastSeq ?? 0;
+    const withIds = list.map((m, i) =>
+      m.id === undefined ? { ...m, id: `${this.id}-${base + i + 1}-${++this.generated}` } : m,
+    );
+    const normalized = normalizeMessages(withIds);
+    await this.store.append(
+      this.id,
+      normalized.map((message) => ({ message, tokens: countMessageTokens(message, this.tokenizer) })),
+    );
+  }
+
+  /** The memory: the stored history with the eviction strategy applied. */
+  async messages(): Promise<Message[]> {
+    const all: Message[] = [];
+    for (let after = 0; ;) {
+      const page = await this.store.history(this.id, { after, limit: 1000 });
+      all.push(...page.messages.map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m));
+      if (page.next === undefined) break;
+      after = page.next;
+    }
+    if (all.length === 0) return [];
+    const result = await compact(all, this.strategy, {
+      tokenizer: this.tokenizer,
+      summarizer: this.summarizer,
+    });
+    return result.messages;
+  }
+
+  /** Forgets everything stored under this id. */
+  async clear(): Promise<void> {
+    await this.store.delete(this.id);
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Errors: one base class, small subclasses, machine-readable codes. Callers decide by `code`,
+ * never by parsing messages.
+ */
+
+/** Base class of every error this library throws on purpose. */
+export class DurableMemoryError extends Error {
+  /** A stable, machine-readable code such as `empty_message` or `unknown_thread`. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DurableMemoryError';
+    this.code = code;
+  }
+}
+
+/** Codes of {@link ValidationError}. */
+export type ValidationCode =
+  | 'invalid_message'
+  | 'unknown_role'
+  | 'empty_message'
+  | 'invalid_part'
+  | 'role_part_mismatch'
+  | 'missing_call_id'
+  | 'missing_tool_name'
+  | 'invalid_arguments'
+  | 'invalid_id'
+  | 'duplicate_id'
+  | 'nul_byte'
+  | 'lone_surrogate'
+  | 'invalid_option';
+
+/** Input that cannot be accepted; names the offending message by index and id where there is one. */
+export class ValidationError extends DurableMemoryError {
+  declare readonly code: ValidationCode;
+  /** Position of the offending message in the input array, when the error concerns one. */
+  readonly index?: number;
+  /** Id of the offending message, when it has one. */
+  readonly messageId?: string;
+  constructor(code: ValidationCode, message: string, where?: { index?: number; messageId?: string }) {
+    super(code, message);
+    this.name = 'ValidationError';
+    this.index = where?.index;
+    this.messageId = where?.messageId;
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * Tokenizers (SPEC §5): the interface and per-message accounting, the chars/4 estimator, exact
+ * js-tiktoken counts, and the choice by model name.
+ *
+ * This index loads `tiktoken.ts`, which uses Node's `require`; deterministic code (workflows,
+ * compaction) imports `./tokenizer.js` or `./estimator.js` directly instead.
+ */
+export {
+  countMessageTokens,
+  countMessagesTokens,
+  MESSAGE_OVERHEAD,
+  NAME_OVERHEAD,
+  TOOL_CALL_OVERHEAD,
+  type Tokenizer,
+} from './tokenizer.js';
+export { CharacterEstimatorTokenizer, CHARS_PER_TOKEN } from './estimator.js';
+export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
+export { encodingForModel, tokenizerForModel } from './for-model.js';

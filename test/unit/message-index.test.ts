@@ -1,0 +1,185 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MessageIndex } from '../../src/compaction/message-index.js';
+import { conversation } from '../support/conversation.js';
+
+const kinds = (index: MessageIndex) => index.groups.map((g) => `${g.kind}:${g.messageIds.join(',')}`);
+
+describe('grouping', () => {
+  test('system, user, assistant text and turns', () => {
+    const c = conversation();
+    c.system('be brief');
+    c.assistant('hello before any user'); // turn 0
+    c.user('hi');
+    c.assistant('hello');
+    c.system('mid-conversation instruction');
+    c.user('again');
+    const index = MessageIndex.from(c.metas(10));
+    assert.deepEqual(kinds(index), [
+      'system:m1',
+      'assistant_text:m2',
+      'user:m3',
+      'assistant_text:m4',
+      'system:m5',
+      'user:m6',
+    ]);
+    assert.deepEqual(
+      index.groups.map((g) => g.turn),
+      [0, 0, 1, 1, 1, 2],
+    );
+    const m = index.metrics;
+    assert.equal(m.includedTurns, 2);
+    assert.equal(m.includedGroups, 6);
+    assert.equal(m.includedNonSystemGroups, 4);
+    assert.equal(m.includedTokens, 60);
+  });
+
+  test('parallel tool calls and their results form one group', () => {
+    const c = conversation();
+    c.user('weather and docs?');
+    c.call(['c1', 'get_weather'], ['c2', 'search_docs']);
+    c.result('c2', '3 hits');
+    c.result('c1', 'sunny');
+    c.assistant('done');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m3,m4', 'assistant_text:m5']);
+    assert.equal(index.groups[1]!.pendingCallIds, undefined);
+    assert.equal(index.groups[1]!.tokens, 15);
+    assert.equal(index.metrics.includedToolCallGroups, 1);
+  });
+
+  test('a result far from its call joins the call when the match is unambiguous', () => {
+    const c = conversation();
+    c.user('start a job');
+    c.call(['job', 'start_job']);
+    c.user('while we wait, hello');
+    c.assistant('hello');
+    c.result('job', 'job finished');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m5', 'user:m3', 'assistant_text:m4']);
+  });
+
+  test('a result with no matching call is an excluded orphan', () => {
+    const c = conversation();
+    c.user('hi');
+    c.result('nope', 'stray');
+    const index = MessageIndex.from(c.metas(5));
+    const orphan = index.groups[1]!;
+    assert.equal(orphan.kind, 'orphan_tool_result');
+    assert.equal(orphan.excluded?.reason, 'orphan_tool_result');
+    assert.equal(index.metrics.includedTokens, 5);
+  });
+
+  test('a call id issued twice makes its results orphans and both calls unsendable', () => {
+    const c = conversation();
+    c.call(['dup', 'a']);
+    c.call(['dup', 'b']);
+    c.result('dup', 'which one?');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['tool_call:m1', 'tool_call:m2', 'orphan_tool_result:m3']);
+    assert.deepEqual(index.groups[0]!.pendingCallIds, ['dup']);
+  });
+
+  test('a second result for an answered call is an orphan', () => {
+    const c = conversation();
+    c.call(['c1', 'a']);
+    c.result('c1', 'first');
+    c.result('c1', 'again');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['tool_call:m1,m2', 'orphan_tool_result:m3']);
+  });
+
+  test('reasoning joins the assistant message after it, and a tool-call group before it', () => {
+    const c = conversation();
+    c.user('q');
+    c.reasoning('thinking');
+    c.call(['c1', 'lookup']);
+    c.result('c1', 'found');
+    c.reasoning('thinking about the result');
+    c.user('q2');
+    c.reasoning('hmm');
+    c.assistant('answer');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m3,m4,m5', 'user:m6', 'assistant_text:m7,m8']);
+    assert.equal(index.metrics.includedToolCallGroups, 1);
+  });
+
+  test('a pending tool call is not sendable until its result arrives', () => {
+    const c = conversation();
+    c.call(['c1', 'slow']);
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(index.groups[0]!.pendingCallIds, ['c1']);
+  });
+});
+
+describe('index state', () => {
+  test('re-delivered sequence numbers are ignored', () => {
+    const c = conversation();
+    c.user('a');
+    c.user('b');
+    const metas = c.metas(3);
+    const index = new MessageIndex();
+    assert.equal(index.append(metas[0]!), true);
+    assert.equal(index.append(metas[1]!), true);
+    assert.equal(index.append(metas[0]!), false);
+    assert.equal(index.metrics.totalMessages, 2);
+    assert.equal(index.lastSeq, 2);
+  });
+
+  test('round-trips through JSON and keeps grouping where it left off', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['c1', 'lookup']);
+    const metas = c.metas(4);
+    const index = MessageIndex.from(metas);
+    index.exclude(index.groups[0]!, { reason: 'truncated', strategy: 'test' });
+    const restored = MessageIndex.fromJSON(JSON.parse(JSON.stringify(index.toJSON())));
+    assert.deepEqual(restored.toJSON(), index.toJSON());
+    const more = conversation();
+    more.user('q');
+    more.call(['c1', 'lookup']);
+    more.result('c1', 'answer');
+    restored.append(more.metas(4)[2]!);
+    assert.deepEqual(restored.groups[1]!.messageIds, ['m2', 'm3']);
+    assert.equal(restored.metrics.includedTokens, 8);
+  });
+
+  test('appending examines only the new messages, whatever the index size', () => {
+    const big = conversation();
+    for (let i = 0; i < 5000; i++) {
+      big.user(`q${i}`);
+      big.call([`c${i}`, 'tool']);
+      big.result(`c${i}`, 'r');
+    }
+    const index = MessageIndex.from(big.metas(3));
+    const before = index.examined;
+    const tail = conversation('n');
+    tail.user('x');
+    tail.assistant('y');
+    for (const meta of tail.metas(3)) index.append({ ...meta, seq: meta.seq! + 15000 });
+    assert.equal(index.examined - before, 2);
+  });
+
+  test('prune drops excluded groups but keeps metrics and pending calls of kept groups', () => {
+    const c = conversation();
+    c.user('old');
+    c.assistant('old answer');
+    c.user('new');
+    c.call(['c1', 'tool']);
+    const index = MessageIndex.from(c.metas(5));
+    index.exclude(index.groups[0]!, { reason: 'truncated', strategy: 't' });
+    index.exclude(index.groups[1]!, { reason: 'truncated', strategy: 't' });
+    const before = index.metrics;
+    assert.equal(index.prune(), 2);
+    assert.deepEqual(index.metrics, before);
+    assert.equal(index.groups.length, 2);
+    const late = conversation();
+    late.user('old');
+    late.assistant('old answer');
+    late.user('new');
+    late.call(['c1', 'tool']);
+    late.result('c1', 'r');
+    index.append(late.metas(5)[4]!);
+    assert.deepEqual(index.groups[1]!.messageIds, ['m4', 'm5']);
+  });
+});
