@@ -1,0 +1,140 @@
+/**
+ * The compaction activity: loads the thread's current view from the store (up to the workflow's
+ * indexed seq), runs the strategy with the engine, and records the decision in one store transaction,
+ * exactly once by id. Returns ids and counts for the workflow to mirror in its index.
+ */
+import { heartbeat } from '@temporalio/activity';
+import { compactIndex } from '../src/compaction/compact.js';
+import { describeMessage } from '../src/compaction/message-meta.js';
+import { MessageIndex } from '../src/compaction/message-index.js';
+import type { Summarizer } from '../src/compaction/strategy.js';
+import { compactionMarkOf, type Message } from '../src/model/message.js';
+import type { ThreadStore } from '../src/store/store.js';
+import type { CompactionRecord, StoredSummary } from '../src/store/types.js';
+import { tokenizerForModel } from '../src/tokenizers/for-model.js';
+import type { CompactThreadInput, CompactThreadResult } from './types.js';
+import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
+import { toLlmFailure } from '../src/llm/failures.js';
+
+/** Dependencies of the compaction activity. */
+export interface CompactDeps {
+  store: ThreadStore;
+  llm: LlmRuntime;
+}
+
+/** Creates the `compactThread` activity. */
+export function compactThreadActivity(deps: CompactDeps) {
+  return async function compactThread(input: CompactThreadInput): Promise<CompactThreadResult> {
+    const { store } = deps;
+
+    const entries = (await store.view(input.threadId)).filter((e) => e.seq <= input.upToSeq);
+    const bodies = new Map<string, Message>();
+    const seqOf = new Map<string, number>();
+    const index = new MessageIndex();
+    for (const e of entries) {
+      bodies.set(e.message.id, e.message);
+      seqOf.set(e.message.id, e.seq);
+      index.append(describeMessage(e.message, e.tokens));
+    }
+    const before = index.metrics.includedTokens;
+    const tokenizer = tokenizerForModel(input.model);
+    // The engine turns a summarizer error into a warning and goes on; here a retryable LLM error must
+    // reach Temporal instead (so the call is retried with backoff), so it is kept and rethrown.
+    let llmError: unknown;
+    const summarizer: Summarizer = async (req) => {
+      heartbeat();
+      try {
+        return await deps.llm.summarizer(req);
+      } catch (err) {
+        llmError = err;
+        throw err;
+      }
+    };
+    // A long summarizer call stays visibly alive, well within the heartbeat timeout.
+    const beat = setInterval(() => heartbeat(), heartbeatEveryMs());
+    let outcome;
+    try {
+      outcome = await compactIndex(index, input.strategy, { bodies, tokenizer, tokenized: true, summarizer });
+    } finally {
+      clearInterval(beat);
+    }
+    if (llmError !== undefined) {
+      const failure = toLlmFailure(llmError);
+      // Non-retryable (a bad request): go on with the rest of the strategy (the fallback) and say so.
+      if (!failure.nonRetryable) throw failure;
+    }
+    const { decisions, warnings } = outcome;
+
+    const excludedGroupIds: string[] = [];
+    const excludedMessageIds: string[] = [];
+    const supersededSummaryIds: string[] = [];
+    const summaries: StoredSummary[] = [];
+    const newSummaries: CompactThreadResult['summaries'] = [];
+    for (const d of decisions) {
+      if (d.action === 'exclude') excludedGroupIds.push(...d.groupIds);
+      for (const id of d.messageIds) {
+        const m = bodies.get(id);
+        if (m && compactionMarkOf(m)) supersededSummaryIds.push(id);
+        else excludedMessageIds.push(id);
+      }
+      if (d.summary) {
+        const positionSeq = seqOf.get(d.messageIds[0]!) ?? input.upToSeq;
+        seqOf.set(d.summary.message.id, positionSeq);
+        const by = d.summary.message.metadata?.['summarizer'] as
+          { model?: string; inputTokens?: number; outputTokens?: number } | undefined;
+        summaries.push({
+          message: d.summary.message,
+          tokens: d.summary.tokens,
+          positionSeq,
+          model: by?.model ?? (d.strategy === 'summarization' ? deps.llm.label : undefined),
+          inputTokens: by?.inputTokens,
+          outputTokens: by?.outputTokens,
+        });
+        newSummaries.push({
+          meta: describeMessage(d.summary.message, d.summary.tokens),
+          replacedGroupIds: d.groupIds,
+        });
+      }
+    }
+    // A summary created and superseded within this run never reaches the store, and the workflow
+    // never sees it either: whatever it replaced is reported in its place (recursively).
+    const created = new Set(summaries.map((s) => s.message.id));
+    const replacedBy = new Map(newSummaries.map((s) => [s.meta.id, s.replacedGroupIds]));
+    const expand = (id: string): string[] =>
+      created.has(id) ? (replacedBy.get(id) ?? []).flatMap(expand) : [id];
+    const gone = new Set(supersededSummaryIds);
+    const result: CompactThreadResult = {
+      summary: {
+        id: input.compactionId,
+        strategy: decisions.map((d) => d.strategy).join('+') || input.strategy.type,
+        excludedGroups: decisions.reduce((n, d) => n + d.groupIds.length, 0),
+        summaries: summaries.length,
+        includedTokensBefore: before,
+        includedTokensAfter: index.metrics.includedTokens,
+        upToSeq: input.upToSeq,
+        warnings: warnings.map((w) => `${w.code}: ${w.message}`),
+      },
+      excludedGroupIds: excludedGroupIds.flatMap(expand),
+      summaries: newSummaries
+        .filter((s) => !gone.has(s.meta.id))
+        .map((s) => ({ ...s, replacedGroupIds: s.replacedGroupIds.flatMap(expand) })),
+      llm: deps.llm.label,
+    };
+    const record: CompactionRecord = {
+      id: input.compactionId,
+      threadId: input.threadId,
+      strategy: result.summary.strategy,
+      reason: decisions.map((d) => `${d.strategy}: ${d.reason}`).join('; ') || 'nothing to do',
+      excludedMessageIds,
+      supersededSummaryIds: supersededSummaryIds.filter((id) => !created.has(id)),
+      summaries: summaries.filter((s) => !supersededSummaryIds.includes(s.message.id)),
+      details: { outcome: result, warnings, upToSeq: input.upToSeq },
+    };
+    if (await store.recordCompaction(record)) return result;
+    // A retry after the commit (the first attempt's answer was lost): what it recorded is what
+    // happened; this attempt's result, computed on the already-compacted view, is dropped. Looking
+    // the record up only here keeps the common path from reading every earlier record.
+    const done = (await store.compactions(input.threadId)).find((r) => r.id === input.compactionId);
+    return done!.details!['outcome'] as CompactThreadResult;
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The thread workflow's activities, bound to a store. Everything that touches PostgreSQL (or an LLM)
+ * from a workflow goes through here.
+ */
+import type { ThreadStore } from '../src/store/store.js';
+import type { MemoryStore } from '../src/memory/memory-store.js';
+import { compactThreadActivity } from './compact-thread.js';
+import { extractMemoriesActivity } from './extract-memories.js';
+import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
+import type { ThreadActivities } from './types.js';
+
+/** What the activities need. */
+export interface ActivityDeps {
+  store: ThreadStore;
+  /** Long-term memories; without it, extraction is skipped (reported as no-op). */
+  memories?: MemoryStore;
+  /** Summarizer and extractor (default: from the environment; the local fallbacks without an LLM). */
+  llm?: LlmRuntime;
+}
+
+export type { ThreadActivities } from './types.js';
+
+/** Creates the activities for a worker. */
+export function createActivities(options: ActivityDeps): ThreadActivities {
+  const deps = { ...options, llm: options.llm ?? llmRuntimeFromEnv() };
+  const store: ThreadStore = deps.store;
+  return {
+    async loadMetas({ threadId, after, limit }) {
+      return store.metas(threadId, { after, limit });
+    },
+    async lastSeq({ threadId }) {
+      return (await store.thread(threadId))?.lastSeq ?? 0;
+    },
+    compactThread: compactThreadActivity(deps),
+    async saveConfig({ threadId, config }) {
+      await store.setConfig(threadId, config as unknown as Record<string, unknown>);
+    },
+    async deleteThread({ threadId }) {
+      return store.delete(threadId);
+    },
+    extractMemories: extractMemoriesActivity(deps),
+    async extractedUpTo({ threadId }) {
+      return deps.memories ? deps.memories.extractedUpTo(threadId) : 0;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The activities' contract, shared by the workflow (as types only) and the worker. Inputs and results
+ * carry ids, counts and metadata only: message bodies stay in the store.
+ */
+import type { StrategySpec } from '../src/compaction/strategy-spec.js';
+import type { MessageMeta } from '../src/compaction/message-meta.js';
+import type { ThreadConfig } from '../src/thread/config.js';
+import type { CompactionSummary, ExtractionSummary, SeqMeta } from '../workflows/shared.js';
+
+/** Input of `compactThread`. */
+export interface CompactThreadInput {
+  threadId: string;
+  /** Deterministic id of this compaction: a retried activity records it once. */
+  compactionId: string;
+  strategy: StrategySpec;
+  model: string;
+  /** Only messages up to this sequence number are considered (the workflow's indexed view). */
+  upToSeq: number;
+}
+
+/** What a compaction changed, for the workflow to apply to its index. */
+export interface CompactThreadResult {
+  summary: CompactionSummary;
+  /** Which summarizer ran (an LLM model, or the labelled local fallback). */
+  llm?: string;
+  /** Ids of the groups excluded (a group's id is its first message's id). */
+  excludedGroupIds: string[];
+  /** New summary groups: their body-free meta and the groups they replace. */
+  summaries: { meta: MessageMeta; replacedGroupIds: string[] }[];
+}
+
+/** The activities a thread workflow calls. */
+export interface ThreadActivities {
+  /** Body-free metas of stored messages after `after` (catch-up when an announcement was lost). */
+  loadMetas(input: { threadId: string; after: number; limit: number }): Promise<SeqMeta[]>;
+  /** The store's last sequence number for the thread (0 if none). */
+  lastSeq(input: { threadId: string }): Promise<number>;
+  /** Runs a strategy over the stored view and records the decision (exactly once by id). */
+  compactThread(input: CompactThreadInput): Promise<CompactThreadResult>;
+  /** Stores the thread's configuration, so reads use the same budget and model. */
+  saveConfig(input: { threadId: string; config: ThreadConfig }): Promise<void>;
+  /** Deletes everything stored for the thread. */
+  deleteThread(input: { threadId: string }): Promise<boolean>;
+  /** Reads the new turns, proposes facts about the user and applies them (exactly once by id). */
+  extractMemories(input: ExtractMemoriesInput): Promise<ExtractionSummary & { llm: string }>;
+  /** Where extraction of this thread stopped last time (a new workflow resumes from there). */
+  extractedUpTo(input: { threadId: string }): Promise<number>;
+}
+
+/** Input of `extractMemories`: messages with seq in (fromSeq, toSeq]. */
+export interface ExtractMemoriesInput {
+  extractionId: string;
+  threadId: string;
+  userId: string;
+  fromSeq: number;
+  toSeq: number;
+}

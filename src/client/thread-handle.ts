@@ -1,0 +1,288 @@
+/**
+ * One thread, as a caller sees it. `append` validates and counts tokens here, commits to the store in
+ * one transaction, then announces the stored ids, seqs and counts to the thread's workflow by
+ * signal-with-start. Reads go to the store; commands that answer are workflow updates.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  isGrpcServiceError,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { textOf, type Message, type MessageInput } from '../model/message.js';
+import type { MemoryRecord, MemoryStore } from '../memory/memory-store.js';
+import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
+import { normalizeMessages } from '../model/validation.js';
+import { fromOpenAI, isOpenAIMessage, toOpenAI } from '../model/openai.js';
+import { countMessageTokens } from '../tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../tokenizers/for-model.js';
+import type { ThreadStore } from '../store/store.js';
+import type { HistoryPage, ImportResult, ThreadExport, ViewEntry } from '../store/types.js';
+import { buildContext, type BuiltContext } from '../thread/build-context.js';
+import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
+import {
+  compactUpdate,
+  configureUpdate,
+  deleteUpdate,
+  stateQuery,
+  syncUpdate,
+  workflowIdFor,
+  type CompactionSummary,
+  type SeqMeta,
+  type ThreadStateView,
+  type ThreadWorkflowInput,
+} from '../../workflows/shared.js';
+import { BackendUnavailableError, TimeoutError, UnknownThreadError } from './errors.js';
+import { Announcer } from './announcer.js';
+
+/** What the client needs from its connection. */
+export interface ThreadDeps {
+  store: ThreadStore;
+  /** Long-term memories (injected into `context()` for threads with a userId). */
+  memories?: MemoryStore;
+  client: Client;
+  taskQueue: string;
+  announcer: Announcer;
+  /** Extra workflow input (tests lower the continue-as-new threshold with it). */
+  workflowInput?: Partial<ThreadWorkflowInput>;
+  /** How long a command (compact, configure, sync, delete) may take. Default 60 s. */
+  updateTimeoutMs?: number;
+  /** For error messages: where Temporal was expected. */
+  temporalAddress?: string;
+}
+
+/** Default bound of one workflow update. */
+export const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
+
+/** Turns an update's transport errors into the client's typed errors; others pass through. */
+function typedUpdateError(err: unknown, what: string, ms: number, address: string): unknown {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return new TimeoutError(`${what} update`, ms);
+  const grpc = isGrpcServiceError(err)
+    ? err
+    : isGrpcServiceError((err as Error)?.cause)
+      ? (err as Error).cause
+      : undefined;
+  const code = (grpc as { code?: number } | undefined)?.code;
+  if (code === 4) return new TimeoutError(`${what} update`, ms); // DEADLINE_EXCEEDED
+  if (code === 14) return new BackendUnavailableError('temporal', address, err); // UNAVAILABLE
+  return err;
+}
+
+/** A message as `append` accepts it: ours, or an OpenAI chat-completions message. */
+export type AppendInput = MessageInput | Message | ChatCompletionMessageParam;
+
+/** What `append` reports per message. */
+export interface AppendResult {
+  messages: { id: string; seq: number; tokens: number; duplicate: boolean }[];
+  /** False when the workflow could not be told yet (Temporal down): it will catch up. */
+  announced: boolean;
+}
+
+/** The memory view, ready for an OpenAI call. */
+export interface ContextResult extends BuiltContext {
+  /** The view as OpenAI chat-completions messages. */
+  openai: ChatCompletionMessageParam[];
+  /** The long-term memories injected (as one system block), most relevant first. */
+  memories: RankedMemory[];
+}
+
+/** A handle on one thread. Cheap to create; holds no resources. */
+export class ThreadHandle {
+  constructor(
+    readonly threadId: string,
+    private readonly deps: ThreadDeps,
+    private readonly options: { userId?: string; model?: string } = {},
+  ) {}
+
+  private get workflowId(): string {
+    return workflowIdFor(this.threadId);
+  }
+
+  private input(): ThreadWorkflowInput {
+    return { ...this.deps.workflowInput, threadId: this.threadId, userId: this.options.userId };
+  }
+
+  /**
+   * Appends one or many messages (ours or OpenAI's). Idempotent by message id: a retried append
+   * stores nothing twice and returns the same sequence numbers. Throws ValidationError before
+   * anything is stored if any message is invalid.
+   */
+  async append(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
+    const list = (Array.isArray(messages) ? messages : [messages]) as AppendInput[];
+    const inputs = list.map((m) =>
+      isOpenAIMessage(m) ? fromOpenAI([m as ChatCompletionMessageParam])[0]! : (m as MessageInput),
+    );
+    // Messages without an id get a random one; callers who retry appends should give their own ids.
+    const withIds = inputs.map((m) =>
+      m && typeof m === 'object' && m.id === undefined ? { ...m, id: randomUUID() } : m,
+    );
+    const normalized = normalizeMessages(withIds);
+    const tokenizer = tokenizerForModel(await this.model());
+    const entries = normalized.map((message) => ({
+      message,
+      tokens: countMessageTokens(message, tokenizer),
+    }));
+    const stored = await this.deps.store.append(this.threadId, entries, { userId: this.options.userId });
+    const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
+    const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
+    return {
+      messages: stored.map((m) => ({ id: m.id, seq: m.seq, tokens: m.tokens, duplicate: m.duplicate })),
+      announced,
+    };
+  }
+
+  /** The model whose tokenizer counts this thread's messages. */
+  private async model(): Promise<string> {
+    if (this.options.model) return this.options.model;
+    // Looked up once per handle: configure() through this handle refreshes it.
+    this.cachedModel ??= this.deps.store
+      .thread(this.threadId)
+      .then((info) => (info?.config?.['model'] as string | undefined) ?? DEFAULT_CONFIG.model)
+      .catch((err: unknown) => {
+        this.cachedModel = undefined; // a failed lookup (database down) must not stick to the handle
+        throw err;
+      });
+    return this.cachedModel;
+  }
+  private cachedModel?: Promise<string>;
+
+  /**
+   * The memory view within `budget` tokens (default: the thread's configured budget), as our
+   * messages and as OpenAI messages. Throws UnknownThreadError for a thread that does not exist.
+   */
+  async context(options: { budget?: number } = {}): Promise<ContextResult> {
+    const info = await this.deps.store.thread(this.threadId);
+    if (!info) throw new UnknownThreadError(this.threadId);
+    const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
+    const budget = options.budget ?? config.budget;
+    const view = await this.deps.store.view(this.threadId);
+    const block = await this.memoryBlockFor(
+      info.userId,
+      view,
+      Math.floor(budget * config.memoryShare),
+      config.model,
+    );
+    const built = await buildContext(view, budget, block);
+    return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [] };
+  }
+
+  /** The user's most relevant memories for the latest user turn, within `maxTokens`. */
+  private async memoryBlockFor(
+    userId: string | undefined,
+    view: ViewEntry[],
+    maxTokens: number,
+    model: string,
+  ) {
+    if (!userId || !this.deps.memories || maxTokens <= 0) return undefined;
+    const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
+    const query = lastUser ? textOf(lastUser.message) : '';
+    // Relevant to the latest turn first, then the most recent others (a name or a home town matters
+    // even when the turn does not mention it), as far as the share of the budget allows.
+    const relevant = await this.deps.memories.search(userId, query, { limit: 20 });
+    const seen = new Set(relevant.map((m) => m.id));
+    const recent = (await this.deps.memories.list(userId)).filter((m) => !seen.has(m.id)).slice(0, 20);
+    return memoryBlock([...relevant, ...recent], maxTokens, tokenizerForModel(model));
+  }
+
+  /** The long-term memories of this thread's user (live ones; `includeSuperseded` for the rest). */
+  async memories(options: { includeSuperseded?: boolean } = {}): Promise<MemoryRecord[]> {
+    const info = await this.deps.store.thread(this.threadId);
+    if (!info) throw new UnknownThreadError(this.threadId);
+    const userId = info.userId ?? this.options.userId;
+    if (!userId || !this.deps.memories) return [];
+    return this.deps.memories.list(userId, options);
+  }
+
+  /** History by sequence number: `{ messages, next }`; pass `next` as `after` for the next page. */
+  async history(options: { after?: number; limit?: number } = {}): Promise<HistoryPage> {
+    const page = await this.deps.store.history(this.threadId, options);
+    if (page.messages.length === 0 && !(await this.deps.store.thread(this.threadId))) {
+      throw new UnknownThreadError(this.threadId);
+    }
+    return page;
+  }
+
+  /** Runs the thread's strategy now; returns what it did (null if compaction failed, see state()). */
+  async compact(): Promise<CompactionSummary | null> {
+    await this.requireThread();
+    return this.update(compactUpdate, []);
+  }
+
+  /** Changes budget, model or strategy (validated by the workflow; ValidationError-like rejection). */
+  async configure(patch: Partial<ThreadConfig>): Promise<ThreadConfig> {
+    await this.requireThread();
+    const config = await this.update(configureUpdate, [patch]);
+    this.cachedModel = Promise.resolve(config.model);
+    return config;
+  }
+
+  /** Returns once everything appended so far is indexed by the workflow. */
+  async sync(): Promise<ThreadStateView> {
+    await this.requireThread();
+    return this.update(syncUpdate, [{}]);
+  }
+
+  /** Counts, tokens, indexed sequence, last compaction, pending work. */
+  async state(): Promise<ThreadStateView> {
+    await this.requireThread();
+    try {
+      return await this.deps.client.workflow.getHandle(this.workflowId).query(stateQuery);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      return this.sync(); // stored but never announced (e.g. imported): start it and catch up
+    }
+  }
+
+  /** The whole thread as JSON: history, compaction records, summaries, configuration. */
+  async export(): Promise<ThreadExport> {
+    const data = await this.deps.store.export(this.threadId);
+    if (!data) throw new UnknownThreadError(this.threadId);
+    return data;
+  }
+
+  /** Restores an export into this thread id (idempotent), then lets the workflow catch up. */
+  async import(data: ThreadExport): Promise<ImportResult> {
+    const result = await this.deps.store.import(data, { threadId: this.threadId });
+    await this.sync();
+    return result;
+  }
+
+  /** Deletes the thread entirely: history, records, workflow. Returns false if it did not exist. */
+  async delete(): Promise<boolean> {
+    const existed = (await this.deps.store.thread(this.threadId)) !== undefined;
+    try {
+      await this.deps.client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    await this.deps.store.delete(this.threadId); // also when no workflow was running
+    return existed;
+  }
+
+  private async requireThread(): Promise<void> {
+    if (!(await this.deps.store.thread(this.threadId))) throw new UnknownThreadError(this.threadId);
+  }
+
+  /** Runs an update, starting the workflow first if it is not running. */
+  private async update<R, A extends unknown[]>(def: UpdateDefinition<R, A>, args: A): Promise<R> {
+    const start = new WithStartWorkflowOperation('threadWorkflow', {
+      workflowId: this.workflowId,
+      taskQueue: this.deps.taskQueue,
+      args: [this.input()],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    const ms = this.deps.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
+    try {
+      // Bounded: with no worker polling, an update would otherwise wait for one indefinitely.
+      return await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
+        this.deps.client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start }),
+      );
+    } catch (err) {
+      throw typedUpdateError(err, def.name, ms, this.deps.temporalAddress ?? 'the Temporal server');
+    }
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * durable-memory: durable chat memory for AI agents. The public API.
+ *
+ * - Ad-hoc compaction: `compact()`, the strategies, triggers and the group index (pure).
+ * - Messages: types, validation, OpenAI adapters.
+ * - Tokenizers: exact OpenAI encodings by model name and a chars/4 estimator.
+ * - Stores: PostgreSQL, in-memory and Redis behind one interface.
+ * - The durable pipeline: `connect()` and thread handles; the worker.
+ */
+export * from './compaction/index.js';
+export * from './model/message.js';
+export * from './model/errors.js';
+export { normalizeMessages, sanitizeText } from './model/validation.js';
+export { toOpenAI, fromOpenAI, isOpenAIMessage } from './model/openai.js';
+export * from './tokenizers/index.js';
+export * from './store/index.js';
+export { DEFAULT_CONFIG, defaultStrategy, type ThreadConfig } from './thread/config.js';
+export { validateThreadId } from './thread/thread-id.js';
+export { buildContext, type BuiltContext } from './thread/build-context.js';
+export { connect, DurableMemory, type ConnectOptions } from './client/connect.js';
+export {
+  ThreadHandle,
+  type AppendInput,
+  type AppendResult,
+  type ContextResult,
+} from './client/thread-handle.js';
+export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
+export { createWorker, type CreateWorkerOptions } from './runtime/worker.js';
+export type { CompactionSummary, ThreadStateView } from '../workflows/shared.js';
+export { ChatMemory, type ChatMemoryOptions } from './memory/chat-memory.js';
+export * from './llm/index.js';
+export type { MemoryStore, MemoryRecord, ScoredMemory } from './memory/memory-store.js';
+export { InMemoryMemoryStore } from './memory/in-memory-memory-store.js';
+export { PostgresMemoryStore } from './memory/postgres-memory-store.js';
+export { memoryBlock, MEMORY_BLOCK_HEADER, type RankedMemory } from './thread/memory-block.js';
+export { llmRuntimeFromEnv, LOCAL_LLM_LABEL, type LlmRuntime } from '../activities/llm-runtime.js';

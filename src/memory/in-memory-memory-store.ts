@@ -1,0 +1,247 @@
+/**
+ * InMemoryMemoryStore: the MemoryStore for unit tests and ad-hoc use. Every method runs synchronously
+ * between awaits, so each call is atomic, as a transaction is in PostgreSQL; inputs are checked before
+ * anything changes. Records are copied in and out, so callers cannot mutate what is stored.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  assertExtractionInput,
+  assertId,
+  assertIds,
+  assertMemoryText,
+  CORRECTED_BY_USER,
+  extractedMemoryId,
+  memoryTextKey,
+  previousResult,
+  searchLimit,
+  supersedeReason,
+  USER_EXTRACTION_ID,
+  type ApplyResult,
+  type ExtractionInput,
+  type ListMemoriesOptions,
+  type MemoryRecord,
+  type MemoryStore,
+  type ScoredMemory,
+  type SearchMemoriesOptions,
+} from './memory-store.js';
+
+/** A stored memory with its insertion order (the tie-break of "newest first") and its fact key. */
+interface Entry {
+  record: MemoryRecord;
+  ord: number;
+  key: string;
+}
+
+/** What an extraction left behind: enough to resume a thread and to answer a retry. */
+interface ExtractionEntry {
+  userId: string;
+  threadId?: string;
+  toSeq: number;
+  result: ApplyResult;
+}
+
+/**
+ * Words too common to say anything about relevance. A short list on purpose: the ranking is a
+ * word-overlap approximation of PostgreSQL's 'english' full-text search, not a copy of it.
+ */
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be but by can do does for from had has have he her his how i if in is it its ' +
+    'me my no not of on or our she so that the their them they this to was we were what when where ' +
+    'which who why will with would you your should could m s t'
+  ).split(' '),
+);
+
+/** Distinct lower-case words of a text, stop words left out. */
+function terms(text: string): Set<string> {
+  const words =
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
+  return new Set(words.filter((word) => !STOP_WORDS.has(word)));
+}
+
+/** A MemoryStore held in process memory; nothing survives the process. */
+export class InMemoryMemoryStore implements MemoryStore {
+  private readonly memories = new Map<string, Entry>();
+  private readonly extractions = new Map<string, ExtractionEntry>();
+  private nextOrd = 1;
+
+  /** @inheritDoc MemoryStore.applyExtraction */
+  async applyExtraction(input: ExtractionInput): Promise<ApplyResult> {
+    assertExtractionInput(input);
+    const done = this.extractions.get(input.extractionId);
+    if (done) return structuredClone(previousResult(input, done.userId, done.result));
+    const now = new Date().toISOString();
+    const result: ApplyResult = { added: [], superseded: [], duplicates: [] };
+    input.proposals.forEach((proposal, index) => {
+      const existing = this.findLive(input.userId, input.resourceId, proposal.text);
+      let holder = existing?.record;
+      if (existing) result.duplicates.push(proposal.text);
+      else {
+        holder = this.insert({
+          id: extractedMemoryId(input.extractionId, index),
+          userId: input.userId,
+          resourceId: input.resourceId,
+          text: proposal.text,
+          category: proposal.category,
+          sourceThreadId: input.threadId,
+          sourceMessageIds: [...proposal.sourceMessageIds],
+          extractionId: input.extractionId,
+          now,
+        });
+        result.added.push(structuredClone(holder));
+      }
+      const target = proposal.supersedes;
+      if (target === undefined || target === holder!.id) return;
+      const reason = supersedeReason(proposal, input.extractionId);
+      const old = this.supersede(input.userId, target, { by: holder!.id, reason, now });
+      if (old) result.superseded.push(structuredClone(old));
+    });
+    const entry: ExtractionEntry = { userId: input.userId, toSeq: input.toSeq, result };
+    if (input.threadId !== undefined) entry.threadId = input.threadId;
+    this.extractions.set(input.extractionId, entry);
+    return structuredClone(result);
+  }
+
+  /** @inheritDoc MemoryStore.extractedUpTo */
+  async extractedUpTo(threadId: string): Promise<number> {
+    assertId(threadId, 'threadId');
+    let upTo = 0;
+    for (const entry of this.extractions.values()) {
+      if (entry.threadId === threadId) upTo = Math.max(upTo, entry.toSeq);
+    }
+    return upTo;
+  }
+
+  /** @inheritDoc MemoryStore.list */
+  async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
+    assertId(userId, 'userId');
+    return this.scope(userId, options?.resourceId)
+      .filter((entry) => options?.includeSuperseded || entry.record.status === 'active')
+      .map((entry) => structuredClone(entry.record));
+  }
+
+  /** @inheritDoc MemoryStore.get */
+  async get(userId: string, memoryId: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    const entry = this.memories.get(memoryId);
+    return entry?.record.userId === userId ? structuredClone(entry.record) : undefined;
+  }
+
+  /** @inheritDoc MemoryStore.search */
+  async search(userId: string, query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]> {
+    assertId(userId, 'userId');
+    const limit = searchLimit(options);
+    const live = this.scope(userId, options?.resourceId).filter((e) => e.record.status === 'active');
+    const wanted = terms(query);
+    // No searchable words: recency is the best guess (scope() already sorts newest first).
+    if (wanted.size === 0)
+      return live.slice(0, limit).map((e) => ({ ...structuredClone(e.record), score: 0 }));
+    return live
+      .map((entry) => {
+        const have = terms(entry.record.text);
+        const shared = [...wanted].filter((word) => have.has(word)).length;
+        return { entry, score: shared / wanted.size };
+      })
+      .filter((ranked) => ranked.score > 0)
+      .sort((a, b) => b.score - a.score || b.entry.ord - a.entry.ord)
+      .slice(0, limit)
+      .map(({ entry, score }) => ({ ...structuredClone(entry.record), score }));
+  }
+
+  /** @inheritDoc MemoryStore.correct */
+  async correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    assertMemoryText(text);
+    const old = this.memories.get(memoryId)?.record;
+    if (!old || old.userId !== userId || old.status !== 'active') return undefined;
+    const now = new Date().toISOString();
+    // Mark the old one first: a correction that only changes case or spacing must not find itself.
+    const id = randomUUID();
+    this.supersede(userId, memoryId, { by: id, reason: CORRECTED_BY_USER, now });
+    const equal = this.findLive(userId, old.resourceId, text)?.record;
+    if (equal) {
+      old.supersededBy = equal.id;
+      return structuredClone(equal);
+    }
+    const created = this.insert({
+      id,
+      userId,
+      resourceId: old.resourceId,
+      text,
+      category: old.category,
+      sourceMessageIds: [],
+      extractionId: USER_EXTRACTION_ID,
+      now,
+    });
+    return structuredClone(created);
+  }
+
+  /** @inheritDoc MemoryStore.remove */
+  async remove(userId: string, memoryId: string): Promise<boolean> {
+    assertIds(userId, memoryId);
+    if (this.memories.get(memoryId)?.record.userId !== userId) return false;
+    return this.memories.delete(memoryId);
+  }
+
+  /** @inheritDoc MemoryStore.removeUser */
+  async removeUser(userId: string): Promise<number> {
+    assertId(userId, 'userId');
+    let removed = 0;
+    for (const [id, entry] of this.memories) {
+      if (entry.record.userId === userId && this.memories.delete(id)) removed += 1;
+    }
+    for (const [id, entry] of this.extractions) if (entry.userId === userId) this.extractions.delete(id);
+    return removed;
+  }
+
+  /** Nothing to release. */
+  async close(): Promise<void> {}
+
+  /** The user's memories visible with `resourceId` (that resource's and user-wide ones), newest first. */
+  private scope(userId: string, resourceId: string | undefined): Entry[] {
+    return [...this.memories.values()]
+      .filter(
+        ({ record: r }) =>
+          r.userId === userId && (!r.resourceId || !resourceId || r.resourceId === resourceId),
+      )
+      .sort((a, b) => b.ord - a.ord);
+  }
+
+  /** The live memory of exactly this user and resource that states the same fact as `text`. */
+  private findLive(userId: string, resourceId: string | undefined, text: string): Entry | undefined {
+    const key = memoryTextKey(text);
+    for (const entry of this.memories.values()) {
+      const { record: r } = entry;
+      if (r.userId === userId && r.resourceId === resourceId && r.status === 'active' && entry.key === key)
+        return entry;
+    }
+    return undefined;
+  }
+
+  /** Stores a new live memory; optional fields that are undefined stay absent. */
+  private insert(
+    fields: Omit<MemoryRecord, 'status' | 'createdAt' | 'updatedAt'> & { now: string },
+  ): MemoryRecord {
+    const { now, ...rest } = fields;
+    // Drop undefined and null fields (an LLM's JSON may say `category: null`), as PostgreSQL's NULLs are.
+    const fresh = { ...rest, status: 'active', createdAt: now, updatedAt: now };
+    const record = JSON.parse(JSON.stringify(fresh, (_, v: unknown) => v ?? undefined)) as MemoryRecord;
+    this.memories.set(record.id, { record, ord: this.nextOrd++, key: memoryTextKey(record.text) });
+    return record;
+  }
+
+  /** Marks a live memory of the user superseded; undefined when there is none to supersede. */
+  private supersede(
+    userId: string,
+    memoryId: string,
+    { by, reason, now }: { by: string; reason: string; now: string },
+  ): MemoryRecord | undefined {
+    const record = this.memories.get(memoryId)?.record;
+    if (!record || record.userId !== userId || record.status !== 'active') return undefined;
+    const marks = { supersededBy: by, supersededAt: now, supersededReason: reason, updatedAt: now };
+    return Object.assign(record, { status: 'superseded' as const }, marks);
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * Long-term memories (SPEC §6): facts about a user, shared across that user's threads, each with its
+ * provenance. The rules every backend keeps:
+ * - Nothing is silently deleted. A fact that stopped being true is *superseded*: kept, marked with
+ *   when, why and by which memory. Only {@link MemoryStore.remove} and {@link MemoryStore.removeUser}
+ *   (explicit user requests) delete.
+ * - An extraction lands exactly once: its memory ids are `${extractionId}:${index}` and its result is
+ *   recorded under its id, so a retried or replayed activity changes nothing.
+ * - Scope: a memory belongs to a user and optionally a resource. Reads with a `resourceId` see that
+ *   resource's memories plus the user-wide ones (no resource); reads without one see all of the user's.
+ */
+import { ValidationError } from '../model/errors.js';
+import { assertStorableText } from '../store/internal/prepare.js';
+
+/** One long-term memory. Absent optional fields are absent, never null. */
+export interface MemoryRecord {
+  /** `${extractionId}:${index}` for an extracted memory, a random UUID for a user's correction. */
+  id: string;
+  userId: string;
+  resourceId?: string;
+  /** The fact, e.g. `User is vegetarian`. */
+  text: string;
+  /** Free-form grouping chosen by the extractor, e.g. `preference`. */
+  category?: string;
+  /** The thread the fact was learned in (provenance only: deleting that thread keeps the memory). */
+  sourceThreadId?: string;
+  /** Ids of the messages the fact was learned from (empty for a user's correction). */
+  sourceMessageIds: string[];
+  status: 'active' | 'superseded';
+  /** Id of the memory that replaced this one. */
+  supersededBy?: string;
+  /** When it stopped being true (ISO-8601). */
+  supersededAt?: string;
+  /** Why, e.g. the extractor's reason or `corrected by user`. */
+  supersededReason?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The extraction that created it, or {@link USER_EXTRACTION_ID} for a user's correction. */
+  extractionId?: string;
+}
+
+/** One fact an extractor proposes. */
+export interface MemoryProposalInput {
+  text: string;
+  category?: string;
+  /** Id of a live memory of the same user that this fact replaces. */
+  supersedes?: string;
+  /** Why the superseded fact stopped being true (default: `superseded by extraction <id>`). */
+  reason?: string;
+  /** Messages the fact was learned from. */
+  sourceMessageIds: string[];
+}
+
+/** One extraction: what an LLM proposed after reading `fromSeq..toSeq` of a thread. */
+export interface ExtractionInput {
+  /** Deterministic (e.g. thread and range), so a retried activity reuses it. */
+  extractionId: string;
+  userId: string;
+  resourceId?: string;
+  threadId?: string;
+  /** First seq read (inclusive). */
+  fromSeq: number;
+  /** Last seq read (inclusive); {@link MemoryStore.extractedUpTo} reports the highest. */
+  toSeq: number;
+  /** The model that proposed the facts (or the rule-based extractor's name). */
+  model: string;
+  proposals: MemoryProposalInput[];
+}
+
+/** What an extraction did. */
+export interface ApplyResult {
+  /** New memories, in proposal order. */
+  added: MemoryRecord[];
+  /** Memories this extraction superseded, as they are after it. */
+  superseded: MemoryRecord[];
+  /** Proposal texts dropped because an equal live memory already existed. */
+  duplicates: string[];
+}
+
+/** Options of {@link MemoryStore.list}. */
+export interface ListMemoriesOptions {
+  /** That resource's memories plus the user-wide ones (default: all of the user's). */
+  resourceId?: string;
+  /** Also superseded memories (default false: live ones only). */
+  includeSuperseded?: boolean;
+}
+
+/** Options of {@link MemoryStore.search}. */
+export interface SearchMemoriesOptions {
+  /** That resource's memories plus the user-wide ones (default: all of the user's). */
+  resourceId?: string;
+  /** At most this many (default {@link DEFAULT_SEARCH_LIMIT}). */
+  limit?: number;
+}
+
+/** A memory ranked for a query; higher scores are more relevant, 0 when ranked by recency alone. */
+export type ScoredMemory = MemoryRecord & { score: number };
+
+/** A durable home for long-term memories. */
+export interface MemoryStore {
+  /**
+   * Applies one extraction's proposals in one transaction, exactly once by `extractionId` (a second
+   * call returns the first call's result and writes nothing). A proposal equal (ignoring case, spacing
+   * and a final period) to a live memory of the same user and resource is a duplicate; if it also
+   * names a memory to supersede, that memory is superseded by the existing equal one. `supersedes` may
+   * name any live memory of the same user, whatever its resource; an unknown, other user's or already
+   * superseded id adds the fact without superseding anything.
+   * @throws ValidationError (`invalid_id`, `invalid_option`, `empty_message`, `nul_byte`,
+   *   `lone_surrogate`) before anything is written; `duplicate_id` when the id was used for another
+   *   user.
+   */
+  applyExtraction(input: ExtractionInput): Promise<ApplyResult>;
+
+  /** The last seq of `threadId` already extracted (0 if none), so a restarted workflow resumes there. */
+  extractedUpTo(threadId: string): Promise<number>;
+
+  /** The user's memories, newest first. */
+  list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
+
+  /** One memory of the user (live or superseded), or undefined. */
+  get(userId: string, memoryId: string): Promise<MemoryRecord | undefined>;
+
+  /**
+   * Live memories ranked against `query` (typically the latest user turn), best first; only memories
+   * sharing a word with it. A query with no searchable words (empty, or only stop words) ranks the
+   * live memories by recency instead, all with score 0.
+   */
+  search(userId: string, query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]>;
+
+  /**
+   * A user's correction: the live memory is superseded (reason {@link CORRECTED_BY_USER}) by a new one
+   * with `text`, same resource and category, `extractionId: 'user'`. If an equal live memory already
+   * exists, that one supersedes it instead and is returned.
+   * @returns the memory now holding the fact; undefined when the id is unknown, another user's, or
+   *   already superseded (a superseded fact is history, not something to correct).
+   */
+  correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined>;
+
+  /**
+   * Deletes one memory on the user's request (the only per-memory delete). Memories it superseded stay
+   * superseded and keep its id in `supersededBy`.
+   * @returns false if unknown or another user's.
+   */
+  remove(userId: string, memoryId: string): Promise<boolean>;
+
+  /**
+   * Erases everything of a user: memories (live and superseded) and extraction records. A retried
+   * extraction arriving afterwards would be applied again: stop the user's threads first.
+   * @returns how many memories went.
+   */
+  removeUser(userId: string): Promise<number>;
+
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+/** Default `limit` of {@link MemoryStore.search}. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+
+/** `extractionId` of memories a user wrote by correcting one; reserved, no extraction may use it. */
+export const USER_EXTRACTION_ID = 'user';
+
+/** `supersededReason` of a memory the user corrected. */
+export const CORRECTED_BY_USER = 'corrected by user';
+
+/**
+ * The key that makes two texts "the same fact": Unicode-normalized, lower-cased, whitespace collapsed,
+ * a final period dropped (extractors vary in these; the fact does not).
+ */
+export function memoryTextKey(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim().replace(/\.+$/u, '').trimEnd();
+}
+
+/** The id of a proposal's memory: deterministic, so a retried extraction cannot add it twice. */
+export function extractedMemoryId(extractionId: string, index: number): string {
+  return `${extractionId}:${index}`;
+}
+
+/** Throws `invalid_id` unless `value` is a non-empty string. */
+export function assertId(value: unknown, name: string): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0)
+    throw new ValidationError('invalid_id', `${name} must be a non-empty string`);
+  assertStorableText(value, {});
+}
+
+/** Checks the (userId, memoryId) pair most methods take. */
+export function assertIds(userId: unknown, memoryId: unknown): void {
+  assertId(userId, 'userId');
+  assertId(memoryId, 'memoryId');
+}
+
+/** Throws `empty_message` for a text with nothing but whitespace, and the text codes for NUL etc. */
+export function assertMemoryText(text: unknown, index?: number): asserts text is string {
+  const where = index === undefined ? {} : { index };
+  if (typeof text !== 'string' || text.trim().length === 0)
+    throw new ValidationError('empty_message', 'memory text must be a non-empty string', where);
+  assertStorableText(text, where);
+}
+
+/**
+ * Checks an extraction entirely before anything is written, so a bad proposal never leaves half an
+ * extraction behind. Proposal errors carry the proposal's index.
+ */
+export function assertExtractionInput(input: ExtractionInput): void {
+  assertId(input.extractionId, 'extractionId');
+  if (input.extractionId === USER_EXTRACTION_ID)
+    throw new ValidationError('invalid_id', `extractionId '${USER_EXTRACTION_ID}' is reserved`);
+  assertId(input.userId, 'userId');
+  if (input.resourceId !== undefined) assertId(input.resourceId, 'resourceId');
+  if (input.threadId !== undefined) assertId(input.threadId, 'threadId');
+  const { fromSeq, toSeq } = input;
+  if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq < fromSeq)
+    throw new ValidationError('invalid_option', `invalid seq range ${fromSeq}..${toSeq}`);
+  if (typeof input.model !== 'string') throw new ValidationError('invalid_option', 'model must be a string');
+  assertStorableText(input.model, {});
+  if (!Array.isArray(input.proposals))
+    throw new ValidationError('invalid_option', 'proposals must be an array');
+  input.proposals.forEach((proposal, index) => {
+    assertMemoryText(proposal.text, index);
+    const ids = proposal.sourceMessageIds;
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
+      throw new ValidationError('invalid_option', 'sourceMessageIds must be an array of strings', { index });
+    assertStorableText([ids, proposal.category ?? '', proposal.supersedes ?? '', proposal.reason ?? ''], {
+      index,
+    });
+  });
+}
+
+/** `supersededReason` of a memory an extraction replaced. */
+export function supersedeReason(proposal: MemoryProposalInput, extractionId: string): string {
+  return proposal.reason ?? `superseded by extraction ${extractionId}`;
+}
+
+/** The `limit` of a search, checked: a non-negative integer, {@link DEFAULT_SEARCH_LIMIT} by default. */
+export function searchLimit(options?: SearchMemoriesOptions): number {
+  const limit = options?.limit ?? DEFAULT_SEARCH_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 0)
+    throw new ValidationError('invalid_option', `search limit must be a non-negative integer, got ${limit}`);
+  return limit;
+}
+
+/**
+ * The recorded result of an extraction id seen before, returned to a retry.
+ * @throws ValidationError (`duplicate_id`) when the id was used for another user: a caller bug that
+ *   must not hand one user's memories to another.
+ */
+export function previousResult(
+  input: ExtractionInput,
+  storedUserId: string,
+  result: ApplyResult,
+): ApplyResult {
+  if (storedUserId !== input.userId)
+    throw new ValidationError(
+      'duplicate_id',
+      `extraction id '${input.extractionId}' was used for another user`,
+    );
+  return result;
+}

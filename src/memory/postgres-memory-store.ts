@@ -1,0 +1,294 @@
+/**
+ * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001 and 002).
+ * Parameterized queries only. An extraction is one transaction that first claims its id in
+ * `memory_extractions`: a concurrent retry waits on that row and then returns the recorded result.
+ * Duplicates are decided by the unique index over live facts, so racing extractions cannot both add
+ * one; superseding updates only a live row, so racing supersessions cannot both take one.
+ * Search ranks with ts_rank over the 'english' tsvector (see 002_memories.ts for why 'english').
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { migrate } from '../store/postgres/migrate.js';
+import { explainTextError } from '../store/postgres/pg-errors.js';
+import { withTransaction } from '../store/postgres/transaction.js';
+import {
+  assertExtractionInput,
+  assertId,
+  assertIds,
+  assertMemoryText,
+  CORRECTED_BY_USER,
+  extractedMemoryId,
+  memoryTextKey,
+  previousResult,
+  searchLimit,
+  supersedeReason,
+  USER_EXTRACTION_ID,
+  type ApplyResult,
+  type ExtractionInput,
+  type ListMemoriesOptions,
+  type MemoryRecord,
+  type MemoryStore,
+  type ScoredMemory,
+  type SearchMemoriesOptions,
+} from './memory-store.js';
+
+/** Options of {@link PostgresMemoryStore.connect}. */
+export interface PostgresMemoryStoreOptions {
+  /** Apply pending migrations before returning (default true, as PostgresStore does). */
+  migrate?: boolean;
+  /** Extra node-postgres pool settings (used when the store creates its pool). */
+  pool?: pg.PoolConfig;
+}
+
+/** ISO-8601 UTC with milliseconds, exactly as `Date.prototype.toISOString` writes it. */
+const iso = (column: string): string =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * A row as a MemoryRecord, built by the server: null columns are stripped, so absent fields are absent
+ * (never null), as the in-memory store returns them.
+ */
+const RECORD = `jsonb_strip_nulls(jsonb_build_object(
+  'id', id, 'userId', user_id, 'resourceId', resource_id, 'text', text, 'category', category,
+  'sourceThreadId', source_thread_id, 'sourceMessageIds', to_jsonb(source_message_ids), 'status', status,
+  'supersededBy', superseded_by, 'supersededAt', ${iso('superseded_at')}, 'supersededReason', superseded_reason,
+  'createdAt', ${iso('created_at')}, 'updatedAt', ${iso('updated_at')}, 'extractionId', extraction_id)) AS record`;
+
+/** Reads see that resource's memories and user-wide ones ($2 null: all of the user's). */
+const IN_SCOPE = '($2::text IS NULL OR resource_id IS NULL OR resource_id = $2)';
+
+/** What a new memory row holds besides what the database fills in. */
+type NewMemory = Pick<
+  MemoryRecord,
+  'id' | 'userId' | 'resourceId' | 'text' | 'category' | 'sourceThreadId' | 'sourceMessageIds'
+> & { extractionId: string };
+
+type RecordRow = { record: MemoryRecord };
+
+/**
+ * Inserts a live memory, or finds the live one of the same scope stating the same fact.
+ * @returns the memory holding the fact and whether it is new.
+ */
+async function insertOrFind(
+  db: pg.ClientBase,
+  m: NewMemory,
+): Promise<{ memory: MemoryRecord; added: boolean }> {
+  const { id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId } = m;
+  const key = memoryTextKey(text);
+  // No conflict target: the live-fact index (a duplicate) is the conflict expected here.
+  const inserted = await db.query<RecordRow>(
+    `INSERT INTO memories (id, user_id, resource_id, text, category, source_thread_id, source_message_ids,
+       extraction_id, text_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING ${RECORD}`,
+    // node-postgres sends undefined as NULL.
+    [id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId, key],
+  );
+  if (inserted.rows[0]) return { memory: inserted.rows[0].record, added: true };
+  const found = await db.query<RecordRow>(
+    `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND resource_id IS NOT DISTINCT FROM $2
+       AND text_key = $3 AND status = 'active'`,
+    [userId, resourceId, key],
+  );
+  // The duplicate was superseded or removed between the two statements (a concurrent writer): rare,
+  // and the whole transaction can simply be retried.
+  if (!found.rows[0]) throw new Error(`memory '${id}' raced with a concurrent change; retry`);
+  return { memory: found.rows[0].record, added: false };
+}
+
+/** Marks a live memory of the user superseded; undefined when there is none to supersede. */
+async function supersede(
+  db: pg.ClientBase,
+  ...args: [userId: string, memoryId: string, by: string, reason: string]
+): Promise<MemoryRecord | undefined> {
+  const { rows } = await db.query<RecordRow>(
+    `UPDATE memories SET status = 'superseded', superseded_by = $3, superseded_at = now(),
+       superseded_reason = $4, updated_at = now()
+     WHERE user_id = $1 AND id = $2 AND status = 'active' RETURNING ${RECORD}`,
+    args,
+  );
+  return rows[0]?.record;
+}
+
+/** A MemoryStore in PostgreSQL. */
+export class PostgresMemoryStore implements MemoryStore {
+  /** The pool in use. */
+  readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+
+  /**
+   * @param poolOrUrl a pool to share (left open by {@link close}), or a URL to open one for this store.
+   * @param options pool settings when a URL is given.
+   */
+  constructor(poolOrUrl: pg.Pool | string, options: Pick<PostgresMemoryStoreOptions, 'pool'> = {}) {
+    this.ownsPool = typeof poolOrUrl === 'string';
+    if (typeof poolOrUrl !== 'string') {
+      this.pool = poolOrUrl;
+      return;
+    }
+    this.pool = new pg.Pool({ ...options.pool, connectionString: poolOrUrl });
+    // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  /**
+   * Opens a pool to `databaseUrl` and (by default) migrates the schema.
+   * @example const memories = await PostgresMemoryStore.connect(process.env.DATABASE_URL!);
+   */
+  static async connect(
+    databaseUrl: string,
+    options: PostgresMemoryStoreOptions = {},
+  ): Promise<PostgresMemoryStore> {
+    const store = new PostgresMemoryStore(databaseUrl, options);
+    try {
+      if (options.migrate ?? true) await migrate(store.pool);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
+
+  /** @inheritDoc MemoryStore.applyExtraction */
+  async applyExtraction(input: ExtractionInput): Promise<ApplyResult> {
+    assertExtractionInput(input);
+    const { extractionId, userId, resourceId, threadId } = input;
+    return withTransaction(this.pool, async (db) => {
+      // Claim the id first: a concurrent retry blocks here until this transaction ends.
+      const claimed = await db.query(
+        `INSERT INTO memory_extractions (id, thread_id, user_id, resource_id, from_seq, to_seq, model)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+        [extractionId, threadId, userId, resourceId, input.fromSeq, input.toSeq, input.model],
+      );
+      if (claimed.rowCount === 0) {
+        const { rows } = await db.query<{ user_id: string; result: ApplyResult }>(
+          'SELECT user_id, result FROM memory_extractions WHERE id = $1',
+          [extractionId],
+        );
+        return previousResult(input, rows[0]!.user_id, rows[0]!.result);
+      }
+      const result: ApplyResult = { added: [], superseded: [], duplicates: [] };
+      for (const [index, proposal] of input.proposals.entries()) {
+        const { text, category, sourceMessageIds } = proposal;
+        const id = extractedMemoryId(extractionId, index);
+        const fields = { id, userId, resourceId, text, category, sourceThreadId: threadId, sourceMessageIds };
+        const { memory, added } = await insertOrFind(db, { ...fields, extractionId });
+        if (added) result.added.push(memory);
+        else result.duplicates.push(proposal.text);
+        if (proposal.supersedes === undefined || proposal.supersedes === memory.id) continue;
+        const reason = supersedeReason(proposal, extractionId);
+        const old = await supersede(db, userId, proposal.supersedes, memory.id, reason);
+        if (old) result.superseded.push(old);
+      }
+      const recorded = JSON.stringify(result);
+      await db.query('UPDATE memory_extractions SET result = $2 WHERE id = $1', [extractionId, recorded]);
+      return result;
+    }).catch((err: unknown) => {
+      throw explainTextError(err);
+    });
+  }
+
+  /** @inheritDoc MemoryStore.extractedUpTo */
+  async extractedUpTo(threadId: string): Promise<number> {
+    assertId(threadId, 'threadId');
+    const { rows } = await this.pool.query<{ up_to: string }>(
+      'SELECT coalesce(max(to_seq), 0) AS up_to FROM memory_extractions WHERE thread_id = $1',
+      [threadId],
+    );
+    return Number(rows[0]!.up_to);
+  }
+
+  /** @inheritDoc MemoryStore.list */
+  async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
+    assertId(userId, 'userId');
+    const { rows } = await this.pool.query<RecordRow>(
+      `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND ${IN_SCOPE} AND ($3 OR status = 'active')
+       ORDER BY created_at DESC, ord DESC`,
+      [userId, options?.resourceId ?? null, options?.includeSuperseded ?? false],
+    );
+    return rows.map((row) => row.record);
+  }
+
+  /** @inheritDoc MemoryStore.get */
+  async get(userId: string, memoryId: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    const { rows } = await this.pool.query<RecordRow>(
+      `SELECT ${RECORD} FROM memories WHERE id = $1 AND user_id = $2`,
+      [memoryId, userId],
+    );
+    return rows[0]?.record;
+  }
+
+  /** @inheritDoc MemoryStore.search */
+  async search(userId: string, query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]> {
+    assertId(userId, 'userId');
+    const limit = searchLimit(options);
+    // The query's lexemes OR-ed: plainto_tsquery would AND them, and a user turn rarely contains every
+    // word of a memory. Each lexeme is quoted for tsquery input (quotes and backslashes escaped); no
+    // lexemes (empty, or only stop words) leaves the query NULL, and recency decides. Normalization 1
+    // divides by the log of the memory's length, so long memories do not win by length alone.
+    const { rows } = await this.pool.query<RecordRow & { score: number }>(
+      `WITH q AS (
+         SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+                  ::tsquery AS tsq
+         FROM unnest(to_tsvector('english', $3::text)))
+       SELECT ${RECORD}, CASE WHEN q.tsq IS NULL THEN 0 ELSE ts_rank(search, q.tsq, 1) END AS score
+       FROM memories, q
+       WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active' AND (q.tsq IS NULL OR search @@ q.tsq)
+       ORDER BY score DESC, created_at DESC, ord DESC LIMIT $4`,
+      [userId, options?.resourceId ?? null, query, limit],
+    );
+    return rows.map((row) => ({ ...row.record, score: Number(row.score) }));
+  }
+
+  /** @inheritDoc MemoryStore.correct */
+  async correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    assertMemoryText(text);
+    return withTransaction(this.pool, async (db) => {
+      const id = randomUUID();
+      // Supersede first: a correction that only changes case or spacing must not find the old one.
+      const old = await supersede(db, userId, memoryId, id, CORRECTED_BY_USER);
+      if (!old) return undefined;
+      const { memory, added } = await insertOrFind(db, {
+        id,
+        userId,
+        resourceId: old.resourceId,
+        text,
+        category: old.category,
+        sourceMessageIds: [],
+        extractionId: USER_EXTRACTION_ID,
+      });
+      if (!added)
+        await db.query('UPDATE memories SET superseded_by = $2 WHERE id = $1', [memoryId, memory.id]);
+      return memory;
+    }).catch((err: unknown) => {
+      throw explainTextError(err);
+    });
+  }
+
+  /** @inheritDoc MemoryStore.remove */
+  async remove(userId: string, memoryId: string): Promise<boolean> {
+    assertIds(userId, memoryId);
+    const sql = 'DELETE FROM memories WHERE id = $1 AND user_id = $2';
+    const { rowCount } = await this.pool.query(sql, [memoryId, userId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** @inheritDoc MemoryStore.removeUser */
+  async removeUser(userId: string): Promise<number> {
+    assertId(userId, 'userId');
+    // One statement: the memories and the extraction records (whose results hold the texts) go together.
+    const { rows } = await this.pool.query<{ removed: number }>(
+      `WITH extractions AS (DELETE FROM memory_extractions WHERE user_id = $1),
+            gone AS (DELETE FROM memories WHERE user_id = $1 RETURNING 1)
+       SELECT count(*)::int AS removed FROM gone`,
+      [userId],
+    );
+    return rows[0]!.removed;
+  }
+
+  /** Ends the pool if this store created it. */
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}

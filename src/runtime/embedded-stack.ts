@@ -1,0 +1,130 @@
+/**
+ * The servers behind `npm start` on one machine (issue 4, "Embedded default", steps 1–3):
+ *
+ * 1. Temporal: TEMPORAL_ADDRESS when set; else a `temporal` CLI (found or installed, see
+ *    `findTemporalCli`) runs `server start-dev` on `<home>/temporal.db`, so threads survive restarts;
+ * 2. PostgreSQL: DATABASE_URL when set; else the embedded server with its data in `<home>/postgres`.
+ *
+ * Ports are stable so that a second start on the same home is found where the first was: Temporal
+ * prefers the port it had last time (remembered in `<home>/runtime.json`), then 7233; PostgreSQL the
+ * port it had last time, then 5433 (5432 is left to a system PostgreSQL); else any free port.
+ *
+ * The caller runs the worker, then publishes the endpoints with `writeEndpoints(home, …)` from
+ * `home.ts`, and on shutdown stops the worker before calling `stop()`.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
+import { readRuntimeState, updateRuntimeState } from './home.js';
+import { stderrLog, type RuntimeLog } from './log.js';
+import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
+import { startTemporalDevServer, type TemporalDevServer } from './temporal-server.js';
+
+/** The dev server's preferred port: the Temporal default, so tools and the UI find it without flags. */
+export const DEFAULT_TEMPORAL_PORT = 7233;
+/** The embedded PostgreSQL's preferred port: next to the standard 5432, which a system server may hold. */
+export const DEFAULT_POSTGRES_PORT = 5433;
+
+/** Options of {@link startEmbeddedStack}. */
+export interface EmbeddedStackOptions {
+  /** DURABLE_MEMORY_HOME, e.g. from `resolveHome()`; created if missing. */
+  home: string;
+  /** Receives one line per decision and start (default: stderr). */
+  log?: RuntimeLog;
+  /** Environment to read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DATABASE_URL, TEMPORAL_CLI_PATH from. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The servers of a local stack. */
+export interface EmbeddedStack {
+  /** Temporal frontend `host:port`. */
+  temporalAddress: string;
+  /** TEMPORAL_NAMESPACE or `default`. */
+  namespace: string;
+  /** PostgreSQL URL of the application database. */
+  databaseUrl: string;
+  /** The CLI used, when a dev server was started. */
+  cli?: TemporalCli;
+  /** The dev server, when one was started (not with TEMPORAL_ADDRESS). */
+  temporal?: TemporalDevServer;
+  /** The embedded PostgreSQL, when one was started (not with DATABASE_URL). */
+  postgres?: EmbeddedPostgres;
+  /** Stops what this stack started (both servers at once); idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts (or connects to) Temporal and PostgreSQL for a local run; see the module comment.
+ *
+ * @param options - see {@link EmbeddedStackOptions}
+ * @returns the addresses and a stop function
+ * @throws RuntimeSetupError from the steps; whatever was started before the failure is stopped
+ * @example
+ * const home = resolveHome();
+ * const stack = await startEmbeddedStack({ home });
+ * // … start the worker, then:
+ * await writeEndpoints(home, { temporalAddress: stack.temporalAddress, namespace: stack.namespace,
+ *   taskQueue, databaseUrl: stack.databaseUrl });
+ */
+export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? stderrLog;
+  const home = path.resolve(options.home);
+  await mkdir(home, { recursive: true });
+  const namespace = env.TEMPORAL_NAMESPACE?.trim() || 'default';
+
+  let cli: TemporalCli | undefined;
+  let temporal: TemporalDevServer | undefined;
+  let temporalAddress = env.TEMPORAL_ADDRESS?.trim();
+  if (temporalAddress) {
+    log(`Temporal: ${temporalAddress} (from TEMPORAL_ADDRESS), namespace ${namespace}`);
+  } else {
+    cli = await findTemporalCli(home, { env, log });
+    const state = await readRuntimeState(home);
+    temporal = await startTemporalDevServer({
+      cliPath: cli.path,
+      dbFile: path.join(home, 'temporal.db'),
+      preferredPorts: [state.temporalPort, DEFAULT_TEMPORAL_PORT],
+      namespace,
+      log,
+    });
+    temporalAddress = temporal.address;
+    await updateRuntimeState(home, { temporalPort: temporal.port });
+  }
+
+  let postgres: EmbeddedPostgres | undefined;
+  let databaseUrl = env.DATABASE_URL?.trim();
+  if (databaseUrl) {
+    log(`PostgreSQL: ${redact(databaseUrl)} (from DATABASE_URL)`);
+  } else {
+    try {
+      postgres = await startEmbeddedPostgres({
+        dataDir: path.join(home, 'postgres'),
+        preferredPorts: [DEFAULT_POSTGRES_PORT],
+        log,
+      });
+    } catch (error) {
+      await temporal?.stop();
+      throw error;
+    }
+    databaseUrl = postgres.databaseUrl;
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= Promise.all([postgres?.stop(), temporal?.stop()]).then(() => log('local servers stopped'));
+    return stopping;
+  };
+  return { temporalAddress, namespace, databaseUrl, cli, temporal, postgres, stop };
+}
+
+/** The URL with its password masked, for logs. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}

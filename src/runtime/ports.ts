@@ -1,0 +1,84 @@
+/**
+ * Port selection for local services. A stable port is preferred (so a second `npm start` on the same
+ * home finds its servers where the first left them, and endpoints.json stays valid), with a fallback
+ * to any free port so a busy default never stops a start.
+ */
+import { createServer, Socket } from 'node:net';
+
+/** The interface local services bind to: loopback only, never reachable from the network. */
+export const LOOPBACK = '127.0.0.1';
+
+/**
+ * Whether nothing listens on `port` and it can be bound now. Binding is the only reliable test (a
+ * connect probe misses sockets bound but not yet listening); the port is released before returning.
+ *
+ * @param port - the TCP port to test
+ * @param host - the interface to test on (default loopback)
+ * @returns true when a listener could be opened on the port
+ */
+export function isPortFree(port: number, host = LOOPBACK): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port that was free a moment ago, chosen by the operating system (binding port 0). Another process
+ * may take it before the caller binds it; callers that cannot tolerate that retry.
+ *
+ * @param host - the interface to bind (default loopback)
+ * @returns the port number
+ */
+export function freePort(host = LOOPBACK): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ port: 0, host, exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('could not determine a free port'))));
+    });
+  });
+}
+
+/**
+ * The first of `preferred` that is free, else a free port from the operating system.
+ *
+ * @param preferred - candidate ports in order of preference; `undefined` entries are skipped, so a
+ *   persisted port that may not exist yet can be passed directly
+ * @param host - the interface to bind (default loopback)
+ * @returns the chosen port
+ * @example
+ * const port = await pickPort([saved.temporalPort, 7233]);
+ */
+export async function pickPort(preferred: readonly (number | undefined)[], host = LOOPBACK): Promise<number> {
+  for (const port of preferred) {
+    if (port !== undefined && port > 0 && (await isPortFree(port, host))) return port;
+  }
+  return freePort(host);
+}
+
+/**
+ * Whether something accepts TCP connections on `host:port`; used to tell a starting server apart from
+ * one that listens, before any protocol-level check.
+ *
+ * @param port - the TCP port
+ * @param host - the host (default loopback)
+ * @param timeoutMs - how long one attempt may take (default 500 ms)
+ */
+export function canConnect(port: number, host = LOOPBACK, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, host, () => done(true));
+  });
+}

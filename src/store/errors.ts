@@ -1,0 +1,38 @@
+/**
+ * Errors the stores throw on purpose. Each has a stable `code`; callers decide by it, never by message.
+ */
+import { DurableMemoryError } from '../model/errors.js';
+
+/**
+ * A message id already stored in the thread arrived again with different content. Appends are
+ * idempotent by id, so the same id must always mean the same message; anything else is a caller bug
+ * (two different messages given one id), never something to retry.
+ */
+export class ConflictError extends DurableMemoryError {
+  declare readonly code: 'id_conflict';
+  /** The thread the conflict happened in. */
+  readonly threadId: string;
+  /** The id that is already taken by different content. */
+  readonly messageId: string;
+  constructor(threadId: string, messageId: string, message?: string) {
+    super(
+      'id_conflict',
+      message ?? `message id '${messageId}' is already stored in thread '${threadId}' with different content`,
+    );
+    this.name = 'ConflictError';
+    this.threadId = threadId;
+    this.messageId = messageId;
+  }
+}
+
+/**
+ * A compaction record or an import refers to something the store does not hold (an unknown thread,
+ * message or summary), or is malformed. Retrying it unchanged cannot succeed.
+ */
+export class InvalidRecordError extends DurableMemoryError {
+  declare readonly code: 'invalid_record';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_record', message, options);
+    this.name = 'InvalidRecordError';
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * PostgresStore: the production ThreadStore on a `pg` Pool. Parameterized queries only; writes that
+ * land together share one transaction (see pg-append.ts and pg-compaction.ts); reads are single
+ * statements, so each sees one consistent snapshot.
+ */
+import pg from 'pg';
+import type { MessageMeta } from '../../compaction/message-meta.js';
+import { assertStorableText, prepareEntries } from '../internal/prepare.js';
+import { exportThread, importThread } from '../internal/transfer.js';
+import type { ThreadStore } from '../store.js';
+import type {
+  AppendedMessage,
+  AppendEntry,
+  AppendOptions,
+  CompactionRecord,
+  HistoryPage,
+  ImportResult,
+  ListThreadsOptions,
+  PageOptions,
+  ThreadExport,
+  ThreadInfo,
+  ViewEntry,
+} from '../types.js';
+import { migrate } from './migrate.js';
+import { appendPrepared } from './pg-append.js';
+import { readCompactions, recordCompactionPg } from './pg-compaction.js';
+import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
+import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
+
+/** Options of {@link PostgresStore.connect}. */
+export interface PostgresStoreOptions {
+  /** Apply pending migrations before returning (default true: the program keeps its schema current). */
+  migrate?: boolean;
+  /** Pool size (default 10, node-postgres' own default). */
+  max?: number;
+  /** Extra node-postgres pool settings. */
+  pool?: pg.PoolConfig;
+}
+
+const THREAD_COLUMNS =
+  'thread_id, user_id, resource_id, last_seq, message_count, config, created_at, updated_at';
+
+/** A ThreadStore in PostgreSQL. */
+export class PostgresStore implements ThreadStore {
+  /**
+   * @param pool the pool to use.
+   * @param ownsPool whether {@link close} ends the pool (true when the store created it).
+   */
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool = false,
+  ) {}
+
+  /**
+   * Opens a pool to `databaseUrl` and (by default) migrates the schema.
+   * @example const store = await PostgresStore.connect(process.env.DATABASE_URL!);
+   */
+  static async connect(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      ...options.pool,
+      connectionString: databaseUrl,
+      max: options.max ?? options.pool?.max ?? 10,
+    });
+    // An idle client that loses its server (restart, failover) emits 'error' on the pool; unhandled, it
+    // would crash the process. The next query gets a fresh connection, so there is nothing else to do.
+    pool.on('error', () => undefined);
+    try {
+      if (options.migrate ?? true) await migrate(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PostgresStore(pool, true);
+  }
+
+  /** @inheritDoc ThreadStore.append */
+  async append(
+    threadId: string,
+    entries: AppendEntry[],
+    options?: AppendOptions,
+  ): Promise<AppendedMessage[]> {
+    if (entries.length === 0) return [];
+    return appendPrepared(this.pool, threadId, prepareEntries(entries), options);
+  }
+
+  /** @inheritDoc ThreadStore.history */
+  async history(threadId: string, options?: PageOptions): Promise<HistoryPage> {
+    const limit = options?.limit;
+    const { rows } = await this.pool.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE thread_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      // One row more than asked tells whether another page follows.
+      [threadId, options?.after ?? 0, limit === undefined ? null : Math.max(0, limit) + 1],
+    );
+    const more = limit !== undefined && rows.length > limit;
+    const messages = (more ? rows.slice(0, limit) : rows).map(toStoredMessage);
+    const page: HistoryPage = { messages };
+    if (more) page.next = messages.length > 0 ? messages[messages.length - 1]!.seq : (options?.after ?? 0);
+    return page;
+  }
+
+  /** @inheritDoc ThreadStore.metas */
+  async metas(threadId: string, options?: PageOptions): Promise<(MessageMeta & { seq: number })[]> {
+    const { rows } = await this.pool.query<MetaRow>(
+      `SELECT seq, id, role, shape, call_ids, tokens, bytes FROM messages
+       WHERE thread_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [threadId, options?.after ?? 0, options?.limit ?? null],
+    );
+    return rows.map(toMeta);
+  }
+
+  /** @inheritDoc ThreadStore.view */
+  async view(threadId: string): Promise<ViewEntry[]> {
+    // One statement, one snapshot: a compaction committing meanwhile is seen entirely or not at all.
+    const { rows } = await this.pool.query<
+      MessageRow & { summary: boolean; message: ViewEntry['message'] | null }
+    >(
+      `SELECT seq, false AS summary, 0::bigint AS ord, id, role, parts, metadata, tokens, 0 AS bytes, created_at,
+              NULL::text AS excluded_by, NULL::jsonb AS message
+       FROM messages WHERE thread_id = $1 AND excluded_by IS NULL
+       UNION ALL
+       SELECT position_seq, true, ord, NULL, NULL, NULL, NULL, tokens, 0, NULL, NULL, message
+       FROM summaries WHERE thread_id = $1 AND superseded_by IS NULL
+       ORDER BY 1, 2 DESC, 3`,
+      [threadId],
+    );
+    return rows.map((row) => ({
+      message: row.summary ? row.message! : toMessage(row),
+      tokens: row.tokens,
+      seq: Number(row.seq),
+      summary: row.summary,
+    }));
+  }
+
+  /** @inheritDoc ThreadStore.recordCompaction */
+  async recordCompaction(record: CompactionRecord): Promise<boolean> {
+    return recordCompactionPg(this.pool, record);
+  }
+
+  /** @inheritDoc ThreadStore.compactions */
+  async compactions(threadId: string): Promise<CompactionRecord[]> {
+    return readCompactions(this.pool, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.thread */
+  async thread(threadId: string): Promise<ThreadInfo | undefined> {
+    const { rows } = await this.pool.query<ThreadRow>(
+      `SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1`,
+      [threadId],
+    );
+    return rows[0] && toThreadInfo(rows[0]);
+  }
+
+  /** @inheritDoc ThreadStore.listThreads */
+  async listThreads(options?: ListThreadsOptions): Promise<ThreadInfo[]> {
+    const { rows } = await this.pool.query<ThreadRow>(
+      `SELECT ${THREAD_COLUMNS} FROM threads
+       WHERE ($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR thread_id > $2)
+       ORDER BY thread_id LIMIT $3`,
+      [options?.userId ?? null, options?.after ?? null, options?.limit ?? 100],
+    );
+    return rows.map(toThreadInfo);
+  }
+
+  /** @inheritDoc ThreadStore.setConfig */
+  async setConfig(threadId: string, config: Record<string, unknown>): Promise<void> {
+    assertStorableText(config, {});
+    await this.pool.query(
+      `INSERT INTO threads (thread_id, config) VALUES ($1, $2)
+       ON CONFLICT (thread_id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()`,
+      [threadId, JSON.stringify(config)],
+    );
+  }
+
+  /** @inheritDoc ThreadStore.delete */
+  async delete(threadId: string): Promise<boolean> {
+    // Messages, summaries and compactions go by ON DELETE CASCADE; memories are scoped by user, so
+    // only those extracted from this thread are removed (SPEC: a deleted thread takes its memories),
+    // with its extraction records so a thread re-created under this id starts extracting afresh.
+    // One statement: all or nothing.
+    const { rowCount } = await this.pool.query(
+      `WITH gone AS (DELETE FROM memories WHERE source_thread_id = $1 OR thread_id = $1),
+            extractions AS (DELETE FROM memory_extractions WHERE thread_id = $1)
+       DELETE FROM threads WHERE thread_id = $1`,
+      [threadId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** @inheritDoc ThreadStore.export */
+  async export(threadId: string): Promise<ThreadExport | undefined> {
+    return exportThread(this, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.import */
+  async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
+    return importThread(this, data, options);
+  }
+
+  /** Ends the pool if this store created it. */
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * RedisStore: the ThreadStore on Redis (seed 000's Redis message store, with the same guarantees as
+ * the PostgreSQL store). Writes are Lua scripts, atomic on the server (see redis/scripts.ts); reads
+ * that must agree with each other run in one script or one MULTI. Keys live under a prefix.
+ */
+import { createClient } from 'redis';
+import type { MessageMeta } from '../compaction/message-meta.js';
+import { assertStorableText, prepareEntries, prepareRecord } from './internal/prepare.js';
+import { exportThread, importThread } from './internal/transfer.js';
+import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './redis/commands.js';
+import { RedisKeys } from './redis/keys.js';
+import type { RedisClient } from './redis/lua.js';
+import type { ThreadStore } from './store.js';
+import type {
+  AppendedMessage,
+  AppendEntry,
+  AppendOptions,
+  CompactionRecord,
+  HistoryPage,
+  ImportResult,
+  ListThreadsOptions,
+  PageOptions,
+  StoredMessage,
+  ThreadExport,
+  ThreadInfo,
+  ViewEntry,
+} from './types.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** Prefix of every key (default `dm:`); lets several stores or test runs share one server. */
+  prefix?: string;
+}
+
+type Reply = string | null;
+
+/** A ThreadStore in Redis. */
+export class RedisStore implements ThreadStore {
+  private readonly keys: RedisKeys;
+
+  /**
+   * @param client a connected client.
+   * @param ownsClient whether {@link close} closes the client (true when the store created it).
+   */
+  constructor(
+    readonly client: RedisClient,
+    options: RedisStoreOptions = {},
+    private readonly ownsClient = false,
+  ) {
+    this.keys = new RedisKeys(options.prefix ?? 'dm:');
+  }
+
+  /**
+   * Connects to `url` (default `REDIS_URL`, else redis://127.0.0.1:6379).
+   * @example const store = await RedisStore.connect(undefined, { prefix: 'myapp:' });
+   */
+  static async connect(url?: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+    const client: RedisClient = createClient({
+      url: url ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+    });
+    // The client reconnects by itself; without a listener its 'error' events would crash the process.
+    client.on('error', () => undefined);
+    await client.connect();
+    return new RedisStore(client, options, true);
+  }
+
+  /** @inheritDoc ThreadStore.append */
+  async append(
+    threadId: string,
+    entries: AppendEntry[],
+    options?: AppendOptions,
+  ): Promise<AppendedMessage[]> {
+    if (entries.length === 0) return [];
+    return runAppend(this.client, this.keys, threadId, prepareEntries(entries), options);
+  }
+
+  /** Seqs `after+1 ..` up to `limit` (or the end), and whether more follow. */
+  private async range(threadId: string, options?: PageOptions): Promise<{ seqs: string[]; more: boolean }> {
+    const lastSeq = Number((await this.client.hGet(this.keys.thread(threadId).info, 'lastSeq')) ?? 0);
+    const after = Math.max(0, options?.after ?? 0);
+    const end =
+      options?.limit === undefined ? lastSeq : Math.min(lastSeq, after + Math.max(0, options.limit));
+    const seqs: string[] = [];
+    for (let seq = after + 1; seq <= end; seq++) seqs.push(String(seq));
+    return { seqs, more: end < lastSeq };
+  }
+
+  /** @inheritDoc ThreadStore.history */
+  async history(threadId: string, options?: PageOptions): Promise<HistoryPage> {
+    const { seqs, more } = await this.range(threadId, options);
+    if (seqs.length === 0) return more ? { messages: [], next: options?.after ?? 0 } : { messages: [] };
+    const k = this.keys.thread(threadId);
+    const [bodies, excluded] = (await this.client
+      .multi()
+      .hmGet(k.bodies, seqs)
+      .hmGet(k.excluded, seqs)
+      .exec()) as unknown as [Reply[], Reply[]];
+    const messages = bodies.map((body, i) => {
+      const stored: StoredMessage = { ...(JSON.parse(body!) as StoredBody), seq: Number(seqs[i]) };
+      if (excluded[i] !== null && excluded[i] !== undefined) stored.excludedBy = excluded[i];
+      return stored;
+    });
+    const page: HistoryPage = { messages };
+    if (more) page.next = messages[messages.length - 1]!.seq;
+    return page;
+  }
+
+  /** @inheritDoc ThreadStore.metas */
+  async metas(threadId: string, options?: PageOptions): Promise<(MessageMeta & { seq: number })[]> {
+    const { seqs } = await this.range(threadId, options);
+    if (seqs.length === 0) return [];
+    const metas = (await this.client.hmGet(this.keys.thread(threadId).metas, seqs)) as Reply[];
+    return metas.map((meta, i) => ({ ...(JSON.parse(meta!) as MessageMeta), seq: Number(seqs[i]) }));
+  }
+
+  /** @inheritDoc ThreadStore.view */
+  async view(threadId: string): Promise<ViewEntry[]> {
+    return runView(this.client, this.keys, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.recordCompaction */
+  async recordCompaction(record: CompactionRecord): Promise<boolean> {
+    return runCompaction(this.client, this.keys, prepareRecord(record));
+  }
+
+  /** @inheritDoc ThreadStore.compactions */
+  async compactions(threadId: string): Promise<CompactionRecord[]> {
+    const k = this.keys.thread(threadId);
+    const ids = await this.client.lRange(k.compactionOrder, 0, -1);
+    if (ids.length === 0) return [];
+    const records = (await this.client.hmGet(k.compactions, ids)) as Reply[];
+    return records.map((json) => JSON.parse(json!) as CompactionRecord);
+  }
+
+  /** @inheritDoc ThreadStore.thread */
+  async thread(threadId: string): Promise<ThreadInfo | undefined> {
+    const info = (await this.client.hGetAll(this.keys.thread(threadId).info)) as Record<string, string>;
+    if (info['createdAt'] === undefined) return undefined;
+    const lastSeq = Number(info['lastSeq'] ?? 0);
+    const thread: ThreadInfo = {
+      threadId,
+      createdAt: info['createdAt'],
+      updatedAt: info['updatedAt']!,
+      lastSeq,
+      messageCount: lastSeq,
+    };
+    if (info['userId'] !== undefined) thread.userId = info['userId'];
+    if (info['resourceId'] !== undefined) thread.resourceId = info['resourceId'];
+    if (info['config'] !== undefined) thread.config = JSON.parse(info['config']) as Record<string, unknown>;
+    return thread;
+  }
+
+  /** @inheritDoc ThreadStore.listThreads */
+  async listThreads(options?: ListThreadsOptions): Promise<ThreadInfo[]> {
+    const index = options?.userId !== undefined ? this.keys.user(options.userId) : this.keys.threads();
+    const min = options?.after !== undefined ? `(${options.after}` : '-';
+    const ids = await this.client.zRangeByLex(index, min, '+', {
+      LIMIT: { offset: 0, count: options?.limit ?? 100 },
+    });
+    const threads = await Promise.all(ids.map((id) => this.thread(id)));
+    return threads.filter((t): t is ThreadInfo => t !== undefined);
+  }
+
+  /** @inheritDoc ThreadStore.setConfig */
+  async setConfig(threadId: string, config: Record<string, unknown>): Promise<void> {
+    assertStorableText(config, {});
+    const { info } = this.keys.thread(threadId);
+    const now = new Date().toISOString();
+    await this.client
+      .multi()
+      .hSetNX(info, 'createdAt', now)
+      .hSetNX(info, 'lastSeq', '0')
+      .hSet(info, { config: JSON.stringify(config), updatedAt: now })
+      .zAdd(this.keys.threads(), { score: 0, value: threadId })
+      .exec();
+  }
+
+  /** @inheritDoc ThreadStore.delete */
+  async delete(threadId: string): Promise<boolean> {
+    return runDelete(this.client, this.keys, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.export */
+  async export(threadId: string): Promise<ThreadExport | undefined> {
+    return exportThread(this, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.import */
+  async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
+    return importThread(this, data, options);
+  }
+
+  /** Closes the client if this store created it. */
+  async close(): Promise<void> {
+    if (this.ownsClient) await this.client.close();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The store interface (SPEC §7): small enough that a third-party backend can implement it. Bodies are
+ * append-only; compaction never rewrites history, it records decisions that change the view.
+ *
+ * Unknown threads: reads answer empty (`history`, `metas`, `view`, `compactions`) or `undefined`
+ * (`thread`, `export`) and `delete` answers false; the client layer turns that into its own
+ * unknown-thread error. `append`, `setConfig` and `import` create the thread; `recordCompaction`
+ * rejects it with an InvalidRecordError.
+ */
+import type { MessageMeta } from '../compaction/message-meta.js';
+import type {
+  AppendedMessage,
+  AppendEntry,
+  AppendOptions,
+  CompactionRecord,
+  HistoryPage,
+  ImportResult,
+  ListThreadsOptions,
+  PageOptions,
+  ThreadExport,
+  ThreadInfo,
+  ViewEntry,
+} from './types.js';
+
+/** A durable home for threads: history, compaction decisions, configuration. */
+export interface ThreadStore {
+  /**
+   * Stores messages atomically and assigns their seqs: new ids get consecutive seqs in batch order,
+   * one total order per thread with no gaps even under concurrent appenders. An id already stored
+   * returns its existing seq with `duplicate: true` and is not stored again.
+   * @param threadId the thread; created on first append.
+   * @param entries validated messages with their token counts.
+   * @returns one entry per input entry, in input order.
+   * @throws ConflictError when a stored id arrives with different content (nothing is stored).
+   * @throws ValidationError (`nul_byte`, `lone_surrogate`, `invalid_message`) for text no backend can keep.
+   */
+  append(threadId: string, entries: AppendEntry[], options?: AppendOptions): Promise<AppendedMessage[]>;
+
+  /**
+   * Reads history in seq order, excluded messages included (history is never rewritten).
+   * @returns a page; `next` is set when more follows.
+   */
+  history(threadId: string, options?: PageOptions): Promise<HistoryPage>;
+
+  /** Body-free metas in seq order, for a workflow catching up after a lost signal. */
+  metas(threadId: string, options?: PageOptions): Promise<(MessageMeta & { seq: number })[]>;
+
+  /**
+   * The current view: included history messages and live summaries ordered by seq, a summary before
+   * the history message at its `positionSeq`. Excluded messages and superseded summaries are omitted.
+   */
+  view(threadId: string): Promise<ViewEntry[]>;
+
+  /**
+   * Applies a compaction decision in one step ("replace-view"): excludes messages, supersedes
+   * summaries, inserts new ones, keeps the record. A message or summary already excluded keeps its
+   * first exclusion.
+   * @returns false when a record with that id was already applied (nothing changes).
+   * @throws InvalidRecordError when the thread, a message or a superseded summary is unknown.
+   * @throws ConflictError when a new summary's id is already used by another summary.
+   */
+  recordCompaction(record: CompactionRecord): Promise<boolean>;
+
+  /** Compaction records of a thread, oldest first. */
+  compactions(threadId: string): Promise<CompactionRecord[]>;
+
+  /** The thread's bookkeeping, or undefined if it does not exist. */
+  thread(threadId: string): Promise<ThreadInfo | undefined>;
+
+  /** Threads ordered by id, optionally of one user, paginated by the last id seen. */
+  listThreads(options?: ListThreadsOptions): Promise<ThreadInfo[]>;
+
+  /** Replaces the thread's configuration (creates the thread if needed). */
+  setConfig(threadId: string, config: Record<string, unknown>): Promise<void>;
+
+  /**
+   * Deletes everything of the thread: history, summaries, compaction records, configuration and the
+   * memories extracted from it.
+   * @returns true if the thread existed.
+   */
+  delete(threadId: string): Promise<boolean>;
+
+  /** Serializes the thread (history, compaction records, summaries, configuration). */
+  export(threadId: string): Promise<ThreadExport | undefined>;
+
+  /**
+   * Restores an export, into its own thread id or `options.threadId`. Idempotent: messages are
+   * appended by id and compactions recorded by id, so running it twice stores nothing twice. Into a
+   * thread that already holds other messages, imported ones follow them (seqs are reassigned and
+   * summary positions remapped).
+   * @throws InvalidRecordError for a malformed export.
+   */
+  import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult>;
+
+  /** Releases connections. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,152 @@
+/**
+ * The data a {@link ThreadStore} keeps and returns. Everything is plain JSON-safe data, so records can
+ * cross process boundaries (activities, the HTTP API, export files) unchanged.
+ */
+import type { MessageMeta } from '../compaction/message-meta.js';
+import type { Message } from '../model/message.js';
+
+/** One history message as stored: the message plus what the store assigned or counted once. */
+export interface StoredMessage extends Message {
+  /** Position in the thread's history, 1-based, gap-free, assigned by the store. */
+  seq: number;
+  /** Tokens counted by the client when the message was appended (stored, never recounted). */
+  tokens: number;
+  /** UTF-8 bytes of the message's parts. */
+  bytes: number;
+  /** The message's own timestamp, or the time it was stored when it had none (ISO-8601, UTC). */
+  createdAt: string;
+  /** Id of the compaction that excluded it from the view; absent while it is included. */
+  excludedBy?: string;
+}
+
+/** One message to append; the client has validated it and counted its tokens. */
+export interface AppendEntry {
+  message: Message;
+  tokens: number;
+}
+
+/** What an append reports per message: the body-free meta the workflow is signalled with. */
+export interface AppendedMessage extends MessageMeta {
+  seq: number;
+  /** True when the id was already stored (an idempotent retry): nothing was written for it. */
+  duplicate: boolean;
+}
+
+/** Options of {@link ThreadStore.append}. */
+export interface AppendOptions {
+  /** Owner recorded when the thread is created (or filled in if it had none); never overwritten. */
+  userId?: string;
+  /** Resource recorded when the thread is created (or filled in if it had none); never overwritten. */
+  resourceId?: string;
+}
+
+/** Cursor pagination over history by seq. */
+export interface PageOptions {
+  /** Only messages with a seq greater than this (default 0: from the start). */
+  after?: number;
+  /** At most this many messages (default: all). */
+  limit?: number;
+}
+
+/** A page of history; `next` is present when more messages follow (pass it back as `after`). */
+export interface HistoryPage {
+  messages: StoredMessage[];
+  next?: number;
+}
+
+/** A thread's bookkeeping row. */
+export interface ThreadInfo {
+  threadId: string;
+  userId?: string;
+  resourceId?: string;
+  createdAt: string;
+  /** Last time a message was appended or the configuration changed. */
+  updatedAt: string;
+  /** Highest seq assigned; equals `messageCount` because seqs have no gaps. */
+  lastSeq: number;
+  messageCount: number;
+  config?: Record<string, unknown>;
+}
+
+/** Options of {@link ThreadStore.listThreads}; threads come ordered by id. */
+export interface ListThreadsOptions {
+  /** Only threads owned by this user. */
+  userId?: string;
+  /** At most this many threads (default 100). */
+  limit?: number;
+  /** Only threads whose id sorts after this one (the last id of the previous page). */
+  after?: string;
+}
+
+/** A summary message that a compaction inserts into the view. */
+export interface StoredSummary {
+  /** The summary; `metadata.compaction` = `{ kind: 'summary', strategy, replaces }`. */
+  message: Message;
+  tokens: number;
+  /** Seq of the first history message it stands for; orders it in the view (before that message). */
+  positionSeq: number;
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/** A compaction decision: what left the view, what entered it, why and by which strategy. */
+export interface CompactionRecord {
+  /** Chosen by the caller, deterministic; recording the same id twice is a no-op (exactly once). */
+  id: string;
+  threadId: string;
+  /** Strategy that decided, e.g. `truncation`. */
+  strategy: string;
+  /** Human-readable reason, e.g. `tokensExceed(8000)`. */
+  reason: string;
+  /** History messages now excluded from the view. */
+  excludedMessageIds: string[];
+  /** Earlier summaries folded into a new one or removed from the view. */
+  supersededSummaryIds: string[];
+  /** New summary messages inserted into the view. */
+  summaries: StoredSummary[];
+  /** When it was recorded (ISO-8601); set by the store when absent. */
+  createdAt?: string;
+  /** Anything else: metrics before/after, model, input/output tokens. */
+  details?: Record<string, unknown>;
+}
+
+/** One entry of the memory view. */
+export interface ViewEntry {
+  message: Message;
+  tokens: number;
+  /** History seq, or `positionSeq` for a summary. */
+  seq: number;
+  summary: boolean;
+}
+
+/** A summary with its lifecycle, as exported (derived from the compaction records). */
+export interface SummaryRecord extends StoredSummary {
+  /** The compaction that inserted it. */
+  compactionId: string;
+  /** The compaction that superseded it; absent while it is live. */
+  supersededBy?: string;
+}
+
+/** A thread serialized by {@link ThreadStore.export}; {@link ThreadStore.import} restores it. */
+export interface ThreadExport {
+  version: 1;
+  thread: ThreadInfo;
+  /** The whole history in seq order. */
+  messages: StoredMessage[];
+  /** Compaction records, oldest first; replaying them rebuilds the view. */
+  compactions: CompactionRecord[];
+  /** Every summary ever inserted, with its state (for audit; import replays `compactions`). */
+  summaries: SummaryRecord[];
+  /** Long-term memories of the thread's scope (filled in by a later layer; ignored by the stores). */
+  memories?: unknown[];
+}
+
+/** What an import did. */
+export interface ImportResult {
+  threadId: string;
+  /** Messages newly stored. */
+  imported: number;
+  /** Messages that were already there (same id and content). */
+  skipped: number;
+}

@@ -1,0 +1,72 @@
+/**
+ * The read path: from the stored view (included history messages and live summaries, in order) to
+ * the messages for the next model call, within the budget. If compaction has not caught up (a
+ * summary is pending, or the worker is behind), the oldest groups are dropped on read, so the answer
+ * is always within budget and never holds a tool result without its call. Nothing is written.
+ */
+import type { Message } from '../model/message.js';
+import { describeMessage } from '../compaction/message-meta.js';
+import { MessageIndex } from '../compaction/message-index.js';
+import { compactIndex } from '../compaction/compact.js';
+import { project } from '../compaction/projection.js';
+import { tokenBudget } from '../compaction/strategies/token-budget.js';
+import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
+import type { CompactionWarning } from '../compaction/strategy.js';
+
+/** One entry of the stored view: a message and its stored token count. */
+export interface ContextEntry {
+  message: Message;
+  tokens: number;
+}
+
+/** The built context. */
+export interface BuiltContext {
+  /** Messages to send, in order. */
+  messages: Message[];
+  /** Tokens of those messages (stored counts). */
+  tokens: number;
+  budget: number;
+  /** Groups dropped on read because the stored view was over budget. */
+  droppedOnRead: number;
+  /** Why the budget could not be met, if it could not (the newest group alone exceeds it). */
+  warnings: CompactionWarning[];
+}
+
+/**
+ * Builds the context for `budget` tokens from the stored view. An `injected` message (long-term
+ * memories) goes right after the leading system messages, and its tokens come off the budget first.
+ */
+export async function buildContext(
+  entries: readonly ContextEntry[],
+  budget: number,
+  injected?: ContextEntry,
+): Promise<BuiltContext> {
+  const bodies = new Map<string, Message>();
+  const tokensOf = new Map<string, number>();
+  const index = new MessageIndex();
+  for (const e of entries) {
+    bodies.set(e.message.id, e.message);
+    tokensOf.set(e.message.id, e.tokens);
+    index.append(describeMessage(e.message, e.tokens));
+  }
+  const room = Math.max(1, budget - (injected?.tokens ?? 0));
+  const { decisions, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
+    bodies,
+    tokenizer: new CharacterEstimatorTokenizer(), // unused: the fallback creates no messages
+    tokenized: true,
+  });
+  const messages = project(index, (id) => bodies.get(id));
+  if (injected) {
+    const at = messages.findIndex((m) => m.role !== 'system');
+    messages.splice(at < 0 ? messages.length : at, 0, injected.message);
+    tokensOf.set(injected.message.id, injected.tokens);
+  }
+  const tokens = messages.reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0);
+  return {
+    messages,
+    tokens,
+    budget,
+    droppedOnRead: decisions.reduce((n, d) => n + d.groupIds.length, 0),
+    warnings,
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * A thread's configuration: its token budget, the model (which picks the tokenizer), and the
+ * compaction strategy. Pure, so the workflow's update validator can use it.
+ */
+import { ValidationError } from '../model/errors.js';
+import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
+import { pipeline } from '../compaction/strategies/pipeline.js';
+import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
+import { truncation } from '../compaction/strategies/truncation.js';
+import { summarization } from '../compaction/strategies/summarization.js';
+import { tokensBelow, tokensExceed } from '../compaction/triggers.js';
+
+/** Per-thread settings. Every field has a documented default. */
+export interface ThreadConfig {
+  /** Token budget of the memory view. Default 8,000. */
+  budget: number;
+  /** Model name; picks the tokenizer (o200k/cl100k, else chars/4). Default `gpt-4o`. */
+  model: string;
+  /**
+   * Compaction strategy. Default {@link defaultStrategy}: when the view exceeds the budget, collapse
+   * older tool results, then truncate, down to 75% of the budget (hysteresis: compaction is rare and
+   * the prompt prefix stays stable between compactions).
+   */
+  strategy?: StrategySpec;
+  /**
+   * Background work after this long without a new message (one durable timer, re-armed lazily):
+   * memory extraction of what is new, and compaction if due. Milliseconds; 0 disables. Default 10 min.
+   */
+  idleMs: number;
+  /** Extract long-term memories after this many new user turns (threads with a userId). 0 disables. Default 5. */
+  extractEveryTurns: number;
+  /** Share of the budget that injected long-term memories may take in `context()`. Default 0.1. */
+  memoryShare: number;
+}
+
+/** Defaults of {@link ThreadConfig}. */
+export const DEFAULT_CONFIG: ThreadConfig = {
+  budget: 8000,
+  model: 'gpt-4o',
+  idleMs: 600_000,
+  extractEveryTurns: 5,
+  memoryShare: 0.1,
+};
+
+/** Share of the budget that compaction brings the view down to. */
+export const LOW_WATER_MARK = 0.75;
+
+/**
+ * The default strategy for a budget, gentlest first, with hysteresis (start above the budget, stop
+ * below 75% of it): collapse old tool results, summarize the oldest groups into at most 20% of the
+ * budget (an LLM when one is configured, else the labelled local extractive summarizer), and
+ * truncate as the fallback.
+ */
+export function defaultStrategy(budget: number): StrategySpec {
+  const trigger = tokensExceed(budget);
+  const target = tokensBelow(Math.floor(budget * LOW_WATER_MARK) + 1);
+  return pipeline(
+    toolResultCollapse({ keepLastToolCallGroups: 2, trigger, target }),
+    summarization({
+      trigger,
+      target,
+      minimumPreserved: 4,
+      maxSummaryTokens: Math.max(50, Math.floor(budget * 0.2)),
+    }),
+    truncation({ trigger, target, minimumPreserved: 1 }),
+  ) as StrategySpec;
+}
+
+/** The strategy a thread runs: its own, or the default for its budget. */
+export function strategyOf(config: ThreadConfig): StrategySpec {
+  return config.strategy ?? defaultStrategy(config.budget);
+}
+
+/** Validates a partial configuration and merges it over `base`. Throws ValidationError. */
+export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
+    throw new ValidationError('invalid_option', 'configure: expected an object');
+  }
+  const p = patch as Record<string, unknown>;
+  const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'];
+  for (const key of Object.keys(p)) {
+    if (!known.includes(key)) {
+      throw new ValidationError('invalid_option', `configure.${key}: unknown setting (${known.join(', ')})`);
+    }
+  }
+  for (const key of ['idleMs', 'extractEveryTurns'] as const) {
+    const v = p[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      throw new ValidationError(
+        'invalid_option',
+        `configure.${key}: expected a whole number ≥ 0, got ${String(v)}`,
+      );
+    }
+  }
+  const share = p['memoryShare'];
+  if (share !== undefined && (typeof share !== 'number' || !(share >= 0 && share <= 0.5))) {
+    throw new ValidationError(
+      'invalid_option',
+      `configure.memoryShare: expected a number from 0 to 0.5, got ${String(share)}`,
+    );
+  }
+  const out: ThreadConfig = { ...DEFAULT_CONFIG, ...base };
+  if (p['idleMs'] !== undefined) out.idleMs = p['idleMs'] as number;
+  if (p['extractEveryTurns'] !== undefined) out.extractEveryTurns = p['extractEveryTurns'] as number;
+  if (share !== undefined) out.memoryShare = share as number;
+  if (p['budget'] !== undefined) {
+    const b = p['budget'];
+    if (typeof b !== 'number' || !Number.isInteger(b) || b < 1) {
+      throw new ValidationError(
+        'invalid_option',
+        `configure.budget: expected a whole number ≥ 1, got ${String(b)}`,
+      );
+    }
+    out.budget = b;
+  }
+  if (p['model'] !== undefined) {
+    if (typeof p['model'] !== 'string' || !p['model'] || p['model'].length > 200) {
+      throw new ValidationError('invalid_option', 'configure.model: expected a model name');
+    }
+    out.model = p['model'];
+  }
+  if (p['strategy'] === null) delete out.strategy;
+  else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);
+  return out;
+}

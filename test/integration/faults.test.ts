@@ -1,0 +1,484 @@
+/**
+ * Faults, each as a real process kill, while appends stream in from this process:
+ * - the worker (a child process) is SIGKILLed while a compaction activity is in flight, and another
+ *   worker takes over;
+ * - the Temporal dev server is SIGKILLed and started again on the same database file and port;
+ * - the embedded PostgreSQL is SIGKILLed and started again on the same data directory.
+ * After each: every acknowledged append is in history exactly once (seqs 1..n, no gaps), the workflow
+ * indexes all of it, the memory view is within budget, and appending goes on.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { connect, type DurableMemory } from '../../src/client/connect.js';
+import type { AppendInput, ThreadHandle } from '../../src/client/thread-handle.js';
+import { workflowIdFor } from '../../workflows/shared.js';
+import { workflowBundle } from '../support/pipeline.js';
+import { spawnTsx, type TestChild } from '../support/processes.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+
+const BUDGET = 300;
+const THREADS = 3;
+/** Appends per test (a third of them carry a tool call and its result: about 200 messages). */
+const APPENDS = 150;
+
+let stack: TestStack;
+let bundlePath: string;
+let queues = 0;
+const workers = new Set<TestChild>();
+const clients = new Set<DurableMemory>();
+
+before(async () => {
+  stack = await startTestStack();
+  bundlePath = path.join(stack.dir, 'workflow-bundle.js');
+  await writeFile(bundlePath, (await workflowBundle()).code);
+});
+
+after(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  for (const w of workers) await w.kill9();
+  await stack?.stop();
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+
+/** Polls `check` every 50 ms until it returns true; fails naming `what` after `timeoutMs`. */
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Rejects with a TimeoutBound if `promise` does not settle within `ms`. */
+class TimeoutBound extends Error {}
+function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutBound(`${what} did not settle within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Starts a worker child on `taskQueue` and waits until it polls. */
+async function startWorkerChild(taskQueue: string, env: Record<string, string> = {}): Promise<TestChild> {
+  const child = spawnTsx('test/support/worker-child.ts', [], {
+    env: {
+      ...stack.env,
+      DURABLE_MEMORY_TASK_QUEUE: taskQueue,
+      DURABLE_MEMORY_WORKFLOW_BUNDLE: bundlePath,
+      ...env,
+    },
+  });
+  workers.add(child);
+  void child.exited.then(() => workers.delete(child));
+  await child.waitForLine('worker ready', 60_000);
+  return child;
+}
+
+async function openClient(taskQueue: string): Promise<DurableMemory> {
+  const memory = await connect({
+    temporalAddress: stack.temporalAddress,
+    namespace: stack.namespace,
+    databaseUrl: stack.databaseUrl,
+    taskQueue,
+    workflowInput: { gapTimeoutMs: 300 },
+  });
+  clients.add(memory);
+  return memory;
+}
+
+async function closeClient(memory: DurableMemory): Promise<void> {
+  clients.delete(memory);
+  await memory.close();
+}
+
+/** The k-th turn of a thread: user text, an assistant tool call with its result, assistant text. */
+function turn(prefix: string, k: number): AppendInput[] {
+  const id = `${prefix}-${k}`;
+  switch (k % 3) {
+    case 0:
+      return [{ id, role: 'user', content: `question ${k}: what is the weather like in city number ${k}?` }];
+    case 1:
+      return [
+        {
+          id: `${id}-call`,
+          role: 'assistant',
+          parts: [{ type: 'tool_call', callId: `c${k}`, name: 'get_weather', arguments: `{"city":${k}}` }],
+        },
+        {
+          id: `${id}-result`,
+          role: 'tool',
+          parts: [{ type: 'tool_result', callId: `c${k}`, result: `city ${k}: sunny, ${k % 30} degrees` }],
+        },
+      ];
+    default:
+      return [{ id, role: 'assistant', content: `In city ${k} it is sunny; take sunglasses.` }];
+  }
+}
+
+interface Ack {
+  id: string;
+  seq: number;
+  duplicate: boolean;
+  announced: boolean;
+  /** Whether the append started and finished inside a window the test marked (e.g. server down). */
+  inWindow: boolean;
+}
+
+interface Rejection {
+  thread: string;
+  ms: number;
+  error: unknown;
+}
+
+/**
+ * Appenders, one per thread, taking turns from a shared count of `total` appends. Before the append
+ * numbered k, an appender waits for every gate opened at or below k, so a test can stop the stream at
+ * a point, break something, and let it go on. A rejected append is retried with the same ids (what a
+ * careful caller does), each attempt bounded by `attemptMs`.
+ */
+class Stream {
+  readonly acks = new Map<string, Ack[]>();
+  readonly attempted = new Map<string, Set<string>>();
+  readonly rejections: Rejection[] = [];
+  /** Appends that were acknowledged. */
+  acked = 0;
+  private next = 0;
+  private readonly gates: { at: number; open: Promise<void>; release: () => void }[] = [];
+  /** Set by the test around a fault; recorded per append. */
+  window = false;
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly threads: ThreadHandle[],
+    readonly total: number,
+    options: { gates?: number[]; attemptMs?: number } = {},
+  ) {
+    for (const at of options.gates ?? []) {
+      let release!: () => void;
+      const open = new Promise<void>((r) => (release = r));
+      this.gates.push({ at, open, release });
+    }
+    const attemptMs = options.attemptMs ?? 20_000;
+    this.done = Promise.all(threads.map((t) => this.run(t, attemptMs))).then(() => undefined);
+    // A failure surfaces through `done`; don't let it be reported as unhandled meanwhile.
+    this.done.catch(() => undefined);
+  }
+
+  /** Lets appends numbered ≥ `at` go on. */
+  open(at: number): void {
+    const gate = this.gates.find((g) => g.at === at);
+    if (!gate) throw new Error(`no gate at ${at}`);
+    gate.release();
+  }
+
+  /** Resolves once `count` appends were acknowledged (bounded). */
+  reached(count: number, timeoutMs = 60_000): Promise<void> {
+    return until(`${count} acknowledged appends (have ${this.acked})`, () => this.acked >= count, timeoutMs);
+  }
+
+  private async run(thread: ThreadHandle, attemptMs: number): Promise<void> {
+    // Each thread starts with its system message at seq 1 (see threadsFor).
+    const system = `${thread.threadId}-system`;
+    const acks: Ack[] = [{ id: system, seq: 1, duplicate: false, announced: true, inWindow: false }];
+    const attempted = new Set<string>([system]);
+    this.acks.set(thread.threadId, acks);
+    this.attempted.set(thread.threadId, attempted);
+    for (let k = 0; ; k++) {
+      const n = this.next++;
+      if (n >= this.total) return;
+      for (const g of this.gates) if (g.at <= n) await g.open;
+      const messages = turn(thread.threadId, k);
+      for (const m of messages) attempted.add((m as { id: string }).id);
+      for (let attempt = 1; ; attempt++) {
+        const startedInWindow = this.window;
+        const started = Date.now();
+        try {
+          const r = await bounded(thread.append(messages), attemptMs, `append to ${thread.threadId}`);
+          for (const m of r.messages) {
+            acks.push({
+              id: m.id,
+              seq: m.seq,
+              duplicate: m.duplicate,
+              announced: r.announced,
+              inWindow: startedInWindow && this.window,
+            });
+          }
+          this.acked++;
+          break;
+        } catch (error) {
+          if (error instanceof TimeoutBound) throw error; // an append that hangs is a failure
+          this.rejections.push({ thread: thread.threadId, ms: Date.now() - started, error });
+          if (attempt > 200) throw error;
+          await new Promise((r) => setTimeout(r, 200)); // back off, then retry with the same ids
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The checks every fault test ends with, per thread: history holds exactly the messages appended
+ * (each once, seqs 1..n, each acknowledged id at the seq it was acknowledged with); `sync` reports all
+ * of it indexed and counted once; the view is within budget with no orphan tool result; the next
+ * append gets seq n + 1 and is announced.
+ */
+async function assertIntact(stream: Stream, timeoutMs = 90_000): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for (const thread of stream.threads) {
+    const id = thread.threadId;
+    const { messages } = await thread.history();
+    const n = messages.length;
+    assert.deepEqual(
+      messages.map((m) => m.seq),
+      Array.from({ length: n }, (_, i) => i + 1),
+      `${id}: seqs 1..n without gaps`,
+    );
+    const ids = messages.map((m) => m.id);
+    assert.equal(new Set(ids).size, n, `${id}: every message once`);
+    assert.deepEqual(new Set(ids), stream.attempted.get(id), `${id}: exactly the messages appended`);
+    const seqOf = new Map(messages.map((m) => [m.id, m.seq]));
+    for (const ack of stream.acks.get(id)!) {
+      assert.equal(seqOf.get(ack.id), ack.seq, `${id}: ${ack.id} at its acknowledged seq`);
+    }
+
+    const state = await bounded(thread.sync(), timeoutMs, `sync of ${id}`);
+    assert.equal(state.indexedSeq, n, `${id}: indexed up to n`);
+    assert.equal(state.buffered, 0);
+
+    // Compaction goes on in the background after the fault: wait until nothing is pending.
+    let s = state;
+    await until(
+      `${id}: compaction caught up (${JSON.stringify(s.pending)}, included ${s.metrics.includedTokens})`,
+      async () => {
+        s = await thread.state();
+        return s.pending.length === 0;
+      },
+      timeoutMs,
+    );
+    assert.ok(s.compactions >= 1, `${id}: compacted`);
+    // The index holds every history message once, plus the summaries compactions inserted.
+    const inserted = (await thread.export()).summaries.length;
+    assert.equal(s.metrics.totalMessages - inserted, n, `${id}: the workflow indexed each message once`);
+    const ctx = await thread.context();
+    assert.ok(ctx.tokens <= BUDGET, `${id}: context ${ctx.tokens} tokens within ${BUDGET}`);
+    // Within budget by the compactions recorded in the store, not by the read-time fallback.
+    assert.equal(ctx.droppedOnRead, 0, `${id}: the stored view is compacted`);
+    ctx.openai.forEach((m, i) => {
+      if (m.role === 'tool') assert.equal(ctx.openai[i - 1]?.role, 'assistant', `${id}: no orphan result`);
+    });
+
+    const more = await thread.append({ id: `${id}-after`, role: 'user', content: 'still there?' });
+    assert.equal(more.messages[0]!.seq, n + 1, `${id}: appending goes on`);
+    assert.equal(more.announced, true);
+    assert.equal((await bounded(thread.sync(), timeoutMs, `sync of ${id}`)).indexedSeq, n + 1);
+    sizes.set(id, n);
+  }
+  return sizes;
+}
+
+/** Creates the threads with a small budget (so compaction activities run during the stream). */
+async function threadsFor(memory: DurableMemory, prefix: string): Promise<ThreadHandle[]> {
+  const threads = Array.from({ length: THREADS }, (_, i) => memory.thread(`${prefix}-${i}`));
+  for (const t of threads) {
+    const r = await t.append({
+      id: `${t.threadId}-system`,
+      role: 'system',
+      content: 'You are a weather bot.',
+    });
+    assert.equal(r.messages[0]!.seq, 1);
+    await t.configure({ budget: BUDGET });
+  }
+  return threads;
+}
+
+function log(line: string): void {
+  console.log(`# ${line}`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+describe('faults, each as a real process kill', { timeout: 600_000 }, () => {
+  test('worker killed with SIGKILL mid-activity, mid-stream; another worker takes over', async () => {
+    const t0 = Date.now();
+    const queue = `faults-${process.pid}-${++queues}`;
+    // The first worker holds each compaction for 20 s before recording it: the kill lands mid-activity.
+    const first = await startWorkerChild(queue, { DURABLE_MEMORY_HOLD_COMPACTION_MS: '20000' });
+    const memory = await openClient(queue);
+    const threads = await threadsFor(memory, 'kill-worker');
+    const stream = new Stream(threads, APPENDS, { gates: [60, 110] });
+
+    const held = await first.waitForLine(/compaction in flight/, 60_000);
+    const heldId = held.trim().split(' ').pop()!;
+    await stream.reached(55);
+    await first.kill9();
+    assert.equal(first.child.signalCode, 'SIGKILL');
+    log(`worker ${first.pid} killed after ${stream.acked} appends, compaction ${heldId} in flight`);
+    stream.window = true; // no worker: appends still commit and are announced to the server
+    stream.open(60);
+    await stream.reached(110);
+    stream.window = false;
+    const second = await startWorkerChild(queue);
+    log(`second worker ${second.pid} ready`);
+    stream.open(110);
+    await bounded(stream.done, 120_000, 'the stream');
+    assert.equal(stream.rejections.length, 0, 'no append failed: appends never need a worker');
+    const workerless = [...stream.acks.values()].flat().filter((a) => a.inWindow);
+    assert.ok(workerless.length >= 40, `appends while no worker ran: ${workerless.length}`);
+    assert.ok(
+      workerless.every((a) => a.announced),
+      'announced to the server without a worker',
+    );
+
+    const sizes = await assertIntact(stream);
+    // The killed attempt never recorded; its retry on the second worker recorded it exactly once.
+    const heldThread = threads.find((t) => heldId.startsWith(`${t.threadId}:`))!;
+    const records = (await heldThread.export()).compactions;
+    assert.equal(records.filter((r) => r.id === heldId).length, 1, `compaction ${heldId} recorded once`);
+    assert.equal(new Set(records.map((r) => r.id)).size, records.length);
+    assert.equal(second.child.exitCode, null, 'the second worker is still running');
+    const stopped = await second.stop('SIGTERM');
+    assert.equal(stopped.code, 0, `graceful stop:\n${second.output().slice(-2000)}`);
+    assert.match(second.output(), /worker stopped/);
+    await closeClient(memory);
+    log(`messages per thread ${[...sizes.values()].join(', ')}; ${Date.now() - t0} ms`);
+  });
+
+  test('Temporal dev server killed and restarted on the same file mid-stream', async () => {
+    const t0 = Date.now();
+    const queue = `faults-${process.pid}-${++queues}`;
+    const worker = await startWorkerChild(queue);
+    const memory = await openClient(queue);
+    const threads = await threadsFor(memory, 'kill-temporal');
+    const runIds = await Promise.all(
+      threads.map(
+        async (t) => (await memory.client.workflow.getHandle(workflowIdFor(t.threadId)).describe()).runId,
+      ),
+    );
+    const stream = new Stream(threads, APPENDS, { gates: [50, 56] });
+
+    await stream.reached(50);
+    const old = stack.temporal;
+    old.kill9();
+    await old.exited;
+    log(`temporal server killed after ${stream.acked} appends`);
+    stream.window = true;
+    stream.open(50);
+    await stream.reached(56); // each waits out one signal attempt (5 s), then returns unannounced
+    stream.window = false;
+    await stack.restartTemporal({ kill9: true });
+    log(`temporal server restarted on port ${stack.temporal.port} after ${Date.now() - t0} ms`);
+    stream.open(56);
+    await bounded(stream.done, 120_000, 'the stream');
+
+    assert.equal(stream.rejections.length, 0, 'PostgreSQL took every append while Temporal was down');
+    const acks = [...stream.acks.values()].flat();
+    const whileDown = acks.filter((a) => a.inWindow);
+    assert.ok(whileDown.length >= 6, `appends while the server was down: ${whileDown.length}`);
+    assert.ok(
+      whileDown.every((a) => !a.announced),
+      'appends while down resolve unannounced',
+    );
+    for (const t of threads) {
+      const last = stream.acks.get(t.threadId)!.at(-1)!;
+      assert.equal(last.announced, true, `${t.threadId}: the client reconnected by itself`);
+    }
+    // The announcer's background retries get through after the restart.
+    await until('announcement backlog drained', () => memory.pendingAnnouncements === 0, 60_000);
+
+    const sizes = await assertIntact(stream);
+    // The server kept its workflows: the same runs (nothing was started afresh from the store).
+    for (const [i, t] of threads.entries()) {
+      const d = await memory.client.workflow.getHandle(workflowIdFor(t.threadId)).describe();
+      assert.equal(d.runId, runIds[i], `${t.threadId}: same run after the restart`);
+      assert.equal(d.status.name, 'RUNNING');
+    }
+    assert.equal(
+      worker.child.exitCode,
+      null,
+      `the worker survived the outage:\n${worker.output().slice(-2000)}`,
+    );
+    assert.equal((await worker.stop('SIGTERM')).code, 0);
+    await closeClient(memory);
+    log(`messages per thread ${[...sizes.values()].join(', ')}; ${Date.now() - t0} ms`);
+  });
+
+  test('embedded PostgreSQL killed and restarted mid-stream', async () => {
+    const t0 = Date.now();
+    const queue = `faults-${process.pid}-${++queues}`;
+    const worker = await startWorkerChild(queue);
+    const memory = await openClient(queue);
+    const threads = await threadsFor(memory, 'kill-postgres');
+    const stream = new Stream(threads, APPENDS, { attemptMs: 10_000 });
+
+    await stream.reached(50);
+    const postgres = stack.postgres!;
+    postgres.kill9();
+    const killedAt = Date.now();
+    const ackedAtKill = stream.acked;
+    log(`PostgreSQL killed after ${stream.acked} appends`);
+    // Appends go on meanwhile and are refused; wait for a few refusals per thread, then restart.
+    await until('refused appends during the outage', () => stream.rejections.length >= 10 * THREADS, 30_000);
+    // Backends outlive a killed postmaster for a moment: appends they committed then are acknowledged
+    // (and, the commit having reached the WAL, must survive the crash like any other).
+    const ackedAfterKill = stream.acked - ackedAtKill;
+    await stack.restartPostgres({ kill9: true });
+    const outageMs = Date.now() - killedAt;
+    log(`PostgreSQL back after ${outageMs} ms; ${stream.rejections.length} appends refused meanwhile`);
+    await bounded(stream.done, 120_000, 'the stream');
+
+    // Every refusal came quickly, as an error (a hang would have failed the stream with TimeoutBound).
+    assert.ok(stream.rejections.length >= 10 * THREADS);
+    const slowest = Math.max(...stream.rejections.map((r) => r.ms));
+    assert.ok(slowest < 10_000, `slowest refusal ${slowest} ms`);
+    for (const r of stream.rejections) assert.ok(r.error instanceof Error);
+    const kinds = new Set(stream.rejections.map((r) => (r.error as Error).message.split('\n')[0]));
+    log(`refusals: ${[...kinds].join(' | ')}; slowest ${slowest} ms`);
+    log(`acknowledged after the kill, before the restart: ${ackedAfterKill}`);
+    // A retry of an append whose commit was in doubt is answered as a duplicate, not stored twice.
+    const duplicates = [...stream.acks.values()].flat().filter((a) => a.duplicate).length;
+    log(`acknowledged as duplicates on retry (commit landed, answer lost): ${duplicates}`);
+
+    const sizes = await assertIntact(stream);
+    assert.equal(
+      worker.child.exitCode,
+      null,
+      `the worker survived the outage:\n${worker.output().slice(-2000)}`,
+    );
+    assert.equal((await worker.stop('SIGTERM')).code, 0);
+    await closeClient(memory);
+    log(`messages per thread ${[...sizes.values()].join(', ')}; ${Date.now() - t0} ms`);
+  });
+  test(
+    'a thread handle first used while PostgreSQL is down works once it is back',
+    { timeout: 120_000 },
+    async () => {
+      const queue = `faults-${process.pid}-${++queues}`;
+      const memory = await openClient(queue);
+      try {
+        const postgres = stack.postgres!;
+        postgres.kill9();
+        // Backends outlive a killed postmaster for a moment: wait until the store really refuses.
+        await until('PostgreSQL to refuse', () =>
+          memory.store.thread('x').then(
+            () => false,
+            () => true,
+          ),
+        );
+        const handle = memory.thread('first-used-in-outage');
+        await assert.rejects(bounded(handle.append({ role: 'user', content: 'hi' }), 10_000, 'append'));
+        await stack.restartPostgres({ kill9: true });
+        const r = await bounded(handle.append({ role: 'user', content: 'hi again' }), 10_000, 'append');
+        assert.equal(r.messages[0]!.seq, 1);
+      } finally {
+        await closeClient(memory);
+      }
+    },
+  );
+});

@@ -1,0 +1,95 @@
+/**
+ * The MemoryStore contract on PostgreSQL, in a fresh database for this file, plus what only
+ * PostgreSQL has: a pool shared with (and left open for) its owner, and thread deletion that keeps
+ * the user's memories.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { PostgresMemoryStore } from '../../src/memory/postgres-memory-store.js';
+import { PostgresStore } from '../../src/store/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
+import { memoryStoreContract } from '../unit/memory-store-contract.js';
+
+let db: TestDatabase;
+before(async () => {
+  db = await createTestDatabase();
+});
+after(async () => {
+  await db?.drop();
+});
+
+memoryStoreContract('postgres', () => PostgresMemoryStore.connect(db.url));
+
+describe('PostgresMemoryStore on a shared pool', () => {
+  it('uses the pool it is given and leaves it open on close', async () => {
+    const threads = await PostgresStore.connect(db.url);
+    const pool = new pg.Pool({ connectionString: db.url });
+    try {
+      const memories = new PostgresMemoryStore(pool);
+      await memories.applyExtraction({
+        extractionId: 'shared-pool-1',
+        userId: 'shared-user',
+        threadId: 'shared-thread',
+        fromSeq: 1,
+        toSeq: 2,
+        model: 'test-model',
+        proposals: [{ text: 'User is vegetarian', sourceMessageIds: ['m1'] }],
+      });
+      await memories.close();
+      assert.equal((await pool.query('SELECT 1 AS one')).rows[0].one, 1);
+      assert.equal(await memories.extractedUpTo('shared-thread'), 2);
+    } finally {
+      await pool.end();
+      await threads.close();
+    }
+  });
+
+  it("deleting a thread removes the memories learned in it, not the user's others", async () => {
+    const threads = await PostgresStore.connect(db.url);
+    const memories = await PostgresMemoryStore.connect(db.url, { migrate: false });
+    try {
+      await threads.append(
+        'keep-thread',
+        [
+          {
+            message: { id: 'm1', role: 'user', parts: [{ type: 'text', text: "I'm vegetarian" }] },
+            tokens: 3,
+          },
+        ],
+        { userId: 'keep-user' },
+      );
+      await memories.applyExtraction({
+        extractionId: 'keep-1',
+        userId: 'keep-user',
+        threadId: 'keep-thread',
+        fromSeq: 1,
+        toSeq: 1,
+        model: 'test-model',
+        proposals: [{ text: 'User is vegetarian', sourceMessageIds: ['m1'] }],
+      });
+      await memories.applyExtraction({
+        extractionId: 'keep-2',
+        userId: 'keep-user',
+        threadId: 'other-thread',
+        fromSeq: 0,
+        toSeq: 1,
+        model: 'test-model',
+        proposals: [{ text: 'User lives in Oslo', sourceMessageIds: ['o1'] }],
+      });
+      assert.equal(await memories.extractedUpTo('keep-thread'), 1);
+      assert.equal(await threads.delete('keep-thread'), true);
+      // A deleted thread takes the memories learned in it (and its extraction progress) along;
+      // the user's memories from other threads stay.
+      const left = await memories.list('keep-user');
+      assert.deepEqual(
+        left.map((m) => m.text),
+        ['User lives in Oslo'],
+      );
+      assert.equal(await memories.extractedUpTo('keep-thread'), 0);
+    } finally {
+      await memories.close();
+      await threads.close();
+    }
+  });
+});

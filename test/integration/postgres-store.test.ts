@@ -1,0 +1,124 @@
+/**
+ * The store contract on PostgreSQL, plus what only PostgreSQL has: migrations racing each other,
+ * the error classification, and a latency probe of a one-message append.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { isTransientPgError, migrate, MIGRATIONS, PostgresStore } from '../../src/store/index.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { prepareEntries } from '../../src/store/internal/prepare.js';
+import { appendPrepared } from '../../src/store/postgres/pg-append.js';
+import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
+import { storeContract } from '../unit/store-contract.js';
+
+let db: TestDatabase;
+before(async () => {
+  db = await createTestDatabase();
+});
+after(async () => {
+  await db?.drop();
+});
+
+storeContract('postgres', () => PostgresStore.connect(db.url));
+
+describe('PostgreSQL migrations', () => {
+  it('applies once when two processes migrate a fresh database at the same time', async () => {
+    const fresh = await createTestDatabase();
+    const pools = [
+      new pg.Pool({ connectionString: fresh.url }),
+      new pg.Pool({ connectionString: fresh.url }),
+    ];
+    try {
+      const applied = await Promise.all(pools.map((pool) => migrate(pool)));
+      assert.deepEqual(
+        applied.flat(),
+        MIGRATIONS.map((m) => m.version),
+      );
+      assert.deepEqual(await migrate(pools[0]!), []);
+      const { rows } = await pools[0]!.query(
+        `SELECT (SELECT count(*)::int FROM schema_migrations) AS versions,
+                (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables`,
+      );
+      assert.deepEqual(rows[0], { versions: MIGRATIONS.length, tables: 7 });
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+      await fresh.drop();
+    }
+  });
+});
+
+describe('isTransientPgError', () => {
+  it('retries connection, shutdown, serialization, deadlock and capacity failures', () => {
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '08006', '08001', '40001', '40P01', '53300']) {
+      assert.equal(isTransientPgError(Object.assign(new Error(code), { code })), true, code);
+    }
+    assert.equal(isTransientPgError(new Error('Connection terminated unexpectedly')), true);
+    assert.equal(
+      isTransientPgError(new AggregateError([Object.assign(new Error(), { code: 'ECONNREFUSED' })])),
+      true,
+    );
+  });
+
+  it('does not retry constraint, syntax or data errors', () => {
+    for (const code of ['23505', '42601', '22P05', '42P01']) {
+      assert.equal(isTransientPgError(Object.assign(new Error(code), { code })), false, code);
+    }
+    assert.equal(isTransientPgError(undefined), false);
+  });
+
+  it('classifies a real refused connection as transient', async () => {
+    const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
+    const err = await client.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.equal(isTransientPgError(err), true);
+  });
+});
+
+describe('PostgreSQL text the server refuses', () => {
+  it('names a NUL byte that slipped past validation instead of failing obscurely', async () => {
+    const store = await PostgresStore.connect(db.url);
+    try {
+      // Bypass prepareEntries (which rejects NUL first) to reach the server's own refusal.
+      const [entry] = prepareEntries([
+        { message: { id: 'ok', role: 'user', parts: [{ type: 'text', text: 'x' }] }, tokens: 1 },
+      ]);
+      entry!.message.parts = [{ type: 'text', text: 'a\u0000b' }];
+      await assert.rejects(
+        appendPrepared(store.pool, 'nul-thread', [entry!]),
+        (err: unknown) =>
+          err instanceof ValidationError && err.code === 'nul_byte' && /NUL|\\u0000/.test(err.message),
+      );
+      assert.equal(await store.thread('nul-thread'), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('PostgreSQL append latency', () => {
+  it('appends one 500-byte message in a few milliseconds (p50 of 200 sequential appends)', async (t) => {
+    const store = await PostgresStore.connect(db.url);
+    try {
+      const thread = `latency-${Date.now()}`;
+      const body = 'x'.repeat(500);
+      const times: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const start = performance.now();
+        await store.append(thread, [
+          { message: { id: `m${i}`, role: 'user', parts: [{ type: 'text', text: body }] }, tokens: 130 },
+        ]);
+        times.push(performance.now() - start);
+      }
+      times.sort((a, b) => a - b);
+      const p50 = times[100]!;
+      const p99 = times[197]!;
+      t.diagnostic(`append p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
+      assert.ok(p50 < 25, `p50 ${p50} ms`);
+    } finally {
+      await store.close();
+    }
+  });
+});

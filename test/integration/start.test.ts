@@ -1,0 +1,76 @@
+/**
+ * `npm start` as a new user runs it: a fresh DURABLE_MEMORY_HOME, start, append through connect(),
+ * stop with Ctrl-C, start again, and the thread is there. Nothing is left running.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
+import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { TEST_CLI_HOME } from '../support/stack.js';
+import { connect } from '../../src/client/connect.js';
+import { canConnect } from '../../src/runtime/ports.js';
+
+let home: string;
+after(async () => {
+  if (home) {
+    await reapLeftovers(home);
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
+async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild> {
+  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env });
+  await child.waitForLine(/ready/, 120_000);
+  return child;
+}
+
+test(
+  'npm start: fresh home, append, stop, start again, the thread is there',
+  { timeout: 300_000 },
+  async () => {
+    home = await mkdtemp(path.join(tmpdir(), 'durable-memory-start-'));
+    await chmod(home, 0o755); // as root, PostgreSQL runs as another user, who must reach its data dir
+    // The CLI is reused from the test cache so the test does not download it on every run; the
+    // lookup order itself (TEMPORAL_CLI_PATH, PATH, home, PyPI) is covered by runtime.test.ts.
+    const cli = await findTemporalCli(TEST_CLI_HOME);
+    const env = {
+      DURABLE_MEMORY_HOME: home,
+      TEMPORAL_CLI_PATH: cli.path,
+      TEMPORAL_ADDRESS: '',
+      DATABASE_URL: '',
+    };
+    const first = await startOnce(env);
+    const endpoints = JSON.parse(await readFile(path.join(home, 'endpoints.json'), 'utf8'));
+    assert.match(endpoints.temporalAddress, /^127\.0\.0\.1:\d+$/);
+    assert.equal(endpoints.taskQueue, 'durable-memory');
+
+    let memory = await connect({ home });
+    await memory.thread('survivor').append([
+      { id: 'a', role: 'user', content: 'remember me' },
+      { id: 'b', role: 'assistant', content: 'I will' },
+    ]);
+    assert.equal((await memory.thread('survivor').sync()).indexedSeq, 2);
+    await memory.close();
+
+    const exit = await first.stop('SIGINT', 30_000);
+    assert.equal(exit.code, 0, first.output());
+    const port = Number(endpoints.temporalAddress.split(':')[1]);
+    assert.equal(await canConnect(port), false, 'the dev server stopped with npm start');
+
+    const second = await startOnce(env);
+    memory = await connect({ home });
+    const t = memory.thread('survivor');
+    assert.deepEqual(
+      (await t.history()).messages.map((m) => m.id),
+      ['a', 'b'],
+    );
+    await t.append({ id: 'c', role: 'user', content: 'still there?' });
+    const state = await t.sync();
+    assert.equal(state.indexedSeq, 3);
+    await memory.close();
+    assert.equal((await second.stop('SIGINT', 30_000)).code, 0, second.output());
+  },
+);

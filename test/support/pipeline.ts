@@ -1,0 +1,112 @@
+/**
+ * A whole pipeline for integration tests: the test stack (real Temporal dev server, real PostgreSQL),
+ * a worker in this process with the workflow bundle built once, and a connected client.
+ */
+import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import { connect, type ConnectOptions, type DurableMemory } from '../../src/client/connect.js';
+import { createWorker, workflowsPath } from '../../src/runtime/worker.js';
+import { PostgresMemoryStore } from '../../src/memory/postgres-memory-store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { startTestStack, type TestStack } from './stack.js';
+import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/** The workflow bundle, built once per test process. */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+  return bundle;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (m: string) => console.error(m),
+};
+
+/** A running worker with its own store. */
+export interface TestWorker {
+  stop(): Promise<void>;
+}
+
+/** Starts a worker against the stack. */
+export async function startWorker(
+  stack: TestStack,
+  taskQueue: string,
+  llm?: LlmRuntime,
+): Promise<TestWorker> {
+  const store = await PostgresStore.connect(stack.databaseUrl, { migrate: true });
+  const memories = await PostgresMemoryStore.connect(stack.databaseUrl);
+  const { worker, connection } = await createWorker({
+    temporalAddress: stack.temporalAddress,
+    namespace: stack.namespace,
+    taskQueue,
+    store,
+    memories,
+    // Hermetic: the tests' own LLM server, or the local fallbacks whatever the environment says.
+    llm: llm ?? llmRuntimeFromEnv({}),
+    log: () => undefined,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '2s',
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      if ((worker as Worker).getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await store.close();
+      await memories.close();
+    },
+  };
+}
+
+/** Stack + worker + client. */
+export interface TestPipeline {
+  stack: TestStack;
+  memory: DurableMemory;
+  taskQueue: string;
+  worker: TestWorker;
+  /** A new client with other options on the same stack and task queue. */
+  connect(options?: Partial<ConnectOptions>): Promise<DurableMemory>;
+  stop(): Promise<void>;
+}
+
+let queues = 0;
+
+/** Starts everything; `stop()` tears it all down. */
+export async function startPipeline(
+  options: Partial<ConnectOptions> = {},
+  extra: { llm?: LlmRuntime } = {},
+): Promise<TestPipeline> {
+  const stack = await startTestStack();
+  const taskQueue = `test-${process.pid}-${++queues}`;
+  const worker = await startWorker(stack, taskQueue, extra.llm);
+  const open = (extra: Partial<ConnectOptions> = {}) =>
+    connect({
+      temporalAddress: stack.temporalAddress,
+      namespace: stack.namespace,
+      databaseUrl: stack.databaseUrl,
+      taskQueue,
+      ...options,
+      ...extra,
+    });
+  const memory = await open();
+  const pipeline: TestPipeline = {
+    stack,
+    memory,
+    taskQueue,
+    worker,
+    connect: open,
+    async stop() {
+      await memory.close();
+      await pipeline.worker.stop();
+      await stack.stop();
+    },
+  };
+  return pipeline;
+}

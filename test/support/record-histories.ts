@@ -1,0 +1,226 @@
+/**
+ * Records thread workflow histories from real runs, for the replay test:
+ *
+ *     node --import tsx test/support/record-histories.ts
+ *
+ * Starts a test stack and a worker, drives a few threads through the paths the workflow has (appends
+ * with tool calls, a lost signal caught up after the gap timer, a sync that catches up, configure,
+ * background and explicit compaction, continue-as-new at a low threshold, delete), then writes every
+ * run's history (SDK JSON format) to test/fixtures/histories/<thread>.run<k>.json. Re-run it after a
+ * deliberate change to the workflow's commands, and commit the new files beside the old ones: old
+ * histories must keep replaying as long as such runs may still be open.
+ */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Client } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
+import type { DurableMemory } from '../../src/client/connect.js';
+import type { ThreadHandle } from '../../src/client/thread-handle.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { truncation } from '../../src/compaction/strategies/truncation.js';
+import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
+import { workflowIdFor } from '../../workflows/shared.js';
+import { startPipeline } from './pipeline.js';
+import { REPO_ROOT } from './processes.js';
+
+/** Where the replay test finds the histories. */
+export const HISTORIES_DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'histories');
+
+// The SDK's historyToJSON / historyFromJSON (@temporalio/common) fail in this install with "type must
+// be a Type": @temporalio/common and @temporalio/proto each got their own copy of protobufjs, and
+// protojson checks `instanceof Type` against its own copy. So convert with the protojson of the copy
+// that @temporalio/proto's types were built with (the same one whenever the install is deduplicated).
+interface ProtoJson {
+  toJson(type: unknown, message: unknown): unknown;
+  fromJson(type: unknown, json: unknown, options?: { ignoreUnknownFields?: boolean }): unknown;
+}
+const requireHere = createRequire(import.meta.url);
+// CommonJS modules, loaded as such: the patch walks the root's own namespace objects.
+const proto = requireHere('@temporalio/proto') as typeof import('@temporalio/proto');
+const { patchProtobufRoot } = requireHere(
+  '@temporalio/proto/lib/patch-protobuf-root',
+) as typeof import('@temporalio/proto/lib/patch-protobuf-root.js');
+const protojson = createRequire(requireHere.resolve('@temporalio/proto'))(
+  'protobufjs/ext/protojson',
+) as ProtoJson;
+const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType(
+  'temporal.api.history.v1.History',
+);
+
+/** A history as (unindented) JSON in the format of `temporal workflow show --output json` and the SDK. */
+export function historyToJson(history: History): string {
+  const message = proto.temporal.api.history.v1.History.fromObject(history);
+  return JSON.stringify(protojson.toJson(historyType, message));
+}
+
+/** Parses {@link historyToJson}'s output into a History for `Worker.runReplayHistories`. */
+export function historyFromJson(json: unknown): History {
+  return protojson.fromJson(historyType, json, { ignoreUnknownFields: true }) as History;
+}
+
+const text = (id: string, role: 'user' | 'assistant', t: string) => ({
+  id,
+  role,
+  parts: [{ type: 'text' as const, text: t }],
+});
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until the workflow has nothing pending (its last workflow task completed). */
+async function settle(t: ThreadHandle): Promise<void> {
+  await until(`${t.threadId} to settle`, async () => (await t.state()).pending.length === 0).catch(
+    async (err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(await t.state())}`);
+    },
+  );
+}
+
+/** A turn with a tool call, in the OpenAI format. */
+function toolTurn(prefix: string, i: number) {
+  return [
+    { id: `${prefix}-q${i}`, role: 'user' as const, content: `What is the weather in city ${i}?` },
+    {
+      id: `${prefix}-a${i}`,
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: [
+        {
+          id: `${prefix}-c${i}`,
+          type: 'function' as const,
+          function: { name: 'get_weather', arguments: `{"city":${i}}` },
+        },
+      ],
+    },
+    {
+      id: `${prefix}-r${i}`,
+      role: 'tool' as const,
+      tool_call_id: `${prefix}-c${i}`,
+      content: `city ${i}: sunny, ${i} degrees, light wind`,
+    },
+    { id: `${prefix}-x${i}`, role: 'assistant' as const, content: `It is sunny in city ${i}.` },
+  ];
+}
+
+/** Appends, configure, background compaction, explicit compact with another strategy, sync. */
+async function toolsThread(memory: DurableMemory): Promise<string> {
+  const t = memory.thread('replay-tools', { userId: 'u1' });
+  await t.append({ id: 'sys', role: 'system', content: 'You are a weather assistant.' });
+  // Memory extraction every 2 turns and on a short idle timer, so both paths are recorded.
+  await t.configure({ budget: 250, extractEveryTurns: 2, idleMs: 1000 });
+  for (let i = 0; i < 8; i++) await t.append(toolTurn('tools', i));
+  await t.sync();
+  await settle(t);
+  await t.configure({
+    strategy: truncation({ trigger: tokensExceed(100), target: tokensBelow(80), minimumPreserved: 1 }),
+  });
+  await t.compact();
+  await t.configure({ budget: 10_000 });
+  await t.append(text('tools-last', 'user', 'thanks!'));
+  await t.sync();
+  await settle(t);
+  return t.threadId;
+}
+
+/** A lost announcement in the middle (gap timer, then catch-up) and one at the end (sync catches up). */
+async function lostSignalThread(memory: DurableMemory, databaseUrl: string): Promise<string> {
+  const t = memory.thread('replay-lost-signal');
+  await t.append(text('l1', 'user', 'first'));
+  const store = await PostgresStore.connect(databaseUrl);
+  try {
+    // A client that committed and died before announcing: the store only.
+    await store.append(t.threadId, [{ message: text('l2', 'assistant', 'never announced'), tokens: 4 }]);
+    await t.append(text('l3', 'user', 'third'));
+    await until('the gap to close', async () => (await t.state()).indexedSeq === 3);
+    await store.append(t.threadId, [{ message: text('l4', 'assistant', 'also silent'), tokens: 4 }]);
+  } finally {
+    await store.close();
+  }
+  const s = await t.sync();
+  if (s.indexedSeq !== 4) throw new Error(`lost-signal: indexed ${s.indexedSeq}, expected 4`);
+  await settle(t);
+  return t.threadId;
+}
+
+/** Enough appends (and compactions) for several runs at a threshold of 60 events. */
+async function continueAsNewThread(memory: DurableMemory): Promise<string> {
+  const t = memory.thread('replay-can');
+  await t.append({ id: 'can-sys', role: 'system', content: 'You are terse.' });
+  await t.configure({ budget: 200 });
+  for (let i = 0; i < 20; i++) {
+    await t.append(toolTurn('can', i));
+    if (i % 5 === 4) await t.sync();
+  }
+  await t.sync();
+  await until('three runs', async () => (await t.state()).run >= 3);
+  await settle(t);
+  return t.threadId;
+}
+
+/** A thread that is deleted: its workflow ends. */
+async function deletedThread(memory: DurableMemory): Promise<string> {
+  const t = memory.thread('replay-deleted');
+  await t.append([text('d1', 'user', 'hello'), text('d2', 'assistant', 'hi')]);
+  await t.sync();
+  await t.delete();
+  return t.threadId;
+}
+
+/** Every run of a workflow, oldest first: walks back from the latest by continuedExecutionRunId. */
+async function runsOf(client: Client, workflowId: string): Promise<{ runId: string; json: string }[]> {
+  const runs: { runId: string; json: string }[] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.unshift({ runId, json: historyToJson(history) });
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes ?? undefined;
+    runId = started?.continuedExecutionRunId || undefined;
+  }
+  return runs;
+}
+
+async function main(): Promise<void> {
+  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } });
+  try {
+    const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 60, gapTimeoutMs: 200 } });
+    const threads = [
+      await toolsThread(p.memory),
+      await lostSignalThread(p.memory, p.stack.databaseUrl),
+      await continueAsNewThread(can),
+      await deletedThread(p.memory),
+    ];
+    await can.close();
+
+    await mkdir(HISTORIES_DIR, { recursive: true });
+    for (const f of await readdir(HISTORIES_DIR)) {
+      if (f.endsWith('.json')) await rm(path.join(HISTORIES_DIR, f));
+    }
+    let total = 0;
+    for (const threadId of threads) {
+      const runs = await runsOf(p.memory.client, workflowIdFor(threadId));
+      for (const [i, run] of runs.entries()) {
+        const file = path.join(HISTORIES_DIR, `${threadId}.run${i + 1}.json`);
+        await writeFile(file, run.json + '\n');
+        total += run.json.length;
+        console.log(`${path.relative(REPO_ROOT, file)}: ${run.json.length} bytes`);
+      }
+    }
+    console.log(`${total} bytes in all`);
+  } finally {
+    await p.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

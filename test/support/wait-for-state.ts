@@ -1,0 +1,21 @@
+/**
+ * Polls a thread's state until a condition holds (background work is asynchronous by design), with a
+ * deadline; the error shows the last state, so a failure says what the thread was doing.
+ */
+import type { ThreadHandle } from '../../src/client/thread-handle.js';
+import type { ThreadStateView } from '../../workflows/shared.js';
+
+export async function waitForState(
+  t: ThreadHandle,
+  what: string,
+  ok: (s: ThreadStateView) => boolean,
+  timeoutMs = 30_000,
+): Promise<ThreadStateView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await t.state();
+    if (ok(s)) return s;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

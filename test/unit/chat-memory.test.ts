@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChatMemory } from '../../src/memory/chat-memory.js';
+import { messageWindow, tokenWindow } from '../../src/compaction/strategies/windows.js';
+import { InMemoryStore } from '../../src/store/memory-store.js';
+
+test('message window: system kept, oldest evicted, tool call evicted with its result', async () => {
+  const memory = new ChatMemory({ id: 'u1', strategy: messageWindow(3) });
+  await memory.add({ role: 'system', content: 'be kind' });
+  await memory.add({ role: 'user', content: 'weather?' });
+  await memory.add({
+    role: 'assistant',
+    parts: [{ type: 'tool_call', callId: 'c', name: 'w', arguments: {} }],
+  });
+  await memory.add({ role: 'tool', parts: [{ type: 'tool_result', callId: 'c', result: 'sun' }] });
+  await memory.add({ role: 'assistant', content: 'sunny' });
+  const roles = (await memory.messages()).map((m) => m.role);
+  assert.deepEqual(roles, ['system', 'assistant']);
+});
+
+test('token window and a shared store; clear forgets', async () => {
+  const store = new InMemoryStore();
+  const memory = new ChatMemory({ id: 'u2', store, strategy: tokenWindow(40) });
+  for (let i = 0; i < 10; i++) await memory.add({ role: 'user', content: `message number ${i}` });
+  const kept = await memory.messages();
+  assert.ok(kept.length > 0 && kept.length < 10);
+  assert.deepEqual(kept.at(-1)!.parts[0], { type: 'text', text: 'message number 9' });
+  assert.equal((await store.history('u2')).messages.length, 10, 'history is kept whole');
+  await memory.clear();
+  assert.deepEqual(await memory.messages(), []);
+});
+
+test('invalid input is rejected and nothing is stored', async () => {
+  const memory = new ChatMemory({ id: 'u3' });
+  await assert.rejects(memory.add({ role: 'user', content: '' }), { code: 'empty_message' });
+  assert.deepEqual(await memory.messages(), []);
+});

@@ -1,0 +1,307 @@
+/**
+ * The contract every MemoryStore must meet, run against each backend (in-memory in test/unit,
+ * PostgreSQL in test/integration). One suite, so the two cannot drift apart. Each test uses its own
+ * user ids, so tests share one store.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ValidationError } from '../../src/model/errors.js';
+import type { ExtractionInput, MemoryProposalInput, MemoryStore } from '../../src/memory/memory-store.js';
+
+/** A fresh id with a readable prefix. */
+const fresh = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/** A proposal learned from `sourceMessageIds` (default one message). */
+const fact = (text: string, more: Partial<MemoryProposalInput> = {}): MemoryProposalInput => ({
+  text,
+  sourceMessageIds: ['m1'],
+  ...more,
+});
+
+/** An extraction of `proposals` for `userId`, over seqs 1..10 of a fresh thread unless told. */
+const extraction = (
+  userId: string,
+  proposals: MemoryProposalInput[],
+  more: Partial<ExtractionInput> = {},
+) => ({
+  extractionId: fresh('ex'),
+  userId,
+  threadId: fresh('thread'),
+  fromSeq: 1,
+  toSeq: 10,
+  model: 'test-model',
+  proposals,
+  ...more,
+});
+
+/** Asserts a rejection with a ValidationError of `code`. */
+const rejectsWith = (promise: Promise<unknown>, code: string) =>
+  assert.rejects(promise, (err: unknown) => err instanceof ValidationError && err.code === code);
+
+/**
+ * Registers the contract suite.
+ * @param name label of the backend.
+ * @param makeStore creates the store once for the suite.
+ */
+export function memoryStoreContract(name: string, makeStore: () => Promise<MemoryStore>): void {
+  describe(`MemoryStore contract: ${name}`, () => {
+    let store: MemoryStore;
+    before(async () => {
+      store = await makeStore();
+    });
+    after(() => store?.close());
+
+    it('adds a fact with its source message ids and provenance', async () => {
+      const user = fresh('user');
+      const input = extraction(user, [
+        fact('User is vegetarian', { category: 'diet', sourceMessageIds: ['a', 'b'] }),
+      ]);
+      const result = await store.applyExtraction(input);
+      assert.deepEqual(result.superseded, []);
+      assert.deepEqual(result.duplicates, []);
+      const [added] = result.added;
+      assert.equal(added?.id, `${input.extractionId}:0`);
+      assert.deepEqual(
+        { ...added, createdAt: undefined, updatedAt: undefined },
+        {
+          id: `${input.extractionId}:0`,
+          userId: user,
+          text: 'User is vegetarian',
+          category: 'diet',
+          sourceThreadId: input.threadId,
+          sourceMessageIds: ['a', 'b'],
+          status: 'active',
+          extractionId: input.extractionId,
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
+      );
+      assert.ok(!Number.isNaN(Date.parse(added!.createdAt)));
+      assert.deepEqual(await store.get(user, added!.id), added);
+      assert.deepEqual(await store.list(user), [added]);
+    });
+
+    it('treats null optional fields (as an LLM’s JSON has them) as absent', async () => {
+      const user = fresh('user');
+      const nulls = { category: null, supersedes: null, reason: null } as unknown as MemoryProposalInput;
+      const { added } = await store.applyExtraction(
+        extraction(user, [{ ...fact('User is tall'), ...nulls }]),
+      );
+      assert.equal(added.length, 1);
+      assert.equal('category' in added[0]!, false);
+      assert.deepEqual(await store.list(user), added);
+    });
+
+    it('supersedes a contradicted fact and keeps it, marked with when, why and by which memory', async () => {
+      const user = fresh('user');
+      const first = await store.applyExtraction(extraction(user, [fact('User lives in Oslo')]));
+      const oldId = first.added[0]!.id;
+      const moved = fact('User lives in Bergen', { supersedes: oldId, reason: 'user said they moved' });
+      const second = await store.applyExtraction(extraction(user, [moved]));
+      const newer = second.added[0]!;
+      const old = second.superseded[0]!;
+      assert.equal(old.id, oldId);
+      assert.equal(old.status, 'superseded');
+      assert.equal(old.supersededBy, newer.id);
+      assert.equal(old.supersededReason, 'user said they moved');
+      assert.ok(Date.parse(old.supersededAt!) >= Date.parse(old.createdAt));
+      assert.deepEqual(await store.get(user, oldId), old);
+      assert.deepEqual(await store.list(user), [newer]);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), [newer, old]);
+    });
+
+    it('adds without superseding when the id is unknown, another user’s or already superseded', async () => {
+      const [user, other] = [fresh('user'), fresh('other')];
+      const theirs = (await store.applyExtraction(extraction(other, [fact('Other likes tea')]))).added[0]!;
+      const a = (await store.applyExtraction(extraction(user, [fact('User likes tea')]))).added[0]!;
+      const coffee = await store.applyExtraction(
+        extraction(user, [fact('User likes coffee', { supersedes: a.id })]),
+      );
+      const result = await store.applyExtraction(
+        extraction(user, [
+          fact('User likes juice', { supersedes: 'no-such-memory' }),
+          fact('User likes milk', { supersedes: theirs.id }),
+          fact('User likes water', { supersedes: a.id }),
+        ]),
+      );
+      assert.equal(result.added.length, 3);
+      assert.deepEqual(result.superseded, []);
+      assert.equal((await store.get(other, theirs.id))?.status, 'active');
+      assert.equal((await store.get(user, a.id))?.supersededBy, coffee.added[0]!.id);
+    });
+
+    it('does not store a repeated fact twice (case and spacing ignored) and reports it', async () => {
+      const user = fresh('user');
+      await store.applyExtraction(extraction(user, [fact('User is vegetarian')]));
+      const again = await store.applyExtraction(
+        extraction(user, [fact('  user IS   vegetarian.'), fact('User has a dog'), fact('user has a DOG')]),
+      );
+      assert.deepEqual(again.duplicates, ['  user IS   vegetarian.', 'user has a DOG']);
+      assert.deepEqual(
+        again.added.map((m) => m.text),
+        ['User has a dog'],
+      );
+      assert.equal((await store.list(user)).length, 2);
+      // The same fact in another resource is another scope's memory, not a duplicate.
+      const elsewhere = await store.applyExtraction(
+        extraction(user, [fact('User is vegetarian')], { resourceId: 'r1' }),
+      );
+      assert.equal(elsewhere.added.length, 1);
+    });
+
+    it('applies an extraction exactly once: a retry returns the first result and writes nothing', async () => {
+      const user = fresh('user');
+      const input = extraction(user, [fact('User plays chess'), fact('User speaks Norwegian')]);
+      const first = await store.applyExtraction(input);
+      const retry = await store.applyExtraction({ ...input, proposals: [fact('Something else')] });
+      assert.deepEqual(retry, first);
+      const racing = extraction(user, [fact('User runs marathons')]);
+      const [x, y] = await Promise.all([store.applyExtraction(racing), store.applyExtraction(racing)]);
+      assert.deepEqual(x, y);
+      assert.equal((await store.list(user, { includeSuperseded: true })).length, 3);
+      await rejectsWith(store.applyExtraction({ ...input, userId: fresh('thief') }), 'duplicate_id');
+    });
+
+    it('reports how far each thread was extracted', async () => {
+      const user = fresh('user');
+      const thread = fresh('thread');
+      assert.equal(await store.extractedUpTo(thread), 0);
+      await store.applyExtraction(
+        extraction(user, [fact('User owns a bike')], { threadId: thread, toSeq: 12 }),
+      );
+      await store.applyExtraction(extraction(user, [], { threadId: thread, fromSeq: 13, toSeq: 20 }));
+      await store.applyExtraction(extraction(user, [], { toSeq: 99 }));
+      assert.equal(await store.extractedUpTo(thread), 20);
+    });
+
+    it("never shows one user's memories to another", async () => {
+      const [alice, bob] = [fresh('alice'), fresh('bob')];
+      const secret = (await store.applyExtraction(extraction(alice, [fact('User is vegetarian')]))).added[0]!;
+      assert.deepEqual(await store.list(bob, { includeSuperseded: true }), []);
+      assert.deepEqual(await store.search(bob, 'vegetarian'), []);
+      assert.deepEqual(await store.search(bob, ''), []);
+      assert.equal(await store.get(bob, secret.id), undefined);
+      assert.equal(await store.correct(bob, secret.id, 'User eats meat'), undefined);
+      assert.equal(await store.remove(bob, secret.id), false);
+      assert.deepEqual(await store.list(alice), [secret]);
+    });
+
+    it('scopes by resource: one resource sees its own and user-wide memories, never another’s', async () => {
+      const user = fresh('user');
+      await store.applyExtraction(extraction(user, [fact('User is vegetarian')]));
+      await store.applyExtraction(
+        extraction(user, [fact('Project uses vegetarian recipes')], { resourceId: 'r1' }),
+      );
+      await store.applyExtraction(
+        extraction(user, [fact('Project serves vegetarian food')], { resourceId: 'r2' }),
+      );
+      const texts = (memories: { text: string }[]) => memories.map((m) => m.text).sort();
+      assert.deepEqual(texts(await store.list(user, { resourceId: 'r1' })), [
+        'Project uses vegetarian recipes',
+        'User is vegetarian',
+      ]);
+      assert.deepEqual(texts(await store.search(user, 'vegetarian', { resourceId: 'r2' })), [
+        'Project serves vegetarian food',
+        'User is vegetarian',
+      ]);
+      assert.equal((await store.list(user)).length, 3);
+    });
+
+    it('ranks the relevant live memory first for the latest user turn', async () => {
+      const user = fresh('user');
+      await store.applyExtraction(extraction(user, [fact('User is vegetarian'), fact('User lives in Oslo')]));
+      const ranked = await store.search(user, "what should I cook? I'm vegetarian");
+      assert.equal(ranked[0]?.text, 'User is vegetarian');
+      assert.ok(ranked[0]!.score > 0);
+      assert.ok(ranked.every((m, i) => i === 0 || m.score <= ranked[0]!.score));
+      assert.equal((await store.search(user, 'vegetarian', { limit: 0 })).length, 0);
+      // Query syntax characters are just text, never a syntax error.
+      const odd = await store.search(user, "O'Neil's \\ vegetarian: a&b | (x) !y:* 'oslo'");
+      assert.deepEqual(odd.map((m) => m.text).sort(), ['User is vegetarian', 'User lives in Oslo']);
+    });
+
+    it('falls back to recency for a query without searchable words, and skips superseded memories', async () => {
+      const user = fresh('user');
+      const old = (await store.applyExtraction(extraction(user, [fact('User likes jazz')]))).added[0]!;
+      await store.applyExtraction(extraction(user, [fact('User likes rock', { supersedes: old.id })]));
+      await store.applyExtraction(extraction(user, [fact('User has two cats')]));
+      const recent = await store.search(user, '?!');
+      assert.deepEqual(
+        recent.map((m) => [m.text, m.score]),
+        [
+          ['User has two cats', 0],
+          ['User likes rock', 0],
+        ],
+      );
+      assert.equal((await store.search(user, '', { limit: 1 })).length, 1);
+      assert.deepEqual((await store.search(user, 'jazz')).length, 0);
+    });
+
+    it('applies a correction: the old memory superseded by the user, the new one returned', async () => {
+      const user = fresh('user');
+      const input = extraction(user, [fact('User is 30', { category: 'age' })], { resourceId: 'r1' });
+      const old = (await store.applyExtraction(input)).added[0]!;
+      const corrected = await store.correct(user, old.id, 'User is 31');
+      assert.equal(corrected?.text, 'User is 31');
+      assert.equal(corrected?.extractionId, 'user');
+      assert.equal(corrected?.resourceId, 'r1');
+      assert.equal(corrected?.category, 'age');
+      assert.deepEqual(corrected?.sourceMessageIds, []);
+      const marked = await store.get(user, old.id);
+      assert.equal(marked?.status, 'superseded');
+      assert.equal(marked?.supersededBy, corrected?.id);
+      assert.equal(marked?.supersededReason, 'corrected by user');
+      assert.deepEqual(await store.list(user), [corrected]);
+      assert.equal(await store.correct(user, 'no-such-memory', 'x'), undefined);
+      assert.equal(await store.correct(user, old.id, 'User is 32'), undefined);
+      await rejectsWith(store.correct(user, corrected!.id, 'bad\u0000text'), 'nul_byte');
+      assert.equal((await store.get(user, corrected!.id))?.status, 'active');
+    });
+
+    it('removes a memory only on request, and only the user’s own', async () => {
+      const user = fresh('user');
+      const { added } = await store.applyExtraction(
+        extraction(user, [fact('User has a cat'), fact('User skis')]),
+      );
+      assert.equal(await store.remove(user, added[0]!.id), true);
+      assert.equal(await store.remove(user, added[0]!.id), false);
+      assert.equal(await store.get(user, added[0]!.id), undefined);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), [added[1]]);
+    });
+
+    it('erases everything of one user and nothing of another', async () => {
+      const [user, other] = [fresh('user'), fresh('other')];
+      const first = (await store.applyExtraction(extraction(user, [fact('User likes tea')]))).added[0]!;
+      await store.applyExtraction(
+        extraction(user, [fact('User likes coffee', { supersedes: first.id }), fact('X')]),
+      );
+      await store.applyExtraction(extraction(other, [fact('Other likes tea')]));
+      assert.equal(await store.removeUser(user), 3);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), []);
+      assert.equal(await store.removeUser(user), 0);
+      assert.equal((await store.list(other)).length, 1);
+    });
+
+    it('rejects unstorable or malformed input before writing anything', async () => {
+      const user = fresh('user');
+      const thread = fresh('thread');
+      const bad = (proposals: MemoryProposalInput[], more: Partial<ExtractionInput> = {}) =>
+        store.applyExtraction(
+          extraction(user, [fact('User is fine'), ...proposals], { threadId: thread, ...more }),
+        );
+      await rejectsWith(bad([fact('a\u0000b')]), 'nul_byte');
+      await rejectsWith(bad([fact('half \ud800 a pair')]), 'lone_surrogate');
+      await rejectsWith(bad([fact('ok', { sourceMessageIds: ['m\u0000'] })]), 'nul_byte');
+      await rejectsWith(bad([fact('   ')]), 'empty_message');
+      await rejectsWith(bad([], { fromSeq: 5, toSeq: 4 }), 'invalid_option');
+      await rejectsWith(bad([], { extractionId: 'user' }), 'invalid_id');
+      await rejectsWith(bad([], { userId: '' }), 'invalid_id');
+      await rejectsWith(store.search(user, 'x', { limit: -1 }), 'invalid_option');
+      await rejectsWith(store.get(user, 'id\u0000'), 'nul_byte');
+      await rejectsWith(store.list(''), 'invalid_id');
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), []);
+      assert.equal(await store.extractedUpTo(thread), 0);
+    });
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * The public API as a user imports it: `import { ... } from 'durable-memory'` resolves through
+ * package.json `exports` to the build (dist/), which `npm install` produces.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+test("the package's public API resolves from its name and works", async () => {
+  const api = await import('durable-memory');
+  for (const name of [
+    'compact',
+    'connect',
+    'ChatMemory',
+    'tokenBudget',
+    'toOpenAI',
+    'tokenizerForModel',
+    'createWorker',
+  ]) {
+    assert.ok(name in api, `${name} is exported`);
+  }
+  const { messages, warnings } = await api.compact(
+    [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'a'.repeat(400) },
+      { role: 'user', content: 'latest' },
+    ],
+    api.tokenBudget({ budget: 40 }),
+    { tokenizer: api.tokenizerForModel('gpt-4o') },
+  );
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['system', 'user'],
+  );
+  assert.deepEqual(warnings, []);
+});

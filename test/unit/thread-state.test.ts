@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ThreadState } from '../../workflows/thread-state.js';
+import type { SeqMeta } from '../../workflows/shared.js';
+import { conversation } from '../support/conversation.js';
+
+function metas(n: number, tokens = 10): SeqMeta[] {
+  const c = conversation();
+  for (let i = 0; i < n; i++) c.user(`message ${i}`);
+  return c.metas(tokens) as SeqMeta[];
+}
+
+test('applies announcements in seq order, ignores repeats, buffers early arrivals', () => {
+  const s = new ThreadState({ threadId: 't' });
+  const m = metas(5);
+  s.receive([m[0]!, m[2]!]);
+  assert.equal(s.indexedSeq, 1);
+  assert.equal(s.hasGap(), true);
+  assert.equal(s.catchUpTarget(), 3);
+  s.receive([m[1]!, m[0]!]);
+  assert.equal(s.indexedSeq, 3);
+  assert.equal(s.hasGap(), false);
+  s.receive(m);
+  assert.equal(s.indexedSeq, 5);
+  assert.equal(s.index.metrics.totalMessages, 5);
+});
+
+test('compaction is due when the strategy fires, and not again until new messages arrive', () => {
+  const s = new ThreadState({ threadId: 't', config: { budget: 30 } });
+  const m = metas(5);
+  s.receive(m.slice(0, 3));
+  assert.equal(s.compactionDue(), false);
+  s.receive(m.slice(3, 4));
+  assert.equal(s.compactionDue(), true);
+  s.markCompactionAttempt();
+  assert.equal(s.compactionDue(), false);
+  s.receive(m.slice(4));
+  assert.equal(s.compactionDue(), true);
+});
+
+test('applies a compaction result and carries everything across continue-as-new as JSON', () => {
+  const s = new ThreadState({ threadId: 't', config: { budget: 30 } });
+  const m = metas(5);
+  s.receive([m[0]!, m[1]!, m[2]!, m[4]!]);
+  s.applyCompaction({
+    summary: {
+      id: 'x',
+      strategy: 'truncation',
+      excludedGroups: 2,
+      summaries: 0,
+      includedTokensBefore: 30,
+      includedTokensAfter: 10,
+      upToSeq: 3,
+      warnings: [],
+    },
+    excludedGroupIds: ['m1', 'm2'],
+    summaries: [],
+  });
+  assert.equal(s.index.metrics.includedTokens, 10);
+  const next = new ThreadState({ threadId: 't', carried: JSON.parse(JSON.stringify(s.snapshot())) });
+  assert.equal(next.run, 2);
+  assert.equal(next.compactions, 1);
+  assert.equal(next.index.metrics.includedTokens, 10);
+  next.receive([m[3]!]);
+  assert.equal(next.indexedSeq, 5, 'the buffered early arrival survived continue-as-new');
+});
+
+test('configure validates and rejects bad settings without changing anything', () => {
+  const s = new ThreadState({ threadId: 't' });
+  assert.throws(() => s.configure({ budget: 0 }), { code: 'invalid_option' });
+  assert.throws(() => s.configure({ strategy: { type: 'nope' } as never }), { code: 'invalid_option' });
+  assert.equal(s.config.budget, 8000);
+  assert.equal(s.configure({ budget: 100 }).budget, 100);
+});

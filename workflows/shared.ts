@@ -1,0 +1,125 @@
+/**
+ * What the thread workflow and its clients share: message definitions, their payload types, the task
+ * queue, and how a thread id becomes a workflow id. Clients import this file, never the workflow.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { MessageMeta } from '../src/compaction/message-meta.js';
+import type { IndexState } from '../src/compaction/message-index.js';
+import type { Metrics } from '../src/compaction/metrics.js';
+import type { ThreadConfig } from '../src/thread/config.js';
+
+/** Default task queue of thread workflows and their activities. */
+export const TASK_QUEUE = 'durable-memory';
+
+/** Prefix of thread workflow ids: `t:<threadId>` keeps them short and recognisable. */
+export const WORKFLOW_ID_PREFIX = 't:';
+
+/** The workflow id of a thread. */
+export function workflowIdFor(threadId: string): string {
+  return WORKFLOW_ID_PREFIX + threadId;
+}
+
+/** A stored message as announced to the workflow: body-free, with its sequence number. */
+export type SeqMeta = MessageMeta & { seq: number };
+
+/** Workflow input (also what continue-as-new carries). */
+export interface ThreadWorkflowInput {
+  threadId: string;
+  userId?: string;
+  config?: Partial<ThreadConfig>;
+  /** Carried state from the previous run. */
+  carried?: ThreadSnapshot;
+  /** Test hook: continue-as-new after this many history events (default 10,000 or when suggested). */
+  continueAsNewAfterEvents?: number;
+  /** Wait this long for a missing sequence number before loading it from the store. Default 2 s. */
+  gapTimeoutMs?: number;
+  /** Test hook: heartbeat timeout of LLM activities (default 30 s), so a killed worker is noticed sooner. */
+  heartbeatTimeoutMs?: number;
+}
+
+/** The JSON-safe state a run hands to the next. */
+export interface ThreadSnapshot {
+  config: ThreadConfig;
+  index: IndexState;
+  /** Announced metas that arrived ahead of a gap, not yet applied. */
+  buffered: SeqMeta[];
+  run: number;
+  compactions: number;
+  lastCompaction?: CompactionSummary;
+  lastError?: string;
+  memory?: MemoryProgress;
+  /** Which summarizer/extractor the worker runs (an LLM, or the labelled local fallback). */
+  llm?: string;
+}
+
+/** Long-term memory extraction progress of a thread. */
+export interface MemoryProgress {
+  /** Every message up to this seq has been read by an extraction. */
+  extractedSeq: number;
+  /** User turns indexed since then. */
+  turnsSince: number;
+  /** Workflow time (ms) of the last announced append, for the idle timer. */
+  lastAppendAt: number;
+  extractions: number;
+  /** The seq at which the last extraction attempt failed (no retry until more messages). */
+  failedAt?: number;
+  lastExtraction?: ExtractionSummary;
+}
+
+/** What an extraction did. */
+export interface ExtractionSummary {
+  id: string;
+  fromSeq: number;
+  toSeq: number;
+  added: number;
+  superseded: number;
+  duplicates: number;
+  model: string;
+}
+
+/** What a compaction did, as the workflow reports it. */
+export interface CompactionSummary {
+  id: string;
+  strategy: string;
+  excludedGroups: number;
+  summaries: number;
+  includedTokensBefore: number;
+  includedTokensAfter: number;
+  upToSeq: number;
+  warnings: string[];
+}
+
+/** The `state` query's answer. */
+export interface ThreadStateView {
+  threadId: string;
+  userId?: string;
+  config: ThreadConfig;
+  metrics: Metrics;
+  /** Every message up to this sequence number is indexed. */
+  indexedSeq: number;
+  /** Announced messages waiting for a gap to close. */
+  buffered: number;
+  /** Continue-as-new generation (1 for the first run). */
+  run: number;
+  compactions: number;
+  lastCompaction?: CompactionSummary;
+  /** Work not yet done: `compaction` due, `catch-up` of a gap, `extraction` of memories. */
+  pending: string[];
+  lastError?: string;
+  memory: MemoryProgress;
+  /** Which summarizer/extractor the worker runs: an LLM, or `local fallback (no LLM configured)`. */
+  llm?: string;
+}
+
+/** Appends committed to the store, announced with their sequence numbers. */
+export const appendedSignal = defineSignal<[SeqMeta[]]>('appended');
+/** Runs the thread's strategy now; answers what it did. */
+export const compactUpdate = defineUpdate<CompactionSummary | null, []>('compact');
+/** Changes budget, model or strategy; answers the resulting configuration. */
+export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>]>('configure');
+/** Returns once every message up to `seq` (default: the store's last) is indexed. */
+export const syncUpdate = defineUpdate<ThreadStateView, [{ seq?: number }]>('sync');
+/** Deletes the thread's data and ends the workflow. */
+export const deleteUpdate = defineUpdate<{ deleted: boolean }, []>('delete');
+/** Counts, tokens, indexed sequence, pending work. */
+export const stateQuery = defineQuery<ThreadStateView>('state');

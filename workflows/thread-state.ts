@@ -1,0 +1,208 @@
+/**
+ * The thread workflow's state as a plain class: it applies announced messages in sequence order
+ * (ignoring what it has, buffering what comes early), knows when a gap needs a catch-up and when the
+ * strategy is due, and applies compaction results. No Temporal APIs here, so it is unit-tested alone.
+ */
+import { MessageIndex } from '../src/compaction/message-index.js';
+import { DEFAULT_CONFIG, mergeConfig, strategyOf, type ThreadConfig } from '../src/thread/config.js';
+import { strategyFires } from '../src/thread/strategy-fires.js';
+import type { CompactThreadResult } from '../activities/types.js';
+import type {
+  CompactionSummary,
+  ExtractionSummary,
+  MemoryProgress,
+  SeqMeta,
+  ThreadSnapshot,
+  ThreadStateView,
+  ThreadWorkflowInput,
+} from './shared.js';
+
+export class ThreadState {
+  readonly threadId: string;
+  readonly userId?: string;
+  config: ThreadConfig;
+  readonly index: MessageIndex;
+  /** Early arrivals keyed by seq. */
+  private buffered = new Map<number, SeqMeta>();
+  readonly run: number;
+  compactions: number;
+  lastCompaction?: CompactionSummary;
+  lastError?: string;
+  /** Highest seq a caller (sync) asked to see indexed. */
+  wantSeq = 0;
+  /** Index position at the last compaction attempt: no retry until new messages arrive. */
+  private compactedAt = -1;
+  deleted = false;
+  memory: MemoryProgress;
+  llm?: string;
+
+  constructor(input: ThreadWorkflowInput) {
+    this.threadId = input.threadId;
+    this.userId = input.userId;
+    const carried = input.carried;
+    this.config = carried
+      ? { ...DEFAULT_CONFIG, ...carried.config }
+      : mergeConfig(DEFAULT_CONFIG, input.config ?? {});
+    this.index = carried ? MessageIndex.fromJSON(carried.index) : new MessageIndex();
+    for (const m of carried?.buffered ?? []) this.buffered.set(m.seq, m);
+    this.run = (carried?.run ?? 0) + 1;
+    this.compactions = carried?.compactions ?? 0;
+    this.lastCompaction = carried?.lastCompaction;
+    this.lastError = carried?.lastError;
+    this.llm = carried?.llm;
+    this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
+  }
+
+  /** Highest seq such that every message up to it is indexed. */
+  get indexedSeq(): number {
+    return this.index.lastSeq;
+  }
+
+  /** Takes announced metas in any order; applies every one that is next in sequence. */
+  receive(metas: readonly SeqMeta[], now?: number): void {
+    if (now !== undefined && metas.length > 0) this.memory.lastAppendAt = now;
+    for (const m of metas) {
+      if (m.seq > this.index.lastSeq && !this.buffered.has(m.seq)) this.buffered.set(m.seq, m);
+    }
+    let next: SeqMeta | undefined;
+    while ((next = this.buffered.get(this.index.lastSeq + 1))) {
+      this.buffered.delete(next.seq);
+      this.index.append(next);
+      if (next.shape === 'user' && next.seq > this.memory.extractedSeq) this.memory.turnsSince++;
+    }
+  }
+
+  /** True when announced messages wait behind a missing sequence number. */
+  hasGap(): boolean {
+    return this.buffered.size > 0;
+  }
+
+  /** The seq catch-up should reach: the newest buffered or asked-for message. */
+  catchUpTarget(): number {
+    return Math.max(this.wantSeq, ...this.buffered.keys(), 0);
+  }
+
+  /** True when the store must be read to close a gap or satisfy a sync. */
+  needsCatchUp(): boolean {
+    return this.catchUpTarget() > this.index.lastSeq;
+  }
+
+  /** True when the strategy may change the view and nothing new has been tried since. */
+  compactionDue(): boolean {
+    return (
+      this.index.lastSeq > this.compactedAt && strategyFires(strategyOf(this.config), this.index.metrics)
+    );
+  }
+
+  /** True when there are messages no extraction has read, and extraction could run. */
+  extractionPending(): boolean {
+    const m = this.memory;
+    return (
+      this.userId !== undefined &&
+      this.index.lastSeq > m.extractedSeq &&
+      (m.failedAt === undefined || this.index.lastSeq > m.failedAt)
+    );
+  }
+
+  /** True when enough user turns arrived since the last extraction (`extractEveryTurns`). */
+  extractionDue(): boolean {
+    const every = this.config.extractEveryTurns;
+    return every > 0 && this.memory.turnsSince >= every && this.extractionPending();
+  }
+
+  /** Milliseconds until the thread counts as idle (undefined: no idle work, or idle work disabled). */
+  idleIn(now: number): number | undefined {
+    // Compaction does not wait for idleness (it runs when due), so idle work is extraction.
+    if (this.config.idleMs <= 0 || !this.extractionPending()) return undefined;
+    return Math.max(0, this.memory.lastAppendAt + this.config.idleMs - now);
+  }
+
+  /** Records an extraction that read everything up to `result.toSeq` (`turnsRead` user turns). */
+  markExtracted(result: ExtractionSummary, turnsRead: number): void {
+    this.memory.extractedSeq = Math.max(this.memory.extractedSeq, result.toSeq);
+    // Turns that arrived while the extraction ran were not read by it: they still count.
+    this.memory.turnsSince = Math.max(0, this.memory.turnsSince - turnsRead);
+    this.memory.extractions++;
+    this.memory.lastExtraction = result;
+    delete this.memory.failedAt;
+  }
+
+  /** Records a failed extraction: not retried until more messages arrive. */
+  markExtractionFailed(): void {
+    this.memory.failedAt = this.index.lastSeq;
+  }
+
+  /** Deterministic id of the next compaction. */
+  nextCompactionId(): string {
+    return `${this.threadId}:c${this.compactions + 1}:${this.index.lastSeq}`;
+  }
+
+  /** Notes an attempt, so a compaction that could not help is not retried until messages arrive. */
+  markCompactionAttempt(): void {
+    this.compactedAt = this.index.lastSeq;
+  }
+
+  /** Applies what a compaction activity decided, then drops excluded groups from memory. */
+  applyCompaction(result: CompactThreadResult): void {
+    for (const id of result.excludedGroupIds) {
+      const g = this.index.group(id);
+      if (g) this.index.exclude(g, { reason: 'compacted', strategy: result.summary.strategy });
+    }
+    for (const s of result.summaries) {
+      const replaced = s.replacedGroupIds.flatMap((id) => this.index.group(id) ?? []);
+      if (replaced.length > 0)
+        this.index.insertSummary(s.meta, replaced, {
+          reason: 'summarized',
+          strategy: result.summary.strategy,
+        });
+    }
+    this.index.prune();
+    this.compactions++;
+    this.lastCompaction = result.summary;
+  }
+
+  /** Validates and applies a configuration change. Throws ValidationError. */
+  configure(patch: Partial<ThreadConfig>): ThreadConfig {
+    this.config = mergeConfig(this.config, patch);
+    this.compactedAt = -1; // a new strategy may have work to do now
+    return this.config;
+  }
+
+  /** What the `state` query answers. */
+  view(): ThreadStateView {
+    const pending: string[] = [];
+    if (this.compactionDue()) pending.push('compaction');
+    if (this.needsCatchUp()) pending.push('catch-up');
+    if (this.extractionPending()) pending.push('extraction');
+    return {
+      threadId: this.threadId,
+      userId: this.userId,
+      config: this.config,
+      metrics: this.index.metrics,
+      indexedSeq: this.index.lastSeq,
+      buffered: this.buffered.size,
+      run: this.run,
+      compactions: this.compactions,
+      lastCompaction: this.lastCompaction,
+      pending,
+      lastError: this.lastError,
+      memory: { ...this.memory },
+      llm: this.llm,
+    };
+  }
+
+  /** The state continue-as-new carries. */
+  snapshot(): ThreadSnapshot {
+    return {
+      config: this.config,
+      index: this.index.toJSON(),
+      buffered: [...this.buffered.values()].sort((a, b) => a.seq - b.seq),
+      run: this.run,
+      compactions: this.compactions,
+      lastCompaction: this.lastCompaction,
+      lastError: this.lastError,
+      memory: this.memory,
+      llm: this.llm,
+    };
+  }
+}
