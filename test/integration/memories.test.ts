@@ -1,0 +1,137 @@
+/**
+ * Long-term memory in the pipeline with no LLM configured (the labelled local fallbacks): facts are
+ * extracted every N turns and on idle, superseded (old kept) when contradicted, never stored twice,
+ * scoped by user, and injected into the context within their share of the budget.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { waitForState } from '../support/wait-for-state.js';
+import { LOCAL_LLM_LABEL } from '../../activities/llm-runtime.js';
+import type { ThreadHandle } from '../../src/client/thread-handle.js';
+import { MEMORY_BLOCK_HEADER } from '../../src/thread/memory-block.js';
+import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
+import type { Message } from '../../src/model/message.js';
+
+let p: TestPipeline;
+before(async () => {
+  p = await startPipeline();
+});
+after(() => p?.stop());
+
+async function blockTokenCount(_t: ThreadHandle, block: Message): Promise<number> {
+  return countMessageTokens(block, tokenizerForModel('gpt-4o'));
+}
+
+const say = (t: ThreadHandle, id: string, content: string) => t.append({ id, role: 'user', content });
+
+test('facts are added, superseded when contradicted (old kept), and never stored twice', async () => {
+  const t = p.memory.thread('alice-1', { userId: 'alice' });
+  await say(t, 'a1', 'Hi! My name is Alice and I live in Oslo.');
+  await t.configure({ extractEveryTurns: 1 });
+  await say(t, 'a2', 'I am allergic to peanuts.');
+  let s = await waitForState(t, 'the first extraction', (x) => x.memory.extractedSeq >= 2);
+  assert.equal(s.llm, LOCAL_LLM_LABEL, 'the local fallback says what it is');
+  let live = await t.memories();
+  assert.deepEqual(
+    new Set(live.map((m) => m.text)),
+    new Set(["User's name is Alice", 'User is allergic to peanuts', 'User lives in Oslo']),
+  );
+  const oslo = live.find((m) => m.text === 'User lives in Oslo')!;
+  assert.deepEqual(oslo.sourceMessageIds, ['a1']);
+
+  await say(t, 'a3', 'Big news: I moved to Bergen last week.');
+  s = await waitForState(t, 'the second extraction', (x) => x.memory.extractedSeq >= 3);
+  assert.equal(s.memory.lastExtraction!.superseded, 1);
+  const all = await t.memories({ includeSuperseded: true });
+  const old = all.find((m) => m.id === oslo.id)!;
+  assert.equal(old.status, 'superseded', 'the old fact is kept, marked');
+  assert.ok(old.supersededAt && old.supersededBy && old.supersededReason);
+  live = await t.memories();
+  assert.ok(live.some((m) => m.text === 'User lives in Bergen'));
+  assert.ok(!live.some((m) => m.text === 'User lives in Oslo'));
+
+  await say(t, 'a4', 'As I said, I live in Bergen.');
+  s = await waitForState(t, 'the third extraction', (x) => x.memory.extractedSeq >= 4);
+  assert.equal((await t.memories()).filter((m) => m.text === 'User lives in Bergen').length, 1);
+});
+
+test('memories are shared across a user’s threads and never reach another user', async () => {
+  const a = p.memory.thread('alice-2', { userId: 'alice' });
+  await say(a, 'b1', 'What should I pack for the weekend?');
+  const ctx = await a.context();
+  assert.ok(ctx.memories.length > 0, 'alice’s facts from her other thread are injected');
+  assert.equal(ctx.messages[0]!.role, 'system');
+  assert.match(
+    (ctx.messages[0]!.parts[0] as { text: string }).text,
+    new RegExp(MEMORY_BLOCK_HEADER.slice(0, 20)),
+  );
+
+  const b = p.memory.thread('bob-1', { userId: 'bob' });
+  await say(b, 'c1', 'Where do I live? What am I allergic to?');
+  const bobCtx = await b.context();
+  assert.deepEqual(bobCtx.memories, []);
+  assert.ok(!JSON.stringify(bobCtx.openai).includes('peanuts'));
+});
+
+test('injection stays within its share of the budget and ranks by the latest user turn', async () => {
+  const t = p.memory.thread('carol-1', { userId: 'carol' });
+  await t.append({ id: 'd0', role: 'user', content: 'My name is Carol.' });
+  await t.configure({ extractEveryTurns: 1 });
+  const facts = [
+    'I love hiking',
+    'I prefer window seats',
+    'I work at Acme',
+    'I am allergic to cats',
+    'I like jazz',
+  ];
+  for (const [i, f] of facts.entries()) await say(t, `d${i + 1}`, `${f}.`);
+  await waitForState(t, 'extractions', (x) => x.memory.extractedSeq >= 6);
+  assert.ok((await t.memories()).length >= 5);
+  await say(t, 'q', 'Any tips for my flight? Which seat should I book?');
+  const small = await t.context({ budget: 300 });
+  const block = small.messages.find((m) => m.id === 'long-term-memory');
+  assert.ok(block, 'a memory block is injected');
+  const blockTokens = await blockTokenCount(t, block!);
+  assert.ok(blockTokens <= 30, `the block takes ${blockTokens} tokens, at most 10% of 300`);
+  assert.ok(small.tokens <= 300);
+  assert.ok(small.memories.length < 6, `only what fits 10% of 300 tokens: ${small.memories.length}`);
+  assert.match(small.memories[0]!.text, /window seats/, 'the most relevant memory first');
+  const wide = await t.context({ budget: 8000 });
+  assert.ok(wide.memories.length > small.memories.length);
+});
+
+test('idle: one durable timer after the last message runs the pending extraction', async () => {
+  const t = p.memory.thread('dave-1', { userId: 'dave' });
+  await say(t, 'e0', 'hello');
+  await t.configure({ idleMs: 1500, extractEveryTurns: 100 });
+  await say(t, 'e1', 'I work as a pilot.');
+  const s = await waitForState(t, 'the idle extraction', (x) => x.memory.extractions >= 1);
+  assert.equal(s.memory.extractedSeq, 2);
+  assert.ok((await t.memories()).some((m) => m.text === 'User works as a pilot'));
+});
+
+test('with no LLM the local summarizer runs and is labelled', async () => {
+  const t = p.memory.thread('local-summary');
+  await t.append({ id: 'f0', role: 'user', content: 'start' });
+  // The local summary is extractive (up to ~500 tokens), so the budget leaves room for it.
+  await t.configure({ budget: 1200 });
+  for (let i = 0; i < 40; i++) {
+    await t.append([
+      { id: `fu${i}`, role: 'user', content: `Tell me about topic ${i}, please, in a few words if you can.` },
+      {
+        id: `fa${i}`,
+        role: 'assistant',
+        content: `Topic ${i} is interesting for several reasons, mostly history.`,
+      },
+    ]);
+  }
+  const s = await waitForState(t, 'a summary', (x) => (x.lastCompaction?.summaries ?? 0) > 0);
+  assert.equal(s.llm, LOCAL_LLM_LABEL);
+  const summary = (await t.context()).messages.find((m) => m.metadata?.['compaction']);
+  assert.match(
+    (summary!.parts[0] as { text: string }).text,
+    /\[local extractive summary: no LLM configured\]/,
+  );
+});

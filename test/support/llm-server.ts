@@ -1,0 +1,349 @@
+/**
+ * A real, local OpenAI-compatible HTTP server for tests: `POST /v1/chat/completions` (and
+ * `/chat/completions`) on 127.0.0.1, scripted per test. The `openai` client talks to it over a real
+ * socket, so timeouts, status codes, headers and broken bodies reach the code exactly as they would
+ * from a provider.
+ *
+ * It checks requests the way the chat-completions API does (a model, a non-empty message list with
+ * known roles, tool messages answering a preceding assistant's `tool_calls`, a well-formed
+ * `response_format`) and answers 400 otherwise, so a test also proves what we send is valid. It records
+ * every request (parsed body, headers, time) so tests can assert what was sent.
+ *
+ * @example
+ * const llm = await startLlmServer();
+ * llm.script({ status: 429, retryAfter: 2 }, { reply: 'a summary' });
+ * const client = createLlmClient({ baseURL: llm.baseURL, apiKey: 'k', model: 'm', timeoutMs: 1000 });
+ * // ... later
+ * await llm.close();
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One message of a chat-completions request, as far as the server looks at it. */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  [key: string]: unknown;
+}
+
+/** A chat-completions request body. */
+export interface ChatRequestBody {
+  model: string;
+  messages: ChatMessage[];
+  response_format?: {
+    type: string;
+    json_schema?: { name: string; strict?: boolean; schema: Record<string, unknown> };
+  };
+  [key: string]: unknown;
+}
+
+/** A request the server received. */
+export interface RecordedRequest {
+  method: string;
+  /** The path, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed body (undefined when it was not JSON). */
+  body: ChatRequestBody;
+  /** When it arrived (`Date.now()`). */
+  time: number;
+}
+
+/** How the server answers one request. */
+export type Step =
+  | { reply: string | ((req: RecordedRequest) => string); model?: string }
+  /** Content is `JSON.stringify(json)`. */
+  | { json: unknown; model?: string }
+  | { delayMs: number; then: Step }
+  /** `retryAfter` in seconds (a number) or verbatim (an HTTP-date); `retryAfterMs` as `retry-after-ms`. */
+  | { status: 429; retryAfter?: number | string; retryAfterMs?: number }
+  | { status: 400 | 401 | 403 | 404 | 408 | 409 | 422 | 500 | 502 | 503; body?: unknown }
+  /** Never answers until `close()`. */
+  | { hang: true }
+  /** 200 with a body that does not parse (labelled JSON unless `contentType` says otherwise). */
+  | { malformed: true; contentType?: string }
+  | { emptyChoices: true }
+  | { emptyContent: true };
+
+/** A running server. */
+export interface LlmServer {
+  /** Base URL for the `openai` client, e.g. `http://127.0.0.1:PORT/v1`. */
+  baseURL: string;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** Queues steps, consumed one per request in order; when exhausted, the default step answers. */
+  script(...steps: Step[]): void;
+  /** The step used when the script is exhausted (initially a short text reply). */
+  setDefault(step: Step): void;
+  /** Forgets the recorded requests and the unconsumed steps (the default step stays). */
+  reset(): void;
+  /** Resolves once `count` requests have arrived (to act while a call is held open). */
+  waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+  /** Ends held requests and stops the server. */
+  close(): Promise<void>;
+}
+
+/** The default model name in replies, when the request names none. */
+const DEFAULT_MODEL = 'test-model';
+const DEFAULT_REPLY = 'Default reply from the local test LLM server.';
+/** Requests larger than this are refused: the server is a test fixture, not a sink. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+/**
+ * Starts a server on 127.0.0.1 with a free port.
+ * @returns The running server; call `close()` when done.
+ */
+export async function startLlmServer(): Promise<LlmServer> {
+  const queue: Step[] = [];
+  let fallback: Step = { reply: DEFAULT_REPLY };
+  const requests: RecordedRequest[] = [];
+  const held = new Set<ServerResponse>();
+  const timers = new Set<NodeJS.Timeout>();
+  const waiters = new Set<() => void>();
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, 500, `test server failure: ${String(err)}`, 'server_error');
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body: body as ChatRequestBody,
+      time: Date.now(),
+    };
+    requests.push(recorded);
+    for (const wake of [...waiters]) wake();
+
+    if (!PATHS.has(path)) return sendError(res, 404, `Unknown path ${path}`, 'invalid_request_error');
+    if (req.method !== 'POST') return sendError(res, 405, 'Use POST', 'invalid_request_error');
+    if (raw === undefined) return sendError(res, 413, 'Request body too large', 'invalid_request_error');
+    const invalid = validateRequest(body);
+    if (invalid) return sendError(res, 400, invalid, 'invalid_request_error');
+    await answer(queue.shift() ?? fallback, recorded, res);
+  }
+
+  async function answer(step: Step, req: RecordedRequest, res: ServerResponse): Promise<void> {
+    if ('delayMs' in step) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => (timers.delete(t), resolve()), step.delayMs);
+        timers.add(t);
+      });
+      if (res.destroyed) return; // the client gave up meanwhile
+      return answer(step.then, req, res);
+    }
+    if ('hang' in step) {
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      return;
+    }
+    if ('status' in step) {
+      if (step.status === 429) {
+        const headers: Record<string, string> = {};
+        if (step.retryAfter !== undefined) headers['retry-after'] = String(step.retryAfter);
+        if (step.retryAfterMs !== undefined) headers['retry-after-ms'] = String(step.retryAfterMs);
+        return sendError(res, 429, 'Rate limit reached', 'rate_limit_exceeded', headers);
+      }
+      if (step.body !== undefined) return sendJson(res, step.status, step.body);
+      return sendError(res, step.status, `Scripted status ${step.status}`, errorType(step.status));
+    }
+    if ('malformed' in step) {
+      res.writeHead(200, { 'content-type': step.contentType ?? 'application/json' });
+      res.end('{"id": "chatcmpl-broken", "choices": [{"message": '); // cut off mid-object
+      return;
+    }
+    const model = ('model' in step && step.model) || req.body.model || DEFAULT_MODEL;
+    if ('emptyChoices' in step) return sendJson(res, 200, completion(req, model, undefined));
+    if ('emptyContent' in step) return sendJson(res, 200, completion(req, model, ''));
+    const content =
+      'json' in step
+        ? JSON.stringify(step.json)
+        : typeof step.reply === 'function'
+          ? step.reply(req)
+          : step.reply;
+    sendJson(res, 200, completion(req, model, content));
+  }
+
+  /** A completion; `content` undefined gives empty `choices`. */
+  function completion(req: RecordedRequest, model: string, content: string | undefined): unknown {
+    const promptChars = req.body.messages.reduce((n, m) => n + JSON.stringify(m.content ?? '').length, 0);
+    const completionTokens = Math.ceil((content ?? '').length / 4);
+    const promptTokens = Math.ceil(promptChars / 4);
+    return {
+      id: `chatcmpl-test-${++counter}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices:
+        content === undefined
+          ? []
+          : [
+              {
+                index: 0,
+                message: { role: 'assistant', content, refusal: null },
+                finish_reason: 'stop',
+                logprobs: null,
+              },
+            ],
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve()); // loopback only: nothing outside the machine reaches it
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    script: (...steps) => void queue.push(...steps),
+    setDefault: (step) => void (fallback = step),
+    reset() {
+      queue.length = 0;
+      requests.length = 0;
+    },
+    waitForRequests(count, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (requests.length < count) return;
+          cleanup();
+          resolve(requests.slice(0, count));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`waited ${timeoutMs} ms for ${count} requests, got ${requests.length}`));
+        }, timeoutMs);
+        const cleanup = () => (clearTimeout(timer), waiters.delete(check));
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      for (const res of held) res.destroy();
+      held.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // keep-alive sockets would otherwise hold close() open
+      });
+    },
+  };
+}
+
+/** The body as text, or undefined when it exceeds {@link MAX_BODY_BYTES}. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** What the chat-completions API would reject, as its error message; undefined when valid. */
+function validateRequest(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Body must be a JSON object';
+  const b = body as Partial<ChatRequestBody>;
+  if (typeof b.model !== 'string' || !b.model) return "Missing required parameter: 'model'";
+  if (!Array.isArray(b.messages) || b.messages.length === 0) return "'messages' must be a non-empty array";
+  const pendingCalls = new Set<string>();
+  for (const [i, m] of b.messages.entries()) {
+    if (typeof m !== 'object' || m === null || !ROLES.has(m.role)) return `messages[${i}]: unknown role`;
+    if (m.role === 'tool') {
+      if (typeof m.tool_call_id !== 'string' || !pendingCalls.has(m.tool_call_id)) {
+        return `messages[${i}]: messages with role 'tool' must be a response to a preceding message with 'tool_calls'`;
+      }
+      pendingCalls.delete(m.tool_call_id);
+      continue;
+    }
+    if (pendingCalls.size > 0) {
+      return `messages[${i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id' (missing ${[...pendingCalls].join(', ')})`;
+    }
+    if (m.role === 'assistant' && m.tool_calls !== undefined) {
+      if (!Array.isArray(m.tool_calls)) return `messages[${i}].tool_calls must be an array`;
+      for (const call of m.tool_calls) {
+        if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string') {
+          return `messages[${i}].tool_calls: each call needs an id and a function name`;
+        }
+        pendingCalls.add(call.id);
+      }
+    } else if (m.content === undefined || m.content === null) {
+      return `messages[${i}]: 'content' is required`;
+    }
+  }
+  if (pendingCalls.size > 0) return `tool calls without responses: ${[...pendingCalls].join(', ')}`;
+  const rf = b.response_format;
+  if (rf !== undefined) {
+    if (!['text', 'json_object', 'json_schema'].includes(rf?.type as string)) {
+      return "Invalid 'response_format.type'";
+    }
+    if (rf.type === 'json_schema') {
+      const js = rf.json_schema;
+      if (typeof js?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(js.name)) {
+        return "Invalid 'response_format.json_schema.name'";
+      }
+      if (typeof js.schema !== 'object' || js.schema === null)
+        return "Missing 'response_format.json_schema.schema'";
+    }
+  }
+  return undefined;
+}
+
+function errorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, { error: { message, type, param: null, code: type } }, headers);
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-request-id': `req-test-${Date.now()}`,
+    ...headers,
+  });
+  res.end(text);
+}
