@@ -1,0 +1,96 @@
+/**
+ * The one place failures become HTTP answers: schema validation failures (with the offending field),
+ * fastify's own errors (malformed JSON, body too large), engine errors and backend outages. 5xx are
+ * logged with their type, code and message only: no stack traces, no SQL, no headers.
+ */
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
+import { ID_PATTERN } from './schemas/common.js';
+
+/** One schema violation as the validator reports it (ajv's shape, also typebox's). */
+interface SchemaViolation {
+  keyword: string;
+  instancePath: string;
+  schemaPath?: string;
+  params?: Record<string, unknown>;
+  message?: string;
+}
+
+/** `/messages/3/role` → `messages[3].role`. */
+export function fieldOf(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra !== undefined) parts.push(extra);
+  return parts
+    .map((p) => p.replace(/~1/gu, '/').replace(/~0/gu, '~'))
+    .reduce((out, p) => (/^\d+$/u.test(p) ? `${out}[${p}]` : out ? `${out}.${p}` : p), '');
+}
+
+/**
+ * The 400 for a request that does not match its schema. Of all violations the most telling one is
+ * reported: a union's own failure rather than each of its alternatives'.
+ */
+export function schemaFailure(violations: readonly SchemaViolation[], where: string | undefined): ApiError {
+  const useful = violations.filter((v) => v.keyword !== 'boolean');
+  const pick = useful.find((v) => !v.schemaPath?.includes('/anyOf/')) ?? useful[0] ?? violations[0];
+  if (!pick) return new ApiError(400, 'invalid_request', `invalid ${where ?? 'request'}`);
+  const params = pick.params ?? {};
+  const first = (key: string) =>
+    Array.isArray(params[key]) ? String((params[key] as unknown[])[0]) : undefined;
+  let code = 'invalid_field';
+  let field = fieldOf(pick.instancePath);
+  if (pick.keyword === 'required') {
+    code = 'missing_field';
+    field = fieldOf(pick.instancePath, first('requiredProperties') ?? first('missingProperty'));
+  } else if (pick.keyword === 'additionalProperties') {
+    code = 'unknown_field';
+    field = fieldOf(pick.instancePath, first('additionalProperties') ?? String(params['additionalProperty']));
+  } else if (pick.keyword === 'maxItems' && field === 'messages') {
+    code = 'too_many_messages';
+  } else if (where === 'params' || (pick.keyword === 'pattern' && params['pattern'] === ID_PATTERN)) {
+    code = 'invalid_id'; // a thread or user id, wherever it appears
+  }
+  if (!field) field = where === 'body' ? 'body' : (where ?? 'request');
+  return new ApiError(400, code, `${field}: ${pick.message ?? 'is invalid'}`, field);
+}
+
+/** A short, safe description of an unexpected error for the log. */
+function describe(err: unknown): Record<string, unknown> {
+  const e = err as { name?: unknown; code?: unknown; message?: unknown };
+  return {
+    type: typeof e?.name === 'string' ? e.name : typeof err,
+    code: e?.code,
+    message: typeof e?.message === 'string' ? e.message.slice(0, 300) : undefined,
+  };
+}
+
+/** Sends an ApiError with its headers. */
+function send(
+  request: FastifyRequest,
+  reply: { header(k: string, v: string): unknown; code(s: number): { send(b: unknown): unknown } },
+  api: ApiError,
+  cause: unknown,
+): unknown {
+  if (api.status === 503) {
+    reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+    request.log.warn({ code: api.code, err: describe(cause) }, 'backend unavailable');
+  } else if (api.status >= 500) {
+    request.log.error({ code: api.code, err: describe(cause) }, 'request failed');
+  }
+  if (api.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="durable-memory"');
+  return reply.code(api.status).send(api.body());
+}
+
+/** Installs the error and not-found handlers on `app` (they apply to every route and plugin). */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const api = err.validation
+      ? schemaFailure(err.validation as SchemaViolation[], err.validationContext)
+      : toApiError(err);
+    return send(request, reply, api, err);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const api = new ApiError(404, 'not_found', `no route ${request.method} ${path}`);
+    return send(request, reply, api, undefined);
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * The OpenAPI 3.1 description's frame. The paths come from the routes' own schemas (the ones that
+ * validate requests and serialise responses), gathered by @fastify/swagger, so the description
+ * cannot drift from the behaviour. It is served at GET /openapi.json and checked in as openapi.json
+ * (`node --import tsx src/server/write-openapi.ts`; a test fails when the two differ).
+ */
+import type { SwaggerOptions } from '@fastify/swagger';
+
+/** Version of this description (the paths are versioned by their `/v1` prefix). */
+export const API_VERSION = '1.0.0';
+
+const DESCRIPTION = `Durable chat memory for AI agents over HTTP: append a conversation's messages to a thread, read
+the compacted memory view within a token budget, browse the full history, and manage the user's
+long-term memories.
+
+Authentication: \`Authorization: Bearer <token>\`. Tokens belong to tenants (\`npm run token -- create
+--tenant <name>\`); a tenant sees only its own threads, users and memories, and another tenant's
+thread answers 404. While no token exists, a server bound to 127.0.0.1 serves unauthenticated
+requests from loopback as tenant \`local\`.
+
+Errors: every failure is \`{ "error": { "code", "message", "field"? } }\`; decide by \`code\`.
+503 answers carry \`Retry-After\`.`;
+
+/** Options of @fastify/swagger. */
+export const SWAGGER_OPTIONS: SwaggerOptions = {
+  // Shared records keep their names under components/schemas (the default would be `def-0`, …).
+  refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json['$id'] ?? `def-${i}`) },
+  openapi: {
+    openapi: '3.1.0',
+    info: { title: 'durable-memory', version: API_VERSION, description: DESCRIPTION },
+    tags: [
+      { name: 'messages', description: 'Append, history, memory view.' },
+      { name: 'threads', description: 'List, state, configure, compact, delete, export, import.' },
+      { name: 'memories', description: "Long-term memories of a tenant's users." },
+      { name: 'health', description: 'Liveness and readiness (no token).' },
+    ],
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A token from `npm run token -- create --tenant <name>` (it starts with `dm_`).',
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,49 @@
+/**
+ * Liveness and readiness, for orchestrators and load balancers; no token needed, no tenant data.
+ * /healthz: the process answers. /readyz: both backends answer now (503 with Retry-After if not).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { RETRY_AFTER_SECONDS } from '../api-error.js';
+import { checkReadiness } from '../readiness.js';
+import type { RouteDeps } from './deps.js';
+
+const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
+const Readiness = Type.Object({ ready: Type.Boolean(), postgres: Check, temporal: Check });
+
+/** The health routes. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'Liveness: the process is up',
+        tags: ['health'],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up.' }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: PostgreSQL and Temporal answer',
+        description: 'Each backend is checked with a short bound, so this answers within about 2 s.',
+        tags: ['health'],
+        response: {
+          200: Type.Object(Readiness.properties, { description: 'Ready.' }),
+          503: Type.Object(Readiness.properties, {
+            description: 'A backend is unreachable; see Retry-After.',
+          }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const readiness = await checkReadiness(deps.memory, deps.readinessTimeoutMs);
+      if (readiness.ready) return readiness;
+      return reply.code(503).header('Retry-After', String(RETRY_AFTER_SECONDS)).send(readiness);
+    },
+  );
+};

@@ -1,0 +1,171 @@
+/**
+ * A user's long-term memories: list, read one, correct its text (the old one is kept, superseded),
+ * delete. Users are scoped like threads (`<tenant>:<userId>`), so another tenant's user simply does
+ * not exist here.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import type { MemoryRecord, MemoryStore } from '../../memory/memory-store.js';
+import { ValidationError } from '../../model/errors.js';
+import { ApiError, validationFailure } from '../api-error.js';
+import { BEARER, BODY_ERRORS, errorResponses } from '../schemas/common.js';
+import { CorrectBody, MemoryList, MemoryListQuery, MemoryParams, UserParams } from '../schemas/memory.js';
+import { ref } from '../schemas/shared.js';
+import type { TenantScope } from '../tenant-scope.js';
+import { run, type RouteDeps } from './deps.js';
+
+/** The memory store, which every PostgreSQL-backed connection has. */
+function storeOf(deps: RouteDeps): MemoryStore {
+  const store = deps.memory.memoryStore;
+  if (!store) throw new ApiError(500, 'internal', 'no memory store is configured');
+  return store;
+}
+
+/**
+ * The caller's memory id → the stored one. Extracted memories carry the tenant prefix (their ids
+ * derive from the thread id), a user's corrections do not (random UUIDs); both are looked up within
+ * the caller's own user, so neither can reach another tenant's memory.
+ */
+async function findMemory(
+  deps: RouteDeps,
+  scope: TenantScope,
+  userId: string,
+  memoryId: string,
+): Promise<MemoryRecord> {
+  const store = storeOf(deps);
+  const user = scope.scoped(userId, 'userId');
+  try {
+    const found =
+      (await run(deps, () => store.get(user, scope.prefix + memoryId), 'memory lookup')) ??
+      (await run(deps, () => store.get(user, memoryId), 'memory lookup'));
+    if (found) return found;
+  } catch (err) {
+    if (err instanceof ValidationError) throw validationFailure(err, 'memoryId');
+    throw err;
+  }
+  throw new ApiError(404, 'unknown_memory', `memory ${JSON.stringify(memoryId)} does not exist`, 'memoryId');
+}
+
+/** The memory routes. */
+export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
+  app.get(
+    '/users/:userId/memories',
+    {
+      schema: {
+        summary: "A user's long-term memories",
+        description: 'Newest first, with provenance. 404 for a user this tenant has no thread or memory of.',
+        tags: ['memories'],
+        security: BEARER,
+        params: UserParams,
+        querystring: MemoryListQuery,
+        response: { 200: MemoryList, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const user = scope.scoped(params.userId, 'userId');
+      const store = storeOf(deps);
+      const all = await run(deps, () => store.list(user, { includeSuperseded: true }), 'memories');
+      if (all.length === 0) {
+        const threads = await run(
+          deps,
+          () => deps.memory.store.listThreads({ userId: user, limit: 1 }),
+          'threads',
+        );
+        if (threads.length === 0)
+          throw new ApiError(
+            404,
+            'unknown_user',
+            `user ${JSON.stringify(params.userId)} does not exist`,
+            'userId',
+          );
+      }
+      const memories = query.includeSuperseded ? all : all.filter((m) => m.status === 'active');
+      return { memories: memories.map((m) => scope.memory(m)) };
+    },
+  );
+
+  app.get(
+    '/users/:userId/memories/:memoryId',
+    {
+      schema: {
+        summary: 'One memory',
+        tags: ['memories'],
+        security: BEARER,
+        params: MemoryParams,
+        response: { 200: ref('MemoryRecord', 'The memory.'), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params } = request;
+      return scope.memory(await findMemory(deps, scope, params.userId, params.memoryId));
+    },
+  );
+
+  app.patch(
+    '/users/:userId/memories/:memoryId',
+    {
+      schema: {
+        summary: "Correct a memory's text",
+        description:
+          'The memory is superseded (kept, marked `corrected by user`) by a new one with the text, ' +
+          'which is returned. A superseded memory cannot be corrected (409).',
+        tags: ['memories'],
+        security: BEARER,
+        params: MemoryParams,
+        body: CorrectBody,
+        response: {
+          200: ref('MemoryRecord', 'The new memory holding the corrected fact.'),
+          ...errorResponses(404, 409, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { scope, params, body } = request;
+      const found = await findMemory(deps, scope, params.userId, params.memoryId);
+      if (found.status !== 'active')
+        throw new ApiError(409, 'memory_superseded', 'a superseded memory cannot be corrected', 'memoryId');
+      let corrected: MemoryRecord | undefined;
+      try {
+        corrected = await run(
+          deps,
+          () => storeOf(deps).correct(found.userId, found.id, body.text),
+          'correct',
+        );
+      } catch (err) {
+        if (err instanceof ValidationError) throw validationFailure(err, 'text');
+        throw err;
+      }
+      // Superseded between the lookup and the correction (an extraction raced us).
+      if (!corrected)
+        throw new ApiError(409, 'memory_superseded', 'a superseded memory cannot be corrected', 'memoryId');
+      return scope.memory(corrected);
+    },
+  );
+
+  app.delete(
+    '/users/:userId/memories/:memoryId',
+    {
+      schema: {
+        summary: 'Delete a memory',
+        description: 'A real delete, on the user’s request; memories it superseded stay superseded.',
+        tags: ['memories'],
+        security: BEARER,
+        params: MemoryParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const { scope, params } = request;
+      const found = await findMemory(deps, scope, params.userId, params.memoryId);
+      if (!(await run(deps, () => storeOf(deps).remove(found.userId, found.id), 'delete memory')))
+        throw new ApiError(
+          404,
+          'unknown_memory',
+          `memory ${JSON.stringify(params.memoryId)} does not exist`,
+          'memoryId',
+        );
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,149 @@
+/**
+ * A thread's messages: append (creates the thread), history by sequence number, and the memory view.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppendInput } from '../../client/thread-handle.js';
+import { ValidationError } from '../../model/errors.js';
+import { fromOpenAI, isOpenAIMessage } from '../../model/openai.js';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { ConflictError } from '../../store/errors.js';
+import { ApiError, validationFailure } from '../api-error.js';
+import { contextForModel } from '../context-for-model.js';
+import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
+import {
+  AppendBody,
+  AppendResult,
+  ContextQuery,
+  ContextResult,
+  HistoryPage,
+  HistoryQuery,
+} from '../schemas/message.js';
+import { run, type RouteDeps } from './deps.js';
+
+/** Default page size of history. */
+const DEFAULT_LIMIT = 100;
+
+/**
+ * OpenAI messages converted one by one, so that a conversion error names the message's place in
+ * the whole batch (the engine would number it 0 of a one-message list).
+ */
+function toInputs(list: readonly unknown[], fieldAt: (i: number) => string): AppendInput[] {
+  return list.map((m, i) => {
+    if (!isOpenAIMessage(m)) return m as AppendInput;
+    try {
+      return fromOpenAI([m as ChatCompletionMessageParam])[0]!;
+    } catch (err) {
+      if (err instanceof ValidationError) throw validationFailure(err, fieldAt(i));
+      throw err;
+    }
+  });
+}
+
+/** The message routes. */
+export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
+  app.post(
+    '/threads/:id/messages',
+    {
+      schema: {
+        summary: 'Append messages (creates the thread)',
+        description:
+          'Idempotent by message id: a retried append stores nothing twice and answers the same seqs. ' +
+          'Nothing is stored if any message is invalid. Give ids if you retry.',
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        body: AppendBody,
+        response: { 200: AppendResult, ...errorResponses(404, 409, ...BODY_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const storedId = scope.scoped(request.params.id, 'id');
+      const { messages, message, userId } = request.body;
+      if (messages !== undefined && message !== undefined)
+        throw new ApiError(400, 'invalid_field', 'message: give either `messages` or `message`', 'message');
+      const list = messages ?? (message === undefined ? undefined : [message]);
+      if (!list) throw new ApiError(400, 'missing_field', 'messages: expected 1–1000 messages', 'messages');
+      const fieldAt = (i: number) => (messages ? `messages[${i}]` : 'message');
+      const inputs = toInputs(list, fieldAt);
+      const owner = userId === undefined ? undefined : scope.scoped(userId, 'userId');
+      try {
+        return await run(
+          deps,
+          () => deps.memory.thread(storedId, { userId: owner }).append(inputs),
+          'append',
+        );
+      } catch (err) {
+        if (err instanceof ValidationError)
+          throw validationFailure(err, err.index === undefined ? undefined : fieldAt(err.index));
+        if (err instanceof ConflictError) {
+          const at = inputs.findIndex((m) => (m as { id?: unknown }).id === err.messageId);
+          throw new ApiError(
+            409,
+            'id_conflict',
+            `message id ${JSON.stringify(err.messageId)} is already stored with different content`,
+            at < 0 ? undefined : fieldAt(at),
+          );
+        }
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/threads/:id/messages',
+    {
+      schema: {
+        summary: 'History by sequence number',
+        description: 'Every message ever appended, excluded ones included, in seq order.',
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        querystring: HistoryQuery,
+        response: { 200: HistoryPage, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const storedId = scope.scoped(params.id, 'id');
+      const page = await run(
+        deps,
+        () =>
+          deps.memory
+            .thread(storedId)
+            .history({ after: query.after ?? 0, limit: query.limit ?? DEFAULT_LIMIT }),
+        'history',
+        params.id,
+      );
+      return { ...page, messages: page.messages.map((m) => scope.storedMessage(m)) };
+    },
+  );
+
+  app.get(
+    '/threads/:id/context',
+    {
+      schema: {
+        summary: 'The memory view, within a token budget',
+        description:
+          'Ready for a model call: our messages and OpenAI chat-completions messages, with the ' +
+          "user's most relevant long-term memories injected. Always within the budget.",
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        querystring: ContextQuery,
+        response: { 200: ContextResult, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const storedId = scope.scoped(params.id, 'id');
+      const context = await run(
+        deps,
+        () => contextForModel(deps.memory, storedId, query),
+        'context',
+        params.id,
+      );
+      return scope.context(context);
+    },
+  );
+};

@@ -1,0 +1,216 @@
+/**
+ * Threads as resources: list, state, configure, compact, delete, and the thread user's memories.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { ValidationError } from '../../model/errors.js';
+import { DEFAULT_CONFIG, mergeConfig } from '../../thread/config.js';
+import { validationFailure } from '../api-error.js';
+import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
+import { MemoryList, MemoryListQuery } from '../schemas/memory.js';
+import { ref } from '../schemas/shared.js';
+import {
+  CompactResult,
+  ConfigurePatch,
+  StateQuery,
+  ThreadList,
+  ThreadListQuery,
+  ThreadState,
+} from '../schemas/thread.js';
+import { requireThread, run, type RouteDeps } from './deps.js';
+
+/** Default page size of the thread list. */
+const DEFAULT_LIMIT = 100;
+
+/**
+ * Checks each setting on its own, so a rejection names the setting (`budget`, `strategy`, …); the
+ * workflow validates the patch again before applying it.
+ */
+function checkPatch(patch: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(patch)) {
+    try {
+      mergeConfig(DEFAULT_CONFIG, { [key]: value });
+    } catch (err) {
+      if (err instanceof ValidationError) throw validationFailure(err, key);
+      throw err;
+    }
+  }
+}
+
+/** The thread routes. */
+export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
+  app.get(
+    '/threads',
+    {
+      schema: {
+        summary: "The tenant's threads",
+        description: 'Ordered by id; pass `next` as `after` for the next page.',
+        tags: ['threads'],
+        security: BEARER,
+        querystring: ThreadListQuery,
+        response: { 200: ThreadList, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const { scope, query } = request;
+      const limit = query.limit ?? DEFAULT_LIMIT;
+      // Stored ids sort bytewise ("C" collation), so the tenant's ids form one contiguous range
+      // right after its prefix: start there and stop at the first id outside it.
+      const rows = await run(
+        deps,
+        () =>
+          deps.memory.store.listThreads({
+            after: scope.prefix + (query.after ?? ''),
+            limit: limit + 1,
+            userId: query.userId === undefined ? undefined : scope.scoped(query.userId, 'userId'),
+          }),
+        'thread list',
+      );
+      const mine = [];
+      for (const row of rows) {
+        if (!scope.owns(row.threadId)) break;
+        mine.push(scope.threadInfo(row));
+      }
+      const threads = mine.slice(0, limit);
+      return mine.length > limit ? { threads, next: threads[threads.length - 1]!.threadId } : { threads };
+    },
+  );
+
+  app.get(
+    '/threads/:id',
+    {
+      schema: {
+        summary: "A thread's state",
+        description:
+          'Counts, tokens, indexed seq, last compaction, pending work, configuration. With `sync=true`, ' +
+          'answers once everything appended so far is indexed.',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        querystring: StateQuery,
+        response: { 200: ThreadState, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const { storedId, info } = await requireThread(deps, scope, params.id);
+      const handle = deps.memory.thread(storedId, { userId: info.userId });
+      const view = await run(deps, () => (query.sync ? handle.sync() : handle.state()), 'state', params.id);
+      return scope.state(view, info);
+    },
+  );
+
+  app.patch(
+    '/threads/:id',
+    {
+      schema: {
+        summary: 'Configure a thread',
+        description:
+          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare; ' +
+          '`strategy: null` returns to the default strategy. Answers the whole configuration.',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        body: ConfigurePatch,
+        response: {
+          200: ref('ThreadConfig', 'The whole configuration now in force.'),
+          ...errorResponses(404, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { scope, params, body } = request;
+      checkPatch(body);
+      const { storedId, info } = await requireThread(deps, scope, params.id);
+      const handle = deps.memory.thread(storedId, { userId: info.userId });
+      return run(
+        deps,
+        () => handle.configure(body as Parameters<typeof handle.configure>[0]),
+        'configure',
+        params.id,
+      );
+    },
+  );
+
+  app.post(
+    '/threads/:id/compact',
+    {
+      schema: {
+        summary: "Run the thread's strategy now",
+        description:
+          'Answers what it did (null if compaction failed: see the state). A compaction waiting for an ' +
+          'LLM longer than the bound answers 503 `timeout` and completes in the background.',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        response: { 200: CompactResult, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params } = request;
+      const { storedId, info } = await requireThread(deps, scope, params.id);
+      const handle = deps.memory.thread(storedId, { userId: info.userId });
+      const compaction = await run(
+        deps,
+        () => handle.compact(),
+        'compaction',
+        params.id,
+        deps.compactTimeoutMs,
+      );
+      return { compaction: scope.compaction(compaction) };
+    },
+  );
+
+  app.delete(
+    '/threads/:id',
+    {
+      schema: {
+        summary: 'Delete a thread',
+        description:
+          'History, compaction records, summaries, configuration, workflow, and the memories learned ' +
+          'in this thread. Not undoable.',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const { scope, params } = request;
+      const { storedId, info } = await requireThread(deps, scope, params.id);
+      await run(
+        deps,
+        () => deps.memory.thread(storedId, { userId: info.userId }).delete(),
+        'delete',
+        params.id,
+      );
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/threads/:id/memories',
+    {
+      schema: {
+        summary: "The long-term memories of the thread's user",
+        description: 'Newest first; empty for a thread without a user.',
+        tags: ['memories'],
+        security: BEARER,
+        params: ThreadParams,
+        querystring: MemoryListQuery,
+        response: { 200: MemoryList, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const { storedId } = await requireThread(deps, scope, params.id);
+      const memories = await run(
+        deps,
+        () => deps.memory.thread(storedId).memories({ includeSuperseded: query.includeSuperseded ?? false }),
+        'memories',
+        params.id,
+      );
+      return { memories: memories.map((m) => scope.memory(m)) };
+    },
+  );
+};

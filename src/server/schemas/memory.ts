@@ -1,0 +1,29 @@
+/**
+ * Schemas of the memory routes (facts about a user, shared across the user's threads).
+ */
+import Type from 'typebox';
+import { userIdSchema } from './common.js';
+import { ref } from './shared.js';
+
+/** Path of a user's memories. */
+export const UserParams = Type.Object({ userId: userIdSchema() });
+
+/** Path of one memory. */
+export const MemoryParams = Type.Object({
+  userId: userIdSchema(),
+  memoryId: Type.String({ minLength: 1, maxLength: 300, description: 'As the memory lists show it.' }),
+});
+
+/** Query of the memory lists. */
+export const MemoryListQuery = Type.Object({
+  includeSuperseded: Type.Optional(Type.Boolean({ default: false })),
+});
+
+/** A list of memories, newest first. */
+export const MemoryList = Type.Object(
+  { memories: Type.Array(ref('MemoryRecord')) },
+  { description: 'Memories, newest first.' },
+);
+
+/** PATCH body: the corrected text. The old memory is kept, superseded by the new one. */
+export const CorrectBody = Type.Object({ text: Type.String() }, { additionalProperties: false });

@@ -1,0 +1,124 @@
+/**
+ * Schemas of the message routes: append, history, context. Incoming messages are described loosely
+ * on purpose: the engine validates them (`normalizeMessages`, `fromOpenAI`), and its codes
+ * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
+ */
+import Type from 'typebox';
+import { userIdSchema } from './common.js';
+import { ref } from './shared.js';
+
+/** Maximum messages in one append. */
+export const MAX_BATCH = 1000;
+
+/** Largest page of history or threads. */
+export const MAX_PAGE = 1000;
+
+const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
+
+/** A message as callers send it: ours (`parts` or `content`) or an OpenAI chat-completions message. */
+export const MessageIn = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ description: 'Makes appends idempotent; a random id is assigned when absent.' }),
+    ),
+    role: Type.String({ description: '`system`, `user`, `assistant`, `tool` (or OpenAI `developer`).' }),
+    parts: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
+    content: Type.Optional(
+      Type.Union([Type.String(), Type.Null(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
+    ),
+    tool_calls: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    tool_call_id: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    createdAt: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Ours: `{ id, role, parts }` or `{ id, role, content }`. OpenAI: any chat-completions message ' +
+      '(`tool_calls`, `tool_call_id`, array `content` of text parts). Checked by the engine.',
+  },
+);
+
+/** POST /v1/threads/{id}/messages. */
+export const AppendBody = Type.Object(
+  {
+    messages: Type.Optional(Type.Array(MessageIn, { minItems: 1, maxItems: MAX_BATCH })),
+    message: Type.Optional(MessageIn),
+    userId: Type.Optional(
+      userIdSchema("The thread's owner; the first append that gives one sets it, later ones are ignored."),
+    ),
+  },
+  { description: 'Either `messages` (1–1000) or a single `message`.' },
+);
+
+/** What an append did, per message in input order. */
+export const AppendResult = Type.Object(
+  {
+    messages: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        seq: Type.Integer({ minimum: 1 }),
+        tokens: Int(),
+        duplicate: Type.Boolean({ description: 'Already stored (an idempotent retry): nothing written.' }),
+      }),
+    ),
+    announced: Type.Boolean({
+      description:
+        'False when Temporal could not be told yet: the messages are stored, the thread catches up.',
+    }),
+  },
+  { description: 'Stored (or already there): one entry per message, in input order.' },
+);
+
+/** GET /v1/threads/{id}/messages. */
+export const HistoryQuery = Type.Object({
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, default: 0, description: 'Only messages after this seq.' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
+});
+
+/** A page of history. */
+export const HistoryPage = Type.Object(
+  {
+    messages: Type.Array(ref('StoredMessage')),
+    next: Type.Optional(Type.Integer({ description: 'Pass as `after` for the next page.' })),
+  },
+  { description: 'A page of history, in seq order.' },
+);
+
+/** GET /v1/threads/{id}/context. */
+export const ContextQuery = Type.Object({
+  budget: Type.Optional(Type.Integer({ minimum: 1, description: "Default: the thread's budget." })),
+  model: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "Count tokens with this model's tokenizer (default: the thread's model).",
+    }),
+  ),
+});
+
+/** The memory view, ready for a model call. */
+export const ContextResult = Type.Object(
+  {
+    messages: Type.Array(ref('Message')),
+    openai: Type.Array(
+      Type.Object(
+        { role: Type.String() },
+        { additionalProperties: true, description: 'A chat-completions message, ready for the OpenAI API.' },
+      ),
+    ),
+    tokens: Int(),
+    budget: Type.Integer({ minimum: 1 }),
+    droppedOnRead: Int('Groups dropped on read because compaction had not caught up.'),
+    warnings: Type.Array(
+      Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
+    ),
+    memories: Type.Array(Type.Object({ id: Type.String(), text: Type.String() }), {
+      description: 'Long-term memories injected, most relevant first.',
+    }),
+  },
+  { description: 'The memory view within the budget.' },
+);

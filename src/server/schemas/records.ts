@@ -1,0 +1,172 @@
+/**
+ * The records the API returns in many places: messages, memories, threads, configurations, errors.
+ * They mirror the library's types (`StoredMessage`, `MemoryRecord`, `ThreadInfo`, …). Responses are
+ * serialised through them, so a field missing here would be dropped from answers. Responses refer to
+ * them by name (see shared.ts); request bodies embed them.
+ */
+import Type from 'typebox';
+
+/** The body of every failure: a stable code, a message for people, and the offending field if any. */
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.String({ description: 'Machine-readable, stable: decide by it, never by the message.' }),
+    message: Type.String(),
+    field: Type.Optional(
+      Type.String({ description: 'The offending input, e.g. `messages[3]`, `budget`, `id`.' }),
+    ),
+  }),
+});
+
+const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
+
+const Metadata = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'Free-form metadata, kept as given (OpenAI `name` lands in `metadata.name`).',
+});
+
+/** One part of a message. */
+export const Part = Type.Union([
+  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+  Type.Object({
+    type: Type.Literal('tool_call'),
+    callId: Type.String(),
+    name: Type.String(),
+    arguments: Type.String({ description: 'JSON text.' }),
+  }),
+  Type.Object({
+    type: Type.Literal('tool_result'),
+    callId: Type.String(),
+    name: Type.Optional(Type.String()),
+    result: Type.String(),
+    isError: Type.Optional(Type.Boolean()),
+  }),
+  Type.Object({ type: Type.Literal('reasoning'), text: Type.String() }),
+]);
+
+const Role = Type.Union([
+  Type.Literal('system'),
+  Type.Literal('user'),
+  Type.Literal('assistant'),
+  Type.Literal('tool'),
+]);
+
+/** A message of the memory view (history messages and summaries). */
+export const Message = Type.Object({
+  id: Type.String(),
+  role: Role,
+  parts: Type.Array(Part),
+  createdAt: Type.Optional(Type.String()),
+  metadata: Type.Optional(Metadata),
+});
+
+/** A history message as stored. */
+export const StoredMessage = Type.Object({
+  id: Type.String(),
+  role: Role,
+  parts: Type.Array(Part),
+  createdAt: Type.String({ description: 'ISO-8601; the time it was stored when the caller gave none.' }),
+  metadata: Type.Optional(Metadata),
+  seq: Type.Integer({ minimum: 1, description: 'Position in the history, 1-based, gap-free.' }),
+  tokens: Int("Counted once, at append, with the thread's model."),
+  bytes: Int(),
+  excludedBy: Type.Optional(
+    Type.String({ description: 'The compaction that excluded it from the view; absent while included.' }),
+  ),
+});
+
+/** A compaction strategy as data. */
+export const Strategy = Type.Object(
+  { type: Type.String() },
+  {
+    additionalProperties: true,
+    description: 'A compaction strategy as data (see the README: truncation, slidingWindow, pipeline, …).',
+  },
+);
+
+/** A thread's configuration, every field filled in. */
+export const ThreadConfig = Type.Object({
+  budget: Type.Integer({ minimum: 1, description: 'Tokens of the memory view.' }),
+  model: Type.String({ description: 'Picks the tokenizer.' }),
+  strategy: Type.Optional(Strategy),
+  idleMs: Int('Background work after this long without a message (0: off).'),
+  extractEveryTurns: Int('Memory extraction after this many new user turns (0: off).'),
+  memoryShare: Type.Number({ minimum: 0, maximum: 0.5 }),
+});
+
+/** A thread's bookkeeping row. */
+export const ThreadInfo = Type.Object({
+  threadId: Type.String(),
+  userId: Type.Optional(Type.String()),
+  resourceId: Type.Optional(Type.String()),
+  createdAt: Type.String(),
+  updatedAt: Type.String({ description: 'Last append or configuration change.' }),
+  lastSeq: Int(),
+  messageCount: Int(),
+  config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+/** What a compaction did. */
+export const CompactionSummary = Type.Object({
+  id: Type.String(),
+  strategy: Type.String(),
+  excludedGroups: Int(),
+  summaries: Int(),
+  includedTokensBefore: Int(),
+  includedTokensAfter: Int(),
+  upToSeq: Int(),
+  warnings: Type.Array(Type.String()),
+});
+
+/** One long-term memory with its provenance; superseded ones say when, why and by which memory. */
+export const MemoryRecord = Type.Object({
+  id: Type.String({ description: 'Opaque; use it as given in the memory routes.' }),
+  userId: Type.String(),
+  resourceId: Type.Optional(Type.String()),
+  text: Type.String(),
+  category: Type.Optional(Type.String()),
+  sourceThreadId: Type.Optional(Type.String({ description: 'The thread it was learned in.' })),
+  sourceMessageIds: Type.Array(Type.String()),
+  status: Type.Union([Type.Literal('active'), Type.Literal('superseded')]),
+  supersededBy: Type.Optional(Type.String()),
+  supersededAt: Type.Optional(Type.String()),
+  supersededReason: Type.Optional(Type.String()),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  extractionId: Type.Optional(Type.String({ description: '`user` for a correction.' })),
+});
+
+const StoredSummary = Type.Object({
+  message: Message,
+  tokens: Int(),
+  positionSeq: Int(),
+  model: Type.Optional(Type.String()),
+  inputTokens: Type.Optional(Int()),
+  outputTokens: Type.Optional(Int()),
+});
+
+/** A thread as JSON: history, compaction records, summaries, configuration. */
+export const ThreadExport = Type.Object({
+  version: Type.Literal(1),
+  thread: ThreadInfo,
+  messages: Type.Array(StoredMessage),
+  compactions: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      threadId: Type.String(),
+      strategy: Type.String(),
+      reason: Type.String(),
+      excludedMessageIds: Type.Array(Type.String()),
+      supersededSummaryIds: Type.Array(Type.String()),
+      summaries: Type.Array(StoredSummary),
+      createdAt: Type.Optional(Type.String()),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ),
+  summaries: Type.Array(
+    Type.Object({
+      ...StoredSummary.properties,
+      compactionId: Type.String(),
+      supersededBy: Type.Optional(Type.String()),
+    }),
+  ),
+  memories: Type.Optional(Type.Array(Type.Unknown(), { description: 'Ignored on import; never exported.' })),
+});

@@ -1,0 +1,126 @@
+/**
+ * Schemas of the thread routes: list, state, configure, compact, import.
+ */
+import Type from 'typebox';
+import { threadIdSchema, userIdSchema } from './common.js';
+import { MAX_PAGE } from './message.js';
+import { Strategy } from './records.js';
+import { ref } from './shared.js';
+
+const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
+
+/** PATCH body: any subset of the configuration; `strategy: null` returns to the default strategy. */
+export const ConfigurePatch = Type.Object(
+  {
+    budget: Type.Optional(Type.Integer({ minimum: 1 })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    strategy: Type.Optional(Type.Union([Strategy, Type.Null()])),
+    idleMs: Type.Optional(Int()),
+    extractEveryTurns: Type.Optional(Int()),
+    memoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
+  },
+  { additionalProperties: false },
+);
+
+/** GET /v1/threads. */
+export const ThreadList = Type.Object(
+  {
+    threads: Type.Array(ref('ThreadInfo')),
+    next: Type.Optional(Type.String({ description: 'Pass as `after` for the next page.' })),
+  },
+  { description: 'A page of threads, ordered by id.' },
+);
+
+/** Query of GET /v1/threads. */
+export const ThreadListQuery = Type.Object({
+  after: Type.Optional(threadIdSchema('The last thread id of the previous page.')),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
+  userId: Type.Optional(userIdSchema('Only threads of this user.')),
+});
+
+const Metrics = Type.Object({
+  includedTokens: Int(),
+  includedMessages: Int(),
+  includedGroups: Int(),
+  includedTurns: Int(),
+  includedToolCallGroups: Int(),
+  includedNonSystemGroups: Int(),
+  totalTokens: Int(),
+  totalMessages: Int(),
+  totalGroups: Int(),
+  totalTurns: Int(),
+});
+
+const MemoryProgress = Type.Object({
+  extractedSeq: Int(),
+  turnsSince: Int(),
+  lastAppendAt: Type.Number(),
+  extractions: Int(),
+  failedAt: Type.Optional(Int()),
+  lastExtraction: Type.Optional(
+    Type.Object({
+      id: Type.String(),
+      fromSeq: Int(),
+      toSeq: Int(),
+      added: Int(),
+      superseded: Int(),
+      duplicates: Int(),
+      model: Type.String(),
+    }),
+  ),
+});
+
+/** GET /v1/threads/{id}: the workflow's state plus the stored bookkeeping. */
+export const ThreadState = Type.Object(
+  {
+    threadId: Type.String(),
+    userId: Type.Optional(Type.String()),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+    messageCount: Int(),
+    config: ref('ThreadConfig'),
+    metrics: Metrics,
+    indexedSeq: Int('Every message up to this seq is indexed by the workflow.'),
+    buffered: Int(),
+    run: Type.Integer({ minimum: 1, description: 'Continue-as-new generation.' }),
+    compactions: Int(),
+    lastCompaction: Type.Optional(ref('CompactionSummary')),
+    pending: Type.Array(Type.String(), { description: '`compaction`, `catch-up`, `extraction`.' }),
+    lastError: Type.Optional(Type.String()),
+    memory: MemoryProgress,
+    llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
+  },
+  { description: "The thread's state." },
+);
+
+/** Query of GET /v1/threads/{id}. */
+export const StateQuery = Type.Object({
+  sync: Type.Optional(
+    Type.Boolean({ description: 'Wait until everything appended so far is indexed.', default: false }),
+  ),
+});
+
+/** POST /v1/threads/{id}/compact. */
+export const CompactResult = Type.Object(
+  {
+    compaction: Type.Union([ref('CompactionSummary'), Type.Null()], {
+      description: 'What the strategy did; null if compaction failed (see the state).',
+    }),
+  },
+  { description: 'Compaction ran.' },
+);
+
+/** Query of POST /v1/threads/import. */
+export const ImportQuery = Type.Object({
+  threadId: Type.Optional(threadIdSchema("Import into this thread (default: the export's own id).")),
+});
+
+/** What an import did. */
+export const ImportResult = Type.Object(
+  {
+    threadId: Type.String(),
+    imported: Int('Messages newly stored.'),
+    skipped: Int('Messages already there (same id and content).'),
+  },
+  { description: 'Imported; the thread has caught up.' },
+);

@@ -1,0 +1,179 @@
+/**
+ * Tenant isolation by id mapping. Thread `t` of tenant `acme` is stored as `acme:t`, user `u` as
+ * `acme:u`. Tenant names cannot contain `:` and thread ids can, so the first `:` splits a stored id
+ * uniquely, and no caller-chosen id can reach into another tenant's namespace. Ids derived from a
+ * thread id (compaction ids `acme:t:c1:5`, extraction and memory ids `acme:t:x:1-5:0`) carry the
+ * prefix too.
+ *
+ * Everything leaving the API goes through this class, which strips the caller's prefix from every id
+ * field, so answers show the caller's ids only; imports get the prefix back.
+ */
+import type { MemoryRecord } from '../memory/memory-store.js';
+import type { CompactionRecord, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
+import type { CompactionSummary, ThreadStateView } from '../../workflows/shared.js';
+import type { ContextResult } from '../client/thread-handle.js';
+import { ApiError } from './api-error.js';
+
+/** Longest stored thread or user id (the engine's `validateThreadId`). */
+const MAX_STORED_ID = 128;
+const ID_CHARS = /^[A-Za-z0-9._:@-]+$/u;
+
+/** One tenant's view of the stores; see the module comment. */
+export class TenantScope {
+  /** `<tenant>:`, the start of every id the tenant owns. */
+  readonly prefix: string;
+
+  constructor(readonly tenant: string) {
+    this.prefix = `${tenant}:`;
+  }
+
+  /**
+   * The stored id of the caller's thread or user id.
+   * @throws ApiError 400 `invalid_id` naming `field` when the id is malformed or, with the prefix,
+   *   longer than the store allows.
+   */
+  scoped(id: string, field: string): string {
+    const max = MAX_STORED_ID - this.prefix.length;
+    if (id.length < 1 || id.length > max || !ID_CHARS.test(id))
+      throw new ApiError(
+        400,
+        'invalid_id',
+        `${field}: expected 1–${max} characters of letters, digits and . _ : @ -`,
+        field,
+      );
+    return this.prefix + id;
+  }
+
+  /** The caller's view of a stored id: without the tenant prefix (other ids pass unchanged). */
+  strip(id: string): string {
+    return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
+  }
+
+  /** Whether a stored thread id belongs to this tenant. */
+  owns(storedId: string): boolean {
+    return storedId.startsWith(this.prefix);
+  }
+
+  /** A thread's bookkeeping, as the caller sees it. */
+  threadInfo(info: ThreadInfo): ThreadInfo {
+    return {
+      ...info,
+      threadId: this.strip(info.threadId),
+      ...(info.userId !== undefined ? { userId: this.strip(info.userId) } : {}),
+    };
+  }
+
+  /** A history message (its `excludedBy` is a compaction id). */
+  storedMessage(m: StoredMessage): StoredMessage {
+    return m.excludedBy === undefined ? m : { ...m, excludedBy: this.strip(m.excludedBy) };
+  }
+
+  /** What a compaction did. */
+  compaction<T extends CompactionSummary | null | undefined>(c: T): T {
+    return (c ? { ...c, id: this.strip(c.id) } : c) as T;
+  }
+
+  /** The workflow's state with the stored bookkeeping. */
+  state(view: ThreadStateView, info: ThreadInfo) {
+    const { lastExtraction } = view.memory;
+    return {
+      ...view,
+      threadId: this.strip(view.threadId),
+      userId: info.userId === undefined ? undefined : this.strip(info.userId),
+      createdAt: info.createdAt,
+      updatedAt: info.updatedAt,
+      messageCount: info.messageCount,
+      lastCompaction: this.compaction(view.lastCompaction),
+      memory: lastExtraction
+        ? { ...view.memory, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
+        : view.memory,
+    };
+  }
+
+  /** A long-term memory with its provenance. */
+  memory(record: MemoryRecord): MemoryRecord {
+    const out: MemoryRecord = { ...record, id: this.strip(record.id), userId: this.strip(record.userId) };
+    if (record.sourceThreadId !== undefined) out.sourceThreadId = this.strip(record.sourceThreadId);
+    if (record.supersededBy !== undefined) out.supersededBy = this.strip(record.supersededBy);
+    if (record.extractionId !== undefined) out.extractionId = this.strip(record.extractionId);
+    return out;
+  }
+
+  /** The memory view: the injected memory block names memory ids in its metadata. */
+  context(ctx: ContextResult): ContextResult {
+    return {
+      ...ctx,
+      messages: ctx.messages.map((m) => {
+        const ids = m.metadata?.['memories'];
+        if (!Array.isArray(ids)) return m;
+        const memories = ids.map((id) => (typeof id === 'string' ? this.strip(id) : id));
+        return { ...m, metadata: { ...m.metadata, memories } };
+      }),
+      memories: ctx.memories.map((m) => ({ id: this.strip(m.id), text: m.text })),
+    };
+  }
+
+  /**
+   * An export as the caller sees it. `memories` is left out: stores ignore it on import and it would
+   * carry the user's facts, which have their own routes.
+   */
+  exportData(data: ThreadExport): ThreadExport {
+    const strip = (id: string) => this.strip(id);
+    const { memories: _memories, ...rest } = data;
+    return mapExportIds(rest, { thread: strip, user: strip, compaction: strip });
+  }
+
+  /** An export the caller sends, restored into the stored thread id `target`. */
+  importData(data: ThreadExport, target: string): ThreadExport {
+    const { memories: _memories, ...rest } = data;
+    const userId = data.thread.userId;
+    const user = userId === undefined ? undefined : this.scoped(userId, 'thread.userId');
+    return mapExportIds(rest, {
+      thread: () => target,
+      user: () => user!,
+      compaction: (id) => this.prefix + id,
+    });
+  }
+}
+
+/**
+ * Rewrites every id field of an export that names a thread, a user or a compaction. A compaction's
+ * free-form `details` may repeat compaction ids (its recorded outcome names itself); any string there
+ * equal to a compaction id of the export is rewritten too, and nothing else is touched.
+ */
+function mapExportIds(
+  data: ThreadExport,
+  map: { thread(id: string): string; user(id: string): string; compaction(id: string): string },
+): ThreadExport {
+  const ids = new Set(data.compactions.map((r) => r.id));
+  const inDetails = (value: unknown): unknown => {
+    if (typeof value === 'string') return ids.has(value) ? map.compaction(value) : value;
+    if (Array.isArray(value)) return value.map(inDetails);
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inDetails(v)]));
+    return value;
+  };
+  const compaction = (r: CompactionRecord): CompactionRecord => ({
+    ...r,
+    id: map.compaction(r.id),
+    threadId: map.thread(r.threadId),
+    ...(r.details !== undefined ? { details: inDetails(r.details) as Record<string, unknown> } : {}),
+  });
+  return {
+    ...data,
+    thread: {
+      ...data.thread,
+      threadId: map.thread(data.thread.threadId),
+      ...(data.thread.userId !== undefined ? { userId: map.user(data.thread.userId) } : {}),
+    },
+    messages: data.messages.map((m) =>
+      m.excludedBy === undefined ? m : { ...m, excludedBy: map.compaction(m.excludedBy) },
+    ),
+    compactions: data.compactions.map(compaction),
+    summaries: data.summaries.map((s) => ({
+      ...s,
+      compactionId: map.compaction(s.compactionId),
+      ...(s.supersededBy !== undefined ? { supersededBy: map.compaction(s.supersededBy) } : {}),
+    })),
+  };
+}

@@ -1,0 +1,142 @@
+/// <reference lib="dom" />
+/**
+ * The inspector's HTTP client: the same `/v1` API any agent uses, with the person's bearer token.
+ * Errors become {@link ApiError} carrying the API's machine-readable code, so the page can tell a bad
+ * token (ask again) from a missing thread or a backend that is down.
+ */
+import type {
+  HistoryMessage,
+  HistoryPage,
+  WireCompactionSummary,
+  WireContext,
+  WireExport,
+  WireMemory,
+  WireState,
+  WireThread,
+} from './types.js';
+
+/** A non-2xx answer (or no answer at all: status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Everything the page loads for one thread. */
+export interface ThreadData {
+  state: WireState;
+  history: HistoryMessage[];
+  context: WireContext;
+  exported: WireExport;
+  memories: WireMemory[];
+}
+
+/** Pages of history fetched at once; the inspector reads the whole history page by page. */
+const PAGE = 500;
+
+const enc = encodeURIComponent;
+
+/** A client of the API at `base` (default: this origin's `/v1`). */
+export class Api {
+  /** `token` null sends none: a local API with no token created serves loopback callers without. */
+  constructor(
+    private readonly token: string | null,
+    private readonly base = '/v1',
+  ) {}
+
+  private async request<T>(path: string, init: RequestInit = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, {
+        ...init,
+        headers: {
+          accept: 'application/json',
+          ...(this.token === null ? {} : { authorization: `Bearer ${this.token}` }),
+        },
+        cache: 'no-store',
+      });
+    } catch (err) {
+      throw new ApiError(0, 'unreachable', `the API did not answer: ${(err as Error).message}`);
+    }
+    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    if (!res.ok) {
+      // Error bodies are `{ code, message }`, possibly nested under `error`; fall back to the status.
+      const err = (body?.['error'] && typeof body['error'] === 'object' ? body['error'] : body) as
+        { code?: unknown; message?: unknown } | undefined;
+      const code = typeof err?.code === 'string' ? err.code : `http_${res.status}`;
+      const message = typeof err?.message === 'string' ? err.message : res.statusText;
+      throw new ApiError(res.status, code, message || `HTTP ${res.status}`);
+    }
+    return body as T;
+  }
+
+  /** The tenant's threads (every page). */
+  async threads(): Promise<WireThread[]> {
+    const all: WireThread[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const query = `?limit=${PAGE}${after === undefined ? '' : `&after=${enc(after)}`}`;
+      const page = await this.request<{ threads: WireThread[]; next?: string }>(`/threads${query}`);
+      all.push(...page.threads);
+      if (page.next === undefined || page.next === after || page.threads.length === 0) return all;
+      after = page.next;
+    }
+  }
+
+  /** The whole history of a thread, in seq order. */
+  async history(threadId: string): Promise<HistoryMessage[]> {
+    const all: HistoryMessage[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await this.request<HistoryPage>(
+        `/threads/${enc(threadId)}/messages?after=${after}&limit=${PAGE}`,
+      );
+      all.push(...page.messages);
+      if (page.next === undefined || page.next <= after || page.messages.length === 0) return all;
+      after = page.next;
+    }
+  }
+
+  state(threadId: string): Promise<WireState> {
+    return this.request(`/threads/${enc(threadId)}`);
+  }
+
+  context(threadId: string): Promise<WireContext> {
+    return this.request(`/threads/${enc(threadId)}/context`);
+  }
+
+  export(threadId: string): Promise<WireExport> {
+    return this.request(`/threads/${enc(threadId)}/export`);
+  }
+
+  /** Runs the thread's strategy now; null when the compaction failed (the state says why). */
+  async compact(threadId: string): Promise<WireCompactionSummary | null> {
+    const path = `/threads/${enc(threadId)}/compact`;
+    return (await this.request<{ compaction: WireCompactionSummary | null }>(path, { method: 'POST' }))
+      .compaction;
+  }
+
+  /** A user's memories, superseded versions included (the inspector shows their history). */
+  async memories(userId: string): Promise<WireMemory[]> {
+    const path = `/users/${enc(userId)}/memories?includeSuperseded=true`;
+    return (await this.request<{ memories: WireMemory[] }>(path)).memories;
+  }
+
+  /** Everything the thread page shows, fetched in parallel. */
+  async thread(threadId: string): Promise<ThreadData> {
+    const [state, history, context, exported] = await Promise.all([
+      this.state(threadId),
+      this.history(threadId),
+      this.context(threadId),
+      this.export(threadId),
+    ]);
+    const userId = state.userId ?? exported.thread.userId;
+    const memories = userId ? await this.memories(userId) : [];
+    return { state, history, context, exported, memories };
+  }
+}

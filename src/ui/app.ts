@@ -1,0 +1,223 @@
+/// <reference lib="dom" />
+/**
+ * The inspector's entry point: asks for the bearer token (kept in sessionStorage, so it dies with the
+ * tab; `?token=` is accepted once and removed from the address bar), then shows the tenant's threads
+ * (`#/`) or one thread (`#/threads/<id>`) from the same HTTP API agents use.
+ */
+import { Api, ApiError, type ThreadData } from './api.js';
+import { button, h, num } from './dom.js';
+import { memoriesView, threadRows } from './memories-model.js';
+import { memoriesSection } from './render-memories.js';
+import { budgetView, historyColumn, viewColumn } from './render-thread.js';
+import { budgetBar } from './budget-model.js';
+import { historyBlocks, viewBlocks } from './view-model.js';
+
+const TOKEN_KEY = 'durable-memory.token';
+const main = document.getElementById('main')!;
+const statusLine = document.getElementById('status')!;
+const tokenInput = document.getElementById('token') as HTMLInputElement;
+const apiBase = document.body.dataset['api'] ?? '/v1';
+
+const count = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
+
+/** Bumped by every navigation: a load that finishes after the person moved on is not shown. */
+let generation = 0;
+
+/** Says something in the live region (announced by screen readers). */
+function say(text: string, error = false): void {
+  statusLine.textContent = text;
+  statusLine.classList.toggle('error', error);
+}
+
+function token(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** Takes `?token=` from the address, then removes it so it is not kept in history or bookmarks. */
+function adoptUrlToken(): void {
+  const url = new URL(location.href);
+  const fromUrl = url.searchParams.get('token');
+  if (fromUrl === null) return;
+  if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
+  url.searchParams.delete('token');
+  history.replaceState(null, '', url);
+}
+
+function askForToken(message: string, error = false): void {
+  main.replaceChildren(h('p', {}, 'Enter an API token above to see your threads.'));
+  say(message, error);
+  tokenInput.focus();
+}
+
+/** Shows an error where the page was; a refused token asks for another one. */
+function fail(err: unknown): void {
+  if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    askForToken(`The API refused the token (${err.code}). Enter another one.`, true);
+    return;
+  }
+  const text = err instanceof ApiError ? `${err.message} (${err.code})` : String(err);
+  say(text, true);
+}
+
+async function showThreads(api: Api, gen: number): Promise<void> {
+  say('Loading threads…');
+  const rows = threadRows(await api.threads());
+  if (gen !== generation) return;
+  const heading = h('h2', {}, `Threads (${num(rows.length)})`);
+  const table = h(
+    'table',
+    {},
+    h('caption', {}, 'Most recently active first'),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Thread'),
+        h('th', { scope: 'col' }, 'User'),
+        h('th', { scope: 'col', class: 'num' }, 'Messages'),
+        h('th', { scope: 'col' }, 'Last activity'),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((r) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, h('a', { href: `#/threads/${encodeURIComponent(r.threadId)}` }, r.threadId)),
+          h('td', {}, r.user),
+          h('td', { class: 'num' }, num(r.messages)),
+          h('td', {}, r.updated),
+        ),
+      ),
+    ),
+  );
+  main.replaceChildren(heading, rows.length > 0 ? table : h('p', {}, 'This tenant has no threads yet.'));
+  say(`${num(rows.length)} thread${rows.length === 1 ? '' : 's'}.`);
+}
+
+/** The facts line under a thread's heading: owner, model, counts, pending work, errors. */
+function threadFacts(data: ThreadData): HTMLElement {
+  const s = data.state;
+  const excluded = data.history.filter((m) => m.excludedBy !== undefined).length;
+  const fact = (label: string, value: string) => h('li', {}, `${label} `, h('b', {}, value));
+  return h(
+    'ul',
+    { class: 'facts' },
+    fact('User', s.userId ?? '—'),
+    fact('Model', s.config.model),
+    fact('History', `${num(data.history.length)} messages, ${num(excluded)} excluded`),
+    fact('Budget', `${num(s.config.budget)} tokens`),
+    fact('Compactions', num(s.compactions)),
+    fact('Pending', s.pending.length > 0 ? s.pending.join(', ') : 'nothing'),
+    s.llm !== undefined && fact('Summarizer', s.llm),
+    s.lastError !== undefined && fact('Last error', s.lastError),
+  );
+}
+
+function renderThread(api: Api, threadId: string, data: ThreadData): void {
+  const view = viewBlocks(data.context, data.history, data.exported);
+  const compactButton = button('Compact now', () => void compactNow(api, threadId, compactButton), {
+    class: 'primary',
+    id: 'compact-now',
+  });
+  main.replaceChildren(
+    h('p', {}, h('a', { href: '#/' }, '← All threads')),
+    h('h2', {}, `Thread ${threadId}`),
+    threadFacts(data),
+    h(
+      'div',
+      { class: 'actions' },
+      compactButton,
+      button('Refresh', () => void route()),
+    ),
+    budgetView(budgetBar(data.context, view)),
+    h(
+      'div',
+      { class: 'columns' },
+      historyColumn(historyBlocks(data.history, data.exported), data.history.length),
+      viewColumn(view, data.context),
+    ),
+    memoriesSection(
+      data.state.userId,
+      memoriesView(
+        data.memories,
+        (data.context.memories ?? []).map((m) => m.id),
+      ),
+    ),
+  );
+}
+
+async function openThread(api: Api, threadId: string, gen: number): Promise<void> {
+  say(`Loading thread ${threadId}…`);
+  const data = await api.thread(threadId);
+  if (gen !== generation) return;
+  renderThread(api, threadId, data);
+  say(
+    `Thread ${threadId}: ${num(data.history.length)} messages, ${num(data.context.tokens)} tokens in view.`,
+  );
+}
+
+async function compactNow(api: Api, threadId: string, trigger: HTMLButtonElement): Promise<void> {
+  trigger.disabled = true;
+  say('Compacting…');
+  const gen = generation;
+  try {
+    const result = await api.compact(threadId);
+    const data = await api.thread(threadId);
+    if (gen !== generation) return; // the person went elsewhere meanwhile
+    renderThread(api, threadId, data);
+    document.getElementById('compact-now')?.focus(); // the old button is gone: keep keyboard focus
+    say(
+      result === null
+        ? 'Compaction failed; the thread state says why.'
+        : result.excludedGroups === 0 && result.summaries === 0
+          ? 'Compacted: nothing to do, the view already fits.'
+          : `Compacted (${result.strategy}): ${count(result.excludedGroups, 'group')} excluded, ` +
+            `${count(result.summaries, 'summary', 'summaries')} written, ` +
+            `${num(result.includedTokensBefore)} → ${num(result.includedTokensAfter)} tokens in view.`,
+    );
+  } catch (err) {
+    trigger.disabled = false;
+    fail(err);
+  }
+}
+
+/** Shows the page the address asks for. */
+async function route(): Promise<void> {
+  // Without a token, try anyway: a local API with no token created yet serves this machine openly.
+  const api = new Api(token(), apiBase);
+  const match = /^#\/threads\/(.+)$/u.exec(location.hash);
+  const gen = ++generation;
+  try {
+    await (match ? openThread(api, decodeURIComponent(match[1]!), gen) : showThreads(api, gen));
+    if (gen !== generation) return;
+    if (token() === null) say(`${statusLine.textContent} No token needed: this local API has none yet.`);
+  } catch (err) {
+    if (gen !== generation) return;
+    if (token() === null && err instanceof ApiError && err.status === 401) {
+      return askForToken('Enter an API token to start.');
+    }
+    fail(err);
+  }
+}
+
+document.getElementById('token-form')!.addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const value = tokenInput.value.trim();
+  tokenInput.value = '';
+  if (!value) return askForToken('The token is empty.', true);
+  sessionStorage.setItem(TOKEN_KEY, value);
+  void route();
+});
+document.getElementById('forget-token')!.addEventListener('click', () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  askForToken('Token forgotten.');
+});
+window.addEventListener('hashchange', () => void route());
+adoptUrlToken();
+void route();

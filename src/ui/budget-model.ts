@@ -1,0 +1,65 @@
+/**
+ * The token budget bar of the memory view: how the view's tokens split into system messages,
+ * summaries, injected memories and recent messages, and how much room is left. Pure, unit-tested.
+ */
+import type { ViewBlock } from './view-model.js';
+import type { WireContext } from './types.js';
+
+/** One segment of the budget bar. */
+export interface BarSegment {
+  key: 'system' | 'summaries' | 'memories' | 'recent';
+  label: string;
+  tokens: number;
+  /** Width as a percentage of the bar. */
+  percent: number;
+}
+
+/** The token budget bar: used segments, then free room (or how far over budget the view is). */
+export interface BudgetBar {
+  segments: BarSegment[];
+  tokens: number;
+  budget: number;
+  free: number;
+  over: number;
+  /** Where the budget line sits, as a percentage of the bar (below 100 when over budget). */
+  budgetPercent: number;
+}
+
+const LABELS: Record<BarSegment['key'], string> = {
+  system: 'System',
+  summaries: 'Summaries',
+  memories: 'Memories',
+  recent: 'Recent messages',
+};
+
+/** Which segment each kind of view block counts in. */
+const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
+  system: 'system',
+  summary: 'summaries',
+  memories: 'memories',
+  message: 'recent',
+  tool_call: 'recent',
+};
+
+/** The budget bar of the memory view: system, summaries, memories, recent messages, free room. */
+export function budgetBar(ctx: WireContext, blocks: readonly ViewBlock[]): BudgetBar {
+  const sums = { system: 0, summaries: 0, memories: 0, recent: 0 };
+  for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;
+  const used = Object.values(sums).reduce((a, b) => a + b, 0);
+  // Over budget the bar spans the usage and the budget line moves left; within it, the bar is the budget.
+  const scale = Math.max(ctx.budget, used, 1);
+  const segments = (Object.keys(sums) as BarSegment['key'][]).map((key) => ({
+    key,
+    label: LABELS[key],
+    tokens: sums[key],
+    percent: (sums[key] * 100) / scale,
+  }));
+  return {
+    segments,
+    tokens: used,
+    budget: ctx.budget,
+    free: Math.max(0, ctx.budget - used),
+    over: Math.max(0, used - ctx.budget),
+    budgetPercent: (ctx.budget * 100) / scale,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Long-term memories as the inspector shows them: each live memory with the versions it superseded
+ * (newest first), whether the current memory view injected it, and its provenance. Pure, like
+ * `view-model.ts`, and unit-tested with it.
+ */
+import type { WireMemory, WireThread } from './types.js';
+
+/** A live memory and its history. */
+export interface MemoryRow {
+  memory: WireMemory;
+  /** True when the thread's current memory view injected it. */
+  used: boolean;
+  /** Versions it replaced, newest first (each superseded by the one before it in this list). */
+  previous: WireMemory[];
+  /** Provenance in words: where it was learned, from which messages, by which extraction. */
+  provenance: string;
+}
+
+/** Memories shaped for display. */
+export interface MemoriesView {
+  rows: MemoryRow[];
+  /** Superseded memories whose successor is gone (the user deleted it): history with no live head. */
+  orphans: WireMemory[];
+}
+
+/** Where a memory came from, in one line. */
+export function provenanceOf(m: WireMemory): string {
+  if (m.extractionId === 'user') return 'written by the user (a correction)';
+  const ids = m.sourceMessageIds;
+  const from =
+    ids.length === 0 ? 'from no message' : `from message${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
+  const where = m.sourceThreadId ? ` of thread ${m.sourceThreadId}` : '';
+  const by = m.extractionId ? ` by extraction ${m.extractionId}` : '';
+  return `${from}${where}${by}`;
+}
+
+/**
+ * Groups a user's memories (live and superseded) into live rows with their previous versions.
+ * `usedIds` are the memories the context response says it injected.
+ */
+export function memoriesView(memories: readonly WireMemory[], usedIds: Iterable<string> = []): MemoriesView {
+  const used = new Set(usedIds);
+  const byId = new Map(memories.map((m) => [m.id, m]));
+  // Follows supersededBy to the live memory now holding the fact (guarding against cycles).
+  const head = (m: WireMemory): WireMemory | undefined => {
+    const seen = new Set<string>();
+    let at: WireMemory | undefined = m;
+    while (at && at.status === 'superseded' && at.supersededBy && !seen.has(at.id)) {
+      seen.add(at.id);
+      at = byId.get(at.supersededBy);
+    }
+    return at?.status === 'active' ? at : undefined;
+  };
+  const previous = new Map<string, WireMemory[]>();
+  const orphans: WireMemory[] = [];
+  for (const m of memories) {
+    if (m.status === 'active') continue;
+    const live = head(m);
+    if (!live) orphans.push(m);
+    else previous.set(live.id, [...(previous.get(live.id) ?? []), m]);
+  }
+  const newestFirst = (a: WireMemory, b: WireMemory) =>
+    (b.supersededAt ?? b.createdAt).localeCompare(a.supersededAt ?? a.createdAt);
+  const rows = memories
+    .filter((m) => m.status === 'active')
+    .map((memory) => ({
+      memory,
+      used: used.has(memory.id),
+      previous: (previous.get(memory.id) ?? []).sort(newestFirst),
+      provenance: provenanceOf(memory),
+    }));
+  return { rows, orphans: orphans.sort(newestFirst) };
+}
+
+/** A row of the thread list. */
+export interface ThreadRow {
+  threadId: string;
+  user: string;
+  messages: number;
+  updated: string;
+}
+
+/** The tenant's threads, most recently active first. */
+export function threadRows(threads: readonly WireThread[]): ThreadRow[] {
+  return [...threads]
+    .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+    .map((t) => ({
+      threadId: t.threadId,
+      user: t.userId ?? '—',
+      messages: t.messageCount,
+      updated: t.updatedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC'),
+    }));
+}

@@ -1,0 +1,243 @@
+/**
+ * From API responses to what the inspector renders: history blocks with their exclusion marks, the
+ * memory view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
+ * without a browser; so are its siblings `budget-model.ts` (the budget bar) and `memories-model.ts`.
+ */
+import type { HistoryMessage, WireContext, WireExport, WireMessage, WireSummaryRecord } from './types.js';
+
+/** Messages shown together: one message, or a tool-call group (the call and its results). */
+export interface Block<M extends WireMessage = WireMessage> {
+  kind: 'message' | 'tool_call';
+  messages: M[];
+}
+
+/** Why a history block is not in the memory view. */
+export interface ExclusionMark {
+  compactionId: string;
+  /** The strategy that excluded it, e.g. `summarization` or `truncation`. */
+  strategy: string;
+  /** The reason recorded for that strategy, e.g. `tokensExceed(400)`. */
+  reason: string;
+  /**
+   * The summary that replaced it. When that summary was later folded into another one, `foldedInto`
+   * names the summary now in the view (absent when none is: it was dropped, not folded).
+   */
+  replacedBy?: { id: string; strategy: string; live: boolean; text: string; foldedInto?: string };
+}
+
+/** A block of the history column. */
+export interface HistoryBlock extends Block<HistoryMessage> {
+  excluded?: ExclusionMark;
+  /** True when the block before it was excluded the same way (the page then says so briefly). */
+  sameAsPrevious?: boolean;
+}
+
+/** A block of the memory-view column. */
+export interface ViewBlock {
+  kind: 'system' | 'memories' | 'summary' | 'message' | 'tool_call';
+  messages: WireMessage[];
+  tokens: number;
+  /** For a summary: the history messages it stands for (through earlier summaries it folded in). */
+  replaced?: HistoryMessage[];
+  /** For a summary: the strategy that wrote it (`summarization`, `toolResultCollapse`). */
+  strategy?: string;
+}
+
+interface CompactionMarkLike {
+  strategy: string;
+  replaces: string[];
+}
+
+/** The compaction mark a summary carries in `metadata.compaction`, if it is one. */
+export function compactionMark(message: WireMessage): CompactionMarkLike | undefined {
+  const mark = message.metadata?.['compaction'] as Partial<CompactionMarkLike> & { kind?: string };
+  return mark?.kind === 'summary' && Array.isArray(mark.replaces)
+    ? { strategy: String(mark.strategy ?? ''), replaces: mark.replaces }
+    : undefined;
+}
+
+/** True for the injected long-term memory block (a system message listing the memories it holds). */
+export function isMemoryBlock(message: WireMessage): boolean {
+  return (
+    message.role === 'system' &&
+    (message.id === 'long-term-memory' || Array.isArray(message.metadata?.['memories']))
+  );
+}
+
+/** What a person reads of a message: its text, tool calls as `name(args)`, results as `→ result`. */
+export function messageText(message: WireMessage): string {
+  return message.parts
+    .map((p) => {
+      if (p.type === 'tool_call') return `${p.name ?? 'tool'}(${p.arguments ?? ''})`;
+      if (p.type === 'tool_result') return `${p.isError ? '⚠ ' : ''}→ ${p.result ?? ''}`;
+      if (p.type === 'reasoning') return `(reasoning) ${p.text ?? ''}`;
+      return p.text ?? '';
+    })
+    .join('\n');
+}
+
+const callIdsOf = (m: WireMessage, type: string) =>
+  m.parts.filter((p) => p.type === type && p.callId !== undefined).map((p) => p.callId!);
+
+/**
+ * Groups messages as compaction does for tool calls: an assistant message with tool calls and the
+ * tool results answering them (by call id) form one block; everything else stands alone.
+ */
+export function groupBlocks<M extends WireMessage>(messages: readonly M[]): Block<M>[] {
+  const blocks: Block<M>[] = [];
+  let open: { block: Block<M>; calls: Set<string> } | undefined;
+  for (const m of messages) {
+    const results = callIdsOf(m, 'tool_result');
+    if (open && m.role === 'tool' && results.length > 0 && results.every((id) => open!.calls.has(id))) {
+      open.block.messages.push(m);
+      continue;
+    }
+    const calls = m.role === 'assistant' ? callIdsOf(m, 'tool_call') : [];
+    const block: Block<M> = { kind: calls.length > 0 ? 'tool_call' : 'message', messages: [m] };
+    blocks.push(block);
+    open = calls.length > 0 ? { block, calls: new Set(calls) } : undefined;
+  }
+  return blocks;
+}
+
+/** Strategies whose exclusions leave a summary behind (the others just drop messages). */
+const SUMMARIZING = new Set(['summarization', 'toolResultCollapse']);
+
+/**
+ * What a record's reason (`a: why; b: why`, one clause per strategy that acted) says about the
+ * strategy `pick` chooses: that strategy and its clause, else the whole reason.
+ */
+function reasonOf(
+  reason: string,
+  pick: (strategy: string) => boolean,
+): { strategy?: string; reason: string } {
+  for (const clause of reason.split('; ')) {
+    const colon = clause.indexOf(':');
+    if (colon > 0 && pick(clause.slice(0, colon))) {
+      return { strategy: clause.slice(0, colon), reason: clause.slice(colon + 1).trim() };
+    }
+  }
+  return { reason };
+}
+
+/** Summaries by the ids they replace, and by their own id. */
+function summaryIndex(exp: WireExport) {
+  const byId = new Map<string, WireSummaryRecord>();
+  const replacer = new Map<string, WireSummaryRecord>();
+  for (const s of exp.summaries) {
+    byId.set(s.message.id, s);
+    for (const id of compactionMark(s.message)?.replaces ?? []) replacer.set(id, s);
+  }
+  return { byId, replacer };
+}
+
+/** History in blocks, each excluded block marked with its compaction, reason and summary. */
+export function historyBlocks(history: readonly HistoryMessage[], exp: WireExport): HistoryBlock[] {
+  const records = new Map(exp.compactions.map((c) => [c.id, c]));
+  const { replacer } = summaryIndex(exp);
+  let previous: ExclusionMark | undefined;
+  return groupBlocks(history).map((block): HistoryBlock => {
+    const first = block.messages.find((m) => m.excludedBy !== undefined);
+    const excluded = first && exclusionOf(first, records.get(first.excludedBy!), replacer);
+    const same =
+      excluded !== undefined &&
+      previous !== undefined &&
+      excluded.compactionId === previous.compactionId &&
+      excluded.strategy === previous.strategy &&
+      excluded.replacedBy?.id === previous.replacedBy?.id;
+    previous = excluded;
+    if (!excluded) return block;
+    return same ? { ...block, excluded, sameAsPrevious: true } : { ...block, excluded };
+  });
+}
+
+/** Why `message` left the view: its compaction record, narrowed to the strategy that excluded it. */
+function exclusionOf(
+  message: HistoryMessage,
+  record: WireExport['compactions'][number] | undefined,
+  replacer: ReadonlyMap<string, WireSummaryRecord>,
+): ExclusionMark {
+  // A summary standing for it names the strategy; otherwise a non-summarizing one dropped it.
+  const summary = replacer.get(message.id);
+  const mark = summary && compactionMark(summary.message);
+  const picked = reasonOf(record?.reason ?? '', (s) => (mark ? s === mark.strategy : !SUMMARIZING.has(s)));
+  const excluded: ExclusionMark = {
+    compactionId: message.excludedBy!,
+    strategy: mark?.strategy ?? picked.strategy ?? record?.strategy ?? 'unknown',
+    reason: picked.reason || 'compaction record not found',
+  };
+  if (summary && mark) {
+    const live = summary.supersededBy === undefined;
+    // Follow the folds to the summary in the view now (bounded: a chain cannot be longer than the map).
+    let now: WireSummaryRecord | undefined = summary;
+    for (let i = 0; now?.supersededBy !== undefined && i <= replacer.size; i++)
+      now = replacer.get(now.message.id);
+    excluded.replacedBy = {
+      id: summary.message.id,
+      strategy: mark.strategy,
+      live,
+      text: messageText(summary.message),
+    };
+    if (!live && now && now.supersededBy === undefined) excluded.replacedBy.foldedInto = now.message.id;
+  }
+  return excluded;
+}
+
+/** Token counts the API reports per message: history and summaries (the memory block is the rest). */
+export function tokensById(history: readonly HistoryMessage[], exp: WireExport): Map<string, number> {
+  const tokens = new Map<string, number>();
+  for (const m of history) tokens.set(m.id, m.tokens);
+  for (const s of exp.summaries) tokens.set(s.message.id, s.tokens);
+  return tokens;
+}
+
+/**
+ * Tokens of each context message. A count the response carries wins; otherwise the stored one; the
+ * injected memory block has no stored count, so it gets what remains of the reported total.
+ */
+export function contextTokens(ctx: WireContext, known: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  let unknown: string | undefined;
+  for (const m of ctx.messages) {
+    const own = (m as { tokens?: unknown }).tokens;
+    const n = typeof own === 'number' ? own : known.get(m.id);
+    if (n === undefined) unknown = m.id;
+    else out.set(m.id, n);
+  }
+  const counted = [...out.values()].reduce((a, b) => a + b, 0);
+  if (unknown !== undefined) out.set(unknown, Math.max(0, ctx.tokens - counted));
+  return out;
+}
+
+/** The memory view in blocks; summaries carry the history messages they replaced. */
+export function viewBlocks(
+  ctx: WireContext,
+  history: readonly HistoryMessage[],
+  exp: WireExport,
+): ViewBlock[] {
+  const tokens = contextTokens(ctx, tokensById(history, exp));
+  const messages = new Map(history.map((m) => [m.id, m]));
+  const { byId } = summaryIndex(exp);
+  // Replaced ids may name earlier summaries this one folded in: expand them to their messages.
+  const expand = (id: string, seen: Set<string>): HistoryMessage[] => {
+    const m = messages.get(id);
+    if (m) return [m];
+    const earlier = byId.get(id);
+    if (!earlier || seen.has(id)) return [];
+    seen.add(id);
+    return (compactionMark(earlier.message)?.replaces ?? []).flatMap((r) => expand(r, seen));
+  };
+  return groupBlocks(ctx.messages).map((block): ViewBlock => {
+    const m = block.messages[0]!;
+    const sum = block.messages.reduce((n, x) => n + (tokens.get(x.id) ?? 0), 0);
+    const mark = compactionMark(m);
+    if (mark) {
+      const replaced = mark.replaces.flatMap((id) => expand(id, new Set()));
+      replaced.sort((a, b) => a.seq - b.seq);
+      return { kind: 'summary', messages: block.messages, tokens: sum, replaced, strategy: mark.strategy };
+    }
+    if (isMemoryBlock(m)) return { kind: 'memories', messages: block.messages, tokens: sum };
+    const kind = m.role === 'system' ? 'system' : block.kind;
+    return { kind, messages: block.messages, tokens: sum };
+  });
+}

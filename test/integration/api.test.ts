@@ -1,0 +1,708 @@
+/**
+ * The HTTP API over real HTTP, against the real pipeline (Temporal dev server, PostgreSQL, worker):
+ * every endpoint's success and the 4xx it can give, limits, the OpenAPI description (checked in, and
+ * every answer validated against it by the test client), and 503s bounded in time while a backend is
+ * down. Tenant isolation, tokens and the open local mode are in api-tenants.test.ts.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openApiDocument } from '../../src/server/api-server.js';
+import { checkedInOpenApi } from '../support/api-openapi.js';
+import { startApiFixture, text, type ApiClient, type ApiFixture } from '../support/api.js';
+
+let f: ApiFixture;
+let acme: ApiClient;
+before(async () => {
+  // Above the client's 5 s announcement attempt, so an append during a Temporal outage answers
+  // `announced: false` rather than 503.
+  f = await startApiFixture({ timeoutMs: 8_000 });
+  acme = f.acme;
+});
+after(() => f?.stop());
+
+/** An assertion on an error answer: status, code and (when given) field. */
+function assertError(
+  res: { status: number; body: { error?: { code: string; field?: string } } },
+  status: number,
+  code: string,
+  field?: string,
+): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error?.code, code, JSON.stringify(res.body));
+  if (field !== undefined) assert.equal(res.body.error?.field, field, JSON.stringify(res.body));
+}
+
+/** A thread with `n` user/assistant messages (ids m1…mn). */
+async function seed(id: string, n: number, extra: Record<string, unknown> = {}): Promise<void> {
+  const messages = Array.from({ length: n }, (_, i) =>
+    text(`m${i + 1}`, i % 2 === 0 ? 'user' : 'assistant', `message ${i + 1} about the weather`),
+  );
+  const res = await acme.post(`/v1/threads/${id}/messages`, { messages, ...extra });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+}
+
+describe('OpenAPI description', () => {
+  test('the checked-in openapi.json is what the code generates, and the server serves it', async () => {
+    const generated = await openApiDocument();
+    assert.deepEqual(
+      checkedInOpenApi(),
+      JSON.parse(JSON.stringify(generated)),
+      'openapi.json is stale: run `node --import tsx src/server/write-openapi.ts`',
+    );
+    const served = await acme.get('/openapi.json', { token: null });
+    assert.equal(served.status, 200);
+    assert.deepEqual(served.body, checkedInOpenApi());
+    assert.equal(served.body.openapi, '3.1.0');
+  });
+
+  test('every /v1 operation requires the bearer token and documents 400, 401, 500 and 503', () => {
+    const doc = checkedInOpenApi();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        assert.deepEqual(op.security, [{ bearerAuth: [] }], `${method} ${path}`);
+        for (const status of ['400', '401', '500', '503'])
+          assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
+      }
+    }
+  });
+});
+
+describe('health', () => {
+  test('/healthz answers without a token; /readyz reports both backends', async () => {
+    assert.deepEqual((await acme.get('/healthz', { token: null })).body, { status: 'ok' });
+    const ready = await acme.get('/readyz', { token: null });
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.body, { ready: true, postgres: 'ok', temporal: 'ok' });
+  });
+
+  test('an unknown route is a JSON 404', async () => {
+    const res = await acme.get('/v2/nothing');
+    assertError(res, 404, 'not_found');
+  });
+});
+
+describe('POST /v1/threads/{id}/messages', () => {
+  test('appends ours and OpenAI messages, creates the thread with its user, answers seqs', async () => {
+    const res = await acme.post('/v1/threads/append-1/messages', {
+      userId: 'alice',
+      messages: [
+        { id: 's', role: 'system', content: 'You are terse.' },
+        text('u1', 'user', 'What is the weather in Lyon?'),
+        {
+          id: 'a1',
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Lyon"}' } },
+          ],
+        },
+        { id: 't1', role: 'tool', tool_call_id: 'c1', content: 'sunny, 24°C' },
+      ],
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.body.messages.map((m: { id: string; seq: number; duplicate: boolean }) => [
+        m.id,
+        m.seq,
+        m.duplicate,
+      ]),
+      [
+        ['s', 1, false],
+        ['u1', 2, false],
+        ['a1', 3, false],
+        ['t1', 4, false],
+      ],
+    );
+    assert.equal(res.body.announced, true);
+    const state = await acme.get('/v1/threads/append-1?sync=true');
+    assert.equal(state.body.userId, 'alice');
+    assert.equal(state.body.indexedSeq, 4);
+  });
+
+  test('a single `message` is accepted; a retried append is idempotent by id', async () => {
+    const first = await acme.post('/v1/threads/append-2/messages', { message: text('x', 'user', 'hi') });
+    const again = await acme.post('/v1/threads/append-2/messages', { message: text('x', 'user', 'hi') });
+    assert.equal(first.status, 200);
+    assert.deepEqual(again.body.messages, [{ ...first.body.messages[0], duplicate: true }]);
+  });
+
+  test('the engine names the offending message: code and field messages[i]', async () => {
+    const empty = await acme.post('/v1/threads/append-3/messages', {
+      messages: [
+        text('a', 'user', 'fine'),
+        text('b', 'user', 'fine'),
+        text('c', 'user', 'fine'),
+        text('d', 'user', ''),
+      ],
+    });
+    assertError(empty, 400, 'empty_message', 'messages[3]');
+    const role = await acme.post('/v1/threads/append-3/messages', {
+      messages: [text('a', 'user', 'fine'), { id: 'b', role: 'wizard', content: 'x' }],
+    });
+    assertError(role, 400, 'unknown_role', 'messages[1]');
+    // An OpenAI message whose conversion fails is numbered within the whole batch.
+    const image = await acme.post('/v1/threads/append-3/messages', {
+      messages: [
+        text('a', 'user', 'fine'),
+        text('b', 'user', 'fine'),
+        { role: 'user', content: [{ type: 'image_url' }] },
+      ],
+    });
+    assertError(image, 400, 'invalid_part', 'messages[2]');
+    const nul = await acme.post('/v1/threads/append-3/messages', { message: text('a', 'user', 'a\u0000b') });
+    assertError(nul, 400, 'nul_byte', 'message');
+    // Nothing of a rejected batch was stored.
+    assertError(await acme.get('/v1/threads/append-3/messages'), 404, 'unknown_thread', 'id');
+  });
+
+  test('schema failures name the field: missing, wrong type, unknown, both forms', async () => {
+    assertError(await acme.post('/v1/threads/append-4/messages', {}), 400, 'missing_field', 'messages');
+    assertError(
+      await acme.post('/v1/threads/append-4/messages', { messages: [{ id: 'a' }] }),
+      400,
+      'missing_field',
+      'messages[0].role',
+    );
+    assertError(
+      await acme.post('/v1/threads/append-4/messages', { messages: [{ role: 'user', content: 5 }] }),
+      400,
+      'invalid_field',
+      'messages[0].content',
+    );
+    assertError(
+      await acme.post('/v1/threads/append-4/messages', {
+        messages: [text('a', 'user', 'x')],
+        message: text('b', 'user', 'y'),
+      }),
+      400,
+      'invalid_field',
+      'message',
+    );
+    assertError(
+      await acme.post('/v1/threads/append-4/messages', {
+        messages: [text('a', 'user', 'x')],
+        userId: 'bad user',
+      }),
+      400,
+      'invalid_id',
+      'userId',
+    );
+  });
+
+  test('batches hold at most 1000 messages', async () => {
+    const batch = (n: number) => Array.from({ length: n }, (_, i) => text(`b${i}`, 'user', `message ${i}`));
+    const ok = await acme.post('/v1/threads/batch/messages', { messages: batch(1000) });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.messages.length, 1000);
+    assertError(
+      await acme.post('/v1/threads/batch/messages', { messages: batch(1001) }),
+      400,
+      'too_many_messages',
+      'messages',
+    );
+    assertError(
+      await acme.post('/v1/threads/batch/messages', { messages: [] }),
+      400,
+      'invalid_field',
+      'messages',
+    );
+  });
+
+  test('a 1 MB message fits; a body over the limit is 413; malformed JSON is 400; other types 415', async () => {
+    const big = 'The quick brown fox jumps over the lazy dog. '.repeat(23_000); // ≈ 1 MB
+    const ok = await acme.post('/v1/threads/big/messages', { message: text('big', 'user', big) });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.ok(ok.body.messages[0].tokens > 100_000);
+
+    const tooBig = await acme.post('/v1/threads/big/messages', {
+      message: text('huge', 'user', 'x'.repeat(5 * 1024 * 1024)),
+    });
+    assertError(tooBig, 413, 'body_too_large');
+
+    const malformed = await acme.call('POST', '/v1/threads/big/messages', { raw: '{"messages": [' });
+    assertError(malformed, 400, 'invalid_json', 'body');
+    assertError(await acme.call('POST', '/v1/threads/big/messages', { raw: '' }), 400, 'invalid_json');
+
+    const plain = await acme.call('POST', '/v1/threads/big/messages', {
+      raw: 'hello',
+      contentType: 'text/plain',
+    });
+    assertError(plain, 415, 'unsupported_media_type');
+  });
+
+  test('thread ids: the alphabet, and at most 127 minus the tenant length', async () => {
+    assertError(
+      await acme.post('/v1/threads/bad%20id/messages', { message: text('a', 'user', 'x') }),
+      400,
+      'invalid_id',
+      'id',
+    );
+    const longest = 'x'.repeat(128 - 'acme:'.length);
+    assert.equal(
+      (await acme.post(`/v1/threads/${longest}/messages`, { message: text('a', 'user', 'x') })).status,
+      200,
+    );
+    assertError(
+      await acme.post(`/v1/threads/${longest}y/messages`, { message: text('a', 'user', 'x') }),
+      400,
+      'invalid_id',
+      'id',
+    );
+  });
+
+  test('the same id with different content is 409 id_conflict naming the message', async () => {
+    await acme.post('/v1/threads/conflict/messages', { message: text('same', 'user', 'one') });
+    const res = await acme.post('/v1/threads/conflict/messages', {
+      messages: [text('new', 'user', 'fine'), text('same', 'user', 'two')],
+    });
+    assertError(res, 409, 'id_conflict', 'messages[1]');
+  });
+});
+
+describe('GET /v1/threads/{id}/messages', () => {
+  before(() => seed('history', 7));
+
+  test('pages by sequence number with after, limit and next', async () => {
+    const first = await acme.get('/v1/threads/history/messages?limit=3');
+    assert.deepEqual(
+      first.body.messages.map((m: { seq: number }) => m.seq),
+      [1, 2, 3],
+    );
+    assert.equal(first.body.next, 3);
+    const rest = await acme.get(`/v1/threads/history/messages?after=${first.body.next}&limit=10`);
+    assert.deepEqual(
+      rest.body.messages.map((m: { id: string }) => m.id),
+      ['m4', 'm5', 'm6', 'm7'],
+    );
+    assert.equal(rest.body.next, undefined);
+  });
+
+  test('400 for a bad limit or after, 404 for an unknown thread', async () => {
+    assertError(await acme.get('/v1/threads/history/messages?limit=0'), 400, 'invalid_field', 'limit');
+    assertError(await acme.get('/v1/threads/history/messages?limit=1001'), 400, 'invalid_field', 'limit');
+    assertError(await acme.get('/v1/threads/history/messages?limit=abc'), 400, 'invalid_field', 'limit');
+    assertError(await acme.get('/v1/threads/history/messages?after=-1'), 400, 'invalid_field', 'after');
+    assertError(await acme.get('/v1/threads/nope/messages'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('GET /v1/threads/{id}/context', () => {
+  before(() => seed('context', 10));
+
+  test('the memory view within the budget, as ours and OpenAI messages', async () => {
+    const full = await acme.get('/v1/threads/context/context');
+    assert.equal(full.status, 200);
+    assert.equal(full.body.messages.length, 10);
+    assert.equal(full.body.openai.length, 10);
+    assert.equal(full.body.budget, 8000);
+    const small = await acme.get('/v1/threads/context/context?budget=40');
+    assert.ok(small.body.tokens <= 40, JSON.stringify(small.body));
+    assert.ok(small.body.messages.length < 10);
+    assert.ok(small.body.droppedOnRead > 0);
+  });
+
+  test("`model` counts with that model's tokenizer", async () => {
+    const own = await acme.get('/v1/threads/context/context?model=gpt-4o');
+    const other = await acme.get('/v1/threads/context/context?model=some-unknown-model');
+    assert.equal(own.status, 200);
+    assert.equal(other.status, 200);
+    assert.notEqual(other.body.tokens, own.body.tokens, 'chars/4 estimate differs from o200k counts');
+  });
+
+  test('400 for a bad budget or model, 404 for an unknown thread', async () => {
+    assertError(await acme.get('/v1/threads/context/context?budget=0'), 400, 'invalid_field', 'budget');
+    assertError(await acme.get('/v1/threads/context/context?budget=1.5'), 400, 'invalid_field', 'budget');
+    assertError(await acme.get('/v1/threads/context/context?model='), 400, 'invalid_field', 'model');
+    assertError(await acme.get('/v1/threads/nope/context'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('PATCH, compact, GET state', () => {
+  before(() => seed('compacting', 8, { userId: 'carol' }));
+
+  test('PATCH configures and answers the whole configuration', async () => {
+    const res = await acme.patch('/v1/threads/compacting', { budget: 5000, memoryShare: 0.2 });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.budget, 5000);
+    assert.equal(res.body.memoryShare, 0.2);
+    assert.equal(res.body.model, 'gpt-4o');
+  });
+
+  test('PATCH rejects bad settings naming them, unknown settings, unknown threads', async () => {
+    assertError(await acme.patch('/v1/threads/compacting', { budget: 0 }), 400, 'invalid_field', 'budget');
+    assertError(
+      await acme.patch('/v1/threads/compacting', { budget: 'big' }),
+      400,
+      'invalid_field',
+      'budget',
+    );
+    assertError(
+      await acme.patch('/v1/threads/compacting', { strategy: { type: 'nope' } }),
+      400,
+      'invalid_option',
+      'strategy',
+    );
+    assertError(
+      await acme.patch('/v1/threads/compacting', { strategy: { type: 'slidingWindow', keepTurns: 0 } }),
+      400,
+      'invalid_option',
+      'strategy',
+    );
+    assertError(
+      await acme.patch('/v1/threads/compacting', { colour: 'red' }),
+      400,
+      'unknown_field',
+      'colour',
+    );
+    assertError(await acme.patch('/v1/threads/nope', { budget: 100 }), 404, 'unknown_thread', 'id');
+  });
+
+  test('compact runs the strategy: excluded messages and ids carry no tenant prefix', async () => {
+    const configured = await acme.patch('/v1/threads/compacting', {
+      strategy: { type: 'slidingWindow', keepTurns: 1 },
+    });
+    assert.equal(configured.status, 200, JSON.stringify(configured.body));
+    const res = await acme.post('/v1/threads/compacting/compact');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const state = await acme.get('/v1/threads/compacting?sync=true');
+    assert.equal(state.body.threadId, 'compacting');
+    assert.equal(state.body.userId, 'carol');
+    assert.ok(state.body.compactions >= 1, JSON.stringify(state.body));
+    assert.ok(!state.body.lastCompaction.id.startsWith('acme:'), state.body.lastCompaction.id);
+    assert.ok(state.body.lastCompaction.id.startsWith('compacting:'), state.body.lastCompaction.id);
+    const history = await acme.get('/v1/threads/compacting/messages');
+    const excluded = history.body.messages.filter((m: { excludedBy?: string }) => m.excludedBy);
+    assert.ok(excluded.length >= 6, JSON.stringify(history.body));
+    for (const m of excluded) assert.ok(m.excludedBy.startsWith('compacting:'), m.excludedBy);
+    const context = await acme.get('/v1/threads/compacting/context');
+    assert.equal(context.body.messages.length, 2);
+  });
+
+  test('GET state: counts, config, metrics; 404 for an unknown thread', async () => {
+    const res = await acme.get('/v1/threads/compacting');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.messageCount, 8);
+    assert.equal(res.body.metrics.totalMessages, 8);
+    assert.equal(res.body.config.budget, 5000);
+    assertError(await acme.get('/v1/threads/nope'), 404, 'unknown_thread', 'id');
+    assertError(await acme.get('/v1/threads/compacting?sync=maybe'), 400, 'invalid_field', 'sync');
+    assertError(await acme.post('/v1/threads/nope/compact'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('GET /v1/threads', () => {
+  before(async () => {
+    for (const id of ['list-a', 'list-b', 'list-c'])
+      await seed(id, 1, { userId: id === 'list-b' ? 'dave' : 'erin' });
+  });
+
+  test('lists the tenant threads by id, paginated, optionally of one user', async () => {
+    const all: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 100; pages++) {
+      const res = await acme.get(`/v1/threads?limit=2${after ? `&after=${after}` : ''}`);
+      assert.equal(res.status, 200);
+      assert.ok(res.body.threads.length <= 2);
+      all.push(...res.body.threads.map((t: { threadId: string }) => t.threadId));
+      after = res.body.next;
+      if (!after) break;
+    }
+    assert.deepEqual(
+      all,
+      [...all].sort((a, b) => (a < b ? -1 : 1)),
+    );
+    for (const id of ['list-a', 'list-b', 'list-c']) assert.ok(all.includes(id), id);
+    assert.ok(all.every((id) => !id.startsWith('acme:')));
+    const dave = await acme.get('/v1/threads?userId=dave');
+    assert.deepEqual(
+      dave.body.threads.map((t: { threadId: string; userId: string }) => [t.threadId, t.userId]),
+      [['list-b', 'dave']],
+    );
+  });
+
+  test('400 for a bad limit or user id', async () => {
+    assertError(await acme.get('/v1/threads?limit=0'), 400, 'invalid_field', 'limit');
+    assertError(await acme.get('/v1/threads?userId=no%20spaces'), 400, 'invalid_id', 'userId');
+  });
+});
+
+describe('export and import', () => {
+  before(async () => {
+    await seed('exported', 6, { userId: 'frank' });
+    await acme.patch('/v1/threads/exported', { strategy: { type: 'slidingWindow', keepTurns: 1 } });
+    await acme.post('/v1/threads/exported/compact');
+  });
+
+  test('export shows the caller ids only; import restores it elsewhere, idempotently', async () => {
+    const exported = await acme.get('/v1/threads/exported/export');
+    assert.equal(exported.status, 200);
+    assert.ok(!exported.text.includes('acme:'), 'no tenant prefix anywhere in the export');
+    assert.equal(exported.body.thread.threadId, 'exported');
+    assert.equal(exported.body.thread.userId, 'frank');
+    assert.equal(exported.body.messages.length, 6);
+    assert.ok(exported.body.compactions.length >= 1);
+
+    const imported = await acme.post('/v1/threads/import?threadId=imported', exported.body);
+    assert.equal(imported.status, 200, JSON.stringify(imported.body));
+    assert.deepEqual(imported.body, { threadId: 'imported', imported: 6, skipped: 0 });
+    const again = await acme.post('/v1/threads/import?threadId=imported', exported.body);
+    assert.deepEqual(again.body, { threadId: 'imported', imported: 0, skipped: 6 });
+
+    const copy = await acme.get('/v1/threads/imported/export');
+    assert.equal(copy.body.thread.userId, 'frank');
+    assert.deepEqual(
+      copy.body.messages.map((m: { id: string; excludedBy?: string }) => [m.id, m.excludedBy !== undefined]),
+      exported.body.messages.map((m: { id: string; excludedBy?: string }) => [
+        m.id,
+        m.excludedBy !== undefined,
+      ]),
+    );
+    const view = await acme.get('/v1/threads/imported/context');
+    assert.equal(
+      view.body.messages.length,
+      (await acme.get('/v1/threads/exported/context')).body.messages.length,
+    );
+  });
+
+  test('without threadId, an export lands under its own id', async () => {
+    const exported = await acme.get('/v1/threads/exported/export');
+    const data = { ...exported.body, thread: { ...exported.body.thread, threadId: 'restored' } };
+    const res = await acme.post('/v1/threads/import', data);
+    assert.deepEqual(res.body, { threadId: 'restored', imported: 6, skipped: 0 });
+  });
+
+  test('400 for a malformed export (schema, records) or a bad id; 404 exporting an unknown thread', async () => {
+    const exported = (await acme.get('/v1/threads/exported/export')).body;
+    assertError(
+      await acme.post('/v1/threads/import', { ...exported, version: 2 }),
+      400,
+      'invalid_field',
+      'version',
+    );
+    assertError(await acme.post('/v1/threads/import', { version: 1 }), 400, 'missing_field');
+    const broken = {
+      ...exported,
+      compactions: [{ ...exported.compactions[0], excludedMessageIds: ['no-such-message'] }],
+    };
+    assertError(await acme.post('/v1/threads/import?threadId=broken', broken), 400, 'invalid_record', 'body');
+    assertError(
+      await acme.post('/v1/threads/import?threadId=bad%20id', exported),
+      400,
+      'invalid_id',
+      'threadId',
+    );
+    assertError(await acme.get('/v1/threads/nope/export'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('memories', () => {
+  let extracted: string;
+  before(async () => {
+    await seed('mem-thread', 2, { userId: 'alice' });
+    // An extraction as the worker would record it: ids derive from the stored (prefixed) thread id.
+    const result = await f.p.memory.memoryStore!.applyExtraction({
+      extractionId: 'acme:mem-thread:x:1-2',
+      userId: 'acme:alice',
+      threadId: 'acme:mem-thread',
+      fromSeq: 1,
+      toSeq: 2,
+      model: 'test',
+      proposals: [
+        { text: 'Alice is vegetarian', category: 'preference', sourceMessageIds: ['m1'] },
+        { text: 'Alice lives in Lyon', sourceMessageIds: ['m2'] },
+      ],
+    });
+    extracted = result.added[0]!.id;
+    assert.equal(extracted, 'acme:mem-thread:x:1-2:0');
+  });
+
+  test('list: the caller ids only, with provenance; also through the thread', async () => {
+    const res = await acme.get('/v1/users/alice/memories');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.memories.length, 2);
+    const veg = res.body.memories.find((m: { text: string }) => m.text === 'Alice is vegetarian');
+    assert.equal(veg.id, 'mem-thread:x:1-2:0');
+    assert.equal(veg.userId, 'alice');
+    assert.equal(veg.sourceThreadId, 'mem-thread');
+    assert.equal(veg.extractionId, 'mem-thread:x:1-2');
+    assert.deepEqual(veg.sourceMessageIds, ['m1']);
+    const viaThread = await acme.get('/v1/threads/mem-thread/memories');
+    assert.deepEqual(viaThread.body, res.body);
+    const one = await acme.get('/v1/users/alice/memories/mem-thread:x:1-2:0');
+    assert.deepEqual(one.body, veg);
+  });
+
+  test('the context injects memories and names them without the prefix', async () => {
+    await acme.post('/v1/threads/mem-thread/messages', {
+      message: text('q', 'user', 'Any vegetarian restaurant?'),
+    });
+    const res = await acme.get('/v1/threads/mem-thread/context');
+    assert.ok(res.body.memories.length >= 1, JSON.stringify(res.body));
+    assert.ok(res.body.memories.some((m: { id: string }) => m.id === 'mem-thread:x:1-2:0'));
+    assert.ok(!res.text.includes('acme:'));
+  });
+
+  test('PATCH corrects (the old one is kept, superseded), DELETE removes', async () => {
+    const corrected = await acme.patch('/v1/users/alice/memories/mem-thread:x:1-2:0', {
+      text: 'Alice is vegan',
+    });
+    assert.equal(corrected.status, 200, JSON.stringify(corrected.body));
+    assert.equal(corrected.body.text, 'Alice is vegan');
+    assert.equal(corrected.body.userId, 'alice');
+    assert.equal(corrected.body.extractionId, 'user');
+    const live = await acme.get('/v1/users/alice/memories');
+    assert.deepEqual(live.body.memories.map((m: { text: string }) => m.text).sort(), [
+      'Alice is vegan',
+      'Alice lives in Lyon',
+    ]);
+    const all = await acme.get('/v1/users/alice/memories?includeSuperseded=true');
+    const old = all.body.memories.find((m: { id: string }) => m.id === 'mem-thread:x:1-2:0');
+    assert.equal(old.status, 'superseded');
+    assert.equal(old.supersededBy, corrected.body.id);
+    assertError(
+      await acme.patch('/v1/users/alice/memories/mem-thread:x:1-2:0', { text: 'again' }),
+      409,
+      'memory_superseded',
+      'memoryId',
+    );
+    // A correction's id is a UUID without prefix; it works as given too.
+    const removed = await acme.delete(`/v1/users/alice/memories/${corrected.body.id}`);
+    assert.equal(removed.status, 204);
+    assert.equal(removed.text, '');
+    assertError(
+      await acme.get(`/v1/users/alice/memories/${corrected.body.id}`),
+      404,
+      'unknown_memory',
+      'memoryId',
+    );
+  });
+
+  test('400 for bad input, 404 for unknown users and memories', async () => {
+    const lyon = (await acme.get('/v1/users/alice/memories')).body.memories[0].id;
+    assertError(
+      await acme.patch(`/v1/users/alice/memories/${lyon}`, { text: '   ' }),
+      400,
+      'empty_message',
+      'text',
+    );
+    assertError(await acme.patch(`/v1/users/alice/memories/${lyon}`, {}), 400, 'missing_field', 'text');
+    assertError(
+      await acme.patch(`/v1/users/alice/memories/${lyon}`, { text: 'x', also: 1 }),
+      400,
+      'unknown_field',
+      'also',
+    );
+    assertError(await acme.get('/v1/users/bad%20user/memories'), 400, 'invalid_id', 'userId');
+    assertError(await acme.get('/v1/users/nobody/memories'), 404, 'unknown_user', 'userId');
+    assertError(await acme.get('/v1/users/alice/memories/nope'), 404, 'unknown_memory', 'memoryId');
+    assertError(await acme.patch('/v1/users/alice/memories/nope', { text: 'x' }), 404, 'unknown_memory');
+    assertError(await acme.delete('/v1/users/alice/memories/nope'), 404, 'unknown_memory');
+    assertError(await acme.get('/v1/threads/nope/memories'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('DELETE /v1/threads/{id}', () => {
+  test('deletes the thread; afterwards it is unknown everywhere', async () => {
+    await seed('doomed', 3);
+    const res = await acme.delete('/v1/threads/doomed');
+    assert.equal(res.status, 204);
+    assertError(await acme.get('/v1/threads/doomed'), 404, 'unknown_thread');
+    assertError(await acme.get('/v1/threads/doomed/messages'), 404, 'unknown_thread');
+    assertError(await acme.delete('/v1/threads/doomed'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('every documented operation', () => {
+  test('was answered successfully and validated against openapi.json', () => {
+    const doc = checkedInOpenApi();
+    const missing: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths))
+      for (const method of Object.keys(ops)) {
+        const ok = [...f.validator.seen].some(
+          (k) => k.startsWith(`${method.toUpperCase()} ${path} `) && /\s2\d\d$/u.test(k),
+        );
+        if (!ok) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    assert.deepEqual(missing, []);
+  });
+});
+
+describe('backend outages', () => {
+  test('PostgreSQL stopped: /readyz and requests answer 503 with Retry-After, quickly; then recover', async () => {
+    const postgres = f.p.stack.postgres;
+    assert.ok(postgres, 'embedded PostgreSQL');
+    await seed('outage', 2);
+    await postgres.stop();
+    try {
+      let started = Date.now();
+      const ready = await acme.get('/readyz', { token: null });
+      assert.equal(ready.status, 503);
+      assert.deepEqual(ready.body, { ready: false, postgres: 'unreachable', temporal: 'ok' });
+      assert.equal(ready.headers.get('retry-after'), '5');
+      assert.ok(Date.now() - started < 5_000, `readyz took ${Date.now() - started} ms`);
+
+      for (const call of [
+        () => acme.get('/v1/threads/outage/messages'),
+        () => acme.post('/v1/threads/outage/messages', { message: text('late', 'user', 'x') }),
+        () => acme.get('/v1/users/alice/memories'),
+        () => acme.as(f.betaToken).get('/v1/threads'),
+      ]) {
+        started = Date.now();
+        const res = await call();
+        assert.equal(res.status, 503, JSON.stringify(res.body));
+        assert.ok(['backend_unavailable', 'timeout'].includes(res.body.error.code), res.body.error.code);
+        assert.equal(res.headers.get('retry-after'), '5');
+        assert.ok(!/postgres(ql)?:\/\/|SELECT|INSERT|\n\s+at /u.test(res.text), res.text);
+        assert.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
+      }
+    } finally {
+      await postgres.start();
+    }
+    const deadline = Date.now() + 30_000;
+    while ((await acme.get('/readyz', { token: null })).status !== 200) {
+      assert.ok(Date.now() < deadline, 'ready again after PostgreSQL came back');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal((await acme.get('/v1/threads/outage/messages')).status, 200);
+  });
+
+  test('Temporal stopped: /readyz 503, appends still commit (announced: false) and are indexed later', async () => {
+    await seed('temporal-outage', 2);
+    await f.p.stack.temporal.stop();
+    try {
+      const started = Date.now();
+      const ready = await acme.get('/readyz', { token: null });
+      assert.equal(ready.status, 503);
+      assert.deepEqual(ready.body, { ready: false, postgres: 'ok', temporal: 'unreachable' });
+      assert.ok(Date.now() - started < 5_000, `readyz took ${Date.now() - started} ms`);
+      const appended = await acme.post('/v1/threads/temporal-outage/messages', {
+        message: text('m3', 'user', 'still here'),
+      });
+      assert.equal(appended.status, 200, JSON.stringify(appended.body));
+      assert.equal(appended.body.announced, false);
+      const state = await acme.get('/v1/threads/temporal-outage');
+      assert.equal(state.status, 503, JSON.stringify(state.body));
+      assert.equal(state.headers.get('retry-after'), '5');
+    } finally {
+      await f.p.stack.restartTemporal();
+    }
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const state = await acme.get('/v1/threads/temporal-outage?sync=true');
+      if (state.status === 200 && state.body.indexedSeq === 3) break;
+      assert.ok(Date.now() < deadline, `caught up after Temporal came back: ${JSON.stringify(state.body)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+});
+
+describe('logs', () => {
+  test('carry no token, no Authorization header and no stack trace', () => {
+    const all = f.logs.join('');
+    assert.ok(f.logs.length > 10, 'requests were logged');
+    assert.ok(!all.includes(f.acmeToken) && !all.includes(f.betaToken), 'no token in the logs');
+    assert.ok(!/bearer /iu.test(all), 'no Authorization header in the logs');
+    assert.ok(!/\\n\s+at /u.test(all), 'no stack trace in the logs');
+  });
+});

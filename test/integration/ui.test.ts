@@ -1,0 +1,248 @@
+/**
+ * The thread inspector in a real browser (Debian's Chromium driven by playwright-core) against the
+ * real HTTP API (tenant token and all) and the real pipeline: a thread whose compaction excluded
+ * messages and inserted summaries, and a user whose memories were superseded. The page must show the
+ * excluded messages marked, expand a summary to what it replaced, and change its view when "Compact
+ * now" is pressed. Screenshots land in test-output/ for a person to look at.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
+import { registerInspector } from '../../src/ui/route.js';
+import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { launchBrowser, type TestBrowser } from '../support/browser.js';
+import { REPO_ROOT } from '../support/processes.js';
+import { createApiServer } from '../../src/server/api-server.js';
+import { TokenStore } from '../../src/server/token-store.js';
+
+const OUTPUT = path.join(REPO_ROOT, 'test-output');
+const THREAD = 'trip-planner';
+
+let p: TestPipeline;
+let tokens: TokenStore;
+let app: FastifyInstance;
+let browser: TestBrowser;
+let base: string;
+/** A bearer token of tenant `acme`, created as `npm run token -- create` would. */
+let token: string;
+
+/** A JSON request to the API with the test's token. */
+async function api<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const res = await fetch(base + url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json()) as T;
+  assert.ok(res.ok, `${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Summarization in chunks: each run folds the summary and ~250 tokens into ≤60 tokens. */
+const CHUNKED = {
+  type: 'summarization',
+  trigger: { type: 'tokensExceed', value: 150 },
+  target: { type: 'tokensBelow', value: 100 },
+  maxInputTokens: 250,
+  maxSummaryTokens: 60,
+  minimumPreserved: 2,
+};
+
+interface State {
+  metrics: { includedTokens: number };
+  compactions: number;
+  pending: string[];
+  indexedSeq: number;
+  memory: { extractedSeq: number };
+}
+
+/** Polls the thread's state until `ok` holds. */
+async function waitFor(what: string, ok: (s: State) => boolean, timeoutMs = 60_000): Promise<State> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await api<State>('GET', `/v1/threads/${THREAD}`);
+    if (ok(s)) return s;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A trip-planning conversation with tool calls, long enough to be compacted twice over. */
+function conversation() {
+  const cities = ['Oslo', 'Bergen', 'Tromsø', 'Stavanger', 'Ålesund', 'Flåm', 'Lofoten', 'Trondheim'];
+  const turns = cities.flatMap((city, i) => [
+    { id: `u${i}`, role: 'user', content: `What is the weather like in ${city} in June? Plan day ${i + 1}.` },
+    {
+      id: `a${i}-call`,
+      role: 'assistant',
+      parts: [{ type: 'tool_call', callId: `c${i}`, name: 'get_weather', arguments: { city, month: 6 } }],
+    },
+    {
+      id: `t${i}`,
+      role: 'tool',
+      parts: [
+        {
+          type: 'tool_result',
+          callId: `c${i}`,
+          name: 'get_weather',
+          result: JSON.stringify({
+            city,
+            highC: 14 + i,
+            lowC: 7 + (i % 3),
+            rainDays: 9 - i,
+            daylightHours: 19 + (i % 4),
+          }),
+        },
+      ],
+    },
+    {
+      id: `a${i}`,
+      role: 'assistant',
+      content: `Day ${i + 1} in ${city}: about ${14 + i}°C with long daylight; pack a rain jacket and walk the harbour.`,
+    },
+  ]);
+  return [
+    { id: 'sys', role: 'system', content: 'You are a concise travel planner for Norway.' },
+    {
+      id: 'intro',
+      role: 'user',
+      content: 'Hi! My name is Ada and I live in Oslo. I am allergic to peanuts.',
+    },
+    ...turns.slice(0, 16),
+    { id: 'moved', role: 'user', content: 'Big news: I moved to Bergen last week.' },
+    ...turns.slice(16),
+  ];
+}
+
+before(async () => {
+  p = await startPipeline();
+  tokens = await TokenStore.connect(p.stack.databaseUrl);
+  token = (await tokens.create('acme', 'inspector test')).token;
+  // The real API server with the inspector registered on it, as the server's entry point should.
+  app = createApiServer({ memory: p.memory, tokens, logger: false });
+  registerInspector(app);
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await launchBrowser();
+  await mkdir(OUTPUT, { recursive: true });
+
+  // Built through the HTTP API, as an agent would: small budget (the default strategy collapses
+  // tool results, summarizes and truncates), memories extracted after every user turn.
+  const messages = conversation();
+  await api('POST', `/v1/threads/${THREAD}/messages`, { userId: 'ada', messages: messages.slice(0, 2) });
+  await api('PATCH', `/v1/threads/${THREAD}`, { budget: 700, extractEveryTurns: 1 });
+  for (const m of messages.slice(2)) await api('POST', `/v1/threads/${THREAD}/messages`, { messages: [m] });
+  // Compaction has run and no more is due; memories are extracted past the move (seq 19); the
+  // last turns' extraction waits for the next user turn, which does not matter here.
+  let s = await waitFor('compactions and the extraction of the move', (x) => {
+    const compacted = x.compactions > 0 && !x.pending.includes('compaction');
+    return x.indexedSeq === messages.length && compacted && x.memory.extractedSeq >= 19;
+  });
+  // Then a strategy that summarizes a bounded chunk per run (at most 250 tokens of input, the
+  // earlier summary included) down to a low target: configuring runs it once; it is still above
+  // its trigger afterwards, and with no new message only "Compact now" runs it again.
+  const compactions = s.compactions;
+  await api('PATCH', `/v1/threads/${THREAD}`, { strategy: CHUNKED });
+  s = await waitFor('the compaction after configuring', (x) => x.compactions > compactions);
+  assert.ok(
+    s.metrics.includedTokens > CHUNKED.trigger.value,
+    'still over the trigger: work left for the button',
+  );
+});
+
+after(async () => {
+  await browser?.close();
+  await app?.close();
+  await tokens?.close();
+  await p?.stop();
+});
+
+const excludedCount = (page: Page) => page.locator('article[data-excluded] .msg').count();
+
+test('the inspector shows exclusions, expands summaries, and compacts on request', async () => {
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+  page.on('response', (res) => res.status() >= 400 && errors.push(`${res.status()} ${res.url()}`));
+
+  // Without a token the page asks for one; with one, the threads are listed with their counts.
+  await page.goto(`${base}/ui`);
+  await page.getByText('Enter an API token to start.').waitFor();
+  await page.getByLabel('API token').fill('dm_not-a-token');
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await page.getByText('The API refused the token (invalid_token). Enter another one.').waitFor();
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  const row = page.getByRole('row', { name: new RegExp(THREAD) });
+  await row.waitFor();
+  assert.equal(errors.filter((e) => !/\b401\b/u.test(e)).length, 0, errors.join('\n'));
+  errors.length = 0; // the tokenless probe and the wrong token were refused, as they should be
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-threads.png') });
+  assert.match(await row.innerText(), new RegExp(`ada\\s+${conversation().length}\\b`, 'u'));
+
+  await row.getByRole('link', { name: THREAD }).click();
+  await page.getByRole('heading', { name: `Thread ${THREAD}` }).waitFor();
+
+  // Excluded history is marked with the strategy, the reason and the summary that replaced it.
+  const before = await excludedCount(page);
+  assert.ok(before > 0, 'some history is excluded');
+  const mark = page.locator('article[data-excluded] .exclusion').first();
+  assert.match(await mark.innerText(), /^Excluded by \w+ \(.+\) in compaction \S+/u);
+  assert.ok(
+    (await page.locator('.exclusion', { hasText: 'Replaced by' }).count()) > 0,
+    'a summary stands for some',
+  );
+  // Tool calls and their results are one block.
+  const toolBlock = page.locator('article.kind-tool_call').first();
+  assert.equal(await toolBlock.locator('.msg').count(), 2);
+
+  // A summary in the memory view expands to the history messages it replaced.
+  const first = page.getByRole('button', { name: /^Show the \d+ messages? it replaced$/u }).first();
+  const controls = await first.getAttribute('aria-controls'); // the name changes once pressed
+  const expand = page.locator(`button[aria-controls="${controls}"]`);
+  const region = page.locator(`#${controls}`);
+  assert.equal(await region.isVisible(), false);
+  await expand.click();
+  assert.equal(await expand.getAttribute('aria-expanded'), 'true');
+  assert.ok((await region.locator('.msg').count()) > 0, 'the replaced messages are listed');
+
+  // Budget bar segments and memories with provenance and superseded versions.
+  await page.locator('[data-segment="summaries"]').waitFor();
+  const memories = page.locator('section[aria-labelledby="memories-title"]');
+  assert.match(await memories.innerText(), /User lives in Bergen/u);
+  assert.match(await memories.innerText(), /User lives in Oslo — superseded/u);
+  assert.match(await memories.innerText(), /from message moved of thread trip-planner by extraction/u);
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-before-compact.png'), fullPage: true });
+
+  // Compact now: the strategy has work left (see before()); the page shows the new view.
+  const viewTitle = await page.locator('#view-title').innerText();
+  await page.getByRole('button', { name: 'Compact now' }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Compacted/u })
+    .waitFor({ timeout: 60_000 });
+  assert.ok((await excludedCount(page)) > before, 'more history is excluded after compacting');
+  assert.notEqual(await page.locator('#view-title').innerText(), viewTitle);
+  assert.equal(
+    await page.evaluate(() => document.activeElement?.id),
+    'compact-now',
+    'focus stays on the button',
+  );
+  // For the person looking at the screenshot: the summary now in the view, expanded.
+  await page
+    .getByRole('button', { name: /^Show the \d+ messages? it replaced$/u })
+    .first()
+    .click();
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector.png'), fullPage: true });
+
+  // A link with ?token= opens the thread directly, and the token leaves the address bar.
+  const linked = await browser.context.newPage();
+  await linked.goto(`${base}/ui?token=${encodeURIComponent(token)}#/threads/${THREAD}`);
+  await linked.getByRole('heading', { name: `Thread ${THREAD}` }).waitFor();
+  assert.equal(new URL(linked.url()).search, '');
+
+  assert.deepEqual(errors, [], 'no script errors, no failed requests');
+});

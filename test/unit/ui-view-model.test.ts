@@ -1,0 +1,264 @@
+/**
+ * The inspector's pure view models, without a browser: tool-call grouping, exclusion marks (which
+ * strategy, why, which summary, folded summaries), summaries expanded through earlier summaries,
+ * token attribution for the budget bar, and memories with their superseded versions.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  groupBlocks,
+  historyBlocks,
+  messageText,
+  viewBlocks,
+  contextTokens,
+} from '../../src/ui/view-model.js';
+import { budgetBar } from '../../src/ui/budget-model.js';
+import { memoriesView, provenanceOf, threadRows } from '../../src/ui/memories-model.js';
+import type {
+  HistoryMessage,
+  HistoryPage as WirePage,
+  WireContext,
+  WireExport,
+  WireMemory,
+  WireMessage,
+  WireState,
+  WireThread,
+} from '../../src/ui/types.js';
+import type { HistoryPage, ThreadExport, ThreadInfo } from '../../src/store/types.js';
+import type { ContextResult } from '../../src/client/thread-handle.js';
+import type { MemoryRecord } from '../../src/memory/memory-store.js';
+import type { ThreadStateView } from '../../workflows/shared.js';
+
+// Compile-time check: what the store and the client return stays readable as the page's wire types
+// (the page cannot import them: it runs in the browser and imports only its own modules).
+export const wireTypesMatch = (e: ThreadExport, c: ContextResult, m: MemoryRecord, i: ThreadInfo) =>
+  [e, c, m, i] satisfies [WireExport, WireContext, WireMemory, WireThread];
+export const moreWireTypesMatch = (p: HistoryPage, s: ThreadStateView) =>
+  [p, s] satisfies [WirePage, WireState];
+
+const text = (id: string, role: string, t: string): WireMessage => ({
+  id,
+  role,
+  parts: [{ type: 'text', text: t }],
+});
+const call = (id: string, callId: string): WireMessage => ({
+  id,
+  role: 'assistant',
+  parts: [{ type: 'tool_call', callId, name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+});
+const result = (id: string, callId: string): WireMessage => ({
+  id,
+  role: 'tool',
+  parts: [{ type: 'tool_result', callId, result: '{"highC":14}' }],
+});
+const summary = (id: string, replaces: string[]): WireMessage => ({
+  ...text(id, 'user', `Summary of ${replaces.join(', ')}`),
+  metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces } },
+});
+
+let seq = 0;
+const stored = (m: WireMessage, tokens: number, excludedBy?: string): HistoryMessage => ({
+  ...m,
+  seq: ++seq,
+  tokens,
+  ...(excludedBy ? { excludedBy } : {}),
+});
+
+// c1 summarized the first turn (S1); c2 folded S1 and u2 into S2 and truncated a2.
+const history = [
+  stored(text('sys', 'system', 'Be brief.'), 5),
+  stored(text('u1', 'user', 'Weather in Oslo?'), 10, 'c1'),
+  stored(call('a1-call', 'k1'), 12, 'c1'),
+  stored(result('t1', 'k1'), 8, 'c1'),
+  stored(text('a1', 'assistant', 'Mild.'), 6, 'c1'),
+  stored(text('u2', 'user', 'And Bergen?'), 10, 'c2'),
+  stored(text('a2', 'assistant', 'Rainy.'), 6, 'c2'),
+  stored(text('u3', 'user', 'Thanks'), 4),
+  stored(text('a3', 'assistant', 'Welcome.'), 3),
+];
+const s1 = summary('summary:u1..a1', ['u1', 'a1-call', 't1', 'a1']);
+const s2 = summary('summary:u1..u2', ['summary:u1..a1', 'u2']);
+const exported: WireExport = {
+  thread: { threadId: 't', userId: 'ada', createdAt: '', updatedAt: '', messageCount: 9 },
+  messages: history,
+  compactions: [
+    {
+      id: 'c1',
+      strategy: 'summarization',
+      reason: 'summarization: tokensExceed(40)',
+      excludedMessageIds: ['u1', 'a1-call', 't1', 'a1'],
+      supersededSummaryIds: [],
+      summaries: [{ message: s1, tokens: 9, positionSeq: 2 }],
+    },
+    {
+      id: 'c2',
+      strategy: 'summarization+truncation',
+      reason: 'summarization: tokensExceed(30); truncation: tokensExceed(30)',
+      excludedMessageIds: ['u2', 'a2'],
+      supersededSummaryIds: ['summary:u1..a1'],
+      summaries: [{ message: s2, tokens: 7, positionSeq: 2 }],
+    },
+  ],
+  summaries: [
+    { message: s1, tokens: 9, positionSeq: 2, compactionId: 'c1', supersededBy: 'c2' },
+    { message: s2, tokens: 7, positionSeq: 2, compactionId: 'c2' },
+  ],
+};
+const memoryBlock: WireMessage = {
+  ...text('long-term-memory', 'system', 'Known facts'),
+  metadata: { memories: ['m'] },
+};
+const context: WireContext = {
+  messages: [history[0]!, memoryBlock, s2, history[7]!, history[8]!],
+  tokens: 5 + 11 + 7 + 4 + 3,
+  budget: 40,
+  memories: [{ id: 'm3', text: 'User lives in Bergen' }],
+};
+
+test('a tool call and its results are one block; other messages stand alone', () => {
+  const blocks = groupBlocks([
+    text('u', 'user', 'hi'),
+    call('c', 'k'),
+    result('r', 'k'),
+    result('x', 'other'),
+  ]);
+  assert.deepEqual(
+    blocks.map((b) => [b.kind, b.messages.map((m) => m.id)]),
+    [
+      ['message', ['u']],
+      ['tool_call', ['c', 'r']],
+      ['message', ['x']], // a result of another call is not part of the group
+    ],
+  );
+  assert.equal(messageText(call('c', 'k')), 'get_weather({"city":"Oslo"})');
+  assert.equal(messageText(result('r', 'k')), '→ {"highC":14}');
+});
+
+test('excluded blocks name the strategy, its reason, the compaction and the summary standing for them', () => {
+  const blocks = historyBlocks(history, exported);
+  assert.deepEqual(
+    blocks.map((b) => b.messages.map((m) => m.id).join('+')),
+    ['sys', 'u1', 'a1-call+t1', 'a1', 'u2', 'a2', 'u3', 'a3'],
+  );
+  assert.equal(blocks[0]!.excluded, undefined);
+  assert.deepEqual(blocks[1]!.excluded, {
+    compactionId: 'c1',
+    strategy: 'summarization',
+    reason: 'tokensExceed(40)',
+    replacedBy: {
+      id: 'summary:u1..a1',
+      strategy: 'summarization',
+      live: false,
+      text: s1.parts[0]!.text,
+      foldedInto: 'summary:u1..u2',
+    },
+  });
+  assert.equal(blocks[1]!.sameAsPrevious, undefined);
+  assert.equal(blocks[2]!.sameAsPrevious, true, 'the rest of the run says "as above"');
+  assert.equal(blocks[4]!.excluded!.replacedBy!.id, 'summary:u1..u2');
+  assert.equal(blocks[4]!.excluded!.replacedBy!.live, true);
+  assert.equal(blocks[4]!.sameAsPrevious, undefined, 'another compaction starts another run');
+  // a2 was dropped by the truncation clause of c2's reason: no summary stands for it.
+  assert.deepEqual(blocks[5]!.excluded, {
+    compactionId: 'c2',
+    strategy: 'truncation',
+    reason: 'tokensExceed(30)',
+  });
+  assert.equal(blocks[6]!.excluded, undefined);
+  // A summary superseded without being folded into another one was dropped from the view.
+  const dropped = { ...exported, summaries: [exported.summaries[0]!] };
+  assert.equal(historyBlocks(history, dropped)[1]!.excluded!.replacedBy!.foldedInto, undefined);
+});
+
+test('a summary expands to the history it replaced, through the summaries it folded in', () => {
+  const blocks = viewBlocks(context, history, exported);
+  assert.deepEqual(
+    blocks.map((b) => [b.kind, b.tokens]),
+    [
+      ['system', 5],
+      ['memories', 11], // not stored anywhere: the rest of the reported total
+      ['summary', 7],
+      ['message', 4],
+      ['message', 3],
+    ],
+  );
+  assert.deepEqual(
+    blocks[2]!.replaced!.map((m) => m.id),
+    ['u1', 'a1-call', 't1', 'a1', 'u2'],
+  );
+});
+
+test('a token count carried by the context response wins over the stored one', () => {
+  const ctx = { ...context, messages: [{ ...history[0]!, tokens: 6 }] };
+  assert.equal(contextTokens(ctx, new Map([['sys', 5]])).get('sys'), 6);
+});
+
+test('the budget bar splits the view into system, summaries, memories and recent messages', () => {
+  const bar = budgetBar(context, viewBlocks(context, history, exported));
+  assert.deepEqual(
+    bar.segments.map((s) => [s.key, s.tokens, s.percent]),
+    [
+      ['system', 5, 12.5],
+      ['summaries', 7, 17.5],
+      ['memories', 11, 27.5],
+      ['recent', 7, 17.5],
+    ],
+  );
+  assert.deepEqual([bar.tokens, bar.free, bar.over, bar.budgetPercent], [30, 10, 0, 100]);
+  // Over budget, the bar spans the usage and the budget line sits inside it.
+  const over = budgetBar({ ...context, budget: 20 }, viewBlocks(context, history, exported));
+  assert.deepEqual([over.free, over.over, over.budgetPercent.toFixed(1)], [0, 10, '66.7']);
+});
+
+const memory = (id: string, extra: Partial<WireMemory> = {}): WireMemory => ({
+  id,
+  text: `fact ${id}`,
+  sourceMessageIds: ['u1'],
+  sourceThreadId: 't',
+  status: 'active',
+  createdAt: `2026-01-0${id.slice(-1)}T00:00:00.000Z`,
+  extractionId: 'x1',
+  ...extra,
+});
+
+test('live memories carry their superseded versions, newest first, and whether the view used them', () => {
+  const view = memoriesView(
+    [
+      memory('m3'),
+      memory('m2', { status: 'superseded', supersededBy: 'm3', supersededAt: '2026-01-03T00:00:00Z' }),
+      memory('m1', { status: 'superseded', supersededBy: 'm2', supersededAt: '2026-01-02T00:00:00Z' }),
+      memory('m4', { status: 'superseded', supersededBy: 'deleted', supersededAt: '2026-01-04T00:00:00Z' }),
+      memory('m5', { extractionId: 'user', sourceMessageIds: [] }),
+    ],
+    ['m3'],
+  );
+  assert.deepEqual(
+    view.rows.map((r) => [r.memory.id, r.used, r.previous.map((p) => p.id)]),
+    [
+      ['m3', true, ['m2', 'm1']],
+      ['m5', false, []],
+    ],
+  );
+  assert.deepEqual(
+    view.orphans.map((m) => m.id),
+    ['m4'],
+    'its successor is gone',
+  );
+  assert.equal(view.rows[0]!.provenance, 'from message u1 of thread t by extraction x1');
+  assert.equal(view.rows[1]!.provenance, 'written by the user (a correction)');
+  assert.equal(
+    provenanceOf(memory('m6', { sourceMessageIds: ['a', 'b'] })),
+    'from messages a, b of thread t by extraction x1',
+  );
+});
+
+test('threads are listed most recently active first', () => {
+  const rows = threadRows([
+    { threadId: 'old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', messageCount: 3 },
+    { threadId: 'new', userId: 'ada', createdAt: '', updatedAt: '2026-02-01T10:00:00.000Z', messageCount: 9 },
+  ]);
+  assert.deepEqual(rows, [
+    { threadId: 'new', user: 'ada', messages: 9, updated: '2026-02-01 10:00:00 UTC' },
+    { threadId: 'old', user: '—', messages: 3, updated: '2026-01-01 00:00:00 UTC' },
+  ]);
+});
