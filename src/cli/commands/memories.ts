@@ -1,0 +1,53 @@
+/**
+ * `durable-memory memories ls|rm`: a user's long-term memories (facts learned from their threads,
+ * shared across them). `rm` is a real delete, for a user's request to forget something.
+ */
+import type { Command } from 'commander';
+import { NotFoundError } from '../errors.js';
+import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
+import type { Session } from '../session.js';
+
+/** Registers `memories` and its subcommands. */
+export function registerMemories(program: Command, session: Session): void {
+  const memories = program.command('memories').description("a user's long-term memories");
+
+  memories
+    .command('ls')
+    .description("list a user's memories, newest first (live ones unless --all)")
+    .requiredOption('--user <userId>', 'whose memories')
+    .option('--all', 'also superseded memories (kept, with when and why)')
+    .action(
+      session.action(async (o: { user: string; all?: boolean }) => {
+        const list = await (
+          await session.memory()
+        )
+          .userMemories(o.user)
+          .list({ includeSuperseded: Boolean(o.all) });
+        if (session.json) return printJson({ userId: o.user, memories: list });
+        if (list.length === 0) return note(`no memories for ${o.user}`);
+        // The text takes what the other columns leave of the terminal.
+        const idWidth = Math.max(...list.map((m) => m.id.length));
+        const textWidth = Math.max(20, terminalWidth() - idWidth - 34);
+        const rows = list.map((m) => [
+          m.id,
+          m.status === 'active' ? 'live' : 'superseded',
+          m.createdAt.slice(0, 16).replace('T', ' '),
+          clip(oneLine(m.text), textWidth),
+        ]);
+        await printLines(table(rows, ['ID', 'STATUS', 'CREATED', 'TEXT']));
+      }),
+    );
+
+  memories
+    .command('rm <memoryId>')
+    .description('delete one memory of a user (for good)')
+    .requiredOption('--user <userId>', 'whose memory')
+    .action(
+      session.action(async (memoryId: string, o: { user: string }) => {
+        const removed = await (await session.memory()).userMemories(o.user).remove(memoryId);
+        if (!removed) throw new NotFoundError(`memory ${memoryId} of user ${o.user} does not exist`);
+        if (session.json) return printJson({ userId: o.user, memoryId, removed: true });
+        await printLines([`removed memory ${memoryId} of ${o.user}`]);
+      }),
+    );
+}

@@ -1,0 +1,172 @@
+/**
+ * `durable-memory thread …`: list threads, read a thread's history and memory view, configure and
+ * delete it. `show`, `compact`, `export` and `import` live in their own files.
+ */
+import type { Command } from 'commander';
+import type { StoredMessage, ThreadInfo } from '../../store/types.js';
+import { compactionMarkOf } from '../../model/message.js';
+import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
+import { UnknownThreadError } from '../../client/errors.js';
+import { finiteNumber, json, nonNegativeInt, positiveInt } from '../args.js';
+import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
+import type { Session } from '../session.js';
+import { registerShow } from './show.js';
+import { registerCompact } from './compact.js';
+import { registerTransfer } from './transfer.js';
+
+/** Messages read per page when a whole history is printed. */
+const HISTORY_PAGE = 1000;
+/** Threads read per page by `thread ls`. */
+const THREAD_PAGE = 500;
+
+/** Registers `thread` and its subcommands. */
+export function registerThread(program: Command, session: Session): void {
+  const thread = program.command('thread').description('inspect, move and manage threads');
+
+  thread
+    .command('ls')
+    .description('list threads (all of them unless --limit), ordered by id')
+    .option('--user <userId>', "only this user's threads")
+    .option('--limit <n>', 'at most this many', positiveInt)
+    .option('--after <threadId>', 'only threads whose id sorts after this one')
+    .action(
+      session.action((o: { user?: string; limit?: number; after?: string }) => listThreads(session, o)),
+    );
+
+  thread
+    .command('history <threadId>')
+    .description('print the history (every message unless --limit or --after is given)')
+    .option('--after <seq>', 'only messages after this sequence number', nonNegativeInt)
+    .option('--limit <n>', 'at most this many messages', positiveInt)
+    .action(session.action((id: string, o: { after?: number; limit?: number }) => history(session, id, o)));
+
+  thread
+    .command('context <threadId>')
+    .description('print the memory view: what the next model call would get')
+    .option('--budget <tokens>', 'token budget (default: the thread’s)', positiveInt)
+    .action(session.action((id: string, o: { budget?: number }) => context(session, id, o)));
+
+  registerShow(thread, session);
+  registerCompact(thread, session);
+
+  thread
+    .command('configure <threadId>')
+    .description('change budget, model, strategy or memory settings; prints the configuration')
+    .option('--budget <tokens>', 'token budget of the memory view', positiveInt)
+    .option('--model <name>', 'model (picks the tokenizer)')
+    .option('--strategy <json>', 'compaction strategy as JSON (see README)', json)
+    .option('--default-strategy', 'go back to the default strategy for the budget')
+    .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
+    .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
+    .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
+    .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
+
+  registerTransfer(thread, session);
+
+  thread
+    .command('delete <threadId>')
+    .description('delete a thread entirely: history, compaction records, workflow')
+    .action(session.action((id: string) => remove(session, id)));
+}
+
+async function listThreads(session: Session, o: { user?: string; limit?: number; after?: string }) {
+  const { store } = await session.memory();
+  const threads: ThreadInfo[] = [];
+  let after = o.after;
+  const wanted = o.limit ?? Infinity;
+  while (threads.length < wanted) {
+    const limit = Math.min(THREAD_PAGE, wanted - threads.length);
+    const page = await store.listThreads({ userId: o.user, after, limit });
+    threads.push(...page);
+    if (page.length < limit) break;
+    after = page[page.length - 1]!.threadId;
+  }
+  if (session.json) return printJson({ threads });
+  if (threads.length === 0) return note('no threads');
+  const rows = threads.map((t) => [t.threadId, t.userId ?? '-', int(t.messageCount), t.updatedAt]);
+  await printLines(table(rows, ['THREAD', 'USER', 'MESSAGES', 'UPDATED']));
+}
+
+/** One history message per line: seq, role, text (tool calls as `name(args)`, results as `→ …`). */
+export function historyLine(m: StoredMessage, seqWidth: number): string {
+  const summary = compactionMarkOf(m) ? '[summary] ' : '';
+  return `${right(String(m.seq), seqWidth)}  ${m.role.padEnd(9)}  ${summary}${messageText(m)}`;
+}
+
+async function history(session: Session, id: string, o: { after?: number; limit?: number }) {
+  const handle = (await session.memory()).thread(id);
+  const all: StoredMessage[] = [];
+  let next: number | undefined;
+  if (o.after !== undefined || o.limit !== undefined) {
+    const page = await handle.history({ after: o.after, limit: o.limit });
+    all.push(...page.messages);
+    next = page.next;
+  } else {
+    // The whole history, a page at a time, printed as it comes (a long thread starts printing at once).
+    for (let after = 0; ;) {
+      const page = await handle.history({ after, limit: HISTORY_PAGE });
+      if (session.json) all.push(...page.messages);
+      else await printLines(page.messages.map((m) => historyLine(m, 5)));
+      if (page.next === undefined) break;
+      after = page.next;
+    }
+  }
+  if (session.json) return printJson({ threadId: id, messages: all, ...(next ? { next } : {}) });
+  await printLines(all.map((m) => historyLine(m, 5)));
+  if (next !== undefined) note(`more: --after ${next}`);
+}
+
+async function context(session: Session, id: string, o: { budget?: number }) {
+  const result = await (await session.memory()).thread(id).context({ budget: o.budget });
+  if (session.json) return printJson({ threadId: id, ...result });
+  const header =
+    `context of ${id}: ${int(result.tokens)} / ${int(result.budget)} tokens, ` +
+    `${int(result.messages.length)} messages` +
+    (result.droppedOnRead ? `, ${int(result.droppedOnRead)} groups dropped on read` : '') +
+    (result.memories.length ? `, ${result.memories.length} memories injected` : '');
+  const lines = result.messages.map(
+    (m) => `${m.role.padEnd(9)}  ${compactionMarkOf(m) ? '[summary] ' : ''}${messageText(m)}`,
+  );
+  for (const w of result.warnings) note(`warning: ${w.code}: ${w.message}`);
+  await printLines([header, ...lines]);
+}
+
+interface ConfigureOptions {
+  budget?: number;
+  model?: string;
+  strategy?: unknown;
+  defaultStrategy?: boolean;
+  idleMs?: number;
+  extractEveryTurns?: number;
+  memoryShare?: number;
+}
+
+async function configure(session: Session, id: string, o: ConfigureOptions) {
+  const patch: Record<string, unknown> = {};
+  for (const key of ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'] as const)
+    if (o[key] !== undefined) patch[key] = o[key];
+  if (o.defaultStrategy) patch['strategy'] = null;
+  // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
+  mergeConfig(DEFAULT_CONFIG, patch);
+  const config = await (await session.memory()).thread(id).configure(patch as Partial<ThreadConfig>);
+  if (session.json) return printJson({ threadId: id, config });
+  await printLines(
+    table([
+      ['budget', int(config.budget)],
+      ['model', config.model],
+      ['strategy', config.strategy ? JSON.stringify(config.strategy) : 'default (for the budget)'],
+      ['idleMs', String(config.idleMs)],
+      ['extractEveryTurns', String(config.extractEveryTurns)],
+      ['memoryShare', String(config.memoryShare)],
+    ]),
+  );
+}
+
+async function remove(session: Session, id: string) {
+  const memory = await session.memory();
+  const handle = memory.thread(id);
+  if (!(await memory.store.thread(id))) throw new UnknownThreadError(id);
+  await handle.delete();
+  if (session.json) return printJson({ threadId: id, deleted: true });
+  await printLines([`deleted thread ${id}`]);
+}

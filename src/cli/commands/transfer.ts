@@ -1,0 +1,133 @@
+/**
+ * `thread export` and `thread import`: a thread as one JSON file (history, compaction records,
+ * summaries, configuration) and back.
+ *
+ * Import is resumable. The store's import appends by message id (a message already stored is skipped,
+ * never stored twice) in batches of one transaction each, so the CLI feeds it the history a chunk at a
+ * time and reports progress between chunks; a run killed midway loses at most the chunk in flight, and
+ * the next run skips what is there. The compaction records and the configuration go last, in one pass
+ * over the whole export (every message is already stored by then, so it only looks them up), because
+ * summary positions are remapped against the full history.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { ThreadExport } from '../../store/types.js';
+import { positiveInt } from '../args.js';
+import { UsageError } from '../errors.js';
+import { int, note, printJson, printLines, write } from '../output.js';
+import { Progress } from '../progress.js';
+import type { Session } from '../session.js';
+
+/** Messages per chunk: one store transaction each (the store's own batch size). */
+const DEFAULT_CHUNK = 500;
+
+/** Registers `thread export` and `thread import`. */
+export function registerTransfer(thread: Command, session: Session): void {
+  thread
+    .command('export <threadId>')
+    .description('write a thread as JSON (history, compaction records, summaries, configuration)')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(session.action((id: string, o: { out?: string }) => exportThread(session, id, o)));
+
+  thread
+    .command('import <file>')
+    .description('restore an export (`-` reads stdin); resumable: running it again stores nothing twice')
+    .option('--id <threadId>', 'import into this thread id instead of the exported one')
+    .option('--chunk <n>', 'messages per transaction', positiveInt, DEFAULT_CHUNK)
+    .action(
+      session.action((file: string, o: { id?: string; chunk: number }) => importThread(session, file, o)),
+    );
+}
+
+async function exportThread(session: Session, id: string, o: { out?: string }): Promise<void> {
+  const data = await (await session.memory()).thread(id).export();
+  const text = `${JSON.stringify(data, null, 2)}\n`;
+  if (!o.out) return write(text); // the export is itself the one JSON document on stdout
+  // Through a temporary file and a rename: an interrupted export never leaves half a file behind.
+  const tmp = `${o.out}.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode: 0o600 });
+  await rename(tmp, o.out);
+  const counts = { messages: data.messages.length, compactions: data.compactions.length };
+  if (session.json) return printJson({ threadId: id, out: o.out, ...counts });
+  await printLines([
+    `exported ${id}: ${int(counts.messages)} messages, ${int(counts.compactions)} compaction records → ${o.out}`,
+  ]);
+}
+
+/** Reads and checks an export file (a usage error if it is missing or not an export). */
+async function readExport(file: string): Promise<ThreadExport> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  let data: ThreadExport;
+  try {
+    data = JSON.parse(text) as ThreadExport;
+  } catch (err) {
+    throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
+  }
+  const ok =
+    data?.version === 1 &&
+    typeof data.thread?.threadId === 'string' &&
+    Array.isArray(data.messages) &&
+    Array.isArray(data.compactions);
+  if (!ok)
+    throw new UsageError(`${file} is not a thread export (version 1); make one with \`thread export\``);
+  return data;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function importThread(session: Session, file: string, o: { id?: string; chunk: number }) {
+  const data = await readExport(file);
+  const memory = await session.memory();
+  const threadId = o.id ?? data.thread.threadId;
+  const handle = memory.thread(threadId); // validates the id before anything is written
+  const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
+  const progress = new Progress({
+    label: 'importing',
+    done: 'imported',
+    unit: 'messages',
+    total: messages.length,
+  });
+  // The configuration is left for the last pass: it is not part of what a chunk restores.
+  const thread = { ...data.thread, config: undefined };
+  let imported = 0;
+  let skipped = 0;
+  for (let i = 0; i < messages.length; i += o.chunk) {
+    const chunk = messages.slice(i, i + o.chunk);
+    const result = await memory.store.import(
+      { version: 1, thread, messages: chunk, compactions: [], summaries: [] },
+      { threadId },
+    );
+    imported += result.imported;
+    skipped += result.skipped;
+    progress.update(i + chunk.length);
+  }
+  progress.finish();
+  if (data.compactions.length > 0 || data.thread.config !== undefined || messages.length === 0) {
+    if (!session.json) note(`recording ${int(data.compactions.length)} compaction records…`);
+    await memory.store.import(data, { threadId });
+  }
+  if (!session.json) note('waiting for the thread’s workflow to index the history…');
+  const state = await handle.sync();
+  const result = {
+    threadId,
+    messages: messages.length,
+    imported,
+    skipped,
+    compactions: data.compactions.length,
+    indexedSeq: state.indexedSeq,
+  };
+  if (session.json) return printJson(result);
+  await printLines([
+    `imported ${int(imported)} messages into ${threadId} (${int(skipped)} were already there), ` +
+      `${int(result.compactions)} compaction records; indexed up to seq ${int(state.indexedSeq)}`,
+  ]);
+}

@@ -1,0 +1,77 @@
+/**
+ * The `durable-memory` command line: its commands (one file per group under commands/), the options
+ * every command shares, and the run loop that turns any outcome into an exit code (see errors.ts)
+ * and a message that says what to do.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerMemories } from './commands/memories.js';
+import { registerRuntime } from './commands/runtime.js';
+import { registerThread } from './commands/thread.js';
+import { errorJson, exitCodeOf, explain } from './errors.js';
+import { printJson } from './output.js';
+import { Session } from './session.js';
+
+/** The package's version (from the package.json above this file, in source and build layout alike). */
+function version(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as Record<string, string>;
+      if (pkg['name'] === 'durable-memory') return pkg['version'] ?? '0.0.0';
+    } catch {
+      // not at this level: try the next one up
+    }
+  }
+  return '0.0.0';
+}
+
+/** Builds the command tree; actions record their options and connection in `session`. */
+export function createProgram(session: Session): Command {
+  const program = new Command('durable-memory')
+    .description('Durable chat memory for AI agents: run the pipeline, inspect and move threads.')
+    .version(version())
+    .option('--temporal-address <host:port>', 'Temporal frontend (else TEMPORAL_ADDRESS, endpoints.json)')
+    .option('--namespace <namespace>', 'Temporal namespace (else TEMPORAL_NAMESPACE, endpoints.json)')
+    .option('--task-queue <name>', 'task queue (else DURABLE_MEMORY_TASK_QUEUE, endpoints.json)')
+    .option('--database-url <url>', 'PostgreSQL (else DATABASE_URL, endpoints.json)')
+    .option('--home <dir>', 'where `start` keeps its data and endpoints.json (else DURABLE_MEMORY_HOME)')
+    .option('--json', 'machine output: one JSON document on stdout')
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ok, 2 usage error, 3 not found, 4 Temporal or PostgreSQL unreachable, 1 other errors.',
+    )
+    // Commander would exit by itself (with 1 for usage errors); errors are mapped to codes here instead.
+    .exitOverride();
+  registerRuntime(program, session);
+  registerThread(program, session);
+  registerMemories(program, session);
+  return program;
+}
+
+/**
+ * Runs the command line.
+ *
+ * @param argv - `process.argv` (node, script, arguments…)
+ * @returns the exit code, or `'running'` when a server command (`start`) keeps the process alive
+ */
+export async function runCli(argv: readonly string[]): Promise<number | 'running'> {
+  const session = new Session();
+  const program = createProgram(session);
+  try {
+    await program.parseAsync(argv);
+    if (session.keepRunning) return 'running';
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    const code = exitCodeOf(err);
+    // Commander has printed its own message (and help) already.
+    const message = err instanceof CommanderError ? err.message : explain(err, session.settings?.tried);
+    if (!(err instanceof CommanderError)) process.stderr.write(`durable-memory: ${message}\n`);
+    if (code !== 0 && (session.json || argv.includes('--json')))
+      await printJson(errorJson(err, code, message));
+    return code;
+  } finally {
+    if (!session.keepRunning) await session.close();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * One run of the command line: the global options of the command being run, and the connection it
+ * opened (lazily: `--help` and usage errors never touch a server). The runner closes it at the end.
+ */
+import type { Command } from 'commander';
+import type { DurableMemory } from '../client/connect.js';
+import { openMemory, resolveConnection, type ConnectionSettings, type GlobalOptions } from './connection.js';
+
+/** State of one command-line run; see the module comment. */
+export class Session {
+  /** Options of the root command, as given to the command being run. */
+  global: GlobalOptions = {};
+  /** Set once a connection was attempted (errors name what was tried). */
+  settings?: ConnectionSettings;
+  /** Set by a command that keeps running after its action returns (`start`, `api`). */
+  keepRunning = false;
+  private opened?: Promise<DurableMemory>;
+
+  /** Whether machine output was asked for. */
+  get json(): boolean {
+    return Boolean(this.global.json);
+  }
+
+  /** The connection, opened on first use. */
+  async memory(): Promise<DurableMemory> {
+    this.settings ??= await resolveConnection(this.global);
+    this.opened ??= openMemory(this.settings);
+    return this.opened;
+  }
+
+  /** Closes the connection if one was opened (errors while closing are not the user's problem). */
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (!opened) return;
+    const memory = await opened.catch(() => undefined);
+    await memory?.close().catch(() => undefined);
+  }
+
+  /**
+   * Wraps a command's implementation as a commander action: records the global options, then calls
+   * `fn` with the positional arguments and the command's own options.
+   *
+   * @example
+   * cmd.action(session.action(async (id: string, options: { limit?: string }) => { ... }));
+   */
+  action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: unknown[]) => Promise<void> {
+    return async (...args: unknown[]) => {
+      const command = args[args.length - 1] as Command;
+      this.global = command.optsWithGlobals<GlobalOptions>();
+      await fn(...(args.slice(0, -1) as A));
+    };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * `thread show` on a terminal: a header with the budget used and the thread's state, then history
+ * and memory side by side, one line per message (seq, role, short text │ whether and why it is in the
+ * memory view), summaries in their place in the view with the seq range they stand for, and the
+ * compaction records at the end. Every line fits `width` columns (readable at 80).
+ */
+import type { CompactionRecord } from '../store/types.js';
+import type { ThreadStateView } from '../../workflows/shared.js';
+import { cell, clip, int, right } from './output.js';
+import { recordReason, recordStrategy, type ContextFacts, type ShowRow } from './show-model.js';
+
+/** What the header says besides the rows. */
+export interface ShowFacts {
+  threadId: string;
+  userId?: string;
+  model: string;
+  context: ContextFacts;
+  /** The workflow's state, or why it could not be read. */
+  state: ThreadStateView | { error: string };
+  compactions: CompactionRecord[];
+}
+
+/** Compaction records listed at the end (the most recent ones). */
+const RECORDS_SHOWN = 20;
+
+/** Short role names leave the text column more room at 80 columns. */
+const ROLE: Record<string, string> = { system: 'sys', user: 'user', assistant: 'asst', tool: 'tool' };
+
+/** `1 compaction`, `3 compactions`. */
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${int(n)} ${n === 1 ? one : many}`;
+}
+
+/** `#2–#40`, or `#7` for a single message. */
+function range(r: { from: number; to: number; count: number }): string {
+  return r.from === r.to ? `#${r.from}` : `#${r.from}–#${r.to} (${r.count})`;
+}
+
+/** The memory-view column of a row. */
+function memoryCell(row: ShowRow, strategyOf: Map<string, string | undefined>): string {
+  switch (row.status) {
+    case 'in-view':
+      return row.kind === 'summary' && row.replaces ? `✓ in view, for ${range(row.replaces)}` : '✓ in view';
+    case 'dropped-on-read':
+      return '… dropped on read (over budget)';
+    case 'summarized': {
+      const verb = strategyOf.get(row.summarizedIn!) === 'toolResultCollapse' ? 'collapsed' : 'summarized';
+      return `✗ ${verb} → ${row.summarizedIn}`;
+    }
+    case 'superseded':
+      return row.summarizedIn ? `✗ superseded → ${row.summarizedIn}` : `✗ superseded: ${row.reason ?? ''}`;
+    case 'excluded':
+      return `✗ ${row.reason ?? `excluded by ${row.compactionId}`}`;
+  }
+}
+
+function header(facts: ShowFacts, rows: ShowRow[]): string[] {
+  const { context, state } = facts;
+  const history = rows.filter((r) => r.kind === 'history');
+  const inView = history.filter((r) => r.status === 'in-view').length;
+  const summaries = rows.filter((r) => r.kind === 'summary' && r.status === 'in-view').length;
+  const out = history.filter((r) => r.status === 'summarized' || r.status === 'excluded').length;
+  const pct = context.budget > 0 ? Math.round((context.tokens / context.budget) * 100) : 0;
+  // Short lines, one topic each, so that nothing needs clipping at 80 columns.
+  const lines = [
+    `thread ${facts.threadId}${facts.userId ? ` · user ${facts.userId}` : ''} · model ${facts.model}`,
+    `budget: ${int(context.tokens)} / ${int(context.budget)} tokens used (${pct}%)`,
+    `memory view: ${int(inView)} of ${int(history.length)} messages + ${plural(summaries, 'summary', 'summaries')} · ` +
+      `${int(out)} excluded` +
+      (context.droppedOnRead ? ` · ${context.droppedOnRead} groups dropped on read` : ''),
+  ];
+  if ('error' in state) lines.push(`state: unavailable (${state.error})`);
+  else {
+    lines.push(
+      `state: indexed to #${int(state.indexedSeq)} · ${plural(state.compactions, 'compaction')} · ` +
+        `pending: ${state.pending.length ? state.pending.join(', ') : 'none'} · run ${state.run}`,
+    );
+    // The label's first part says it all (`local fallback (no LLM configured)`, or the model).
+    if (state.llm) lines.push(`summaries by: ${state.llm.split(': ')[0]}`);
+    if (state.lastError) lines.push(`last error: ${state.lastError}`);
+  }
+  return lines;
+}
+
+function records(compactions: CompactionRecord[], width: number): string[] {
+  if (compactions.length === 0) return ['no compactions yet'];
+  const shown = compactions.slice(-RECORDS_SHOWN);
+  const lines = [`compactions (${compactions.length}, oldest first):`];
+  if (shown.length < compactions.length)
+    lines.push(`  … ${compactions.length - shown.length} earlier (see \`thread export\`)`);
+  for (const r of shown) {
+    const when = (r.createdAt ?? '').slice(0, 16).replace('T', ' ');
+    const what = [`${int(r.excludedMessageIds.length)} messages out`];
+    if (r.summaries.length) what.push(`${r.summaries.length} summaries in`);
+    if (r.supersededSummaryIds.length) what.push(`${r.supersededSummaryIds.length} superseded`);
+    lines.push(clip(`  ${when}  ${recordStrategy(r)}: ${what.join(', ')}`, width));
+    lines.push(clip(`      ${recordReason(r)}`, width));
+  }
+  return lines;
+}
+
+/**
+ * The lines of `thread show`.
+ *
+ * @param width - terminal columns (at least 60 is assumed; 80 is the design target)
+ */
+export function renderShow(rows: ShowRow[], facts: ShowFacts, width: number): string[] {
+  width = Math.max(60, width);
+  const seqWidth = Math.max(3, ...rows.map((r) => (r.kind === 'summary' ? r.label! : String(r.seq)).length));
+  const roleWidth = 4;
+  // The memory column gets about two fifths (a reason such as `truncation: tokensExceed(8000)` fits); the history text takes the rest.
+  const memWidth = Math.min(48, Math.max(28, Math.floor(width * 0.4)));
+  const textWidth = width - seqWidth - roleWidth - memWidth - 2 - 3;
+  const strategyOf = new Map(rows.filter((r) => r.label).map((r) => [r.label!, r.strategy]));
+  const line = (seq: string, role: string, text: string, mem: string): string =>
+    `${right(seq, seqWidth)} ${cell(role, roleWidth)} ${cell(text, textWidth)} │ ${clip(mem, memWidth)}`.trimEnd();
+  const body = rows.map((r) =>
+    r.kind === 'summary'
+      ? line(r.label!, 'sum', `◆ ${r.text}`, memoryCell(r, strategyOf))
+      : line(String(r.seq), ROLE[r.role] ?? r.role, r.text, memoryCell(r, strategyOf)),
+  );
+  const rule = `${'─'.repeat(seqWidth + roleWidth + textWidth + 3)}┼${'─'.repeat(memWidth + 1)}`;
+  return [
+    ...header(facts, rows).map((l) => clip(l, width)),
+    '',
+    line('SEQ', 'ROLE', 'HISTORY', 'MEMORY VIEW'),
+    rule,
+    ...body,
+    '',
+    ...records(facts.compactions, width),
+  ];
+}

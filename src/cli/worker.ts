@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+/**
+ * Entry point of `npm run worker`: a worker against existing servers (TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, DATABASE_URL, DURABLE_MEMORY_TASK_QUEUE; else the endpoints of a local
+ * `npm start`). The same as `durable-memory worker`; see run-worker.ts.
+ */
+import { runWorker } from './run-worker.js';
+
+runWorker().catch((err: unknown) => {
+  console.error(`durable-memory worker: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

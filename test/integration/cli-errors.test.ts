@@ -1,0 +1,97 @@
+/**
+ * Exit codes of the `durable-memory` command line, which scripts rely on: 2 for usage errors
+ * (commander's own included), 3 for an unknown thread or memory, 4 when Temporal or PostgreSQL cannot
+ * be reached (the message names the address tried, never a password, and how to fix it); and the
+ * server commands `worker` and `api`.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { cliEnv, parseJson, runCli, spawnCli } from '../support/cli.js';
+
+let p: TestPipeline;
+let env: NodeJS.ProcessEnv;
+const cli = (...args: string[]) => runCli(args, env);
+
+before(async () => {
+  p = await startPipeline();
+  env = cliEnv(p);
+  await p.memory.thread('cli-long').append({ id: 'm1', role: 'user', content: 'hello' });
+});
+after(() => p?.stop());
+
+test('exit code 2 for usage errors, commander’s own included', async () => {
+  const cases = [
+    ['thread', 'frobnicate'],
+    ['thread', 'history'],
+    ['thread', 'ls', '--limit', 'ten'],
+    ['thread', 'compact'],
+    ['memories', 'ls'],
+    ['thread', 'configure', 'cli-long', '--memory-share', '0.9'],
+    ['--no-such-flag'],
+  ];
+  const results = await Promise.all(cases.map((args) => cli(...args)));
+  results.forEach((r, i) => assert.equal(r.code, 2, `${cases[i]!.join(' ')}: ${r.stderr}`));
+  assert.equal((await cli('--help')).code, 0);
+  const json = await cli('thread', 'compact', '--json');
+  assert.equal(parseJson<{ error: { exitCode: number } }>(json).error.exitCode, 2);
+});
+
+test('exit code 3 for an unknown thread, in every command that names one', async () => {
+  const commands = ['history', 'show', 'context', 'compact', 'export', 'delete'];
+  const results = await Promise.all(commands.map((c) => cli('thread', c, 'no-such-thread')));
+  results.forEach((r, i) => {
+    assert.equal(r.code, 3, `${commands[i]}: ${r.stderr}`);
+    assert.match(r.stderr, /thread "no-such-thread" does not exist/);
+  });
+});
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('exit code 4 when Temporal or PostgreSQL is unreachable, naming what was tried', async () => {
+  const port = await closedPort();
+  const temporal = await runCli(['thread', 'ls'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+  assert.equal(temporal.code, 4, temporal.stderr);
+  assert.match(
+    temporal.stderr,
+    new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from TEMPORAL_ADDRESS\\)`),
+  );
+  assert.match(temporal.stderr, /durable-memory start/);
+  const url = `postgres://someone:s3cret@127.0.0.1:${port}/db`;
+  const pg = await runCli(['thread', 'history', 'cli-long', '--json'], { ...env, DATABASE_URL: url });
+  assert.equal(pg.code, 4, pg.stderr);
+  assert.match(
+    pg.stderr,
+    new RegExp(`cannot reach PostgreSQL at postgres://someone:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db`),
+  );
+  assert.doesNotMatch(pg.stderr + pg.stdout, /s3cret/, 'the password is never printed');
+  assert.equal(parseJson<{ error: { backend: string } }>(pg).error.backend, 'postgres');
+  const flag = await runCli(['--database-url', url, 'thread', 'ls'], env);
+  assert.equal(flag.code, 4);
+  assert.match(flag.stderr, /\(from --database-url\)/);
+  const worker = await runCli(['worker', '--temporal-address', `127.0.0.1:${port}`], env);
+  assert.equal(worker.code, 4, worker.stderr);
+  assert.match(
+    worker.stderr,
+    new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from --temporal-address\\)`),
+  );
+});
+
+test('worker runs a worker until Ctrl-C; api says where the API is served', async () => {
+  const worker = spawnCli(['worker'], { ...env, DURABLE_MEMORY_TASK_QUEUE: 'cli-extra-worker' });
+  await worker.waitForLine(
+    /durable-memory worker ready: temporal=127\.0\.0\.1:\d+ taskQueue=cli-extra-worker/,
+  );
+  assert.equal((await worker.stop('SIGINT', 20_000)).code, 0, worker.output());
+  const api = await cli('api');
+  assert.equal(api.code, 2);
+  assert.match(api.stderr, /durable-memory start/);
+});

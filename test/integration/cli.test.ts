@@ -1,0 +1,221 @@
+/**
+ * The `durable-memory` command line as a user runs it: a real child process against a real pipeline
+ * (Temporal dev server, PostgreSQL, a worker), every command with and without `--json` (whose stdout
+ * must parse as one JSON document), and `thread show` fitting 80 columns. Exit codes are in cli-errors.test.ts; long work (import progress,
+ * resuming, the progress bar in a terminal) in cli-progress.test.ts; `start` in cli-start.test.ts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { cliEnv, parseJson, runCli } from '../support/cli.js';
+import { waitForState } from '../support/wait-for-state.js';
+import { conversation } from '../support/conversation.js';
+
+let p: TestPipeline;
+let env: NodeJS.ProcessEnv;
+let dir: string;
+const cli = (...args: string[]) => runCli(args, env);
+
+before(async () => {
+  p = await startPipeline();
+  env = cliEnv(p, { COLUMNS: '80' });
+  dir = await mkdtemp(path.join(tmpdir(), 'durable-memory-cli-'));
+  // A long plain thread for history, and a tool-using one that compaction will have worked on.
+  const long = conversation('h');
+  for (let i = 0; i < 125; i++) {
+    long.user(`question ${i}`);
+    long.assistant(`answer ${i}`);
+  }
+  await p.memory.thread('cli-long', { userId: 'alice' }).append(long.messages);
+  const c = conversation('s');
+  c.system('You are a support agent.');
+  for (let i = 0; i < 12; i++) {
+    c.user(`Where is order ${i}? It has been a while and I would like to know.`);
+    c.call([`c${i}`, 'lookup_order', { id: i }]);
+    c.result(`c${i}`, `{"status":"shipped","carrier":"DHL","eta":"day ${i}"}`, 'lookup_order');
+    c.assistant(`Order ${i} has shipped with DHL.`);
+  }
+  await p.memory.thread('cli-show', { userId: 'alice' }).append(c.messages);
+  await p.memory.memoryStore!.applyExtraction({
+    extractionId: 'cli-x',
+    userId: 'alice',
+    threadId: 'cli-show',
+    fromSeq: 1,
+    toSeq: 2,
+    model: 'test',
+    proposals: [
+      { text: 'User is vegetarian', sourceMessageIds: ['s2'] },
+      { text: 'User lives in Oslo', sourceMessageIds: ['s2'] },
+    ],
+  });
+});
+after(async () => {
+  await p?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Code points, not UTF-16 units: what a terminal shows. */
+const columns = (line: string) => Array.from(line).length;
+
+test('thread ls, with and without --json', async () => {
+  const human = await cli('thread', 'ls');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^THREAD\s+USER\s+MESSAGES/m);
+  assert.match(human.stdout, /^cli-long\s+alice\s+250\s/m);
+  const json = parseJson<{ threads: { threadId: string; messageCount: number }[] }>(
+    await cli('thread', 'ls', '--json', '--user', 'alice'),
+  );
+  assert.deepEqual(
+    json.threads.map((t) => [t.threadId, t.messageCount]),
+    [
+      ['cli-long', 250],
+      ['cli-show', 49],
+    ],
+  );
+  const limited = parseJson<{ threads: unknown[] }>(await cli('thread', 'ls', '--json', '--limit', '1'));
+  assert.equal(limited.threads.length, 1);
+});
+
+test('thread history prints the whole history unless --limit or --after', async () => {
+  const all = await cli('thread', 'history', 'cli-long');
+  assert.equal(all.code, 0, all.stderr);
+  const lines = all.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 250, 'every message, no limit');
+  assert.match(lines[0]!, /^\s+1\s+user\s+question 0$/);
+  assert.match(lines[249]!, /^\s+250\s+assistant\s+answer 124$/);
+  const json = parseJson<{ messages: { seq: number; id: string }[] }>(
+    await cli('thread', 'history', 'cli-long', '--json'),
+  );
+  assert.deepEqual(
+    json.messages.map((m) => m.seq),
+    Array.from({ length: 250 }, (_, i) => i + 1),
+  );
+  const page = await cli('thread', 'history', 'cli-long', '--limit', '10');
+  assert.equal(page.stdout.trimEnd().split('\n').length, 10);
+  assert.match(page.stderr, /more: --after 10/);
+  const rest = parseJson<{ messages: { seq: number }[]; next?: number }>(
+    await cli('thread', 'history', 'cli-long', '--after', '240', '--json'),
+  );
+  assert.deepEqual(rest.messages.map((m) => m.seq)[0], 241);
+  assert.equal(rest.messages.length, 10);
+  assert.equal(rest.next, undefined);
+});
+
+test('configure and compact (with and without --json), then show: excluded, summarized, budget', async () => {
+  const handle = p.memory.thread('cli-show');
+  // Truncation first (messages out with a reason), then summarization (a summary in their place).
+  const truncate =
+    '{"type":"truncation","trigger":{"type":"messagesExceed","value":40},"minimumPreserved":2}';
+  const configured = await cli('thread', 'configure', 'cli-show', '--budget', '4000', '--strategy', truncate);
+  assert.equal(configured.code, 0, configured.stderr);
+  assert.match(configured.stdout, /^budget\s+4,000$/m);
+  assert.match(configured.stdout, /^strategy\s+\{"type":"truncation"/m);
+  await waitForState(handle, 'truncation', (s) => s.metrics.includedMessages <= 40);
+  const summarize =
+    '{"type":"summarization","trigger":{"type":"messagesExceed","value":24},"minimumPreserved":2,"maxSummaryTokens":60}';
+  const json = parseJson<{ config: { budget: number; strategy: { type: string } } }>(
+    await cli('thread', 'configure', 'cli-show', '--strategy', summarize, '--json'),
+  );
+  assert.equal(json.config.budget, 4000);
+  assert.equal(json.config.strategy.type, 'summarization');
+  await waitForState(handle, 'summarization', (s) => s.compactions >= 2 && s.pending.length === 0);
+
+  const compacted = await cli('thread', 'compact', 'cli-show');
+  assert.equal(compacted.code, 0, compacted.stderr);
+  assert.match(compacted.stdout, /^cli-show: (nothing to do|excluded \d+ groups)/);
+  const compactJson = parseJson<{ compaction: { id: string; strategy: string } }>(
+    await cli('thread', 'compact', 'cli-show', '--json'),
+  );
+  assert.ok(compactJson.compaction.id);
+
+  const shown = await cli('thread', 'show', 'cli-show');
+  assert.equal(shown.code, 0, shown.stderr);
+  const lines = shown.stdout.trimEnd().split('\n');
+  for (const line of lines) assert.ok(columns(line) <= 80, `wider than 80 columns: ${line}`);
+  assert.match(shown.stdout, /^budget: [\d,]+ \/ 4,000 tokens used/m);
+  assert.match(shown.stdout, /^state: indexed to #49 · \d+ compactions/m);
+  assert.match(shown.stdout, /^\s+1 sys\s+You are a support agent\.\s+│ ✓ in view$/m);
+  assert.match(shown.stdout, /^\s+2 user\s+Where is order 0\?.*│ ✗ truncation: messagesExceed\(40\)/m);
+  assert.match(shown.stdout, /^\s+S\d+ sum\s+◆ .*│ ✓ in view, for #\d+–#\d+ \(\d+\)$/m);
+  assert.match(shown.stdout, /│ ✗ summarized → S\d+$/m);
+  assert.match(shown.stdout, /lookup_order\(\{"id":\d+\}\)/, 'tool calls as name(args)');
+  assert.match(shown.stdout, /→ \{"status":"shipped"/, 'tool results as → result');
+  assert.match(shown.stdout, /^compactions \(\d+, oldest first\):$/m);
+
+  const data = parseJson<{ rows: { kind: string; status: string; replaces?: unknown }[] }>(
+    await cli('thread', 'show', 'cli-show', '--json'),
+  );
+  assert.equal(data.rows.filter((r) => r.kind === 'history').length, 49);
+  assert.ok(data.rows.some((r) => r.status === 'excluded'));
+  assert.ok(data.rows.some((r) => r.kind === 'summary' && r.status === 'in-view' && r.replaces));
+});
+
+test('thread context, with and without --json', async () => {
+  const human = await cli('thread', 'context', 'cli-long', '--budget', '200');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^context of cli-long: \d+ \/ 200 tokens, \d+ messages/);
+  assert.match(human.stdout, /^assistant\s+answer 124$/m);
+  const json = parseJson<{ tokens: number; budget: number; messages: unknown[]; openai: unknown[] }>(
+    await cli('thread', 'context', 'cli-long', '--json'),
+  );
+  assert.equal(json.budget, 8000);
+  assert.ok(json.tokens <= json.budget);
+  assert.equal(json.openai.length, json.messages.length);
+});
+
+test('export, import into a new id, delete (with and without --json)', async () => {
+  const file = path.join(dir, 'long.json');
+  const exported = await cli('thread', 'export', 'cli-long', '--out', file);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.match(exported.stdout, /exported cli-long: 250 messages/);
+  const toStdout = parseJson<{ version: number; messages: unknown[] }>(
+    await cli('thread', 'export', 'cli-long'),
+  );
+  assert.equal(toStdout.messages.length, 250);
+
+  const imported = await cli('thread', 'import', file, '--id', 'cli-copy');
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stdout, /imported 250 messages into cli-copy \(0 were already there\)/);
+  const again = parseJson<{ imported: number; skipped: number; indexedSeq: number }>(
+    await cli('thread', 'import', file, '--id', 'cli-copy', '--json'),
+  );
+  assert.deepEqual([again.imported, again.skipped, again.indexedSeq], [0, 250, 250]);
+  const copy = await p.memory.thread('cli-copy').history();
+  assert.deepEqual(
+    copy.messages.map((m) => m.id),
+    (await p.memory.thread('cli-long').history()).messages.map((m) => m.id),
+  );
+
+  const deleted = await cli('thread', 'delete', 'cli-copy');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.match(deleted.stdout, /deleted thread cli-copy/);
+  assert.equal((await cli('thread', 'show', 'cli-copy')).code, 3);
+  await cli('thread', 'import', file, '--id', 'cli-copy2');
+  assert.deepEqual(parseJson(await cli('thread', 'delete', 'cli-copy2', '--json')), {
+    threadId: 'cli-copy2',
+    deleted: true,
+  });
+});
+
+test('memories ls and rm, with and without --json', async () => {
+  const human = await cli('memories', 'ls', '--user', 'alice');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^cli-x:0\s+live\s+.*User is vegetarian$/m);
+  const json = parseJson<{ memories: { id: string; text: string }[] }>(
+    await cli('memories', 'ls', '--user', 'alice', '--json'),
+  );
+  assert.deepEqual(json.memories.map((m) => m.id).sort(), ['cli-x:0', 'cli-x:1']);
+  const removed = await cli('memories', 'rm', 'cli-x:0', '--user', 'alice');
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.deepEqual(parseJson(await cli('memories', 'rm', 'cli-x:1', '--user', 'alice', '--json')), {
+    userId: 'alice',
+    memoryId: 'cli-x:1',
+    removed: true,
+  });
+  const after = parseJson<{ memories: unknown[] }>(await cli('memories', 'ls', '--user', 'alice', '--json'));
+  assert.deepEqual(after.memories, []);
+  assert.equal((await cli('memories', 'rm', 'cli-x:0', '--user', 'alice')).code, 3);
+});
