@@ -13,6 +13,7 @@ import { validateThreadId } from '../thread/thread-id.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { Announcer } from './announcer.js';
+import { InFlightCalls } from './in-flight-calls.js';
 import { BackendUnavailableError } from './errors.js';
 import { ThreadHandle } from './thread-handle.js';
 
@@ -53,6 +54,7 @@ export class DurableMemory {
     private readonly ownsStore: boolean,
     /** The Temporal address in use (named in errors). */
     readonly temporalAddress: string,
+    private readonly calls: InFlightCalls,
   ) {}
 
   /** @internal use {@link connect}. */
@@ -84,8 +86,13 @@ export class DurableMemory {
       }
     }
     let connection: Connection;
+    const calls = new InFlightCalls();
     try {
-      connection = await Connection.connect({ address, connectTimeout: '5s' });
+      connection = await Connection.connect({
+        address,
+        connectTimeout: '5s',
+        interceptors: calls.interceptors(),
+      });
     } catch (err) {
       if (!options.store) await store.close();
       if (!options.memories) await memories?.close();
@@ -102,6 +109,7 @@ export class DurableMemory {
       options,
       !options.store,
       address,
+      calls,
     );
   }
 
@@ -143,9 +151,13 @@ export class DurableMemory {
     return this.announcer.backlog;
   }
 
-  /** Closes the Temporal connection and (if it opened it) the store. */
-  async close(): Promise<void> {
+  /**
+   * Closes the Temporal connection and (if it opened it) the store. Calls still in flight (a retry
+   * after an outage, say) get up to `graceMs` to end first, so none fails later in the background.
+   */
+  async close(graceMs = 10_000): Promise<void> {
     this.announcer.close();
+    await this.calls.idle(graceMs);
     await this.connection.close();
     if (this.ownsStore) {
       await this.store.close();
