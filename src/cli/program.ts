@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { registerMemories } from './commands/memories.js';
 import { registerRuntime } from './commands/runtime.js';
 import { registerThread } from './commands/thread.js';
+import { registerToken } from './commands/token.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
 import { Session } from './session.js';
@@ -47,6 +48,7 @@ export function createProgram(session: Session): Command {
   registerRuntime(program, session);
   registerThread(program, session);
   registerMemories(program, session);
+  registerToken(program, session);
   return program;
 }
 

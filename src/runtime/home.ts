@@ -27,6 +27,8 @@ export interface Endpoints {
 export interface RuntimeState {
   /** Port of the Temporal dev server started last time (PostgreSQL keeps its own, in its data dir). */
   temporalPort?: number;
+  /** Port of the HTTP API started last time. */
+  apiPort?: number;
 }
 
 /**

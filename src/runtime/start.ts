@@ -1,16 +1,18 @@
 /**
  * `npm start`: the whole pipeline on one machine, in the foreground. Starts (or connects to) Temporal
- * and PostgreSQL (see embedded-stack.ts), migrates the store, runs the worker, writes
- * `<home>/endpoints.json` for clients, and prints a line containing `ready` with the addresses.
+ * and PostgreSQL (see embedded-stack.ts), migrates the store, runs the worker and the HTTP API (with
+ * the inspector at `/ui`; see src/server/serve.ts for its address), writes `<home>/endpoints.json`
+ * for clients, and prints a line containing `ready` with the addresses.
  * Ctrl-C (SIGINT) or SIGTERM stops everything cleanly; a second start on the same home resumes every
  * thread.
  */
 import { startEmbeddedStack, redact } from './embedded-stack.js';
-import { resolveHome, writeEndpoints, endpointsPath } from './home.js';
+import { resolveHome, writeEndpoints, endpointsPath, readRuntimeState, updateRuntimeState } from './home.js';
 import { stderrLog } from './log.js';
 import { createWorker } from './worker.js';
 import { PostgresMemoryStore } from '../memory/postgres-memory-store.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { serveApi, type ServedApi } from '../server/serve.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 
 /** Runs the local pipeline until a signal stops it. */
@@ -22,13 +24,15 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
   const stack = await startEmbeddedStack({ home, log, env });
   let store: PostgresStore | undefined;
   let memories: PostgresMemoryStore | undefined;
+  let api: ServedApi | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
     log('stopping…');
+    await api?.close().catch(() => undefined); // requests in flight finish first
     try {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      if (worker?.getState() === 'RUNNING') worker.shutdown();
       await running;
     } catch {
       // the worker's own error was already logged
@@ -39,9 +43,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
     await stack.stop();
     process.exit(code);
   };
-  let worker: Awaited<ReturnType<typeof createWorker>>['worker'];
+  let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
-  let running: Promise<void>;
+  let running: Promise<void> | undefined;
   try {
     store = await PostgresStore.connect(stack.databaseUrl, { migrate: true });
     memories = await PostgresMemoryStore.connect(stack.databaseUrl);
@@ -53,7 +57,22 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
       memories,
     }));
     running = worker.run();
+    api = await serveApi({
+      connection: {
+        home,
+        temporalAddress: stack.temporalAddress,
+        namespace: stack.namespace,
+        taskQueue,
+        databaseUrl: stack.databaseUrl,
+      },
+      env,
+      preferredPorts: [(await readRuntimeState(home)).apiPort],
+    });
+    await updateRuntimeState(home, { apiPort: api.port });
   } catch (err) {
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => undefined);
+    await connection?.close().catch(() => undefined);
     await store?.close().catch(() => undefined);
     await memories?.close().catch(() => undefined);
     await stack.stop();
@@ -65,10 +84,12 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
     namespace: stack.namespace,
     taskQueue,
     databaseUrl: stack.databaseUrl,
+    apiUrl: api.url,
   });
   log(`endpoints: ${endpointsPath(home)}`);
+  log(`inspector: ${api.url}/ui`);
   console.log(
-    `durable-memory ready: temporal=${stack.temporalAddress} namespace=${stack.namespace} ` +
+    `durable-memory ready: api=${api.url} temporal=${stack.temporalAddress} namespace=${stack.namespace} ` +
       `taskQueue=${taskQueue} database=${redact(stack.databaseUrl)}`,
   );
   running.catch((err: unknown) => {

@@ -126,6 +126,8 @@ export interface StartApiOptions extends Omit<ApiServerOptions, 'allowOpen'> {
   host?: string;
   /** Port (default 0: any free port; read it from `url`). */
   port?: number;
+  /** Registers more routes (the inspector at `/ui`, say) before the server listens. */
+  register?: (app: FastifyInstance) => void;
 }
 
 /** A running API. */
@@ -155,6 +157,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         '`npm run token -- create --tenant <name>`, or bind 127.0.0.1',
     );
   const app = createApiServer({ ...options, allowOpen: loopback });
+  options.register?.(app);
   await app.listen({ host, port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;

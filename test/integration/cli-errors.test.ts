@@ -1,8 +1,8 @@
 /**
  * Exit codes of the `durable-memory` command line, which scripts rely on: 2 for usage errors
  * (commander's own included), 3 for an unknown thread or memory, 4 when Temporal or PostgreSQL cannot
- * be reached (the message names the address tried, never a password, and how to fix it); and the
- * server commands `worker` and `api`.
+ * be reached (the message names the address tried, never a password, and how to fix it); the
+ * server commands `worker` and `api`, and the tokens that guard the API.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,13 +85,55 @@ test('exit code 4 when Temporal or PostgreSQL is unreachable, naming what was tr
   );
 });
 
-test('worker runs a worker until Ctrl-C; api says where the API is served', async () => {
+test('worker runs a worker until Ctrl-C', async () => {
   const worker = spawnCli(['worker'], { ...env, DURABLE_MEMORY_TASK_QUEUE: 'cli-extra-worker' });
   await worker.waitForLine(
     /durable-memory worker ready: temporal=127\.0\.0\.1:\d+ taskQueue=cli-extra-worker/,
   );
   assert.equal((await worker.stop('SIGINT', 20_000)).code, 0, worker.output());
-  const api = await cli('api');
-  assert.equal(api.code, 2);
-  assert.match(api.stderr, /durable-memory start/);
+});
+
+test('api serves the HTTP API and the inspector until Ctrl-C; token create/ls/revoke guard it', async () => {
+  assert.equal((await cli('api', '--port', 'eighty')).code, 2, 'a port that is no number is a usage error');
+
+  const api = spawnCli(['api', '--port', '0'], env);
+  try {
+    const ready = await api.waitForLine(/durable-memory api ready: api=http:\/\/127\.0\.0\.1:\d+/, 60_000);
+    const url = /api=(\S+)/.exec(ready)![1]!;
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    const readyz = await fetch(`${url}/readyz`);
+    assert.deepEqual(await readyz.json(), { ready: true, postgres: 'ok', temporal: 'ok' });
+    const page = await fetch(`${url}/ui`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+
+    const created = await cli('token', 'create', '--tenant', 'cli-tenant', '--label', 'ci');
+    assert.equal(created.code, 0, created.stderr);
+    const token = created.stdout.trim().split('\n').at(-1)!;
+    assert.match(token, /^\S{20,}$/, 'the token alone on the last line');
+    const listed = parseJson<{ tokens: { id: string; tenant: string; label?: string }[] }>(
+      await cli('token', 'ls', '--json'),
+    );
+    const mine = listed.tokens.find((t) => t.tenant === 'cli-tenant');
+    assert.ok(mine && mine.label === 'ci', JSON.stringify(listed));
+    assert.ok(!JSON.stringify(listed).includes(token), 'ls never shows a token');
+
+    // A token exists now, so the API wants one: without it 401, with it this tenant's (empty) list.
+    const get = (auth?: string) =>
+      fetch(`${url}/v1/threads`, { headers: auth ? { authorization: `Bearer ${auth}` } : {} });
+    assert.equal((await get()).status, 401);
+    const res = await get(token);
+    assert.equal(res.status, 200);
+    assert.deepEqual((await res.json()).threads, []);
+
+    assert.equal((await cli('token', 'revoke', mine.id)).code, 0);
+    assert.equal((await cli('token', 'revoke', 'ffffffffffff')).code, 3, 'an unknown token id is not found');
+    const deadline = Date.now() + 30_000; // other processes cache a verified token briefly
+    while ((await get(token)).status !== 401) {
+      assert.ok(Date.now() < deadline, 'a revoked token stops working');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    assert.equal((await api.stop('SIGINT', 20_000)).code, 0, api.output());
+  }
 });

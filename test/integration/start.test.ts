@@ -21,10 +21,10 @@ after(async () => {
   }
 });
 
-async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild> {
+async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild & { readyLine: string }> {
   const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env });
-  await child.waitForLine(/ready/, 120_000);
-  return child;
+  const readyLine = await child.waitForLine(/ready/, 120_000);
+  return Object.assign(child, { readyLine });
 }
 
 test(
@@ -46,6 +46,11 @@ test(
     const endpoints = JSON.parse(await readFile(path.join(home, 'endpoints.json'), 'utf8'));
     assert.match(endpoints.temporalAddress, /^127\.0\.0\.1:\d+$/);
     assert.equal(endpoints.taskQueue, 'durable-memory');
+    // The HTTP API runs beside the worker: on the ready line, in endpoints.json, answering.
+    assert.match(endpoints.apiUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(first.readyLine.includes(`api=${endpoints.apiUrl}`), first.readyLine);
+    const apiReady = await fetch(`${endpoints.apiUrl}/readyz`);
+    assert.deepEqual(await apiReady.json(), { ready: true, postgres: 'ok', temporal: 'ok' });
 
     let memory = await connect({ home });
     await memory.thread('survivor').append([
@@ -68,6 +73,15 @@ test(
       ['a', 'b'],
     );
     await t.append({ id: 'c', role: 'user', content: 'still there?' });
+    // No token was created, so the local API serves loopback requests as the `local` tenant.
+    const again = JSON.parse(await readFile(path.join(home, 'endpoints.json'), 'utf8'));
+    assert.equal(again.apiUrl, endpoints.apiUrl, 'the API keeps its port across starts');
+    const viaApi = await fetch(`${again.apiUrl}/v1/threads/over-http/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ id: 'h1', role: 'user', content: 'hi over HTTP' }] }),
+    });
+    assert.equal(viaApi.status, 200, await viaApi.text());
     const state = await t.sync();
     assert.equal(state.indexedSeq, 3);
     await memory.close();

@@ -1,12 +1,15 @@
 /**
  * Commands that run the pipeline: `start` (the whole local stack, what `npm start` runs), `worker`
- * (one more worker against running servers, what `npm run worker` runs) and `api` (the HTTP API).
+ * (one more worker against running servers, what `npm run worker` runs) and `api` (the HTTP API and
+ * inspector on their own, for deployments that scale them apart from workers).
  */
 import type { Command } from 'commander';
 import { start } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
 import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { UsageError } from '../errors.js';
+import { BackendUnavailableError } from '../../client/errors.js';
+import { configuredApiPort, serveApi } from '../../server/serve.js';
 import type { Session } from '../session.js';
 
 /** The environment `start` reads, with the global flags written over it. */
@@ -48,15 +51,48 @@ export function registerRuntime(program: Command, session: Session): void {
 
   program
     .command('api')
-    .description('serve the HTTP API on its own (not in this build yet: `start` serves it)')
-    .option('--port <port>', 'port to listen on')
+    .description(
+      'serve the HTTP API and the inspector (/ui) against running servers (flags, env, else ' +
+        'endpoints.json) until Ctrl-C; `start` serves it too',
+    )
+    .option('--host <host>', 'address to bind (else DURABLE_MEMORY_API_HOST, 127.0.0.1)')
+    .option('--port <port>', 'port (else DURABLE_MEMORY_API_PORT, 8080 if free, any free port)')
     .action(
-      session.action(async () => {
-        // Wired once src/server/index.ts exports startApi; until then, say where the API lives.
-        throw new UsageError(
-          'the HTTP API is served by `durable-memory start` (or `npm start`); ' +
-            'a standalone `durable-memory api` is not available in this build yet',
-        );
+      session.action(async (o: { host?: string; port?: string }) => {
+        const settings = (session.settings = await resolveConnection(session.global));
+        if (!settings.databaseUrl) {
+          throw new BackendUnavailableError(
+            'postgres',
+            '(none configured)',
+            new Error('set DATABASE_URL or --database-url, or run `durable-memory start` first'),
+          );
+        }
+        const env = { ...process.env };
+        if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
+        if (o.port) env['DURABLE_MEMORY_API_PORT'] = o.port;
+        try {
+          configuredApiPort(env);
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
+        const api = await serveApi({
+          connection: {
+            home: settings.home,
+            temporalAddress: settings.temporalAddress,
+            namespace: settings.namespace,
+            taskQueue: settings.taskQueue,
+            databaseUrl: settings.databaseUrl,
+          },
+          env,
+        });
+        const line = `durable-memory api ready: api=${api.url} temporal=${settings.temporalAddress}`;
+        if (session.json) console.error(line);
+        else console.log(line);
+        session.keepRunning = true;
+        for (const sig of ['SIGINT', 'SIGTERM'] as const)
+          process.once(sig, () => {
+            void api.close().finally(() => process.exit(0));
+          });
       }),
     );
 }

@@ -1,0 +1,95 @@
+/**
+ * The HTTP API as a running service: its own connection to the pipeline, the token store on the same
+ * database, the `/v1` API and the thread inspector at `/ui`. Used by `npm start` (beside the worker)
+ * and by `durable-memory api` (on its own, against running servers).
+ *
+ * Address: DURABLE_MEMORY_API_HOST (default 127.0.0.1; anything but loopback needs a token to exist)
+ * and DURABLE_MEMORY_API_PORT. Without a port,
+ * `preferredPorts` are tried in order (the port of the last start, then 8080) before any free port,
+ * so a busy default never stops a start. An explicit port is used as given, and a busy one is an error.
+ */
+import { connect, type ConnectOptions, type DurableMemory } from '../client/connect.js';
+import { pickPort } from '../runtime/ports.js';
+import { registerInspector } from '../ui/route.js';
+import { startApi, type RunningApi } from './api-server.js';
+import { TokenStore } from './token-store.js';
+
+/** The API's default port (as in the Dockerfile and docker-compose.yml). */
+export const DEFAULT_API_PORT = 8080;
+
+/** Options of {@link serveApi}. */
+export interface ServeApiOptions {
+  /** How to reach the pipeline (its `databaseUrl` also holds the tokens). */
+  connection: ConnectOptions & { databaseUrl: string };
+  /** Environment to read DURABLE_MEMORY_API_HOST / DURABLE_MEMORY_API_PORT from. */
+  env?: NodeJS.ProcessEnv;
+  /** Ports to try first when DURABLE_MEMORY_API_PORT is not set. Default [8080]. */
+  preferredPorts?: readonly (number | undefined)[];
+  /** fastify's logger option (default: JSON lines on stderr at DURABLE_MEMORY_API_LOG_LEVEL, else info). */
+  logger?: Parameters<typeof startApi>[0]['logger'];
+}
+
+/** A running API service. */
+export interface ServedApi {
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** The port bound. */
+  port: number;
+  /** True when no token exists and requests without one are served (loopback only). */
+  open: boolean;
+  /** Stops listening (requests in flight finish), then closes its connections. */
+  close(): Promise<void>;
+}
+
+/** The port DURABLE_MEMORY_API_PORT asks for, if any. */
+export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env['DURABLE_MEMORY_API_PORT']?.trim();
+  if (!raw) return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new Error(`DURABLE_MEMORY_API_PORT must be a port number (0–65535), got "${raw}"`);
+  return port;
+}
+
+/** Starts the API service; see the module comment. */
+export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
+  const env = options.env ?? process.env;
+  const host = env['DURABLE_MEMORY_API_HOST']?.trim() || '127.0.0.1';
+  const explicit = configuredApiPort(env);
+  const port = explicit ?? (await pickPort([...(options.preferredPorts ?? []), DEFAULT_API_PORT], host));
+  let memory: DurableMemory | undefined;
+  let tokens: TokenStore | undefined;
+  let api: RunningApi | undefined;
+  try {
+    memory = await connect(options.connection);
+    tokens = await TokenStore.connect(options.connection.databaseUrl);
+    api = await startApi({
+      memory,
+      tokens,
+      host,
+      port,
+      // Request logs go to stderr, so stdout keeps only what scripts read (the `ready` line).
+      logger: options.logger ?? {
+        level: env['DURABLE_MEMORY_API_LOG_LEVEL']?.trim() || 'info',
+        stream: process.stderr,
+      },
+      register: (app) => registerInspector(app),
+    });
+  } catch (err) {
+    await memory?.close().catch(() => undefined);
+    await tokens?.close().catch(() => undefined);
+    throw err;
+  }
+  const running = api;
+  const bound = Number(new URL(running.url).port);
+  return {
+    url: running.url,
+    port: bound,
+    open: running.open,
+    async close() {
+      await running.close();
+      await tokens?.close();
+      await memory?.close();
+    },
+  };
+}
