@@ -55,6 +55,8 @@ export class DurableMemory {
     /** The Temporal address in use (named in errors). */
     readonly temporalAddress: string,
     private readonly calls: InFlightCalls,
+    /** The PostgreSQL URL in use, password hidden (named in errors); undefined for a custom store. */
+    readonly databaseAddress: string | undefined,
   ) {}
 
   /** @internal use {@link connect}. */
@@ -68,6 +70,7 @@ export class DurableMemory {
       options.taskQueue ?? env['DURABLE_MEMORY_TASK_QUEUE'] ?? endpoints?.taskQueue ?? TASK_QUEUE;
     let store = options.store;
     let memories = options.memories;
+    let databaseAddress: string | undefined;
     if (!store) {
       const url = options.databaseUrl ?? env['DATABASE_URL'] ?? endpoints?.databaseUrl;
       if (!url) {
@@ -77,6 +80,7 @@ export class DurableMemory {
           new Error('set DATABASE_URL, or run `npm start` to start the local stack'),
         );
       }
+      databaseAddress = redact(url);
       try {
         store = await PostgresStore.connect(url, { migrate: true });
         memories ??= await PostgresMemoryStore.connect(url);
@@ -110,6 +114,7 @@ export class DurableMemory {
       !options.store,
       address,
       calls,
+      databaseAddress,
     );
   }
 
@@ -127,6 +132,7 @@ export class DurableMemory {
         workflowInput: this.options.workflowInput,
         updateTimeoutMs: this.options.updateTimeoutMs,
         temporalAddress: this.temporalAddress,
+        databaseAddress: this.databaseAddress,
       },
       { model: this.options.model, ...options },
     );

@@ -37,6 +37,7 @@ import {
   type ThreadWorkflowInput,
 } from '../../workflows/shared.js';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from './errors.js';
+import { isTransientPgError } from '../store/postgres/pg-errors.js';
 import { Announcer } from './announcer.js';
 
 /** What the client needs from its connection. */
@@ -53,6 +54,8 @@ export interface ThreadDeps {
   updateTimeoutMs?: number;
   /** For error messages: where Temporal was expected. */
   temporalAddress?: string;
+  /** For error messages: where PostgreSQL was expected (no password). */
+  databaseAddress?: string;
 }
 
 /** Default bound of one workflow update. */
@@ -126,13 +129,30 @@ export class ThreadHandle {
       message,
       tokens: countMessageTokens(message, tokenizer),
     }));
-    const stored = await this.deps.store.append(this.threadId, entries, { userId: this.options.userId });
+    const stored = await this.storeCall(() =>
+      this.deps.store.append(this.threadId, entries, { userId: this.options.userId }),
+    );
     const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
     const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
     return {
       messages: stored.map((m) => ({ id: m.id, seq: m.seq, tokens: m.tokens, duplicate: m.duplicate })),
       announced,
     };
+  }
+
+  /**
+   * Runs a store call, turning "PostgreSQL is unreachable" (after the store's own retries) into a
+   * BackendUnavailableError naming where it was expected. Nothing was written: the transaction either
+   * committed or not, and a retry with the same ids is harmless either way.
+   */
+  private async storeCall<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (isTransientPgError(err))
+        throw new BackendUnavailableError('postgres', this.deps.databaseAddress ?? 'the thread store', err);
+      throw err;
+    }
   }
 
   /** The model whose tokenizer counts this thread's messages. */
@@ -155,7 +175,7 @@ export class ThreadHandle {
    * messages and as OpenAI messages. Throws UnknownThreadError for a thread that does not exist.
    */
   async context(options: { budget?: number } = {}): Promise<ContextResult> {
-    const info = await this.deps.store.thread(this.threadId);
+    const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
     if (!info) throw new UnknownThreadError(this.threadId);
     const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
     const budget = options.budget ?? config.budget;
@@ -199,7 +219,7 @@ export class ThreadHandle {
 
   /** History by sequence number: `{ messages, next }`; pass `next` as `after` for the next page. */
   async history(options: { after?: number; limit?: number } = {}): Promise<HistoryPage> {
-    const page = await this.deps.store.history(this.threadId, options);
+    const page = await this.storeCall(() => this.deps.store.history(this.threadId, options));
     if (page.messages.length === 0 && !(await this.deps.store.thread(this.threadId))) {
       throw new UnknownThreadError(this.threadId);
     }

@@ -65,7 +65,9 @@ export type Step =
   /** 200 with a body that does not parse (labelled JSON unless `contentType` says otherwise). */
   | { malformed: true; contentType?: string }
   | { emptyChoices: true }
-  | { emptyContent: true };
+  | { emptyContent: true }
+  /** An assistant message calling tools (`finish_reason: 'tool_calls'`), as agents receive. */
+  | { toolCalls: { id: string; name: string; arguments: Record<string, unknown> }[] };
 
 /** A running server. */
 export interface LlmServer {
@@ -172,6 +174,21 @@ export async function startLlmServer(): Promise<LlmServer> {
     const model = ('model' in step && step.model) || req.body.model || DEFAULT_MODEL;
     if ('emptyChoices' in step) return sendJson(res, 200, completion(req, model, undefined));
     if ('emptyContent' in step) return sendJson(res, 200, completion(req, model, ''));
+    if ('toolCalls' in step) {
+      const done = completion(req, model, '') as { choices: { message: object; finish_reason: string }[] };
+      done.choices[0]!.message = {
+        role: 'assistant',
+        content: null,
+        refusal: null,
+        tool_calls: step.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+        })),
+      };
+      done.choices[0]!.finish_reason = 'tool_calls';
+      return sendJson(res, 200, done);
+    }
     const content =
       'json' in step
         ? JSON.stringify(step.json)
