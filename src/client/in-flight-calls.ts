@@ -59,8 +59,8 @@ export class InFlightCalls {
   idle(timeoutMs: number): Promise<boolean> {
     if (this.count === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
+      // A ref'd timer: close() is awaited, and the process must live until the grace period ends.
       const timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
       this.waiters.push(() => {
         clearTimeout(timer);
         resolve(true);

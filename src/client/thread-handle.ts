@@ -159,8 +159,7 @@ export class ThreadHandle {
   private async model(): Promise<string> {
     if (this.options.model) return this.options.model;
     // Looked up once per handle: configure() through this handle refreshes it.
-    this.cachedModel ??= this.deps.store
-      .thread(this.threadId)
+    this.cachedModel ??= this.storeCall(() => this.deps.store.thread(this.threadId))
       .then((info) => (info?.config?.['model'] as string | undefined) ?? DEFAULT_CONFIG.model)
       .catch((err: unknown) => {
         this.cachedModel = undefined; // a failed lookup (database down) must not stick to the handle

@@ -1,0 +1,159 @@
+/**
+ * The runnable examples under examples/, each run as a user runs it (its own process, importing the
+ * built package as `durable-memory`) against a real pipeline and the local OpenAI-compatible test
+ * server; each test then checks what the example left in the thread, not only that it exited 0.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { startApiFixture, type ApiFixture } from '../support/api.js';
+import { cliEnv } from '../support/cli.js';
+import { startLlmServer, type LlmServer } from '../support/llm-server.js';
+import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { REPO_ROOT, reapLeftovers } from '../support/processes.js';
+import { TEST_CLI_HOME } from '../support/stack.js';
+
+let llm: LlmServer;
+let p: TestPipeline;
+
+before(async () => {
+  llm = await startLlmServer();
+  // What a model answers the worker: a summary as text, memory extraction as the JSON it asks for.
+  llm.setDefault({
+    reply: (req) =>
+      req.body.response_format
+        ? JSON.stringify({ facts: [] })
+        : 'The user asked where rounding happens; the assistant searched and read the billing files.',
+  });
+  const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });
+  p = await startPipeline({}, { llm: runtime });
+});
+after(async () => {
+  await p?.stop();
+  await llm?.close();
+});
+
+/** Runs a program to completion; its output and exit code. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_000) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const tsx = (example: string, env: NodeJS.ProcessEnv) =>
+  run(process.execPath, ['--import', 'tsx', `examples/${example}`], env);
+
+test('agent-loop.ts: context, model, a tool call and its result, answer; every turn on the thread', async () => {
+  llm.reset();
+  llm.script(
+    { toolCalls: [{ id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } }] },
+    { reply: 'It is sunny in Paris, 18°C.' },
+    { reply: 'No umbrella needed today.' },
+  );
+  const result = await tsx('agent-loop.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-agent',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /tool get_weather\(\{"city":"Paris"\}\) → Paris: sunny, 18°C/);
+  assert.match(result.stdout, /assistant: No umbrella needed today\./);
+
+  const { messages } = await p.memory.thread('example-agent').history();
+  assert.deepEqual(
+    messages.map((m) => [m.role, m.parts.map((part) => part.type).join('+')]),
+    [
+      ['user', 'text'],
+      ['assistant', 'tool_call'],
+      ['tool', 'tool_result'],
+      ['assistant', 'text'],
+      ['user', 'text'],
+      ['assistant', 'text'],
+    ],
+  );
+  // The model's second call saw the tool result right after its call: the view was never broken.
+  const second = llm.requests[1]!.body.messages;
+  const callAt = second.findIndex((m) => m.tool_calls?.[0]?.id === 'call_paris');
+  assert.ok(callAt >= 0 && second[callAt + 1]?.tool_call_id === 'call_paris', JSON.stringify(second));
+});
+
+test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thread show`', async () => {
+  const result = await tsx('tool-heavy-session.ts', { ...cliEnv(p), THREAD_ID: 'example-tools' });
+  assert.equal(result.code, 0, result.stderr);
+  const views = [...result.stdout.matchAll(/the memory view holds (\d+) of (\d+) tokens/g)];
+  assert.equal(views.length, 20);
+  for (const [, tokens, budget] of views)
+    assert.ok(Number(tokens) <= Number(budget), `${tokens} > ${budget}`);
+
+  const data = await p.memory.thread('example-tools').export();
+  const excluded = data.messages.filter((m) => m.excludedBy !== undefined);
+  assert.ok(
+    excluded.some((m) => m.role === 'tool'),
+    'older tool results were taken out of the view',
+  );
+  const strategyOf = (m: { metadata?: Record<string, unknown> }) =>
+    (m.metadata?.['compaction'] as { strategy?: string } | undefined)?.strategy;
+  const strategies = new Set(data.summaries.map((s) => strategyOf(s.message)));
+  assert.ok(strategies.has('toolResultCollapse'), [...strategies].join());
+  assert.ok(strategies.has('summarization'), [...strategies].join() + result.stdout);
+  // `thread show` printed both sides: the collapsed tool results and the summaries.
+  assert.match(result.stdout, /Tool results: search_code: 3 hits/);
+  assert.match(result.stdout, /summar/i);
+});
+
+test('resume-after-outage.ts: the stack stops mid-conversation, starts again, the thread goes on', async () => {
+  const home = await mkdtemp(path.join(tmpdir(), 'dm-example-resume-'));
+  try {
+    const cli = await findTemporalCli(TEST_CLI_HOME);
+    const result = await tsx('resume-after-outage.ts', {
+      DURABLE_MEMORY_HOME: home,
+      TEMPORAL_CLI_PATH: cli.path,
+      OPENAI_BASE_URL: '',
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /append during the outage: BackendUnavailableError \(postgres\)/);
+    assert.match(result.stdout, /history after the restart: u1 a1 u2 a2 u3 a3\n/);
+    assert.match(result.stdout, /indexed up to seq 6 of 6/);
+  } finally {
+    await reapLeftovers(home);
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
+test('http_api.py: Python with only the standard library appends, reads the context and history', async () => {
+  let api: ApiFixture | undefined;
+  try {
+    api = await startApiFixture();
+    const result = await run('python3', ['examples/http_api.py'], {
+      DURABLE_MEMORY_API_URL: api.api.url,
+      DURABLE_MEMORY_API_TOKEN: api.acmeToken,
+      THREAD_ID: 'from-python',
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /appended seqs: \[1, 2, 3, 4\]/);
+    assert.match(result.stdout, /retried append is a duplicate: True/);
+    assert.match(result.stdout, /OpenAI roles \['user', 'assistant', 'tool', 'assistant'\]/);
+    const page = await api.acme.get('/v1/threads/from-python/messages');
+    assert.deepEqual(
+      page.body.messages.map((m: { id: string }) => m.id),
+      ['py-1', 'py-2', 'py-3', 'py-4'],
+    );
+  } finally {
+    await api?.stop();
+  }
+});
