@@ -92,10 +92,23 @@ export async function compactIndex(
   },
 ): Promise<{ decisions: CompactionDecision[]; warnings: CompactionWarning[] }> {
   const { bodies, tokenizer } = options;
+  // Summaries made earlier in this run (a collapse before a summarization in one pipeline) must be
+  // readable by the strategies after it: they are picked up from the decisions as they appear.
+  const created = new Map<string, Message>();
+  let seen = 0;
+  const message = (id: string): Message | undefined => {
+    const body = bodies.get(id);
+    if (body) return body;
+    for (; seen < ctx.decisions.length; seen++) {
+      const made = ctx.decisions[seen]!.summary?.message;
+      if (made) created.set(made.id, made);
+    }
+    return created.get(id);
+  };
   const ctx: StrategyContext = {
     index,
     tokenized: options.tokenized,
-    message: (id) => bodies.get(id),
+    message,
     countTokens: (m) => countMessageTokens(m, tokenizer),
     summarizer: options.summarizer,
     run: (child) => runStrategy(child as StrategySpec, ctx),

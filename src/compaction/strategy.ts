@@ -29,7 +29,13 @@ export interface CompactionDecision {
 
 /** Something a caller should know: the budget could not be met, the summarizer failed, … */
 export interface CompactionWarning {
-  code: 'budget_unmet' | 'summarizer_failed' | 'summarizer_empty' | 'summarizer_missing' | 'input_clipped';
+  code:
+    | 'budget_unmet'
+    | 'summarizer_failed'
+    | 'summarizer_empty'
+    | 'summarizer_missing'
+    | 'input_clipped'
+    | 'bodies_unavailable';
   strategy: string;
   message: string;
 }

@@ -405,6 +405,44 @@ describe('pipeline', () => {
     assert.deepEqual(ids(r), ['m1', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']);
   });
 
+  test('a summarization after a collapse in the same run folds the collapsed line into its summary', async () => {
+    const c = conversation();
+    c.system('You are helpful.');
+    for (let i = 1; i <= 4; i++) {
+      c.user(`question ${i}`);
+      c.call([`c${i}`, 'search', { q: i }]);
+      c.result(`c${i}`, `result ${i} `.repeat(20), 'search');
+      c.assistant(`answer ${i}`);
+    }
+    const requests: SummarizeRequest[] = [];
+    const r = await compact(
+      c.messages,
+      pipeline(
+        toolResultCollapse({ keepLastToolCallGroups: 1 }),
+        summarization({
+          minimumPreserved: 2,
+          trigger: triggers.always(),
+          target: triggers.tokensBelow(250),
+        }),
+      ),
+      {
+        tokenizer: chars,
+        summarizer: (req) => {
+          requests.push(req);
+          return Promise.resolve('the gist');
+        },
+      },
+    );
+    assert.deepEqual(
+      r.decisions.map((d) => d.strategy),
+      ['toolResultCollapse', 'toolResultCollapse', 'toolResultCollapse', 'summarization'],
+    );
+    assert.deepEqual(r.warnings, []);
+    assert.equal(requests.length, 1);
+    // The collapsed lines it replaced were readable: the oldest one was handed over as prior summary.
+    assert.match(requests[0]!.previousSummary ?? '', /Tool results: search: result 1/);
+  });
+
   test('a strategy given as JSON data is validated', async () => {
     await assert.rejects(compact([], { type: 'nope' }), /strategy.type/);
     await assert.rejects(

@@ -120,7 +120,15 @@ export async function applySummarization(spec: SummarizationSpec, ctx: StrategyC
   const history = picked
     .filter((g) => g.kind !== 'summary')
     .flatMap((g) => g.messageIds.map((id) => ctx.message(id)));
-  if ([...previous, ...history].some((m) => !m)) return; // bodies unavailable: nothing to send
+  if ([...previous, ...history].some((m) => !m)) {
+    // Without every body there is nothing faithful to send: leave the groups, and say so.
+    ctx.warnings.push({
+      code: 'bodies_unavailable',
+      strategy: 'summarization',
+      message: 'the bodies of some messages to summarize were not available',
+    });
+    return;
+  }
   let messages = history as Message[];
   if (inputTokens > spec.maxInputTokens) {
     messages = messages.map((m) => clipMessage(m, spec.maxInputTokens / inputTokens));
