@@ -43,6 +43,11 @@ export interface GroupState {
   excluded?: Exclusion;
   /** For summaries: how many history messages it stands for (its provenance is stored in full elsewhere). */
   replacesMessages?: number;
+  /**
+   * For summaries: true when it is a collapsed tool-call group (toolResultCollapse). Such a line
+   * belongs to its turn like the group it replaced; an LLM summary (not collapsed) folds history.
+   */
+  collapsed?: true;
 }
 
 /** True if a group may be sent to a model: included, not an orphan, not waiting for tool results. */

@@ -194,6 +194,7 @@ export class MessageIndex {
       bytes: meta.bytes,
     };
     if (meta.seq !== undefined) group.firstSeq = meta.seq;
+    if (kind === 'summary' && meta.collapsed) group.collapsed = true;
     s.groups.push(group);
     this.positions?.set(group.id, s.groups.length - 1);
     s.metrics.totalGroups++;
@@ -266,6 +267,7 @@ export class MessageIndex {
       bytes: meta.bytes,
       replacesMessages: replaced.reduce((n, g) => n + (g.replacesMessages ?? g.messageIds.length), 0),
     };
+    if (meta.collapsed) summary.collapsed = true;
     if (first?.firstSeq !== undefined) summary.firstSeq = first.firstSeq;
     for (const g of replaced) this.exclude(g, { ...exclusion, summaryId: meta.id });
     this.pending.push({ at, group: summary });

@@ -22,6 +22,12 @@ export interface MessageMeta {
   callIds?: string[];
   /** Position in the thread's history (1-based), when the message is stored. */
   seq?: number;
+  /**
+   * Shape `summary` only: true when the message is a collapsed tool-call group (one line standing
+   * for one group of its turn), not an LLM summary folding older history. Windows treat it as the
+   * group it replaced.
+   */
+  collapsed?: true;
 }
 
 /** UTF-8 byte length of a string, computed without Node built-ins (lone surrogates count 3, as U+FFFD). */
@@ -93,6 +99,9 @@ export function describeMessage(message: Message, tokens: number, seq?: number):
     meta.callIds = message.parts.flatMap((p) => (p.type === 'tool_call' ? [p.callId] : []));
   } else if (shape === 'tool_result') {
     meta.callIds = message.parts.flatMap((p) => (p.type === 'tool_result' ? [p.callId] : []));
+  }
+  if (shape === 'summary' && compactionMarkOf(message)!.strategy === 'toolResultCollapse') {
+    meta.collapsed = true;
   }
   if (seq !== undefined) meta.seq = seq;
   return meta;

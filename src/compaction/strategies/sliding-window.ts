@@ -1,8 +1,11 @@
 /**
  * Sliding window: keep only the newest part of the conversation, in whole turns or whole groups.
  *
- * Rules: system groups are kept; summaries are kept (they already stand for turns outside the window);
- * by turns, a turn is a user group with every group after it up to the next user group, and groups
+ * Rules: system groups are kept. A collapsed tool-call line (toolResultCollapse output) is the group
+ * it replaced in short, so it belongs to that group's turn and leaves the window with it (counted as
+ * one group by `keepGroups`). An LLM summary (summarization output) is kept: it folds all the history
+ * before it, earlier summaries included, so dropping it would lose exactly what summarization exists
+ * to keep; run summarization after the window if the summary itself should move. By turns, a turn is a user group with every group after it up to the next user group, and groups
  * before the first user message belong to turn 0; with no user message yet there is nothing to slide.
  * The trigger defaults to `always`: the window itself is the condition.
  */
@@ -53,7 +56,8 @@ export function slidingWindow(options: SlidingWindowOptions): SlidingWindowSpec 
 /** Applies the sliding window. */
 export function applySlidingWindow(spec: SlidingWindowSpec, ctx: StrategyContext): Promise<void> {
   if (!evaluate(spec.trigger, ctx.index.metrics)) return Promise.resolve();
-  const groups = includedNonSystem(ctx.index).filter((g) => g.kind !== 'summary');
+  // LLM summaries stay (see above); collapsed lines are ordinary members of their turn.
+  const groups = includedNonSystem(ctx.index).filter((g) => g.kind !== 'summary' || g.collapsed);
   let candidates;
   if (spec.keepTurns !== undefined) {
     const users = groups.filter((g) => g.kind === 'user');
