@@ -1,8 +1,9 @@
 /**
  * The incremental group index (SPEC §2). It turns a stream of body-free message descriptions into
  * atomic groups, keeps per-group counts and the metrics triggers read, and records which groups are
- * excluded and why. Appending k messages costs O(k): each message looks only at the last group and at
- * a map of pending tool calls. The whole state is JSON-safe, so a workflow can carry it across
+ * excluded and why. Appending k messages costs O(k): each message looks only at the last group and,
+ * for a tool result, at the group waiting for it (found through two maps kept up to date on every
+ * change, never rebuilt on the append path). The whole state is JSON-safe, so a workflow can carry it across
  * continue-as-new. Pure: no I/O, no clock, no randomness.
  */
 import type { MessageMeta } from './message-meta.js';
@@ -35,7 +36,17 @@ export class MessageIndex {
    */
   private pending: { at: number; group: GroupState }[] = [];
   private pendingById = new Map<string, GroupState>();
-  /** Messages examined since construction (lets tests prove appends are O(k)). */
+  /**
+   * Groups still waiting for tool results, by group id. A tool result finds its group here in O(1);
+   * looking it up by position would rebuild a map of every group after each restore, summary insert
+   * or prune, making the next append O(history).
+   */
+  private waiting = new Map<string, GroupState>();
+  /**
+   * Work done since construction: messages appended plus every group and pending call id any
+   * operation visited (full passes such as restore, flush and prune count each group). Tests read
+   * its growth to prove that an append costs O(k), whatever the index size.
+   */
   examined = 0;
 
   constructor(state?: IndexState) {
@@ -48,6 +59,9 @@ export class MessageIndex {
       lastSeq: 0,
       prunedGroups: 0,
     };
+    // Restoring is O(n) anyway (the state was just copied); appends after it must not be.
+    for (const g of this.state.groups) if (g.pendingCallIds?.length) this.waiting.set(g.id, g);
+    this.examined += this.state.groups.length;
   }
 
   /** Restores an index from {@link toJSON} output. */
@@ -99,6 +113,7 @@ export class MessageIndex {
   positionOf(id: string): number | undefined {
     if (this.pendingById.has(id)) this.flush();
     if (!this.positions) {
+      this.examined += this.state.groups.length;
       this.positions = new Map(this.state.groups.map((g, i) => [g.id, i]));
     }
     return this.positions.get(id);
@@ -114,10 +129,11 @@ export class MessageIndex {
       if (meta.seq <= s.lastSeq) return false;
       s.lastSeq = meta.seq;
     }
-    this.examined++;
+    this.examined++; // the message itself
     s.metrics.totalMessages++;
     s.metrics.totalTokens += meta.tokens;
     const last = s.groups[s.groups.length - 1];
+    if (last) this.examined++; // the open group it may join
     switch (meta.shape) {
       case 'system':
       case 'summary':
@@ -156,7 +172,9 @@ export class MessageIndex {
       group = last;
     } else group = this.open('tool_call', meta);
     const pending = (group.pendingCallIds ??= []);
+    if (meta.callIds?.length) this.waiting.set(group.id, group);
     for (const callId of meta.callIds ?? []) {
+      this.examined++;
       const owner = this.state.calls[callId];
       // The same call id issued twice leaves both calls unmatched: no result may guess its call.
       this.state.calls[callId] = owner === undefined ? group.id : '';
@@ -169,10 +187,14 @@ export class MessageIndex {
     const callIds = meta.callIds ?? [];
     const owners = new Set(callIds.map((c) => this.state.calls[c]));
     const ownerId = owners.size === 1 ? [...owners][0] : undefined;
-    const owner = ownerId ? this.group(ownerId) : undefined;
+    const owner = ownerId ? this.waiting.get(ownerId) : undefined;
+    this.examined += callIds.length + (owner ? 1 + owner.pendingCallIds!.length : 0);
     if (owner && callIds.length > 0 && callIds.every((c) => owner.pendingCallIds?.includes(c))) {
       owner.pendingCallIds = owner.pendingCallIds!.filter((c) => !callIds.includes(c));
-      if (owner.pendingCallIds.length === 0) delete owner.pendingCallIds;
+      if (owner.pendingCallIds.length === 0) {
+        delete owner.pendingCallIds;
+        this.waiting.delete(owner.id);
+      }
       for (const c of callIds) delete this.state.calls[c];
       this.join(owner, meta);
       return true;
@@ -289,6 +311,7 @@ export class MessageIndex {
       else before.set(p.at, [p.group]);
     }
     const out: GroupState[] = [];
+    this.examined += this.state.groups.length;
     this.state.groups.forEach((g, i) => {
       const inserted = before.get(i);
       if (inserted) out.push(...inserted);
@@ -308,6 +331,7 @@ export class MessageIndex {
   prune(): number {
     this.flush();
     const s = this.state;
+    this.examined += s.groups.length;
     const kept = s.groups.filter((g) => !g.excluded);
     const dropped = s.groups.length - kept.length;
     if (dropped === 0) return 0;
@@ -315,6 +339,7 @@ export class MessageIndex {
     for (const [callId, owner] of Object.entries(s.calls)) {
       if (owner !== '' && !keptIds.has(owner)) delete s.calls[callId];
     }
+    for (const id of this.waiting.keys()) if (!keptIds.has(id)) this.waiting.delete(id);
     s.groups = kept;
     s.prunedGroups += dropped;
     this.positions = undefined;

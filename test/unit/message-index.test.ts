@@ -157,7 +157,8 @@ describe('index state', () => {
     tail.user('x');
     tail.assistant('y');
     for (const meta of tail.metas(3)) index.append({ ...meta, seq: meta.seq! + 15000 });
-    assert.equal(index.examined - before, 2);
+    // Each message looks at itself and at the open group before it: 2 × 2, not 15,000.
+    assert.equal(index.examined - before, 4);
   });
 
   test('prune drops excluded groups but keeps metrics and pending calls of kept groups', () => {
