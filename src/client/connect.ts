@@ -64,15 +64,17 @@ export class DurableMemory {
     const env = process.env;
     const endpoints = await readEndpoints(options.home ?? resolveHome(env));
     const address =
-      options.temporalAddress ?? env['TEMPORAL_ADDRESS'] ?? endpoints?.temporalAddress ?? 'localhost:7233';
-    const namespace = options.namespace ?? env['TEMPORAL_NAMESPACE'] ?? endpoints?.namespace ?? 'default';
+      firstSet(options.temporalAddress, env['TEMPORAL_ADDRESS'], endpoints?.temporalAddress) ??
+      'localhost:7233';
+    const namespace =
+      firstSet(options.namespace, env['TEMPORAL_NAMESPACE'], endpoints?.namespace) ?? 'default';
     const taskQueue =
-      options.taskQueue ?? env['DURABLE_MEMORY_TASK_QUEUE'] ?? endpoints?.taskQueue ?? TASK_QUEUE;
+      firstSet(options.taskQueue, env['DURABLE_MEMORY_TASK_QUEUE'], endpoints?.taskQueue) ?? TASK_QUEUE;
     let store = options.store;
     let memories = options.memories;
     let databaseAddress: string | undefined;
     if (!store) {
-      const url = options.databaseUrl ?? env['DATABASE_URL'] ?? endpoints?.databaseUrl;
+      const url = firstSet(options.databaseUrl, env['DATABASE_URL'], endpoints?.databaseUrl);
       if (!url) {
         throw new BackendUnavailableError(
           'postgres',
@@ -175,6 +177,18 @@ export class DurableMemory {
 /** Connects to the pipeline. See {@link ConnectOptions}. */
 export function connect(options: ConnectOptions = {}): Promise<DurableMemory> {
   return DurableMemory.open(options);
+}
+
+/**
+ * The first setting given a value, trimmed. Empty or blank counts as not set (an exported but empty
+ * TEMPORAL_ADDRESS falls back to endpoints.json, as the runtime does), never as an address of ''.
+ */
+export function firstSet(...values: (string | undefined)[]): string | undefined {
+  for (const value of values) {
+    const trimmed = value?.trim();
+    if (trimmed) return trimmed;
+  }
+  return undefined;
 }
 
 /** A connection string without its password, for error messages. */

@@ -4,13 +4,7 @@
  * signal-with-start. Reads go to the store; commands that answer are workflow updates.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  isGrpcServiceError,
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  type Client,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { textOf, type Message, type MessageInput } from '../model/message.js';
@@ -36,7 +30,8 @@ import {
   type ThreadStateView,
   type ThreadWorkflowInput,
 } from '../../workflows/shared.js';
-import { BackendUnavailableError, TimeoutError, UnknownThreadError } from './errors.js';
+import { BackendUnavailableError, UnknownThreadError } from './errors.js';
+import { toClientError } from './typed-errors.js';
 import { isTransientPgError } from '../store/postgres/pg-errors.js';
 import { Announcer } from './announcer.js';
 
@@ -60,20 +55,6 @@ export interface ThreadDeps {
 
 /** Default bound of one workflow update. */
 export const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
-
-/** Turns an update's transport errors into the client's typed errors; others pass through. */
-function typedUpdateError(err: unknown, what: string, ms: number, address: string): unknown {
-  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return new TimeoutError(`${what} update`, ms);
-  const grpc = isGrpcServiceError(err)
-    ? err
-    : isGrpcServiceError((err as Error)?.cause)
-      ? (err as Error).cause
-      : undefined;
-  const code = (grpc as { code?: number } | undefined)?.code;
-  if (code === 4) return new TimeoutError(`${what} update`, ms); // DEADLINE_EXCEEDED
-  if (code === 14) return new BackendUnavailableError('temporal', address, err); // UNAVAILABLE
-  return err;
-}
 
 /** A message as `append` accepts it: ours, or an OpenAI chat-completions message. */
 export type AppendInput = MessageInput | Message | ChatCompletionMessageParam;
@@ -231,7 +212,7 @@ export class ThreadHandle {
     return this.update(compactUpdate, []);
   }
 
-  /** Changes budget, model or strategy (validated by the workflow; ValidationError-like rejection). */
+  /** Changes budget, model or strategy (validated by the workflow; a bad value throws ValidationError). */
   async configure(patch: Partial<ThreadConfig>): Promise<ThreadConfig> {
     await this.requireThread();
     const config = await this.update(configureUpdate, [patch]);
@@ -248,10 +229,14 @@ export class ThreadHandle {
   /** Counts, tokens, indexed sequence, last compaction, pending work. */
   async state(): Promise<ThreadStateView> {
     await this.requireThread();
+    const ms = this.updateTimeoutMs;
     try {
-      return await this.deps.client.workflow.getHandle(this.workflowId).query(stateQuery);
+      // Bounded like the updates: with no worker polling, a query would wait for one.
+      return await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
+        this.deps.client.workflow.getHandle(this.workflowId).query(stateQuery),
+      );
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
       return this.sync(); // stored but never announced (e.g. imported): start it and catch up
     }
   }
@@ -272,18 +257,36 @@ export class ThreadHandle {
 
   /** Deletes the thread entirely: history, records, workflow. Returns false if it did not exist. */
   async delete(): Promise<boolean> {
-    const existed = (await this.deps.store.thread(this.threadId)) !== undefined;
+    const existed = (await this.storeCall(() => this.deps.store.thread(this.threadId))) !== undefined;
+    const ms = this.updateTimeoutMs;
     try {
-      await this.deps.client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate);
+      await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
+        this.deps.client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate),
+      );
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'delete update');
     }
-    await this.deps.store.delete(this.threadId); // also when no workflow was running
+    await this.storeCall(() => this.deps.store.delete(this.threadId)); // also when no workflow ran
     return existed;
   }
 
   private async requireThread(): Promise<void> {
-    if (!(await this.deps.store.thread(this.threadId))) throw new UnknownThreadError(this.threadId);
+    const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+    if (!info) throw new UnknownThreadError(this.threadId);
+  }
+
+  private get updateTimeoutMs(): number {
+    return this.deps.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
+  }
+
+  /** A failed command as the client's typed error (see {@link toClientError}). */
+  private typed(err: unknown, what: string): unknown {
+    return toClientError(err, {
+      threadId: this.threadId,
+      what,
+      ms: this.updateTimeoutMs,
+      address: this.deps.temporalAddress ?? 'the Temporal server',
+    });
   }
 
   /** Runs an update, starting the workflow first if it is not running. */
@@ -294,14 +297,14 @@ export class ThreadHandle {
       args: [this.input()],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    const ms = this.deps.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
+    const ms = this.updateTimeoutMs;
     try {
       // Bounded: with no worker polling, an update would otherwise wait for one indefinitely.
       return await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
         this.deps.client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start }),
       );
     } catch (err) {
-      throw typedUpdateError(err, def.name, ms, this.deps.temporalAddress ?? 'the Temporal server');
+      throw this.typed(err, `${def.name} update`);
     }
   }
 }

@@ -9,6 +9,7 @@ import { ValidationError } from '../../src/model/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
+import { workflowIdFor } from '../../workflows/shared.js';
 
 let p: TestPipeline;
 before(async () => {
@@ -119,8 +120,78 @@ describe('appends', () => {
       again.messages.map((m) => [m.seq, m.duplicate]),
       messages.slice(0, 10).map((m) => [m.seq, true]),
     );
-    assert.equal((await t.sync()).indexedSeq, 1000);
+    const after = await t.sync();
+    assert.equal(after.indexedSeq, 1000);
+    // Every message here is a user turn; totalMessages would also count summaries compaction inserted.
+    assert.equal(after.metrics.totalTurns, 1000, 'the index counts each message once, across runs');
     assert.equal((await t.history()).messages.length, 1000);
+  });
+
+  test('continue-as-new with appends in flight: nothing lost, nothing duplicated', async () => {
+    // A lower threshold than the suite's, so the thread continues as new several times while eight
+    // appenders (with pauses, so continue-as-new is not deferred forever) and retries are in flight.
+    const client = await p.connect({ workflowInput: { continueAsNewAfterEvents: 100, gapTimeoutMs: 300 } });
+    try {
+      const t = client.thread('can-in-flight');
+      const acked = new Map<string, number>();
+      const runs = new Set<number>();
+      let appending = true;
+      const watcher = (async () => {
+        while (appending) {
+          runs.add((await t.state().catch(() => undefined))?.run ?? 0);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      await t.append(text('start', 'user', 'start'));
+      acked.set('start', 1);
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          for (let i = 0; i < 30; i += 2) {
+            const batch = [
+              text(`c${w}-${i}`, 'user', `appender ${w} message ${i}`),
+              text(`c${w}-${i + 1}`, 'assistant', `appender ${w} reply ${i + 1}`),
+            ];
+            const r = await t.append(batch);
+            // Every few batches, a retry of the same ids (a client that did not see the answer).
+            const again = i % 6 === 0 ? await t.append(batch) : r;
+            assert.deepEqual(
+              again.messages.map((m) => m.seq),
+              r.messages.map((m) => m.seq),
+            );
+            for (const m of r.messages) acked.set(m.id, m.seq);
+            await new Promise((res) => setTimeout(res, Math.floor(Math.random() * 15)));
+          }
+        }),
+      );
+      appending = false;
+      await watcher;
+      const total = 1 + 8 * 30;
+      assert.equal(acked.size, total);
+      const { messages } = await t.history({ limit: 1000 });
+      assert.deepEqual(
+        messages.map((m) => m.seq),
+        Array.from({ length: total }, (_, i) => i + 1),
+        'one gap-free order',
+      );
+      assert.equal(new Set(messages.map((m) => m.id)).size, total, 'each message stored once');
+      for (const m of messages) assert.equal(acked.get(m.id), m.seq, `${m.id} at the seq its append got`);
+      let state = await t.sync();
+      for (let i = 0; i < 100 && state.run < 3; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        state = await t.state();
+      }
+      assert.equal(state.indexedSeq, total);
+      assert.equal(state.metrics.totalTurns, 1 + 8 * 15, 'each user message indexed once, across runs');
+      // Well within the default budget, so no summary is counted among the messages either.
+      assert.equal(state.compactions, 0);
+      assert.equal(state.metrics.totalMessages, total, 'indexed once each, across runs');
+      assert.equal(state.buffered, 0);
+      assert.ok(state.run >= 3, `continued as new several times (run ${state.run})`);
+      runs.delete(0);
+      assert.ok(runs.size >= 2, `continue-as-new happened while appending (runs seen: ${[...runs]})`);
+    } finally {
+      await client.close();
+    }
   });
 
   test('a signal lost after its commit: the workflow notices the gap and catches up', async () => {
@@ -136,6 +207,14 @@ describe('appends', () => {
     ]);
     await store.close();
     await t.append(text('x3', 'user', 'third'));
+    // Without sync: the workflow holds x3 back, notices the gap after gapTimeoutMs and loads x2.
+    let seen = await t.state();
+    for (let i = 0; i < 100 && seen.indexedSeq < 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await t.state();
+    }
+    assert.equal(seen.indexedSeq, 3, 'caught up by itself, before any sync');
+    assert.equal(seen.metrics.totalMessages, 3);
     const state = await t.sync();
     assert.equal(state.indexedSeq, 3);
     assert.equal(state.buffered, 0);
@@ -186,6 +265,30 @@ describe('validation and unknown threads', () => {
       ['eot'],
       'the orphan tool result is never sent',
     );
+  });
+
+  test('a bad configure reaches the caller as a ValidationError with a code; the thread keeps working', async () => {
+    const t = p.memory.thread('bad-configure');
+    await t.append(text('bc1', 'user', 'hello'));
+    for (const patch of [{ budget: -1 }, { budget: Number.NaN }, { budget: 1.5 }, { memoryShare: 2 }]) {
+      await assert.rejects(
+        t.configure(patch),
+        (err: unknown) =>
+          err instanceof ValidationError &&
+          err.code === 'invalid_option' &&
+          /configure\.(budget|memoryShare)/u.test(err.message),
+        JSON.stringify(patch),
+      );
+    }
+    await assert.rejects(t.configure({ colour: 'red' } as never), {
+      name: 'ValidationError',
+      code: 'invalid_option',
+    });
+    assert.equal((await t.configure({ budget: 5000 })).budget, 5000);
+    await t.append(text('bc2', 'assistant', 'still here'));
+    const state = await t.sync();
+    assert.equal(state.indexedSeq, 2);
+    assert.equal(state.config.budget, 5000);
   });
 
   test('unknown threads and bad thread ids', async () => {
@@ -254,11 +357,20 @@ describe('compaction in the pipeline', () => {
       strategy: truncation({ trigger: tokensExceed(1), target: tokensBelow(40), minimumPreserved: 1 }),
     });
     const summary = await t.compact();
-    assert.ok(summary === null || summary.excludedGroups >= 0);
     const s = await t.state();
     assert.ok(s.metrics.includedTokens < 40, `included ${s.metrics.includedTokens}`);
-    await assert.rejects(t.configure({ budget: -1 }));
-    await assert.rejects(t.configure({ strategy: { type: 'nope' } as never }));
+    // compact() reports the truncation it ran (it may find the work done already: configure lets the
+    // background lane compact too, so the groups may have been excluded before compact() ran).
+    assert.ok(summary, 'compact() reports what it did');
+    assert.equal(summary.strategy, 'truncation');
+    assert.ok(summary.includedTokensAfter < 40, `after ${summary.includedTokensAfter}`);
+    const records = (await t.export()).compactions;
+    const excluded = records.flatMap((r) => r.excludedMessageIds);
+    assert.ok(excluded.includes('m0'), `the oldest message was excluded (${excluded.join(',')})`);
+    assert.ok(!excluded.includes('m9'), 'the newest message was kept');
+    const invalidOption = (err: unknown) => err instanceof ValidationError && err.code === 'invalid_option';
+    await assert.rejects(t.configure({ budget: -1 }), invalidOption);
+    await assert.rejects(t.configure({ strategy: { type: 'nope' } as never }), invalidOption);
   });
 });
 
@@ -279,12 +391,40 @@ describe('export, import, delete', () => {
     assert.equal((await copy.state()).indexedSeq, 2);
   });
 
-  test('delete removes history and the workflow; the id can start afresh', async () => {
-    const t = p.memory.thread('deleting');
+  test("delete removes history, the thread's memories and the workflow; the id can start afresh", async () => {
+    const t = p.memory.thread('deleting', { userId: 'del-user' });
     await t.append(text('d1', 'user', 'bye'));
     await t.sync();
+    const memories = p.memory.memoryStore!;
+    const fact = (thread: string, text: string) =>
+      memories.applyExtraction({
+        extractionId: `x-${thread}`,
+        userId: 'del-user',
+        threadId: thread,
+        fromSeq: 1,
+        toSeq: 1,
+        model: 'test',
+        proposals: [{ text, sourceMessageIds: ['d1'] }],
+      });
+    await fact('deleting', 'The user is leaving.');
+    await fact('elsewhere', 'The user likes tea.');
+    assert.equal((await t.memories()).length >= 2, true);
     assert.equal(await t.delete(), true);
     await assert.rejects(t.history(), UnknownThreadError);
+    await assert.rejects(t.export(), UnknownThreadError);
+    assert.equal(await p.memory.store.thread('deleting'), undefined);
+    assert.deepEqual(
+      (await memories.list('del-user', { includeSuperseded: true })).map((m) => m.text),
+      ['The user likes tea.'],
+      "only this thread's memories go; the user's others stay",
+    );
+    const described = await p.memory.client.workflow.getHandle(workflowIdFor('deleting')).describe();
+    let status = described.status.name;
+    for (let i = 0; i < 50 && status === 'RUNNING'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await p.memory.client.workflow.getHandle(workflowIdFor('deleting')).describe()).status.name;
+    }
+    assert.equal(status, 'COMPLETED', 'the workflow closed');
     assert.equal(await p.memory.thread('deleting').delete(), false);
     const again = await t.append(text('d2', 'user', 'new life'));
     assert.equal(again.messages[0]!.seq, 1);

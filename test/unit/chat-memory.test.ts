@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { ChatMemory } from '../../src/memory/chat-memory.js';
 import { messageWindow, tokenWindow } from '../../src/compaction/strategies/windows.js';
 import { InMemoryStore } from '../../src/store/memory-store.js';
+import { CharacterEstimatorTokenizer } from '../../src/tokenizers/estimator.js';
+import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
 
 test('message window: system kept, oldest evicted, tool call evicted with its result', async () => {
   const memory = new ChatMemory({ id: 'u1', strategy: messageWindow(3) });
@@ -23,8 +25,16 @@ test('token window and a shared store; clear forgets', async () => {
   const memory = new ChatMemory({ id: 'u2', store, strategy: tokenWindow(40) });
   for (let i = 0; i < 10; i++) await memory.add({ role: 'user', content: `message number ${i}` });
   const kept = await memory.messages();
-  assert.ok(kept.length > 0 && kept.length < 10);
-  assert.deepEqual(kept.at(-1)!.parts[0], { type: 'text', text: 'message number 9' });
+  // Each message counts 8 tokens with the default estimator, so exactly the newest five fit in 40.
+  const tokenizer = new CharacterEstimatorTokenizer();
+  assert.deepEqual(
+    kept.map((m) => countMessageTokens(m, tokenizer)),
+    [8, 8, 8, 8, 8],
+  );
+  assert.deepEqual(
+    kept.map((m) => m.parts[0]),
+    [5, 6, 7, 8, 9].map((i) => ({ type: 'text', text: `message number ${i}` })),
+  );
   assert.equal((await store.history('u2')).messages.length, 10, 'history is kept whole');
   await memory.clear();
   assert.deepEqual(await memory.messages(), []);

@@ -1,0 +1,147 @@
+/**
+ * The client library's configuration and error mapping, without servers: empty environment
+ * variables count as not set (connect() falls back to endpoints.json, as the runtime does), and a
+ * workflow's rejections and Temporal's transport errors reach the caller as the library's typed errors.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import {
+  ApplicationFailure,
+  ServiceError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
+import { connect, firstSet } from '../../src/client/connect.js';
+import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../../src/client/errors.js';
+import { toClientError } from '../../src/client/typed-errors.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { writeEndpoints } from '../../src/runtime/home.js';
+import { InMemoryStore } from '../../src/store/memory-store.js';
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('connect(): empty settings count as not set', () => {
+  const saved: Record<string, string | undefined> = {};
+  const keys = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'DURABLE_MEMORY_HOME'];
+  let home: string;
+  let temporalPort: number;
+  let pgPort: number;
+
+  beforeEach(async () => {
+    for (const k of keys) saved[k] = process.env[k];
+    home = await mkdtemp(path.join(os.tmpdir(), 'dm-connect-'));
+    temporalPort = await closedPort();
+    pgPort = await closedPort();
+    await writeEndpoints(home, {
+      temporalAddress: `127.0.0.1:${temporalPort}`,
+      namespace: 'default',
+      taskQueue: 'q',
+      databaseUrl: `postgres://u:secret@127.0.0.1:${pgPort}/db`,
+    });
+    process.env['DURABLE_MEMORY_HOME'] = home;
+  });
+  afterEach(async () => {
+    for (const k of keys) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    await rm(home, { recursive: true, force: true });
+  });
+
+  test('firstSet skips undefined, empty and blank values and trims', () => {
+    assert.equal(firstSet(undefined, '', '  ', ' host:1 ', 'later'), 'host:1');
+    assert.equal(firstSet('', undefined), undefined);
+  });
+
+  test("TEMPORAL_ADDRESS='' falls back to endpoints.json", async () => {
+    process.env['TEMPORAL_ADDRESS'] = '';
+    process.env['TEMPORAL_NAMESPACE'] = ' ';
+    await assert.rejects(
+      connect({ store: new InMemoryStore() }),
+      (err: unknown) =>
+        err instanceof BackendUnavailableError &&
+        err.backend === 'temporal' &&
+        err.address === `127.0.0.1:${temporalPort}`,
+    );
+  });
+
+  test("DATABASE_URL='' falls back to endpoints.json instead of 'none configured'", async () => {
+    process.env['DATABASE_URL'] = '';
+    await assert.rejects(
+      connect(),
+      (err: unknown) =>
+        err instanceof BackendUnavailableError &&
+        err.backend === 'postgres' &&
+        err.address.includes(`127.0.0.1:${pgPort}`) &&
+        !err.address.includes('secret'),
+    );
+  });
+});
+
+describe('toClientError: workflow rejections and transport errors become typed errors', () => {
+  const ctx = { threadId: 't1', what: 'configure update', ms: 1234, address: 'temporal.example:7233' };
+
+  test("the workflow's ValidationError becomes the library's, message kept", () => {
+    const failure = ApplicationFailure.create({
+      type: 'ValidationError',
+      message: 'configure.budget: expected a whole number ≥ 1',
+    });
+    const err = toClientError(new WorkflowUpdateFailedError('Workflow Update failed', failure), ctx);
+    assert.ok(err instanceof ValidationError);
+    assert.equal(err.code, 'invalid_option');
+    assert.equal(err.message, 'configure.budget: expected a whole number ≥ 1');
+  });
+
+  test('a code carried in the failure details is kept', () => {
+    const failure = ApplicationFailure.create({
+      type: 'ValidationError',
+      message: 'bad',
+      details: [{ code: 'nul_byte' }],
+    });
+    const err = toClientError(new WorkflowUpdateFailedError('Workflow Update failed', failure), ctx);
+    assert.ok(err instanceof ValidationError);
+    assert.equal(err.code, 'nul_byte');
+  });
+
+  test('not_found becomes UnknownThreadError naming the thread', () => {
+    const failure = ApplicationFailure.nonRetryable('messages up to 3 are not in the store', 'not_found');
+    const err = toClientError(new WorkflowUpdateFailedError('Workflow Update failed', failure), ctx);
+    assert.ok(err instanceof UnknownThreadError);
+    assert.equal(err.threadId, 't1');
+  });
+
+  test('UNAVAILABLE becomes BackendUnavailableError naming the address; deadlines a TimeoutError', () => {
+    const grpc = (code: number) =>
+      Object.assign(new Error(`${code} grpc`), { code, details: '', metadata: {} });
+    const unavailable = toClientError(new ServiceError('Failed to query Workflow', { cause: grpc(14) }), ctx);
+    assert.ok(unavailable instanceof BackendUnavailableError);
+    assert.equal(unavailable.address, 'temporal.example:7233');
+    assert.ok(toClientError(grpc(4), ctx) instanceof TimeoutError);
+    assert.ok(
+      toClientError(new WorkflowUpdateRPCTimeoutOrCancelledError('timed out'), ctx) instanceof TimeoutError,
+    );
+  });
+
+  test('anything else passes through unchanged, deeper failures (an activity) included', () => {
+    const other = new Error('boom');
+    assert.equal(toClientError(other, ctx), other);
+    const deep = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      Object.assign(new Error('activity failed'), {
+        cause: ApplicationFailure.create({ type: 'not_found', message: 'x' }),
+      }),
+    );
+    assert.equal(toClientError(deep, ctx), deep);
+  });
+});
