@@ -3,7 +3,7 @@
  * indexed seq), runs the strategy with the engine, and records the decision in one store transaction,
  * exactly once by id. Returns ids and counts for the workflow to mirror in its index.
  */
-import { heartbeat } from '@temporalio/activity';
+import { Context, heartbeat } from '@temporalio/activity';
 import { compactIndex } from '../src/compaction/compact.js';
 import { describeMessage } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
@@ -15,6 +15,7 @@ import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import type { CompactThreadInput, CompactThreadResult } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 import { toLlmFailure } from '../src/llm/failures.js';
+import { throwIfCancelled } from './cancellation.js';
 
 /** Dependencies of the compaction activity. */
 export interface CompactDeps {
@@ -41,10 +42,12 @@ export function compactThreadActivity(deps: CompactDeps) {
     // The engine turns a summarizer error into a warning and goes on; here a retryable LLM error must
     // reach Temporal instead (so the call is retried with backoff), so it is kept and rethrown.
     let llmError: unknown;
+    const { cancellationSignal } = Context.current();
+    const summarize = deps.llm.summarizer(cancellationSignal);
     const summarizer: Summarizer = async (req) => {
       heartbeat();
       try {
-        return await deps.llm.summarizer(req);
+        return await summarize(req);
       } catch (err) {
         llmError = err;
         throw err;
@@ -58,6 +61,7 @@ export function compactThreadActivity(deps: CompactDeps) {
     } finally {
       clearInterval(beat);
     }
+    throwIfCancelled(); // an aborted LLM call is a cancellation, not an LLM failure
     if (llmError !== undefined) {
       const failure = toLlmFailure(llmError);
       // Non-retryable (a bad request): go on with the rest of the strategy (the fallback) and say so.

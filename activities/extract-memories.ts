@@ -3,12 +3,13 @@
  * the thread's messages in (fromSeq, toSeq], asks the extractor for facts about the user given the
  * user's live memories, and applies them in one transaction, exactly once by extraction id.
  */
-import { heartbeat } from '@temporalio/activity';
+import { Context, heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ThreadStore } from '../src/store/store.js';
 import type { MemoryStore } from '../src/memory/memory-store.js';
 import type { Message } from '../src/model/message.js';
 import { toLlmFailure } from '../src/llm/failures.js';
+import { throwIfCancelled } from './cancellation.js';
 import type { ExtractionSummary } from '../workflows/shared.js';
 import type { ExtractMemoriesInput } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
@@ -41,12 +42,17 @@ export function extractMemoriesActivity(deps: {
     const beat = setInterval(() => heartbeat(), heartbeatEveryMs());
     let result;
     try {
-      result = messages.length > 0 ? await deps.llm.extractor({ messages, existing }) : undefined;
+      result =
+        messages.length > 0
+          ? await deps.llm.extractor(Context.current().cancellationSignal)({ messages, existing })
+          : undefined;
     } catch (err) {
+      throwIfCancelled(); // an aborted LLM call is a cancellation, not an LLM failure
       throw toLlmFailure(err);
     } finally {
       clearInterval(beat);
     }
+    throwIfCancelled();
     const applied = await memories.applyExtraction({
       extractionId: input.extractionId,
       userId: input.userId,

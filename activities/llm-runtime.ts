@@ -18,8 +18,10 @@ export interface LlmRuntime {
   label: string;
   /** True when a real LLM is configured. */
   remote: boolean;
-  summarizer: Summarizer;
-  extractor: MemoryExtractor;
+  /** The summarizer; `signal` aborts its call in flight (the activity's cancellation signal). */
+  summarizer(signal?: AbortSignal): Summarizer;
+  /** The memory extractor; `signal` as for {@link LlmRuntime.summarizer}. */
+  extractor(signal?: AbortSignal): MemoryExtractor;
 }
 
 /** The local fallbacks' label. */
@@ -33,25 +35,29 @@ export function llmRuntimeFromEnv(env: NodeJS.ProcessEnv = process.env): LlmRunt
     return {
       label: LOCAL_LLM_LABEL,
       remote: false,
-      summarizer: localSummarizer,
-      extractor: localMemoryExtractor,
+      summarizer: () => localSummarizer,
+      extractor: () => localMemoryExtractor,
     };
   }
   const client = createLlmClient(config);
   return {
     label: `LLM ${config.model} at ${config.baseURL ?? 'api.openai.com'}`,
     remote: true,
-    summarizer: createLlmSummarizer(client, config.model),
-    extractor: createLlmMemoryExtractor(client, config.model),
+    // A cancelled activity (thread deleted, worker shutting down) aborts its HTTP call at once.
+    summarizer: (signal) => createLlmSummarizer(client, config.model, { signal }),
+    extractor: (signal) => createLlmMemoryExtractor(client, config.model, { signal }),
   };
 }
 
-/** The longest gap between heartbeats of an activity waiting on the LLM. */
-const MAX_HEARTBEAT_EVERY_MS = 5000;
+/**
+ * The longest gap between heartbeats of an activity waiting on the LLM. Cheap: the SDK throttles
+ * what reaches the server (see the worker's `maxHeartbeatThrottleInterval`).
+ */
+const MAX_HEARTBEAT_EVERY_MS = 1000;
 
 /**
  * How often an activity waiting on the LLM heartbeats: a third of its heartbeat timeout, at most
- * every 5 s. A fixed 5 s would let a healthy call outlive a shorter timeout (the server would retry it
+ * every second. A fixed interval would let a healthy call outlive a shorter timeout (the server would retry it
  * on another worker while it still runs); the SDK throttles what it sends to the server anyway.
  * Call from inside an activity.
  */

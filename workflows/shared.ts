@@ -46,10 +46,19 @@ export interface ThreadSnapshot {
   run: number;
   compactions: number;
   lastCompaction?: CompactionSummary;
+  /** The most recent standing error (what runs before {@link ThreadSnapshot.errors} carried). */
   lastError?: string;
+  errors?: ThreadErrors;
+  lastErrorFrom?: keyof ThreadErrors;
   memory?: MemoryProgress;
   /** Which summarizer/extractor the worker runs (an LLM, or the labelled local fallback). */
   llm?: string;
+}
+
+/** The standing error of each kind of background work, kept apart so one never hides the other. */
+export interface ThreadErrors {
+  compaction?: string;
+  extraction?: string;
 }
 
 /** Long-term memory extraction progress of a thread. */

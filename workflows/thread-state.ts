@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG, mergeConfig, strategyOf, type ThreadConfig } from '../s
 import { strategyFires } from '../src/thread/strategy-fires.js';
 import type { CompactThreadResult } from '../activities/types.js';
 import type {
+  ThreadErrors,
   CompactionSummary,
   ExtractionSummary,
   MemoryProgress,
@@ -27,7 +28,10 @@ export class ThreadState {
   readonly run: number;
   compactions: number;
   lastCompaction?: CompactionSummary;
-  lastError?: string;
+  /** The standing error of each kind of background work (cleared when that work next succeeds). */
+  private errors: ThreadErrors;
+  /** Which kind of work failed most recently. */
+  private lastErrorFrom?: keyof ThreadErrors;
   /** Highest seq a caller (sync) asked to see indexed. */
   wantSeq = 0;
   /** Index position at the last compaction attempt: no retry until new messages arrive. */
@@ -48,7 +52,9 @@ export class ThreadState {
     this.run = (carried?.run ?? 0) + 1;
     this.compactions = carried?.compactions ?? 0;
     this.lastCompaction = carried?.lastCompaction;
-    this.lastError = carried?.lastError;
+    // Runs carried before errors were kept per kind carried one `lastError`.
+    this.errors = carried?.errors ?? (carried?.lastError ? { compaction: carried.lastError } : {});
+    this.lastErrorFrom = carried?.lastErrorFrom ?? (this.errors.compaction ? 'compaction' : undefined);
     this.llm = carried?.llm;
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
   }
@@ -127,9 +133,34 @@ export class ThreadState {
     delete this.memory.failedAt;
   }
 
-  /** Records a failed extraction: not retried until more messages arrive. */
-  markExtractionFailed(): void {
-    this.memory.failedAt = this.index.lastSeq;
+  /**
+   * Records a failed extraction of the messages up to `upToSeq` (default: all indexed): not retried
+   * until more messages arrive. Messages indexed while it ran were not part of it, so they may go on.
+   */
+  markExtractionFailed(upToSeq = this.index.lastSeq): void {
+    this.memory.failedAt = upToSeq;
+  }
+
+  /**
+   * Sets (or with `undefined`, clears) the standing error of one kind of background work. A
+   * compaction that succeeds clears its own error, never an extraction's.
+   */
+  setError(from: keyof ThreadErrors, message: string | undefined): void {
+    if (message === undefined) {
+      delete this.errors[from];
+      return;
+    }
+    this.errors[from] = message;
+    this.lastErrorFrom = from;
+  }
+
+  /** The most recent standing error, if any. */
+  get lastError(): string | undefined {
+    return (
+      (this.lastErrorFrom && this.errors[this.lastErrorFrom]) ||
+      this.errors.compaction ||
+      this.errors.extraction
+    );
   }
 
   /** Deterministic id of the next compaction. */
@@ -201,6 +232,8 @@ export class ThreadState {
       compactions: this.compactions,
       lastCompaction: this.lastCompaction,
       lastError: this.lastError,
+      errors: { ...this.errors },
+      lastErrorFrom: this.lastErrorFrom,
       memory: this.memory,
       llm: this.llm,
     };

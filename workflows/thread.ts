@@ -5,11 +5,14 @@
  * state. Message bodies never pass through here: only ids, sequence numbers and counts.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -17,6 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { ThreadActivities } from '../activities/types.js';
 import { strategyOf, mergeConfig } from '../src/thread/config.js';
+import { Lock } from './lock.js';
 import { ThreadState } from './thread-state.js';
 import {
   appendedSignal,
@@ -39,6 +43,9 @@ function llmActivities(heartbeatMs: number) {
     startToCloseTimeout: '5 minutes',
     scheduleToCloseTimeout: '15 minutes',
     heartbeatTimeout: heartbeatMs,
+    // A cancelled call (the thread is being deleted) is waited for until the worker has stopped it,
+    // so nothing it would write can land after the delete. The heartbeat timeout bounds the wait.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
@@ -50,23 +57,28 @@ function llmActivities(heartbeatMs: number) {
 }
 
 const CATCH_UP_PAGE = 1000;
+/**
+ * Patch id: background lanes. Catch-up, compaction and memory extraction each run in a lane of their
+ * own, so an LLM that is slow or retrying for minutes never holds `sync`, catch-up or the other kind
+ * of LLM work, and `delete` cancels what runs. Histories recorded before it replay on the old path,
+ * where one lock serialised them all.
+ */
+const LANES = 'background-lanes';
 const DEFAULT_CAN_EVENTS = 10_000;
 
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
-  const compaction = llmActivities(input.heartbeatTimeoutMs ?? 30_000);
-  let busy = false; // one compaction, catch-up or delete at a time
-
-  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
-    busy = true;
-    try {
-      return await fn();
-    } finally {
-      busy = false;
-    }
-  }
+  const llm = llmActivities(input.heartbeatTimeoutMs ?? 30_000);
+  const lanes = patched(LANES);
+  // Without lanes (runs that began before the patch), `exclusive` serialises all the work below.
+  const exclusive = new Lock();
+  const catchUpLane = lanes ? new Lock() : exclusive;
+  const compactionLane = lanes ? new Lock() : exclusive;
+  const extractionLane = lanes ? new Lock() : exclusive;
+  // LLM work runs in this scope: `delete` cancels it rather than waiting out minutes of retries.
+  const background = new CancellationScope();
+  let deleting = false;
 
   async function catchUp(): Promise<void> {
     while (state.needsCatchUp() && !state.deleted) {
@@ -89,7 +101,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   async function runCompaction(): Promise<CompactionSummary | null> {
     state.markCompactionAttempt();
     try {
-      const result = await compaction.compactThread({
+      const result = await llm.compactThread({
         threadId: state.threadId,
         compactionId: state.nextCompactionId(),
         strategy: strategyOf(state.config),
@@ -99,15 +111,17 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       state.applyCompaction(result);
       if (result.llm) state.llm = result.llm;
       // A summarizer that failed for good (e.g. a 400) leaves the fallback's work: say so in state.
-      state.lastError = result.summary.warnings.find((w) => w.startsWith('summarizer_failed'));
-      if (state.lastError)
-        log.warn('summarization failed; fell back', { threadId: state.threadId, error: state.lastError });
+      const failed = result.summary.warnings.find((w) => w.startsWith('summarizer_failed'));
+      state.setError('compaction', failed);
+      if (failed) log.warn('summarization failed; fell back', { threadId: state.threadId, error: failed });
       return result.summary;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
+      if (deleting) return null; // cancelled by `delete`: nothing went wrong
       // The thread goes on: reads stay within budget by truncation on read; the error is visible.
-      state.lastError = `compaction failed: ${err.cause?.message ?? err.message}`;
-      log.warn('compaction failed', { threadId: state.threadId, error: state.lastError });
+      const error = `compaction failed: ${err.cause?.message ?? err.message}`;
+      state.setError('compaction', error);
+      log.warn('compaction failed', { threadId: state.threadId, error });
       return null;
     }
   }
@@ -118,27 +132,38 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     const turns = state.memory.turnsSince;
     if (!state.userId || toSeq <= fromSeq) return;
     try {
-      const result = await compaction.extractMemories({
+      const result = await llm.extractMemories({
         extractionId: `${state.threadId}:x:${fromSeq}-${toSeq}`,
         threadId: state.threadId,
         userId: state.userId,
         fromSeq,
         toSeq,
       });
-      const { llm, ...summary } = result;
+      const { llm: label, ...summary } = result;
       state.markExtracted(summary, turns);
-      state.llm = llm;
+      state.setError('extraction', undefined);
+      state.llm = label;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      state.markExtractionFailed();
-      state.lastError = `memory extraction failed: ${err.cause?.message ?? err.message}`;
-      log.warn('memory extraction failed', { threadId: state.threadId, error: state.lastError });
+      if (deleting) return; // cancelled by `delete`: nothing went wrong
+      state.markExtractionFailed(lanes ? toSeq : undefined);
+      const error = `memory extraction failed: ${err.cause?.message ?? err.message}`;
+      state.setError('extraction', error);
+      log.warn('memory extraction failed', { threadId: state.threadId, error });
     }
+  }
+
+  /** Runs LLM work in its lane, inside the scope that `delete` cancels. */
+  function inBackground<T>(lane: Lock, fn: () => Promise<T>): Promise<T> {
+    return lane.run(() => (lanes ? background.run(fn) : fn()));
   }
 
   setHandler(appendedSignal, (metas) => state.receive(metas, Date.now()));
   setHandler(stateQuery, () => state.view());
-  setHandler(compactUpdate, () => exclusive(runCompaction));
+  setHandler(compactUpdate, () => {
+    if (deleting) throw ApplicationFailure.nonRetryable('the thread is being deleted', 'not_found');
+    return inBackground(compactionLane, runCompaction);
+  });
   setHandler(
     configureUpdate,
     async (patch) => {
@@ -157,7 +182,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     async (args) => {
       const target = args?.seq ?? (await store.lastSeq({ threadId: state.threadId }));
       state.wantSeq = Math.max(state.wantSeq, target);
-      await exclusive(catchUp);
+      await catchUpLane.run(catchUp);
       if (state.indexedSeq < target) {
         throw ApplicationFailure.nonRetryable(`messages up to ${target} are not in the store`, 'not_found');
       }
@@ -171,18 +196,28 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       },
     },
   );
-  setHandler(deleteUpdate, () =>
-    exclusive(async () => {
+  setHandler(deleteUpdate, async () => {
+    const deleteNow = async () => {
       const deleted = await store.deleteThread({ threadId: state.threadId });
       state.deleted = true;
       return { deleted };
-    }),
-  );
+    };
+    if (!lanes) return exclusive.run(deleteNow);
+    deleting = true;
+    // Stop the LLM work and wait until its activities have stopped, so none writes after the delete.
+    background.cancel();
+    await condition(() => !compactionLane.held && !extractionLane.held);
+    return catchUpLane.run(deleteNow);
+  });
 
   const gapTimeout = input.gapTimeoutMs ?? 2000;
   const canAfter = input.continueAsNewAfterEvents ?? DEFAULT_CAN_EVENTS;
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= canAfter;
+  // New LLM work waits for the next run once continue-as-new is due (it is carried as due there),
+  // and the run continues as soon as the work in flight has landed.
+  const mayStart = () => !deleting && !(lanes && shouldContinueAsNew());
+  const lanesIdle = () => !compactionLane.held && !extractionLane.held;
 
   if (!input.carried && state.userId) {
     // A new workflow for a thread that existed (imported, or its workflow was reset): resume memory
@@ -192,13 +227,16 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   }
 
   while (!state.deleted) {
-    const idleIn = state.idleIn(Date.now());
+    // While an extraction runs, its work is not idle work: no timer, no second extraction.
+    const idleIn = extractionLane.held ? undefined : state.idleIn(Date.now());
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
-      (!busy && (state.compactionDue() || state.extractionDue())) ||
-      (idleIn === undefined && state.idleIn(Date.now()) !== undefined) || // idle work appeared: arm the timer
-      shouldContinueAsNew();
+      (mayStart() && !compactionLane.held && state.compactionDue()) ||
+      (mayStart() && !extractionLane.held && state.extractionDue()) ||
+      // idle work appeared (or an extraction ended with some left): arm the timer
+      (idleIn === undefined && !extractionLane.held && state.idleIn(Date.now()) !== undefined) ||
+      (shouldContinueAsNew() && (!lanes || lanesIdle()));
     // One idle timer at a time, and only when there is idle work: re-armed lazily if appends came.
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
     if (state.deleted) break;
@@ -206,17 +244,26 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     if (state.hasGap() && state.wantSeq <= state.indexedSeq) {
       // Signals may arrive out of order: give the missing one a moment before reading the store.
       const filled = await condition(() => !state.hasGap() || state.deleted, gapTimeout);
-      if (!filled) await exclusive(catchUp);
+      if (!filled) await catchUpLane.run(catchUp);
     } else if (state.needsCatchUp()) {
-      await exclusive(catchUp);
+      await catchUpLane.run(catchUp);
     }
-    if (state.compactionDue() && !busy) await exclusive(runCompaction);
-    if (state.extractionDue() || (idle && state.extractionPending())) await exclusive(runExtraction);
-    if (shouldContinueAsNew()) {
+    const extract = () => state.extractionDue() || (idle && state.extractionPending());
+    if (!lanes) {
+      if (state.compactionDue() && !exclusive.held) await exclusive.run(runCompaction);
+      if (extract()) await exclusive.run(runExtraction);
+    } else {
+      // Each lane runs on its own; the loop only starts them (their failures are handled inside).
+      if (mayStart() && !compactionLane.held && state.compactionDue())
+        void inBackground(compactionLane, runCompaction);
+      if (mayStart() && !extractionLane.held && extract()) void inBackground(extractionLane, runExtraction);
+    }
+    if (shouldContinueAsNew() && (!lanes || lanesIdle())) {
       await condition(allHandlersFinished);
       if (state.deleted) break;
       await continueAsNew<typeof threadWorkflow>({ ...input, config: undefined, carried: state.snapshot() });
     }
   }
+  // Deleted: `delete` already stopped the LLM work; let its own handler finish answering.
   await condition(allHandlersFinished);
 }

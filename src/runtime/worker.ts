@@ -50,6 +50,10 @@ export async function createWorker(
       : { workflowsPath: workflowsPath() }),
     activities: createActivities({ ...options, llm }),
     shutdownGraceTime: options.shutdownGraceTime ?? '10s',
+    // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
+    // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the
+    // wait for a cancelled LLM call to a few seconds, at one small request per call in flight.
+    maxHeartbeatThrottleInterval: '2 seconds',
   });
   return { worker, connection };
 }

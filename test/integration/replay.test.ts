@@ -41,6 +41,8 @@ test('the recorded histories cover the workflow paths', async () => {
     'TIMER_FIRED', // a gap that no signal filled: the wait before catching up
     'WORKFLOW_EXECUTION_CONTINUED_AS_NEW',
     'WORKFLOW_EXECUTION_COMPLETED', // a deleted thread
+    'MARKER_RECORDED', // the background-lanes patch: runs since then record it, older ones replay without
+    'ACTIVITY_TASK_CANCELED', // delete cancelling LLM work in flight, which stops and writes nothing
   ]) {
     assert.ok(events.has(`EVENT_TYPE_${type}`), `some history has ${type}`);
   }

@@ -1,14 +1,16 @@
 /**
  * Records thread workflow histories from real runs, for the replay test:
  *
- *     node --import tsx test/support/record-histories.ts
+ *     node --import tsx test/support/record-histories.ts <generation>
  *
- * Starts a test stack and a worker, drives a few threads through the paths the workflow has (appends
- * with tool calls, a lost signal caught up after the gap timer, a sync that catches up, configure,
- * background and explicit compaction, continue-as-new at a low threshold, delete), then writes every
- * run's history (SDK JSON format) to test/fixtures/histories/<thread>.run<k>.json. Re-run it after a
- * deliberate change to the workflow's commands, and commit the new files beside the old ones: old
- * histories must keep replaying as long as such runs may still be open.
+ * Starts a test stack, a worker and the local LLM test server, drives a few threads through the paths
+ * the workflow has (appends with tool calls, a lost signal caught up after the gap timer, a sync that
+ * catches up, configure, background and explicit compaction, memory extraction, continue-as-new at a
+ * low threshold, delete, and a delete that cancels LLM work held open), then writes every run's
+ * history (SDK JSON format) to test/fixtures/histories/<generation>-<scenario>.run<k>.json.
+ * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
+ * `patched()`), and commit the new files beside the old ones: old histories must keep replaying as
+ * long as such runs may still be open. Generations: `replay` (before background lanes), `lanes`.
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -19,6 +21,9 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type { DurableMemory } from '../../src/client/connect.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { summarization } from '../../src/compaction/strategies/summarization.js';
+import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { startLlmServer, type LlmServer, type Step } from './llm-server.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
 import { workflowIdFor } from '../../workflows/shared.js';
@@ -110,8 +115,8 @@ function toolTurn(prefix: string, i: number) {
 }
 
 /** Appends, configure, background compaction, explicit compact with another strategy, sync. */
-async function toolsThread(memory: DurableMemory): Promise<string> {
-  const t = memory.thread('replay-tools', { userId: 'u1' });
+async function toolsThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-tools`, { userId: 'u1' });
   await t.append({ id: 'sys', role: 'system', content: 'You are a weather assistant.' });
   // Memory extraction every 2 turns and on a short idle timer, so both paths are recorded.
   await t.configure({ budget: 250, extractEveryTurns: 2, idleMs: 1000 });
@@ -130,8 +135,8 @@ async function toolsThread(memory: DurableMemory): Promise<string> {
 }
 
 /** A lost announcement in the middle (gap timer, then catch-up) and one at the end (sync catches up). */
-async function lostSignalThread(memory: DurableMemory, databaseUrl: string): Promise<string> {
-  const t = memory.thread('replay-lost-signal');
+async function lostSignalThread(memory: DurableMemory, databaseUrl: string, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-lost-signal`);
   await t.append(text('l1', 'user', 'first'));
   const store = await PostgresStore.connect(databaseUrl);
   try {
@@ -150,8 +155,8 @@ async function lostSignalThread(memory: DurableMemory, databaseUrl: string): Pro
 }
 
 /** Enough appends (and compactions) for several runs at a threshold of 60 events. */
-async function continueAsNewThread(memory: DurableMemory): Promise<string> {
-  const t = memory.thread('replay-can');
+async function continueAsNewThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-can`);
   await t.append({ id: 'can-sys', role: 'system', content: 'You are terse.' });
   await t.configure({ budget: 200 });
   for (let i = 0; i < 20; i++) {
@@ -165,11 +170,39 @@ async function continueAsNewThread(memory: DurableMemory): Promise<string> {
 }
 
 /** A thread that is deleted: its workflow ends. */
-async function deletedThread(memory: DurableMemory): Promise<string> {
-  const t = memory.thread('replay-deleted');
+async function deletedThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-deleted`);
   await t.append([text('d1', 'user', 'hello'), text('d2', 'assistant', 'hi')]);
   await t.sync();
   await t.delete();
+  return t.threadId;
+}
+
+/** The LLM answers at once: JSON for memory extraction, text for summaries. */
+const ANSWER: Step = {
+  reply: (req) => (req.body.response_format ? JSON.stringify({ facts: [] }) : 'A short summary.'),
+};
+
+/** A summary and an extraction hang on the LLM; sync answers; delete cancels both. */
+async function cancelledThread(memory: DurableMemory, llm: LlmServer, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-cancelled`, { userId: 'u-cancel' });
+  await t.append({ id: 'sys', role: 'system', content: 'You are a travel assistant.' });
+  await t.configure({
+    extractEveryTurns: 1,
+    strategy: summarization({ trigger: tokensExceed(40), minimumPreserved: 1 }),
+  });
+  llm.reset();
+  llm.setDefault({ hang: true });
+  try {
+    await t.append(text('c1', 'user', 'I am a pilot based in Oslo. '.repeat(4)));
+    await t.append(text('c2', 'assistant', 'Noted. '.repeat(10)));
+    await t.append(text('c3', 'user', 'I fly on Mondays. '.repeat(4)));
+    await llm.waitForRequests(2, 30_000);
+    await t.sync();
+    await t.delete();
+  } finally {
+    llm.setDefault(ANSWER);
+  }
   return t.threadId;
 }
 
@@ -186,21 +219,27 @@ async function runsOf(client: Client, workflowId: string): Promise<{ runId: stri
   return runs;
 }
 
-async function main(): Promise<void> {
-  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } });
+async function main(gen: string): Promise<void> {
+  if (!/^[a-z][a-z0-9]*$/.test(gen)) throw new Error('usage: record-histories.ts <generation> (e.g. lanes)');
+  const llm = await startLlmServer();
+  llm.setDefault(ANSWER);
+  const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });
+  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } }, { llm: runtime });
   try {
     const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 60, gapTimeoutMs: 200 } });
     const threads = [
-      await toolsThread(p.memory),
-      await lostSignalThread(p.memory, p.stack.databaseUrl),
-      await continueAsNewThread(can),
-      await deletedThread(p.memory),
+      await toolsThread(p.memory, gen),
+      await lostSignalThread(p.memory, p.stack.databaseUrl, gen),
+      await continueAsNewThread(can, gen),
+      await deletedThread(p.memory, gen),
+      await cancelledThread(p.memory, llm, gen),
     ];
     await can.close();
 
+    // Only this generation's files are replaced: the others record older workflow code.
     await mkdir(HISTORIES_DIR, { recursive: true });
     for (const f of await readdir(HISTORIES_DIR)) {
-      if (f.endsWith('.json')) await rm(path.join(HISTORIES_DIR, f));
+      if (f.startsWith(`${gen}-`) && f.endsWith('.json')) await rm(path.join(HISTORIES_DIR, f));
     }
     let total = 0;
     for (const threadId of threads) {
@@ -214,12 +253,13 @@ async function main(): Promise<void> {
     }
     console.log(`${total} bytes in all`);
   } finally {
+    await llm.close();
     await p.stop();
   }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main().catch((err: unknown) => {
+  main(process.argv[2] ?? '').catch((err: unknown) => {
     console.error(err);
     process.exitCode = 1;
   });

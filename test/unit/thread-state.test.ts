@@ -72,3 +72,33 @@ test('configure validates and rejects bad settings without changing anything', (
   assert.equal(s.config.budget, 8000);
   assert.equal(s.configure({ budget: 100 }).budget, 100);
 });
+
+test('an extraction error and a compaction error are kept apart: one clearing never hides the other', () => {
+  const s = new ThreadState({ threadId: 't' });
+  s.setError('extraction', 'memory extraction failed: 400');
+  s.setError('compaction', 'compaction failed: 500');
+  assert.equal(s.view().lastError, 'compaction failed: 500', 'the most recent error shows');
+  s.setError('compaction', undefined); // a later compaction succeeded
+  assert.equal(s.view().lastError, 'memory extraction failed: 400');
+  // Carried across continue-as-new, and read from runs that carried a single `lastError`.
+  const next = new ThreadState({ threadId: 't', carried: JSON.parse(JSON.stringify(s.snapshot())) });
+  assert.equal(next.view().lastError, 'memory extraction failed: 400');
+  const { errors: _e, lastErrorFrom: _f, ...old } = s.snapshot();
+  const fromOld = new ThreadState({ threadId: 't', carried: { ...old, lastError: 'compaction failed: x' } });
+  assert.equal(fromOld.view().lastError, 'compaction failed: x');
+  fromOld.setError('compaction', undefined);
+  assert.equal(fromOld.view().lastError, undefined);
+});
+
+test('a failed extraction holds back only what it read: messages indexed meanwhile stay pending', () => {
+  const s = new ThreadState({ threadId: 't', userId: 'u' });
+  s.receive(metas(2));
+  assert.equal(s.extractionPending(), true);
+  s.receive(metas(3).slice(2)); // seq 3 arrived while the extraction of 1..2 ran
+  s.markExtractionFailed(2);
+  assert.equal(s.extractionPending(), true, 'seq 3 was not part of the failed extraction');
+  s.markExtractionFailed(3);
+  assert.equal(s.extractionPending(), false, 'not retried until more messages arrive');
+  s.receive(metas(4).slice(3));
+  assert.equal(s.extractionPending(), true);
+});
