@@ -4,7 +4,7 @@
 # worker (and the API) against them.
 #
 #   docker build -t durable-memory .
-#   docker run -e DATABASE_URL=postgres://… -e TEMPORAL_ADDRESS=temporal:7233 -p 127.0.0.1:8080:8080 durable-memory
+#   docker run -e DATABASE_URL=postgres://… -e TEMPORAL_ADDRESS=temporal:7233 -e DURABLE_MEMORY_API_TOKEN=dm_… -p 127.0.0.1:8080:8080 durable-memory
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -20,8 +20,11 @@ RUN npm run build
 
 # ---- runtime: production dependencies and dist/ only ----
 FROM ${NODE_IMAGE} AS runtime
+# The API binds every interface of the container (a published port reaches nothing on 127.0.0.1);
+# off loopback it serves only once a token exists (DURABLE_MEMORY_API_TOKEN, see docker-compose.yml).
 ENV NODE_ENV=production \
-    DURABLE_MEMORY_HOME=/var/lib/durable-memory
+    DURABLE_MEMORY_HOME=/var/lib/durable-memory \
+    DURABLE_MEMORY_API_HOST=0.0.0.0
 WORKDIR /app
 # package.json is needed at run time too: its "type": "module" makes Node load dist/ as ESM.
 COPY package.json package-lock.json ./

@@ -9,7 +9,7 @@
  * console.log(`API on ${api.url}`);
  * // … later: await api.close(); await tokens.close(); await memory.close();
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyLoggerOptions, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DurableMemory } from '../client/connect.js';
@@ -62,10 +62,49 @@ export interface ApiServerOptions {
 /** Redaction fastify's logger always applies: tokens never reach a log line. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', 'authorization'];
 
+/** The fields of a request that fastify's request log shows (fastify's own less the query). */
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/**
+ * What the logger writes of requests and errors. The query string is left out of a request's URL
+ * (an inspector link or a careless client may carry a token there; no route of ours takes a secret
+ * in the query, so the path says which route ran); errors are their type, code and message, never a
+ * stack trace.
+ */
+export const LOG_SERIALIZERS = {
+  req: (req: LoggedRequest) => ({
+    method: req.method,
+    url: req.url.split('?')[0],
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+  err: (err: { name?: unknown; code?: unknown; statusCode?: unknown; message?: unknown }) => ({
+    type: typeof err?.name === 'string' ? err.name : typeof err,
+    ...(err?.code !== undefined ? { code: err.code } : {}),
+    ...(err?.statusCode !== undefined ? { statusCode: err.statusCode } : {}),
+    message: typeof err?.message === 'string' ? err.message.slice(0, 300) : undefined,
+  }),
+};
+
 function loggerOption(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (logger === false) return false;
   const base = logger === undefined || logger === true ? { level: 'info' } : logger;
-  return { ...base, redact: { paths: REDACT, censor: '[redacted]' } };
+  return {
+    ...base,
+    // fastify's types insist on a `stack` in serialized errors: leaving it out is the point here.
+    serializers: {
+      ...(base as FastifyLoggerOptions).serializers,
+      ...LOG_SERIALIZERS,
+    } as unknown as FastifyLoggerOptions['serializers'],
+    redact: { paths: REDACT, censor: '[redacted]' },
+  };
 }
 
 /**
@@ -154,7 +193,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   if (!loopback && !anyToken)
     throw new Error(
       `refusing to serve the API on ${host} without a token: create one with ` +
-        '`npm run token -- create --tenant <name>`, or bind 127.0.0.1',
+        '`durable-memory token create --tenant <name>` (`npm run token -- create --tenant <name>`), ' +
+        'set DURABLE_MEMORY_API_TOKEN to a token to store for DURABLE_MEMORY_API_TENANT, or bind 127.0.0.1',
     );
   const app = createApiServer({ ...options, allowOpen: loopback });
   options.register?.(app);

@@ -7,6 +7,12 @@
  * and DURABLE_MEMORY_API_PORT. Without a port,
  * `preferredPorts` are tried in order (the port of the last start, then 8080) before any free port,
  * so a busy default never stops a start. An explicit port is used as given, and a busy one is an error.
+ *
+ * Bootstrap token: DURABLE_MEMORY_API_TOKEN (a token of the shape `durable-memory token create`
+ * makes: `dm_` and 43 base64url characters) is stored, hashed, for tenant DURABLE_MEMORY_API_TENANT
+ * (default `default`) before the API listens, idempotently. This is how a container deployment
+ * (docker-compose.yml) gets the token its non-loopback bind requires without a manual step; the
+ * variable's value is the secret, and only its hash reaches the database.
  */
 import { connect, type ConnectOptions, type DurableMemory } from '../client/connect.js';
 import { pickPort } from '../runtime/ports.js';
@@ -16,6 +22,26 @@ import { TokenStore } from './token-store.js';
 
 /** The API's default port (as in the Dockerfile and docker-compose.yml). */
 export const DEFAULT_API_PORT = 8080;
+
+/** Tenant of the bootstrap token when DURABLE_MEMORY_API_TENANT is not set. */
+export const DEFAULT_BOOTSTRAP_TENANT = 'default';
+
+/** Stores the bootstrap token of `env`, if any; see the module comment. */
+export async function ensureBootstrapToken(tokens: TokenStore, env: NodeJS.ProcessEnv): Promise<void> {
+  const token = env['DURABLE_MEMORY_API_TOKEN']?.trim();
+  if (!token) return;
+  const tenant = env['DURABLE_MEMORY_API_TENANT']?.trim() || DEFAULT_BOOTSTRAP_TENANT;
+  try {
+    await tokens.ensure(token, tenant, 'DURABLE_MEMORY_API_TOKEN');
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    // The message says how to make a valid one; the variable's value itself is never repeated.
+    throw new Error(
+      `DURABLE_MEMORY_API_TOKEN: ${message}. Make one with ` +
+        `node -e "console.log('dm_' + require('crypto').randomBytes(32).toString('base64url'))"`,
+    );
+  }
+}
 
 /** Options of {@link serveApi}. */
 export interface ServeApiOptions {
@@ -63,6 +89,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   try {
     memory = await connect(options.connection);
     tokens = await TokenStore.connect(options.connection.databaseUrl);
+    await ensureBootstrapToken(tokens, env);
     api = await startApi({
       memory,
       tokens,

@@ -137,6 +137,38 @@ export class TokenStore {
   }
 
   /**
+   * Stores a token given from outside (a deployment's bootstrap token, see serve.ts) for `tenant`,
+   * unless it is stored already. Idempotent, so a service can call it on every start.
+   * @returns the token's record.
+   * @throws ValidationError (`invalid_option`) unless the token has the shape {@link create} makes;
+   *   (`invalid_id`) for a bad tenant; Error when the token belongs to another tenant or was revoked
+   *   (a revoked token is never brought back by a restart).
+   */
+  async ensure(token: string, tenant: string, label?: string): Promise<TokenInfo> {
+    assertTenant(tenant);
+    if (!TOKEN_SHAPE.test(token))
+      throw new ValidationError(
+        'invalid_option',
+        `token: expected "${TOKEN_PREFIX}" and 43 characters of A-Z, a-z, 0-9, - and _ (32 random bytes in base64url)`,
+      );
+    const hash = hashToken(token);
+    await this.pool.query(
+      `INSERT INTO api_tokens (token_hash, tenant, label) VALUES ($1, $2, $3)
+       ON CONFLICT (token_hash) DO NOTHING`,
+      [hash, tenant, label ?? null],
+    );
+    const { rows } = await this.pool.query<TokenRow>('SELECT * FROM api_tokens WHERE token_hash = $1', [
+      hash,
+    ]);
+    const info = toInfo(rows[0]!);
+    if (info.tenant !== tenant)
+      throw new Error(`token ${info.id} already belongs to tenant "${info.tenant}", not "${tenant}"`);
+    if (info.revokedAt)
+      throw new Error(`token ${info.id} was revoked (at ${info.revokedAt}): configure a new one`);
+    return info;
+  }
+
+  /**
    * The tenant of a live token, or undefined for an unknown, revoked or malformed one. A database
    * failure is thrown (the caller answers 503), never mistaken for "invalid token".
    */

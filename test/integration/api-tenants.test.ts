@@ -6,15 +6,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createApiServer, startApi } from '../../src/server/api-server.js';
+import { serveApi } from '../../src/server/serve.js';
 import { hashToken, TokenStore } from '../../src/server/token-store.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
 import { ApiClient, startApiFixture, text, type ApiFixture } from '../support/api.js';
-import { spawnTsx } from '../support/processes.js';
+import { REPO_ROOT, spawnTsx } from '../support/processes.js';
 
 let f: ApiFixture;
 before(async () => {
@@ -258,11 +260,20 @@ function assertError404(res: { status: number; text: string }): void {
 }
 
 describe('the token command line (a real process)', () => {
+  // `npm run token -- …` is `durable-memory token …` (run from dist/); the same source runs here.
+  test('npm run token is the main command line', async () => {
+    const pkg = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+      scripts: Record<string, string>;
+    };
+    assert.equal(pkg.scripts['token'], `node ${pkg.bin['durable-memory']} token`);
+  });
+
   const run = async (
     args: string[],
     env: Record<string, string> = { DATABASE_URL: f.p.stack.databaseUrl },
   ) => {
-    const child = spawnTsx('src/cli/token.ts', args, { env });
+    const child = spawnTsx('src/cli/main.ts', ['token', ...args], { env });
     let stdout = '';
     child.child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exit = await child.exited;
@@ -304,17 +315,18 @@ describe('the token command line (a real process)', () => {
 
   test('bad input and a missing database fail with a clear message and no token', async () => {
     const bad = await run(['create', '--tenant', 'Not:Valid']);
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 2, bad.output); // a usage error
     assert.match(bad.output, /tenant "Not:Valid": expected 1–40 of a-z, 0-9 and -/u);
     assert.ok(!/dm_/u.test(bad.output));
     const unknown = await run(['revoke', 'ffffffffffff']);
-    assert.equal(unknown.code, 1);
+    assert.equal(unknown.code, 3, unknown.output); // not found
     assert.match(unknown.output, /no token with id ffffffffffff/u);
     const home = await mkdtemp(path.join(tmpdir(), 'dm-token-'));
     try {
       const nowhere = await run(['ls'], { DATABASE_URL: '', DURABLE_MEMORY_HOME: home });
-      assert.equal(nowhere.code, 1);
-      assert.match(nowhere.output, /no database: set DATABASE_URL, or run `npm start`/u);
+      assert.equal(nowhere.code, 4, nowhere.output); // no backend
+      assert.match(nowhere.output, /no PostgreSQL configured: no --database-url, no DATABASE_URL/u);
+      assert.match(nowhere.output, /durable-memory start/u);
     } finally {
       await rm(home, { recursive: true, force: true });
     }
@@ -369,7 +381,7 @@ describe('open local mode (no token exists)', () => {
       for (const tokens of [undefined, empty])
         await assert.rejects(
           startApi({ memory: f.p.memory, tokens, host: '0.0.0.0', logger: false }),
-          /refusing to serve the API on 0\.0\.0\.0 without a token: create one with `npm run token -- create --tenant <name>`, or bind 127\.0\.0\.1/u,
+          /refusing to serve the API on 0\.0\.0\.0 without a token: create one with `durable-memory token create --tenant <name>` .*set DURABLE_MEMORY_API_TOKEN .*or bind 127\.0\.0\.1/u,
         );
     } finally {
       await empty.close();
@@ -382,6 +394,68 @@ describe('open local mode (no token exists)', () => {
       assert.equal(res.status, 401);
     } finally {
       await api.close();
+    }
+  });
+
+  test('DURABLE_MEMORY_API_TOKEN is stored hashed at start, so a container can bind 0.0.0.0', async () => {
+    const databaseUrl = await f.p.stack.freshDatabase();
+    const token = `dm_${randomBytes(32).toString('base64url')}`;
+    const connection = {
+      temporalAddress: f.p.stack.temporalAddress,
+      namespace: f.p.stack.namespace,
+      taskQueue: f.p.taskQueue,
+      databaseUrl,
+    };
+    const env = {
+      DURABLE_MEMORY_API_HOST: '0.0.0.0',
+      DURABLE_MEMORY_API_PORT: '0',
+      DURABLE_MEMORY_API_TOKEN: token,
+      DURABLE_MEMORY_API_TENANT: 'ops',
+    };
+    // What docker-compose.yml does without the variable: no token, so no bind on 0.0.0.0.
+    await assert.rejects(
+      serveApi({ connection, env: { ...env, DURABLE_MEMORY_API_TOKEN: '' }, logger: false }),
+      /refusing to serve the API on 0\.0\.0\.0 without a token/u,
+    );
+    // Twice: a restart with the same variable stores nothing twice.
+    for (let round = 0; round < 2; round++) {
+      const api = await serveApi({ connection, env, logger: false });
+      try {
+        assert.equal(api.open, false);
+        const ops = new ApiClient(api.url, token, f.validator);
+        const listed = await ops.get('/v1/threads');
+        assert.equal(listed.status, 200, listed.text);
+        assert.equal((await ops.get('/v1/threads', { token: null })).status, 401);
+        assert.equal((await ops.get('/v1/threads', { token: f.acmeToken })).status, 401);
+      } finally {
+        await api.close();
+      }
+    }
+    const tokens = await TokenStore.connect(databaseUrl);
+    try {
+      const id = hashToken(token).slice(0, 12);
+      assert.deepEqual(
+        (await tokens.list()).map((t) => [t.id, t.tenant, t.label]),
+        [[id, 'ops', 'DURABLE_MEMORY_API_TOKEN']],
+      );
+      // A malformed value, another tenant, a revoked token: refused, and the value is never echoed.
+      const refusals: [Record<string, string>, RegExp][] = [
+        [{ DURABLE_MEMORY_API_TOKEN: 'too-short-secret' }, /token: expected "dm_" and 43 characters/u],
+        [{ DURABLE_MEMORY_API_TENANT: 'other' }, /already belongs to tenant "ops", not "other"/u],
+      ];
+      await tokens.revoke(id);
+      refusals.push([{}, new RegExp(`token ${id} was revoked`, 'u')]);
+      for (const [change, message] of refusals) {
+        const err = await serveApi({ connection, env: { ...env, ...change }, logger: false }).then(
+          () => assert.fail('started'),
+          (e: unknown) => e as Error,
+        );
+        assert.match(err.message, /^DURABLE_MEMORY_API_TOKEN: /u);
+        assert.match(err.message, message);
+        assert.ok(!err.message.includes(token) && !err.message.includes('too-short-secret'), err.message);
+      }
+    } finally {
+      await tokens.close();
     }
   });
 

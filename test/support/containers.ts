@@ -15,9 +15,9 @@
  * restarts, and children keep the TEMPORAL_ADDRESS / DATABASE_URL they were started with.
  *
  * Without a Docker engine this mode fails at once with a message saying so: the engine is probed
- * (its socket's `/_ping`, a few seconds at most) before `testcontainers` is even loaded. The installed
- * testcontainers 12 does not load on Node 20 (its undici 8 needs Node 22.19); that is reported as such
- * too, naming the 11.x line that does.
+ * (its socket's `/_ping`, a few seconds at most) before `testcontainers` is even loaded. The pinned
+ * testcontainers is 11.9.0 (undici 7, Node ≥ 20.18.1): 12.x does not load on Node 20 (its undici 8
+ * needs Node 22.19), and should it be installed anyway, that is reported as such.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';

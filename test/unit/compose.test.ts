@@ -303,6 +303,50 @@ describe('docker-compose.yml', () => {
     assert.ok(service('app').ports?.includes('127.0.0.1:8080:8080'), 'the API on 127.0.0.1:8080');
   });
 
+  test('a service that publishes the API listens on a non-loopback address, with a token to serve', () => {
+    // serve.ts binds DURABLE_MEMORY_API_HOST (default 127.0.0.1): inside a container, loopback is
+    // the container's own, and a published port would reach nothing.
+    const loopback = /^(?:127\.\d+\.\d+\.\d+|::1|localhost)$/u;
+    let publishers = 0;
+    for (const [name, s] of Object.entries(services)) {
+      const env = envOf(name);
+      const runsApi = name === 'app' || 'DURABLE_MEMORY_API_HOST' in env || 'DURABLE_MEMORY_API_PORT' in env;
+      if (!runsApi || (s.ports ?? []).length === 0) continue;
+      publishers++;
+      const host = env.DURABLE_MEMORY_API_HOST ?? '127.0.0.1';
+      assert.doesNotMatch(host, loopback, `${name} publishes ports but its API would bind ${host}`);
+      const port = Number(env.DURABLE_MEMORY_API_PORT ?? 8080);
+      assert.ok(containerPorts(name).includes(port), `${name} publishes its API port ${port}`);
+      // Off loopback the API refuses to start without a token: the bootstrap variables reach it.
+      assert.equal(env.DURABLE_MEMORY_API_TOKEN, '${DURABLE_MEMORY_API_TOKEN:-}');
+      assert.match(
+        env.DURABLE_MEMORY_API_TENANT ?? '',
+        /^\$\{DURABLE_MEMORY_API_TENANT:-[a-z0-9-]{1,40}\}$/u,
+      );
+    }
+    assert.equal(publishers, 1, 'the app publishes the API');
+    const read = variablesTheCodeReads();
+    for (const name of [
+      'DURABLE_MEMORY_API_HOST',
+      'DURABLE_MEMORY_API_PORT',
+      'DURABLE_MEMORY_API_TOKEN',
+      'DURABLE_MEMORY_API_TENANT',
+    ])
+      assert.ok(read.has(name), `${name} is read by the code`);
+  });
+
+  test('npm run compose:smoke gives the app a bootstrap token and calls the API with it', () => {
+    const script = read('scripts/compose-smoke.sh');
+    assert.match(script, /^export DURABLE_MEMORY_API_TOKEN$/mu);
+    assert.match(script, /^AUTH=\(-H "Authorization: Bearer \$DURABLE_MEMORY_API_TOKEN"\)$/mu);
+    const calls = script.split('\n').filter((l) => !l.startsWith('#') && l.includes('curl -fsS'));
+    assert.ok(calls.length >= 2 && calls.every((l) => l.includes('"${AUTH[@]}"')), calls.join('\n'));
+    assert.ok(
+      script.indexOf('export DURABLE_MEMORY_API_TOKEN') < script.indexOf('compose up -d --build --wait'),
+      'the token is set before the stack starts',
+    );
+  });
+
   test('the app is built from the Dockerfile here and checked on /healthz', () => {
     const app = service('app');
     const context = typeof app.build === 'string' ? app.build : app.build?.context;
@@ -326,6 +370,11 @@ describe('Dockerfile', () => {
     assert.ok(runtime.some((l) => /^RUN npm ci --omit=dev --ignore-scripts\b/u.test(l)));
     assert.ok(runtime.includes('COPY --from=build /app/dist ./dist'));
     assert.ok(instructions.includes('RUN npm run build'));
+  });
+
+  test('the API binds every interface of the container', () => {
+    const env = instructions.filter((l) => l.startsWith('ENV ')).join(' ');
+    assert.match(env, /\bDURABLE_MEMORY_API_HOST=0\.0\.0\.0\b/u);
   });
 
   test('runs as a non-root user, with a healthcheck, the app in the foreground', () => {
@@ -365,8 +414,8 @@ describe('container test mode (DURABLE_MEMORY_TEST_MODE=containers)', () => {
       )
     )
       return t.skip('a real Docker engine answers here: testcontainers would use it');
-    // On Node 20 testcontainers 12 cannot even load (its undici 8 needs Node 22.19); elsewhere it
-    // finds no runtime behind the fake socket. Either way: a message naming the mode, and exit 1.
+    // testcontainers finds no container runtime behind the fake socket: a message naming the mode,
+    // and exit 1.
     await withFakeEngine(async (dockerHost) => {
       const result = await runStartTestStack(
         { DURABLE_MEMORY_TEST_MODE: 'containers', DOCKER_HOST: dockerHost },
