@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../model/errors.js';
 import type { Message } from '../model/message.js';
-import type { GroupState } from './group.js';
+import { isSendable, type GroupState } from './group.js';
 import type { MessageIndex } from './message-index.js';
 import type { Metrics } from './metrics.js';
 
@@ -167,8 +167,13 @@ class RangeErrorOption extends ValidationError {
 }
 
 /**
- * `groups` (in view order) minus the protected tail: the newest `keep` groups that `counts` accepts
- * (non-system by default) and, always, the newest group of all. Oldest first.
+ * `groups` (in view order) minus the protected tail: the newest `keep` sendable groups that `counts`
+ * accepts (non-system by default) and, always, the newest sendable group of all. Oldest first.
+ *
+ * Only sendable groups count toward a floor: a tool call still waiting for its result or a
+ * reasoning-only group is never sent, so letting it be "the newest group that stays" could leave a
+ * view with nothing but the system message. Such groups inside the protected tail stay too (a late
+ * result must find its call included), but they do not use up the floor.
  */
 export function beyondNewest(
   groups: readonly GroupState[],
@@ -177,9 +182,16 @@ export function beyondNewest(
 ): GroupState[] {
   const out: GroupState[] = [];
   let left = keep;
+  let anchored = false; // the newest sendable group has been seen (and kept)
   for (let i = groups.length - 1; i >= 0; i--) {
     const g = groups[i]!;
-    if (i === groups.length - 1 || (left > 0 && counts(g))) {
+    const protecting = left > 0 || !anchored;
+    if (!isSendable(g)) {
+      if (!protecting) out.push(g);
+      continue;
+    }
+    if (!anchored || (left > 0 && counts(g))) {
+      anchored = true;
       if (counts(g)) left--;
       continue;
     }

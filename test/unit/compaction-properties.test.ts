@@ -17,8 +17,10 @@ import {
   toolResultCollapse,
   truncation,
   triggers,
+  type CompactResult,
   type StrategySpec,
 } from '../../src/compaction/index.js';
+import { isSendable, type GroupState } from '../../src/compaction/group.js';
 import { toOpenAI } from '../../src/model/openai.js';
 import type { Message } from '../../src/model/message.js';
 import type { Tokenizer } from '../../src/tokenizers/tokenizer.js';
@@ -119,35 +121,110 @@ function assertWellFormed(view: Message[]) {
 }
 
 const summarizer = async () => 'summary';
-const strategies: [string, (budget: number) => StrategySpec, { keepsSystem: boolean }][] = [
-  ['truncation', (b) => truncation({ max: b, minimumPreserved: 1 }), { keepsSystem: true }],
-  ['slidingWindow turns', () => slidingWindow({ keepTurns: 2 }), { keepsSystem: true }],
-  ['slidingWindow groups', () => slidingWindow({ keepGroups: 3 }), { keepsSystem: true }],
-  ['toolResultCollapse', () => toolResultCollapse({ keepLastToolCallGroups: 1 }), { keepsSystem: true }],
-  ['selectiveToolCall', () => selectiveToolCall(), { keepsSystem: true }],
-  ['summarization', () => summarization({ minimumPreserved: 2 }), { keepsSystem: true }],
+
+/** What a budgeted strategy promises: `measure` of the view at most `limit`, system kept unless strict. */
+interface Budget {
+  measure: 'tokens' | 'messages';
+  limit: number;
+  strict?: boolean;
+}
+
+interface Case {
+  make: (budget: number) => StrategySpec;
+  keepsSystem: boolean;
+  budget?: (budget: number) => Budget;
+}
+
+const strategies: [string, Case][] = [
+  [
+    'truncation',
+    {
+      make: (b) => truncation({ max: b, minimumPreserved: 1 }),
+      keepsSystem: true,
+      budget: (b) => ({ measure: 'tokens', limit: b }),
+    },
+  ],
+  ['slidingWindow turns', { make: () => slidingWindow({ keepTurns: 2 }), keepsSystem: true }],
+  ['slidingWindow groups', { make: () => slidingWindow({ keepGroups: 3 }), keepsSystem: true }],
+  [
+    'toolResultCollapse',
+    { make: () => toolResultCollapse({ keepLastToolCallGroups: 1 }), keepsSystem: true },
+  ],
+  ['selectiveToolCall', { make: () => selectiveToolCall(), keepsSystem: true }],
+  ['summarization', { make: () => summarization({ minimumPreserved: 2 }), keepsSystem: true }],
   [
     'pipeline',
-    (b) =>
-      pipeline(
-        toolResultCollapse({ trigger: triggers.tokensExceed(b) }),
-        summarization({ trigger: triggers.tokensExceed(b) }),
-        truncation({ max: b, minimumPreserved: 1 }),
-      ) as StrategySpec,
-    { keepsSystem: true },
+    {
+      make: (b) =>
+        pipeline(
+          toolResultCollapse({ trigger: triggers.tokensExceed(b) }),
+          summarization({ trigger: triggers.tokensExceed(b) }),
+          truncation({ max: b, minimumPreserved: 1 }),
+        ) as StrategySpec,
+      keepsSystem: true,
+      budget: (b) => ({ measure: 'tokens', limit: b }),
+    },
   ],
   [
     'tokenBudget',
-    (b) => tokenBudget({ budget: b, strategies: [toolResultCollapse()] }),
-    { keepsSystem: true },
+    {
+      make: (b) => tokenBudget({ budget: b, strategies: [toolResultCollapse()] }),
+      keepsSystem: true,
+      budget: (b) => ({ measure: 'tokens', limit: b }),
+    },
   ],
-  ['tokenBudget strict', (b) => tokenBudget({ budget: b, strict: true }), { keepsSystem: false }],
-  ['messageWindow', () => messageWindow(5), { keepsSystem: true }],
-  ['tokenWindow', (b) => tokenWindow(b), { keepsSystem: true }],
+  [
+    'tokenBudget strict',
+    {
+      make: (b) => tokenBudget({ budget: b, strict: true }),
+      keepsSystem: false,
+      budget: (b) => ({ measure: 'tokens', limit: b, strict: true }),
+    },
+  ],
+  [
+    'messageWindow',
+    {
+      make: () => messageWindow(5),
+      keepsSystem: true,
+      budget: () => ({ measure: 'messages', limit: 5 }),
+    },
+  ],
+  [
+    'tokenWindow',
+    { make: (b) => tokenWindow(b), keepsSystem: true, budget: (b) => ({ measure: 'tokens', limit: b }) },
+  ],
 ];
 
+/**
+ * Within budget unless the newest group alone exceeds it: when the view is over, nothing that could
+ * be dropped is left: only system groups (with strict, only a system group that is the newest
+ * sendable group), the newest sendable non-system group, and non-system groups after it that are not
+ * sent yet (a call waiting for its result); and a warning says so.
+ */
+function assertWithinBudget(r: CompactResult, budget: Budget) {
+  const measured = budget.measure === 'tokens' ? r.metrics.includedTokens : r.metrics.includedMessages;
+  if (measured <= budget.limit) return;
+  assert.ok(
+    r.warnings.some((w) => w.code === 'budget_unmet'),
+    'over budget without saying so',
+  );
+  const included = r.groups.filter((g) => !g.excluded);
+  const nonSystem = included.filter((g) => g.kind !== 'system');
+  const lastSendable = (groups: GroupState[]) => groups.map(isSendable).lastIndexOf(true);
+  const newest = lastSendable(nonSystem);
+  const newestOfAll = included[lastSendable(included)];
+  const kept = new Set(nonSystem.filter((g, i) => i === newest || (i > newest && !isSendable(g))));
+  for (const g of included) {
+    if (g.kind === 'system') {
+      assert.ok(!budget.strict || g === newestOfAll, `strict, over budget, yet system ${g.id} was kept`);
+    } else {
+      assert.ok(kept.has(g), `over budget (${measured} > ${budget.limit}) yet ${g.id} was kept`);
+    }
+  }
+}
+
 describe('properties of every strategy over random conversations', () => {
-  for (const [name, make, { keepsSystem }] of strategies) {
+  for (const [name, { make, keepsSystem, budget: budgetOf }] of strategies) {
     test(name, async () => {
       await fc.assert(
         fc.asyncProperty(
@@ -167,25 +244,7 @@ describe('properties of every strategy over random conversations', () => {
             }
             const again = await compact(input, spec, { tokenizer: chars, summarizer });
             assert.deepEqual(again.messages, r.messages, 'not deterministic');
-            if (spec.type === 'tokenBudget' && r.metrics.includedTokens > budget) {
-              assert.ok(
-                r.warnings.some((w) => w.code === 'budget_unmet'),
-                'over budget without saying so',
-              );
-              // What may stay over budget: the newest group, the newest non-system group (the fallback's
-              // floor of 1) and, unless strict, system groups.
-              const included = r.groups.filter((g) => !g.excluded);
-              const protectedGroups = new Set([
-                included.at(-1)!,
-                included.filter((g) => g.kind !== 'system').at(-1),
-              ]);
-              if (!spec.strict) for (const g of included) if (g.kind === 'system') protectedGroups.add(g);
-              const floor = [...protectedGroups].reduce((n, g) => n + (g?.tokens ?? 0), 0);
-              assert.ok(
-                r.metrics.includedTokens <= floor,
-                'over budget beyond the newest group (and system)',
-              );
-            }
+            if (budgetOf) assertWithinBudget(r, budgetOf(budget));
           },
         ),
         { numRuns: 150 },
