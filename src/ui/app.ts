@@ -1,8 +1,11 @@
 /// <reference lib="dom" />
 /**
  * The inspector's entry point: asks for the bearer token (kept in sessionStorage, so it dies with the
- * tab; `?token=` is accepted once and removed from the address bar), then shows the tenant's threads
- * (`#/`) or one thread (`#/threads/<id>`) from the same HTTP API agents use.
+ * tab), then shows the tenant's threads (`#/`) or one thread (`#/threads/<id>`) from the same HTTP API
+ * agents use. A link may carry the token in its fragment, which browsers never send to a server:
+ * `/ui#token=<t>` or `/ui#/threads/<id>?token=<t>`; it is taken once and removed from the address bar.
+ * A token in the query string (`/ui?token=`) has already travelled to the server (and any proxy's
+ * log): it is removed from the address bar but not used, and the page says why.
  */
 import { Api, ApiError, type ThreadData } from './api.js';
 import { button, h, num } from './dom.js';
@@ -33,14 +36,35 @@ function token(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
-/** Takes `?token=` from the address, then removes it so it is not kept in history or bookmarks. */
-function adoptUrlToken(): void {
+/**
+ * Takes a token from the address's fragment (`#token=<t>`, `#/threads/<id>?token=<t>`), then removes
+ * it so it is not kept in history or bookmarks. A `?token=` in the query is removed and refused.
+ * @returns a notice for the person, when the address held a token that was not used.
+ */
+function adoptUrlToken(): string | undefined {
   const url = new URL(location.href);
-  const fromUrl = url.searchParams.get('token');
-  if (fromUrl === null) return;
-  if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
-  url.searchParams.delete('token');
-  history.replaceState(null, '', url);
+  let notice: string | undefined;
+  if (url.searchParams.has('token')) {
+    url.searchParams.delete('token');
+    notice =
+      'A token in the address query (?token=) is sent to the server and may be logged on the way, ' +
+      'so it was not used: enter it above, or link with #token= instead.';
+  }
+  const fragment = url.hash.slice(1);
+  const q = fragment.startsWith('token=') ? -1 : fragment.indexOf('?');
+  if (q !== -1 || fragment.startsWith('token=')) {
+    const route = q === -1 ? '' : fragment.slice(0, q);
+    const params = new URLSearchParams(fragment.slice(q + 1));
+    const fromUrl = params.get('token');
+    if (fromUrl !== null) {
+      if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
+      params.delete('token');
+      const rest = params.toString();
+      url.hash = route + (rest ? `?${rest}` : '');
+    }
+  }
+  if (url.href !== location.href) history.replaceState(null, '', url);
+  return notice;
 }
 
 function askForToken(message: string, error = false): void {
@@ -219,5 +243,6 @@ document.getElementById('forget-token')!.addEventListener('click', () => {
   askForToken('Token forgotten.');
 });
 window.addEventListener('hashchange', () => void route());
-adoptUrlToken();
-void route();
+const urlNotice = adoptUrlToken();
+if (urlNotice) askForToken(urlNotice, true);
+else void route();

@@ -18,6 +18,8 @@ export interface InspectorOptions {
   prefix?: string;
   /** Where the page finds the HTTP API, same origin (default `/v1`). */
   apiBase?: string;
+  /** Directory the browser modules are read from (default: this file's; tests point it elsewhere). */
+  dir?: string;
 }
 
 /**
@@ -50,6 +52,11 @@ const CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/** An error answer in the API's format (`{ error: { code, message } }`, see src/server/api-error.ts). */
+function errorBody(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}
 
 function send(reply: FastifyReply, type: string, body: string): FastifyReply {
   return reply
@@ -99,7 +106,7 @@ export function moduleLoader(dir: string, fromSource: boolean): (name: string) =
 export function registerInspector(app: FastifyInstance, options: InspectorOptions = {}): void {
   const prefix = (options.prefix ?? '/ui').replace(/\/+$/u, '');
   const here = fileURLToPath(import.meta.url);
-  const dir = path.dirname(here);
+  const dir = options.dir ?? path.dirname(here);
   const load = moduleLoader(dir, here.endsWith('.ts'));
   const html = inspectorHtml(prefix, options.apiBase ?? '/v1');
 
@@ -111,15 +118,19 @@ export function registerInspector(app: FastifyInstance, options: InspectorOption
   app.get<{ Params: { file: string } }>(`${prefix}/:file`, hidden, async (req, reply) => {
     const name = /^([a-z][a-z-]*)\.js$/u.exec(req.params.file)?.[1];
     if (!name || !BROWSER_MODULES.has(name)) {
-      return reply
-        .code(404)
-        .send({ code: 'not_found', message: `no such inspector file: ${req.params.file}` });
+      return reply.code(404).send(errorBody('not_found', `no such inspector file: ${req.params.file}`));
     }
     try {
       return send(reply, 'text/javascript', await load(name));
     } catch (err) {
-      req.log.error({ err, module: name }, 'inspector module unavailable');
-      return reply.code(500).send({ code: 'inspector_unavailable', message: `could not load ${name}.js` });
+      // Name and message only: a stack trace (or a file system path in one) stays out of the log.
+      const e = err as { name?: unknown; message?: unknown };
+      const error = {
+        type: typeof e?.name === 'string' ? e.name : typeof err,
+        message: typeof e?.message === 'string' ? e.message.slice(0, 300) : String(err),
+      };
+      req.log.error({ error, module: name }, 'inspector module unavailable');
+      return reply.code(500).send(errorBody('inspector_unavailable', `could not load ${name}.js`));
     }
   });
 }

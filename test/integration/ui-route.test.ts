@@ -112,7 +112,33 @@ test('nothing else is served: server modules, unknown names, paths', async () =>
       const res = await app.inject({ url });
       assert.equal(res.statusCode, 404, url);
       assert.doesNotMatch(res.body, /export |import /u);
+      // The API's error format, so one client handles both.
+      assert.equal(res.json().error.code, 'not_found', res.body);
+      assert.match(res.json().error.message, /^no such inspector file: /u);
     }
+  }
+});
+
+test('a module that cannot be read is a 500 in the API format, logged without a stack trace', async () => {
+  const empty = await mkdtemp(path.join(tmpdir(), 'dm-ui-empty-'));
+  const logs: string[] = [];
+  const app = Fastify({ logger: { level: 'info', stream: { write: (l: string) => void logs.push(l) } } });
+  registerInspector(app, { dir: empty });
+  await app.ready();
+  try {
+    const res = await app.inject({ url: '/ui/app.js' });
+    assert.equal(res.statusCode, 500);
+    assert.deepEqual(res.json(), {
+      error: { code: 'inspector_unavailable', message: 'could not load app.js' },
+    });
+    const line = logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['module'] === 'app');
+    assert.ok(line, logs.join(''));
+    assert.deepEqual(Object.keys(line['error'] as object).sort(), ['message', 'type']);
+    assert.match((line['error'] as { message: string }).message, /ENOENT/u);
+    assert.ok(!logs.some((l) => /"stack"|\\n\s+at /u.test(l)), 'no stack trace in the log');
+  } finally {
+    await app.close();
+    await rm(empty, { recursive: true, force: true });
   }
 });
 

@@ -238,11 +238,23 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
     .click();
   await page.screenshot({ path: path.join(OUTPUT, 'inspector.png'), fullPage: true });
 
-  // A link with ?token= opens the thread directly, and the token leaves the address bar.
+  // A link with the token in its fragment (never sent to the server) opens the thread directly,
+  // and the token leaves the address bar.
   const linked = await browser.context.newPage();
-  await linked.goto(`${base}/ui?token=${encodeURIComponent(token)}#/threads/${THREAD}`);
+  await linked.goto(`${base}/ui#/threads/${THREAD}?token=${encodeURIComponent(token)}`);
   await linked.getByRole('heading', { name: `Thread ${THREAD}` }).waitFor();
-  assert.equal(new URL(linked.url()).search, '');
+  assert.equal(new URL(linked.url()).hash, `#/threads/${THREAD}`);
+  const listed = await browser.context.newPage();
+  await listed.goto(`${base}/ui#token=${encodeURIComponent(token)}`);
+  await listed.getByRole('heading', { name: /^Threads \(\d+\)$/u }).waitFor();
+  assert.ok(!listed.url().includes('token'), listed.url());
+
+  // A token in the query string has been sent to the server already: removed, and not used.
+  const queried = await browser.context.newPage();
+  await queried.goto(`${base}/ui?token=${encodeURIComponent(token)}`);
+  await queried.getByText(/was not used: enter it above, or link with #token= instead/u).waitFor();
+  assert.equal(new URL(queried.url()).search, '');
+  assert.equal(await queried.evaluate(() => sessionStorage.length), 0, 'the query token is not kept');
 
   assert.deepEqual(errors, [], 'no script errors, no failed requests');
 });
