@@ -8,7 +8,7 @@ import { pipeline } from '../compaction/strategies/pipeline.js';
 import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
 import { truncation } from '../compaction/strategies/truncation.js';
 import { summarization } from '../compaction/strategies/summarization.js';
-import { tokensBelow, tokensExceed } from '../compaction/triggers.js';
+import { groupsExceed, not, tokensBelow, tokensExceed } from '../compaction/triggers.js';
 
 /** Per-thread settings. Every field has a documented default. */
 export interface ThreadConfig {
@@ -66,9 +66,29 @@ export function defaultStrategy(budget: number): StrategySpec {
   ) as StrategySpec;
 }
 
-/** The strategy a thread runs: its own, or the default for its budget. */
+/**
+ * The most groups a thread's memory view holds. The thread workflow carries the view's index (about
+ * 110 bytes per message) across continue-as-new, and Temporal refuses payloads over 2 MB: past this
+ * cap the oldest groups are truncated whatever the strategy, down to {@link VIEW_GROUPS_AFTER_CAP}.
+ * No model's context window holds this many groups of a real conversation anyway.
+ */
+export const MAX_VIEW_GROUPS = 10_000;
+/** Where the cap's truncation stops (hysteresis: it runs rarely). */
+export const VIEW_GROUPS_AFTER_CAP = 9_000;
+
+/**
+ * The strategy a thread runs: its own, or the default for its budget, then the view's hard cap of
+ * {@link MAX_VIEW_GROUPS} groups.
+ */
 export function strategyOf(config: ThreadConfig): StrategySpec {
-  return config.strategy ?? defaultStrategy(config.budget);
+  return pipeline(
+    config.strategy ?? defaultStrategy(config.budget),
+    truncation({
+      trigger: groupsExceed(MAX_VIEW_GROUPS),
+      target: not(groupsExceed(VIEW_GROUPS_AFTER_CAP)),
+      minimumPreserved: 1,
+    }),
+  ) as StrategySpec;
 }
 
 /** Validates a partial configuration and merges it over `base`. Throws ValidationError. */

@@ -3,6 +3,16 @@ import assert from 'node:assert/strict';
 import { ThreadState } from '../../workflows/thread-state.js';
 import type { SeqMeta } from '../../workflows/shared.js';
 import { conversation } from '../support/conversation.js';
+import { truncation } from '../../src/compaction/strategies/truncation.js';
+import { never } from '../../src/compaction/triggers.js';
+import {
+  DEFAULT_CONFIG,
+  MAX_VIEW_GROUPS,
+  mergeConfig,
+  strategyOf,
+  VIEW_GROUPS_AFTER_CAP,
+} from '../../src/thread/config.js';
+import { compact } from '../../src/compaction/compact.js';
 
 function metas(n: number, tokens = 10): SeqMeta[] {
   const c = conversation();
@@ -101,4 +111,30 @@ test('a failed extraction holds back only what it read: messages indexed meanwhi
   assert.equal(s.extractionPending(), false, 'not retried until more messages arrive');
   s.receive(metas(4).slice(3));
   assert.equal(s.extractionPending(), true);
+});
+
+test('the view is capped at MAX_VIEW_GROUPS groups whatever the strategy, so the carried state stays small', () => {
+  const s = new ThreadState({
+    threadId: 't',
+    config: { budget: 1_000_000_000, strategy: truncation({ trigger: never() }) },
+  });
+  const m = metas(MAX_VIEW_GROUPS + 1, 1);
+  s.receive(m.slice(0, MAX_VIEW_GROUPS));
+  assert.equal(s.compactionDue(), false, 'at the cap: nothing to do');
+  s.receive(m.slice(MAX_VIEW_GROUPS));
+  assert.equal(s.compactionDue(), true, 'one group over the cap');
+  // What continue-as-new carries at the cap stays well under Temporal's 2 MB payload limit.
+  assert.ok(JSON.stringify(s.snapshot()).length < 1.5 * 1024 * 1024);
+});
+
+test('the cap truncates the oldest groups down to VIEW_GROUPS_AFTER_CAP, after the thread’s own strategy', async () => {
+  const config = mergeConfig(DEFAULT_CONFIG, { budget: 1_000_000_000 });
+  const messages = Array.from({ length: MAX_VIEW_GROUPS + 1 }, (_, i) => ({
+    id: `m${i}`,
+    role: 'user' as const,
+    content: `message ${i}`,
+  }));
+  const { messages: view, metrics } = await compact(messages, strategyOf(config));
+  assert.equal(metrics.includedGroups, VIEW_GROUPS_AFTER_CAP);
+  assert.equal(view[0]!.id, `m${MAX_VIEW_GROUPS + 1 - VIEW_GROUPS_AFTER_CAP}`, 'the oldest went first');
 });
