@@ -1,8 +1,15 @@
 /**
- * The append transaction. The thread's row is the counter and the lock: `SELECT ... FOR UPDATE`
- * serializes appenders of one thread, so seqs form one total order with no gaps, while appends to
- * different threads never wait for each other. Steady state is five round trips: BEGIN, lock, look
- * up the batch's ids, insert + bump counters in one statement, COMMIT.
+ * The append statement. The thread's row is the counter and the lock: one statement locks it
+ * (`SELECT ... FOR UPDATE`), looks up the batch's ids, inserts the new messages with the next seqs and
+ * bumps the counter, so seqs form one total order with no gaps while appends to different threads
+ * never wait for each other. Run on its own (autocommit), the statement is its own transaction: the
+ * row lock is held only while the server executes and commits it, never across a client round trip
+ * (BEGIN / lock / look-up / insert / COMMIT held it across three). Steady state is one round trip.
+ *
+ * One subtlety of READ COMMITTED: the statement's snapshot is taken before it waits for the lock, so
+ * an id committed by the appender that held the lock is invisible to its look-up. Inserting that id
+ * again then fails on the (thread, id) unique key, which aborts the whole statement (no seq is used),
+ * and the statement is simply run again with a fresh snapshot, which sees it as a duplicate.
  */
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError } from '../errors.js';
@@ -11,43 +18,90 @@ import type { AppendedMessage, AppendOptions } from '../types.js';
 import { explainTextError } from './pg-errors.js';
 import { withTransaction } from './transaction.js';
 
-interface ExistingRow {
-  id: string;
-  seq: string;
-  content_hash: string;
-  tokens: number;
-}
-
-/** Locks the thread's row, creating the thread first if needed; returns its last seq. */
-async function lockThread(client: PoolClient, threadId: string): Promise<number> {
-  const lock = 'SELECT last_seq FROM threads WHERE thread_id = $1 FOR UPDATE';
-  let { rows } = await client.query<{ last_seq: string }>(lock, [threadId]);
-  if (rows.length === 0) {
-    // Two first appends may race here: ON CONFLICT makes the loser wait for the winner, then lock its row.
-    await client.query('INSERT INTO threads (thread_id) VALUES ($1) ON CONFLICT (thread_id) DO NOTHING', [
-      threadId,
-    ]);
-    ({ rows } = await client.query<{ last_seq: string }>(lock, [threadId]));
-  }
-  return Number(rows[0]!.last_seq);
-}
-
-const INSERT_SQL = `
-WITH inserted AS (
+/**
+ * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id.
+ * Answers whether the thread row exists (`found`), whether every stored id has the same content
+ * (`ok`; when not, nothing is written), the stored rows of the batch's ids and the inserted seqs.
+ */
+const APPEND_SQL = `
+WITH t AS MATERIALIZED (
+  SELECT last_seq FROM threads WHERE thread_id = $1 FOR UPDATE
+),
+input AS MATERIALIZED (
+  SELECT x.* FROM jsonb_to_recordset($2::jsonb) AS x(ord integer, id text, role text, shape text,
+    call_ids text[], parts jsonb, metadata jsonb, tokens integer, bytes integer, content_hash text,
+    created_at timestamptz)
+),
+existing AS MATERIALIZED (
+  SELECT m.id, m.seq, m.content_hash, m.tokens FROM messages m
+  WHERE m.thread_id = $1 AND m.id IN (SELECT id FROM input)
+),
+verdict AS MATERIALIZED (
+  SELECT EXISTS (SELECT 1 FROM t) AS found,
+    NOT EXISTS (SELECT 1 FROM existing e JOIN input i ON i.id = e.id WHERE e.content_hash <> i.content_hash) AS ok
+),
+fresh AS MATERIALIZED (
+  SELECT i.*, t.last_seq + row_number() OVER (ORDER BY i.ord) AS seq
+  FROM input i CROSS JOIN t
+  WHERE (SELECT ok FROM verdict) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = i.id)
+),
+inserted AS (
   INSERT INTO messages (thread_id, seq, id, role, shape, call_ids, parts, metadata, tokens, bytes, content_hash, created_at)
-  SELECT $1, x.seq, x.id, x.role, x.shape, x.call_ids, x.parts, x.metadata, x.tokens, x.bytes, x.content_hash, x.created_at
-  FROM jsonb_to_recordset($2::jsonb) AS x(seq bigint, id text, role text, shape text, call_ids text[], parts jsonb,
-    metadata jsonb, tokens integer, bytes integer, content_hash text, created_at timestamptz)
+  SELECT $1, f.seq, f.id, f.role, f.shape, f.call_ids, f.parts, f.metadata, f.tokens, f.bytes, f.content_hash, f.created_at
+  FROM fresh f
+  RETURNING id, seq
+),
+bumped AS (
+  UPDATE threads
+  SET last_seq = COALESCE((SELECT max(seq) FROM fresh), last_seq),
+    message_count = message_count + (SELECT count(*) FROM fresh),
+    updated_at = CASE WHEN EXISTS (SELECT 1 FROM fresh) THEN now() ELSE updated_at END,
+    user_id = COALESCE(user_id, $3), resource_id = COALESCE(resource_id, $4)
+  WHERE thread_id = $1 AND (SELECT found AND ok FROM verdict)
+    AND (EXISTS (SELECT 1 FROM fresh) OR $3::text IS NOT NULL OR $4::text IS NOT NULL)
   RETURNING 1
 )
-UPDATE threads
-SET last_seq = $3, message_count = message_count + (SELECT count(*) FROM inserted),
-    updated_at = CASE WHEN $3 > last_seq THEN now() ELSE updated_at END,
-    user_id = COALESCE(user_id, $4), resource_id = COALESCE(resource_id, $5)
-WHERE thread_id = $1`;
+SELECT v.found, v.ok,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('id', id, 'seq', seq, 'hash', content_hash, 'tokens', tokens))
+    FROM existing), '[]'::jsonb) AS existing,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('id', id, 'seq', seq)) FROM inserted), '[]'::jsonb) AS inserted
+FROM verdict v`;
+
+interface AppendRow {
+  found: boolean;
+  ok: boolean;
+  existing: { id: string; seq: number; hash: string; tokens: number }[];
+  inserted: { id: string; seq: number }[];
+}
+
+/** How often a statement that lost a race on an id (see above) is run again before giving up. */
+const MAX_ATTEMPTS = 10;
+
+/** The unique-key violation a concurrent append of the same id causes (the statement wrote nothing). */
+function lostIdRace(err: unknown): boolean {
+  const { code, table } = err as { code?: unknown; table?: unknown };
+  return code === '23505' && table === 'messages';
+}
+
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
+async function runAppend(
+  db: Queryable,
+  threadId: string,
+  batch: string,
+  options: AppendOptions | undefined,
+): Promise<AppendRow> {
+  const { rows } = await db.query<AppendRow>(APPEND_SQL, [
+    threadId,
+    batch,
+    options?.userId ?? null,
+    options?.resourceId ?? null,
+  ]);
+  return rows[0]!;
+}
 
 /**
- * Stores a prepared batch in one transaction.
+ * Stores a prepared batch atomically.
  * @returns one result per entry, in input order.
  * @throws ConflictError when an id is stored (or repeated in the batch) with different content.
  */
@@ -57,55 +111,75 @@ export async function appendPrepared(
   entries: PreparedEntry[],
   options?: AppendOptions,
 ): Promise<AppendedMessage[]> {
+  // An id repeated within the batch is stored once; with other content it is a conflict.
+  const unique = new Map<string, PreparedEntry>();
+  for (const entry of entries) {
+    const first = unique.get(entry.message.id);
+    if (!first) unique.set(entry.message.id, entry);
+    else if (first.contentHash !== entry.contentHash) throw new ConflictError(threadId, entry.message.id);
+  }
+  const batch = JSON.stringify(
+    [...unique.values()].map(({ message, meta, contentHash }, ord) => ({
+      ord,
+      id: message.id,
+      role: message.role,
+      shape: meta.shape,
+      call_ids: meta.callIds,
+      parts: message.parts,
+      metadata: message.metadata,
+      tokens: meta.tokens,
+      bytes: meta.bytes,
+      content_hash: contentHash,
+      created_at: message.createdAt,
+    })),
+  );
   try {
-    return await withTransaction(pool, async (client) => {
-      let lastSeq = await lockThread(client, threadId);
-      const ids = [...new Set(entries.map((e) => e.message.id))];
-      const { rows } = await client.query<ExistingRow>(
-        'SELECT id, seq, content_hash, tokens FROM messages WHERE thread_id = $1 AND id = ANY($2::text[])',
-        [threadId, ids],
-      );
-      const known = new Map(
-        rows.map((row) => [row.id, { seq: Number(row.seq), hash: row.content_hash, tokens: row.tokens }]),
-      );
-      const results: AppendedMessage[] = [];
-      const fresh: object[] = [];
-      for (const entry of entries) {
-        const { message, meta, contentHash } = entry;
-        const stored = known.get(message.id);
-        if (stored) {
-          if (stored.hash !== contentHash) throw new ConflictError(threadId, message.id);
-          results.push({ ...meta, tokens: stored.tokens, seq: stored.seq, duplicate: true });
-          continue;
+    let row: AppendRow | undefined;
+    for (let attempt = 1; !row; attempt++) {
+      try {
+        row = await runAppend(pool, threadId, batch, options);
+        if (!row.found) {
+          // The thread's first append: create its row and append in one transaction (a failed append
+          // leaves no empty thread behind; two first appends racing both end up on the one row).
+          row = await withTransaction(pool, async (client) => {
+            await client.query(
+              'INSERT INTO threads (thread_id) VALUES ($1) ON CONFLICT (thread_id) DO NOTHING',
+              [threadId],
+            );
+            return runAppend(client, threadId, batch, options);
+          });
         }
-        const seq = ++lastSeq;
-        known.set(message.id, { seq, hash: contentHash, tokens: meta.tokens });
-        results.push({ ...meta, seq, duplicate: false });
-        fresh.push({
-          seq,
-          id: message.id,
-          role: message.role,
-          shape: meta.shape,
-          call_ids: meta.callIds,
-          parts: message.parts,
-          metadata: message.metadata,
-          tokens: meta.tokens,
-          bytes: meta.bytes,
-          content_hash: contentHash,
-          created_at: message.createdAt,
-        });
+      } catch (err) {
+        if (!lostIdRace(err) || attempt >= MAX_ATTEMPTS) throw err;
+        row = undefined;
       }
-      if (fresh.length > 0 || options?.userId !== undefined || options?.resourceId !== undefined) {
-        await client.query(INSERT_SQL, [
-          threadId,
-          JSON.stringify(fresh),
-          lastSeq,
-          options?.userId ?? null,
-          options?.resourceId ?? null,
-        ]);
+    }
+    if (!row.found) throw new Error(`thread ${threadId} vanished during its first append`);
+    const known = new Map<string, { seq: number; hash: string; tokens: number }>(
+      row.existing.map((e) => [e.id, { seq: Number(e.seq), hash: e.hash, tokens: e.tokens }]),
+    );
+    if (!row.ok) {
+      const clash = entries.find((e) => {
+        const stored = known.get(e.message.id);
+        return stored !== undefined && stored.hash !== e.contentHash;
+      });
+      throw new ConflictError(threadId, clash?.message.id ?? entries[0]!.message.id);
+    }
+    const insertedSeq = new Map(row.inserted.map((i) => [i.id, Number(i.seq)]));
+    const results: AppendedMessage[] = [];
+    const seen = new Set<string>();
+    for (const { message, meta } of entries) {
+      const stored = known.get(message.id);
+      if (stored) {
+        results.push({ ...meta, tokens: stored.tokens, seq: stored.seq, duplicate: true });
+        continue;
       }
-      return results;
-    });
+      const seq = insertedSeq.get(message.id);
+      if (seq === undefined) throw new Error(`message ${message.id} was neither stored nor inserted`);
+      results.push({ ...meta, seq, duplicate: seen.has(message.id) });
+      seen.add(message.id);
+    }
+    return results;
   } catch (err) {
     throw explainTextError(err);
   }
