@@ -21,6 +21,11 @@ export type Trigger =
   | { type: 'all'; triggers: Trigger[] }
   | { type: 'any'; triggers: Trigger[] };
 
+/**
+ * Thresholds are whole numbers ≥ 0. Zero is accepted on purpose: `messagesExceed(0)` means "whenever
+ * the view holds anything" and `tokensBelow(0)` never holds, which as a target means "compact all the
+ * way down to the strategy's floor". Both are useful and neither is a typo of a budget.
+ */
 function count(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new ValidationError('invalid_option', `${name}: expected a whole number ≥ 0, got ${String(value)}`);
