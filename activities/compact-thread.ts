@@ -5,6 +5,7 @@
  */
 import { Context, heartbeat } from '@temporalio/activity';
 import { compactIndex } from '../src/compaction/compact.js';
+import { withViewCap } from '../src/thread/config.js';
 import { describeMessage } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
@@ -57,7 +58,12 @@ export function compactThreadActivity(deps: CompactDeps) {
     const beat = setInterval(() => heartbeat(), heartbeatEveryMs());
     let outcome;
     try {
-      outcome = await compactIndex(index, input.strategy, { bodies, tokenizer, tokenized: true, summarizer });
+      outcome = await compactIndex(index, withViewCap(input.strategy), {
+        bodies,
+        tokenizer,
+        tokenized: true,
+        summarizer,
+      });
     } finally {
       clearInterval(beat);
     }

@@ -112,7 +112,7 @@ export interface ThreadStateView {
   run: number;
   compactions: number;
   lastCompaction?: CompactionSummary;
-  /** Work not yet done: `compaction` due, `catch-up` of a gap, `extraction` of memories. */
+  /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories. */
   pending: string[];
   lastError?: string;
   memory: MemoryProgress;

@@ -4,7 +4,13 @@
  * strategy is due, and applies compaction results. No Temporal APIs here, so it is unit-tested alone.
  */
 import { MessageIndex } from '../src/compaction/message-index.js';
-import { DEFAULT_CONFIG, mergeConfig, strategyOf, type ThreadConfig } from '../src/thread/config.js';
+import {
+  DEFAULT_CONFIG,
+  mergeConfig,
+  strategyOf,
+  withViewCap,
+  type ThreadConfig,
+} from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
 import type { CompactThreadResult } from '../activities/types.js';
 import type {
@@ -37,6 +43,8 @@ export class ThreadState {
   /** Index position at the last compaction attempt: no retry until new messages arrive. */
   private compactedAt = -1;
   deleted = false;
+  /** True while a compaction activity runs (set by the workflow): it is pending work until it lands. */
+  compacting = false;
   memory: MemoryProgress;
   llm?: string;
 
@@ -78,6 +86,13 @@ export class ThreadState {
     }
   }
 
+  /** Forgets announced messages waiting behind a gap; returns how many. */
+  dropBuffered(): number {
+    const n = this.buffered.size;
+    this.buffered.clear();
+    return n;
+  }
+
   /** True when announced messages wait behind a missing sequence number. */
   hasGap(): boolean {
     return this.buffered.size > 0;
@@ -96,7 +111,8 @@ export class ThreadState {
   /** True when the strategy may change the view and nothing new has been tried since. */
   compactionDue(): boolean {
     return (
-      this.index.lastSeq > this.compactedAt && strategyFires(strategyOf(this.config), this.index.metrics)
+      this.index.lastSeq > this.compactedAt &&
+      strategyFires(withViewCap(strategyOf(this.config)), this.index.metrics)
     );
   }
 
@@ -202,7 +218,7 @@ export class ThreadState {
   /** What the `state` query answers. */
   view(): ThreadStateView {
     const pending: string[] = [];
-    if (this.compactionDue()) pending.push('compaction');
+    if (this.compacting || this.compactionDue()) pending.push('compaction');
     if (this.needsCatchUp()) pending.push('catch-up');
     if (this.extractionPending()) pending.push('extraction');
     return {

@@ -88,10 +88,20 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
         limit: CATCH_UP_PAGE,
       });
       if (metas.length === 0) {
-        // The store has nothing more: a sync asked beyond what exists (or the thread was deleted).
+        // The store has nothing more: a sync asked beyond what exists, or announced messages are
+        // gone from it (the thread's rows were deleted underneath, or the database was restored from
+        // an older backup). Seqs are announced only after their commit, so waiting cannot help:
+        // drop them rather than read the store every few seconds for ever. Appends after a restore
+        // reuse those seqs and are announced again.
         state.wantSeq = Math.min(state.wantSeq, state.indexedSeq);
-        if (state.hasGap())
-          log.warn('announced messages missing from the store', { threadId: state.threadId });
+        const dropped = state.dropBuffered();
+        if (dropped > 0) {
+          log.error('announced messages are missing from the store; dropped them', {
+            threadId: state.threadId,
+            indexedSeq: state.indexedSeq,
+            dropped,
+          });
+        }
         return;
       }
       state.receive(metas);
@@ -100,6 +110,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
 
   async function runCompaction(): Promise<CompactionSummary | null> {
     state.markCompactionAttempt();
+    state.compacting = true;
     try {
       const result = await llm.compactThread({
         threadId: state.threadId,
@@ -123,6 +134,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       state.setError('compaction', error);
       log.warn('compaction failed', { threadId: state.threadId, error });
       return null;
+    } finally {
+      state.compacting = false;
     }
   }
 

@@ -76,13 +76,18 @@ export const MAX_VIEW_GROUPS = 10_000;
 /** Where the cap's truncation stops (hysteresis: it runs rarely). */
 export const VIEW_GROUPS_AFTER_CAP = 9_000;
 
-/**
- * The strategy a thread runs: its own, or the default for its budget, then the view's hard cap of
- * {@link MAX_VIEW_GROUPS} groups.
- */
+/** The strategy a thread runs: its own, or the default for its budget (see {@link withViewCap}). */
 export function strategyOf(config: ThreadConfig): StrategySpec {
+  return config.strategy ?? defaultStrategy(config.budget);
+}
+
+/**
+ * A thread's strategy followed by the view's hard cap of {@link MAX_VIEW_GROUPS} groups: what the
+ * workflow evaluates and the compaction activity runs. Reports keep the thread's own strategy name.
+ */
+export function withViewCap(strategy: StrategySpec): StrategySpec {
   return pipeline(
-    config.strategy ?? defaultStrategy(config.budget),
+    strategy,
     truncation({
       trigger: groupsExceed(MAX_VIEW_GROUPS),
       target: not(groupsExceed(VIEW_GROUPS_AFTER_CAP)),

@@ -11,6 +11,7 @@ import {
   mergeConfig,
   strategyOf,
   VIEW_GROUPS_AFTER_CAP,
+  withViewCap,
 } from '../../src/thread/config.js';
 import { compact } from '../../src/compaction/compact.js';
 
@@ -134,7 +135,7 @@ test('the cap truncates the oldest groups down to VIEW_GROUPS_AFTER_CAP, after t
     role: 'user' as const,
     content: `message ${i}`,
   }));
-  const { messages: view, metrics } = await compact(messages, strategyOf(config));
+  const { messages: view, metrics } = await compact(messages, withViewCap(strategyOf(config)));
   assert.equal(metrics.includedGroups, VIEW_GROUPS_AFTER_CAP);
   assert.equal(view[0]!.id, `m${MAX_VIEW_GROUPS + 1 - VIEW_GROUPS_AFTER_CAP}`, 'the oldest went first');
 });
