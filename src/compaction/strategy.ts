@@ -160,6 +160,16 @@ export function positive(name: string, value: number | undefined): number {
   return value;
 }
 
+/**
+ * Validates a yes/no option. Specs arrive as JSON too, where `"false"` is a truthy string: only real
+ * booleans are accepted, so a quoted value cannot silently turn an option on.
+ */
+export function flag(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new RangeErrorOption(name, JSON.stringify(value), 'true or false');
+  return value;
+}
+
 class RangeErrorOption extends ValidationError {
   constructor(name: string, value: unknown, expected: string) {
     super('invalid_option', `${name}: expected ${expected}, got ${String(value)}`);

@@ -7,6 +7,7 @@ import { tokensExceed, describe } from '../triggers.js';
 import {
   beyondNewest,
   excludeOldest,
+  flag,
   floor,
   includedNonSystem,
   positive,
@@ -39,8 +40,8 @@ export function tokenBudget(options: TokenBudgetOptions): TokenBudgetSpec {
     type: 'tokenBudget',
     budget: positive('tokenBudget.budget', options?.budget),
     strategies: options.strategies ?? [],
-    earlyStop: options.earlyStop ?? true,
-    strict: options.strict ?? false,
+    earlyStop: flag('tokenBudget.earlyStop', options.earlyStop, true),
+    strict: flag('tokenBudget.strict', options.strict, false),
     minimumPreserved: floor('tokenBudget.minimumPreserved', options.minimumPreserved, 1),
   };
 }

@@ -8,6 +8,7 @@
  * Trigger default `always`; target default: the trigger no longer fires.
  */
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/message.js';
+import { ValidationError } from '../../model/errors.js';
 import { describeMessage } from '../message-meta.js';
 import type { GroupState } from '../group.js';
 import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
@@ -61,7 +62,15 @@ export function toolResultCollapse(options: ToolResultCollapseOptions = {}): Too
     trigger: parseTrigger(options.trigger ?? always()),
   };
   if (options.target !== undefined) spec.target = parseTrigger(options.target);
-  if (options.format) spec.format = options.format;
+  if (options.format !== undefined) {
+    if (typeof options.format !== 'function') {
+      throw new ValidationError(
+        'invalid_option',
+        `toolResultCollapse.format: expected a function (calls) => string, got ${typeof options.format}`,
+      );
+    }
+    spec.format = options.format;
+  }
   return spec;
 }
 

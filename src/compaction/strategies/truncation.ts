@@ -10,6 +10,7 @@ import { describe, evaluate, not, parseTrigger, type Trigger } from '../triggers
 import {
   beyondNewest,
   excludeOldest,
+  flag,
   floor,
   includedNonSystem,
   positive,
@@ -43,13 +44,26 @@ export interface TruncationSpec extends TruncationOptions {
   preserveSystem: boolean;
 }
 
+const METRICS: readonly string[] = ['tokens', 'messages', 'auto'];
+
 /** Creates a truncation strategy (validated). */
 export function truncation(options: TruncationOptions): TruncationSpec {
   const spec: TruncationSpec = {
     type: 'truncation',
     minimumPreserved: floor('truncation.minimumPreserved', options.minimumPreserved, 32),
-    preserveSystem: options.preserveSystem ?? true,
+    preserveSystem: flag('truncation.preserveSystem', options.preserveSystem, true),
   };
+  if (options.trigger !== undefined && options.max !== undefined) {
+    // Both would mean two start conditions; the old code silently ignored max.
+    throw new ValidationError('invalid_option', 'truncation: give either trigger or max, not both');
+  }
+  if (options.max === undefined) {
+    for (const key of ['compactTo', 'metric'] as const) {
+      if (options[key] !== undefined) {
+        throw new ValidationError('invalid_option', `truncation.${key}: only meaningful with max`);
+      }
+    }
+  }
   if (options.trigger !== undefined) spec.trigger = parseTrigger(options.trigger);
   if (options.target !== undefined) spec.target = parseTrigger(options.target);
   if (options.max !== undefined) {
@@ -59,7 +73,14 @@ export function truncation(options: TruncationOptions): TruncationSpec {
     if (spec.compactTo > spec.max) {
       throw new ValidationError('invalid_option', 'truncation.compactTo: must not exceed max');
     }
-    spec.metric = options.metric ?? 'auto';
+    const metric = options.metric ?? 'auto';
+    if (!METRICS.includes(metric)) {
+      throw new ValidationError(
+        'invalid_option',
+        `truncation.metric: expected one of ${METRICS.join(', ')}, got ${JSON.stringify(metric)}`,
+      );
+    }
+    spec.metric = metric;
   }
   if (!spec.trigger && spec.max === undefined) {
     throw new ValidationError('invalid_option', 'truncation: give a trigger or max');
