@@ -239,16 +239,20 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     state.memory.extractedSeq = Math.max(state.memory.extractedSeq, upTo);
   }
 
+  // Only with lanes: on the old path the one lock is also held by handlers, and its timers must be
+  // scheduled exactly as they were.
+  const extracting = () => lanes && extractionLane.held;
+
   while (!state.deleted) {
     // While an extraction runs, its work is not idle work: no timer, no second extraction.
-    const idleIn = extractionLane.held ? undefined : state.idleIn(Date.now());
+    const idleIn = extracting() ? undefined : state.idleIn(Date.now());
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
       (mayStart() && !compactionLane.held && state.compactionDue()) ||
       (mayStart() && !extractionLane.held && state.extractionDue()) ||
       // idle work appeared (or an extraction ended with some left): arm the timer
-      (idleIn === undefined && !extractionLane.held && state.idleIn(Date.now()) !== undefined) ||
+      (idleIn === undefined && !extracting() && state.idleIn(Date.now()) !== undefined) ||
       (shouldContinueAsNew() && (!lanes || lanesIdle()));
     // One idle timer at a time, and only when there is idle work: re-armed lazily if appends came.
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
