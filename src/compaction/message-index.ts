@@ -60,7 +60,13 @@ export class MessageIndex {
       prunedGroups: 0,
     };
     // Restoring is O(n) anyway (the state was just copied); appends after it must not be.
-    for (const g of this.state.groups) if (g.pendingCallIds?.length) this.waiting.set(g.id, g);
+    let toolCallGroups = 0;
+    for (const g of this.state.groups) {
+      if (g.pendingCallIds?.length) this.waiting.set(g.id, g);
+      if (g.kind === 'tool_call') toolCallGroups++;
+    }
+    // States saved before this metric existed: count what is still indexed (pruned groups are gone).
+    this.state.metrics.totalToolCallGroups ??= toolCallGroups;
     this.examined += this.state.groups.length;
   }
 
@@ -220,6 +226,7 @@ export class MessageIndex {
     s.groups.push(group);
     this.positions?.set(group.id, s.groups.length - 1);
     s.metrics.totalGroups++;
+    if (kind === 'tool_call') s.metrics.totalToolCallGroups++;
     this.count(group, +1);
     return group;
   }
@@ -237,6 +244,7 @@ export class MessageIndex {
 
   private setKind(group: GroupState, kind: GroupKind): void {
     if (!group.excluded) this.countKind(group.kind, -1);
+    if (kind === 'tool_call' && group.kind !== 'tool_call') this.state.metrics.totalToolCallGroups++;
     group.kind = kind;
     if (!group.excluded) this.countKind(group.kind, +1);
   }

@@ -16,6 +16,8 @@ export interface Metrics {
   totalMessages: number;
   totalGroups: number;
   totalTurns: number;
+  /** Tool-call groups ever formed, collapsed or excluded ones included (pruned ones too, once counted). */
+  totalToolCallGroups: number;
 }
 
 /** Metrics of an empty index. */
@@ -31,5 +33,6 @@ export function emptyMetrics(): Metrics {
     totalMessages: 0,
     totalGroups: 0,
     totalTurns: 0,
+    totalToolCallGroups: 0,
   };
 }

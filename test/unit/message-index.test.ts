@@ -184,3 +184,33 @@ describe('index state', () => {
     assert.deepEqual(index.groups[1]!.messageIds, ['m4', 'm5']);
   });
 });
+
+describe('tool-call group metrics', () => {
+  function tools() {
+    const c = conversation();
+    c.user('q');
+    c.reasoning('thinking'); // becomes a tool-call group when the call follows
+    c.call(['a', 'one'], ['b', 'two']);
+    c.result('a', 'ra');
+    c.result('b', 'rb');
+    c.call(['c', 'three']);
+    c.result('c', 'rc');
+    return c;
+  }
+
+  test('totalToolCallGroups counts every tool-call group, and keeps counting excluded ones', () => {
+    const index = MessageIndex.from(tools().metas(2));
+    assert.equal(index.metrics.totalToolCallGroups, 2);
+    assert.equal(index.metrics.includedToolCallGroups, 2);
+    index.exclude(index.groups[1]!, { reason: 'tool_call_dropped', strategy: 'test' });
+    assert.equal(index.metrics.includedToolCallGroups, 1);
+    assert.equal(index.metrics.totalToolCallGroups, 2);
+  });
+
+  test('a state saved before the metric existed gets it from its groups', () => {
+    const state = MessageIndex.from(tools().metas(2)).toJSON();
+    delete (state.metrics as Partial<typeof state.metrics>).totalToolCallGroups;
+    const restored = MessageIndex.fromJSON(state);
+    assert.equal(restored.metrics.totalToolCallGroups, 2);
+  });
+});
