@@ -37,7 +37,8 @@ export function extractMemoriesActivity(deps: {
     const messages: Message[] = page.messages
       .filter((m) => m.seq <= input.toSeq)
       .map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m);
-    const existing = (await memories.list(input.userId)).map((m) => ({ id: m.id, text: m.text }));
+    const scope = input.resourceId === undefined ? {} : { resourceId: input.resourceId };
+    const existing = (await memories.list(input.userId, scope)).map((m) => ({ id: m.id, text: m.text }));
     heartbeat();
     const beat = setInterval(() => heartbeat(), heartbeatEveryMs());
     let result;
@@ -56,6 +57,7 @@ export function extractMemoriesActivity(deps: {
     const applied = await memories.applyExtraction({
       extractionId: input.extractionId,
       userId: input.userId,
+      ...scope,
       threadId: input.threadId,
       fromSeq: input.fromSeq,
       toSeq: input.toSeq,

@@ -52,6 +52,8 @@ export interface ExtractMemoriesInput {
   extractionId: string;
   threadId: string;
   userId: string;
+  /** Memories learned are that resource's; the extractor sees its and the user-wide ones. */
+  resourceId?: string;
   fromSeq: number;
   toSeq: number;
 }

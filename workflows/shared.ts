@@ -26,6 +26,8 @@ export type SeqMeta = MessageMeta & { seq: number };
 export interface ThreadWorkflowInput {
   threadId: string;
   userId?: string;
+  /** Narrows the user's memories to one resource (see the client's `thread()` options). */
+  resourceId?: string;
   config?: Partial<ThreadConfig>;
   /** Carried state from the previous run. */
   carried?: ThreadSnapshot;

@@ -27,6 +27,7 @@ import type {
 export class ThreadState {
   readonly threadId: string;
   readonly userId?: string;
+  readonly resourceId?: string;
   config: ThreadConfig;
   readonly index: MessageIndex;
   /** Early arrivals keyed by seq. */
@@ -51,6 +52,7 @@ export class ThreadState {
   constructor(input: ThreadWorkflowInput) {
     this.threadId = input.threadId;
     this.userId = input.userId;
+    this.resourceId = input.resourceId;
     const carried = input.carried;
     this.config = carried
       ? { ...DEFAULT_CONFIG, ...carried.config }

@@ -149,6 +149,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
         extractionId: `${state.threadId}:x:${fromSeq}-${toSeq}`,
         threadId: state.threadId,
         userId: state.userId,
+        ...(state.resourceId === undefined ? {} : { resourceId: state.resourceId }),
         fromSeq,
         toSeq,
       });

@@ -15,7 +15,7 @@ import { TASK_QUEUE } from '../../workflows/shared.js';
 import { Announcer } from './announcer.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { BackendUnavailableError } from './errors.js';
-import { ThreadHandle } from './thread-handle.js';
+import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
 
 /** Options of {@link connect}; each falls back to the environment, then to `endpoints.json`. */
 export interface ConnectOptions {
@@ -120,8 +120,13 @@ export class DurableMemory {
     );
   }
 
-  /** A handle on thread `id` (validated: 1–128 of letters, digits, `. _ : @ -`). */
-  thread(id: string, options: { userId?: string; model?: string } = {}): ThreadHandle {
+  /**
+   * A handle on thread `id` (validated: 1–128 of letters, digits, `. _ : @ -`).
+   * @param options `userId`: whose long-term memories the thread reads and feeds; `resourceId`:
+   *   narrows them to one resource (memories learned here are that resource's; the view sees them
+   *   and the user-wide ones); both are recorded when the thread is created; `model`: the tokenizer.
+   */
+  thread(id: string, options: ThreadOptions = {}): ThreadHandle {
     validateThreadId(id);
     return new ThreadHandle(
       id,

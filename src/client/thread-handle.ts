@@ -74,12 +74,22 @@ export interface ContextResult extends BuiltContext {
   memories: RankedMemory[];
 }
 
+/** Options of a thread handle (see `DurableMemory.thread`). */
+export interface ThreadOptions {
+  /** Whose long-term memories the thread reads and feeds. */
+  userId?: string;
+  /** Narrows the user's memories to one resource: learned here, they belong to it. */
+  resourceId?: string;
+  /** Picks the tokenizer of appends before the thread's own configuration is known. */
+  model?: string;
+}
+
 /** A handle on one thread. Cheap to create; holds no resources. */
 export class ThreadHandle {
   constructor(
     readonly threadId: string,
     private readonly deps: ThreadDeps,
-    private readonly options: { userId?: string; model?: string } = {},
+    private readonly options: ThreadOptions = {},
   ) {}
 
   private get workflowId(): string {
@@ -87,7 +97,13 @@ export class ThreadHandle {
   }
 
   private input(): ThreadWorkflowInput {
-    return { ...this.deps.workflowInput, threadId: this.threadId, userId: this.options.userId };
+    const { userId, resourceId } = this.options;
+    return {
+      ...this.deps.workflowInput,
+      threadId: this.threadId,
+      userId,
+      ...(resourceId === undefined ? {} : { resourceId }),
+    };
   }
 
   /**
@@ -111,7 +127,10 @@ export class ThreadHandle {
       tokens: countMessageTokens(message, tokenizer),
     }));
     const stored = await this.storeCall(() =>
-      this.deps.store.append(this.threadId, entries, { userId: this.options.userId }),
+      this.deps.store.append(this.threadId, entries, {
+        userId: this.options.userId,
+        resourceId: this.options.resourceId,
+      }),
     );
     const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
     const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
@@ -162,6 +181,7 @@ export class ThreadHandle {
     const view = await this.deps.store.view(this.threadId);
     const block = await this.memoryBlockFor(
       info.userId,
+      info.resourceId,
       view,
       Math.floor(budget * config.memoryShare),
       config.model,
@@ -173,6 +193,7 @@ export class ThreadHandle {
   /** The user's most relevant memories for the latest user turn, within `maxTokens`. */
   private async memoryBlockFor(
     userId: string | undefined,
+    resourceId: string | undefined,
     view: ViewEntry[],
     maxTokens: number,
     model: string,
@@ -182,9 +203,10 @@ export class ThreadHandle {
     const query = lastUser ? textOf(lastUser.message) : '';
     // Relevant to the latest turn first, then the most recent others (a name or a home town matters
     // even when the turn does not mention it), as far as the share of the budget allows.
-    const relevant = await this.deps.memories.search(userId, query, { limit: 20 });
+    const scope = resourceId === undefined ? {} : { resourceId };
+    const relevant = await this.deps.memories.search(userId, query, { limit: 20, ...scope });
     const seen = new Set(relevant.map((m) => m.id));
-    const recent = (await this.deps.memories.list(userId)).filter((m) => !seen.has(m.id)).slice(0, 20);
+    const recent = (await this.deps.memories.list(userId, scope)).filter((m) => !seen.has(m.id)).slice(0, 20);
     return memoryBlock([...relevant, ...recent], maxTokens, tokenizerForModel(model));
   }
 
@@ -194,7 +216,8 @@ export class ThreadHandle {
     if (!info) throw new UnknownThreadError(this.threadId);
     const userId = info.userId ?? this.options.userId;
     if (!userId || !this.deps.memories) return [];
-    return this.deps.memories.list(userId, options);
+    const resourceId = info.resourceId ?? this.options.resourceId;
+    return this.deps.memories.list(userId, resourceId === undefined ? options : { ...options, resourceId });
   }
 
   /** History by sequence number: `{ messages, next }`; pass `next` as `after` for the next page. */

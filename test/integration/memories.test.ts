@@ -135,3 +135,27 @@ test('with no LLM the local summarizer runs and is labelled', async () => {
     /\[local extractive summary: no LLM configured\]/,
   );
 });
+
+test('a resourceId narrows a user’s memories: learned in a resource, seen there and in user-wide reads', async () => {
+  const work = p.memory.thread('rita-work', { userId: 'rita', resourceId: 'work-assistant' });
+  await say(work, 'w1', 'Hi, my name is Rita.');
+  await work.configure({ extractEveryTurns: 1 });
+  await say(work, 'w2', 'I am allergic to shellfish.');
+  await waitForState(work, 'the work extraction', (x) => x.memory.extractedSeq >= 2);
+  const learned = await work.memories();
+  assert.ok(learned.length >= 2, JSON.stringify(learned));
+  assert.ok(learned.every((m) => m.resourceId === 'work-assistant'));
+
+  // Another resource of the same user sees none of them, in its list or in its context.
+  const home = p.memory.thread('rita-home', { userId: 'rita', resourceId: 'home-assistant' });
+  await say(home, 'h1', 'What should I cook tonight?');
+  assert.deepEqual(await home.memories(), []);
+  assert.deepEqual((await home.context()).memories, []);
+  // The same resource in another thread sees them; so does a thread with no resource (user-wide).
+  const work2 = p.memory.thread('rita-work-2', { userId: 'rita', resourceId: 'work-assistant' });
+  await say(work2, 'v1', 'Any allergies I should tell the caterer about?');
+  assert.ok((await work2.context()).memories.length > 0);
+  const anywhere = p.memory.thread('rita-any', { userId: 'rita' });
+  await say(anywhere, 'x1', 'Hello again.');
+  assert.equal((await anywhere.memories()).length, learned.length);
+});
