@@ -6,7 +6,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openApiDocument } from '../../src/server/api-server.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_IMPORT_BODY_LIMIT,
+  openApiDocument,
+} from '../../src/server/api-server.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
 import { startApiFixture, text, type ApiClient, type ApiFixture } from '../support/api.js';
 
@@ -610,6 +614,45 @@ describe('DELETE /v1/threads/{id}', () => {
     assertError(await acme.get('/v1/threads/doomed'), 404, 'unknown_thread');
     assertError(await acme.get('/v1/threads/doomed/messages'), 404, 'unknown_thread');
     assertError(await acme.delete('/v1/threads/doomed'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('bodies on every endpoint that takes one', () => {
+  // [method, path, body limit]: the limits are the server's defaults (imports carry whole threads).
+  const endpoints: [string, string, number][] = [
+    ['POST', '/v1/threads/bodies/messages', DEFAULT_BODY_LIMIT],
+    ['PATCH', '/v1/threads/bodies', DEFAULT_BODY_LIMIT],
+    ['POST', '/v1/threads/import', DEFAULT_IMPORT_BODY_LIMIT],
+    ['PATCH', '/v1/users/alice/memories/some-memory', DEFAULT_BODY_LIMIT],
+  ];
+
+  for (const [method, path, limit] of endpoints) {
+    test(`${method} ${path}: over the limit 413, malformed JSON 400, another type 415`, async () => {
+      // Valid JSON, one byte over the limit: only the size is wrong.
+      const raw = `{"pad":"${'x'.repeat(limit - 9)}"}`;
+      assert.equal(raw.length, limit + 1);
+      assertError(await acme.call(method, path, { raw }), 413, 'body_too_large');
+      assertError(await acme.call(method, path, { raw: '{"budget": ' }), 400, 'invalid_json', 'body');
+      assertError(
+        await acme.call(method, path, { raw: 'budget=1', contentType: 'application/x-www-form-urlencoded' }),
+        415,
+        'unsupported_media_type',
+      );
+      assertError(
+        await acme.call(method, path, { raw: 'hello', contentType: 'text/plain' }),
+        415,
+        'unsupported_media_type',
+      );
+    });
+  }
+
+  test('POST /v1/threads/{id}/compact takes no body, but a malformed JSON one is still a 400', async () => {
+    assertError(
+      await acme.call('POST', '/v1/threads/bodies/compact', { raw: '{"x": ' }),
+      400,
+      'invalid_json',
+      'body',
+    );
   });
 });
 
