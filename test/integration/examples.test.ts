@@ -123,7 +123,10 @@ test('resume-after-outage.ts: the stack stops mid-conversation, starts again, th
     const result = await tsx('resume-after-outage.ts', {
       DURABLE_MEMORY_HOME: home,
       TEMPORAL_CLI_PATH: cli.path,
-      OPENAI_BASE_URL: '',
+      // Its own stack's worker summarizes and extracts through the local LLM test server, as every
+      // example here does (never a real endpoint from the environment).
+      OPENAI_BASE_URL: llm.baseURL,
+      OPENAI_API_KEY: 'test',
     });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /append during the outage: BackendUnavailableError \(postgres\)/);
