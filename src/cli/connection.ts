@@ -17,6 +17,8 @@ export interface GlobalOptions {
   taskQueue?: string;
   home?: string;
   json?: boolean;
+  /** Tenant whose threads and users `thread …` and `memories …` address (their own option). */
+  tenant?: string;
 }
 
 /** Resolved settings, each with where it came from. */

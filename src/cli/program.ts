@@ -9,6 +9,7 @@ import { registerMemories } from './commands/memories.js';
 import { registerRuntime } from './commands/runtime.js';
 import { registerThread } from './commands/thread.js';
 import { registerToken } from './commands/token.js';
+import { UnknownThreadError } from '../client/errors.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
 import { Session } from './session.js';
@@ -41,7 +42,10 @@ export function createProgram(session: Session): Command {
     .configureHelp({ showGlobalOptions: true })
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 2 usage error, 3 not found, 4 Temporal or PostgreSQL unreachable, 1 other errors.',
+      '\nThread and user ids are used as given, as the client library stores them. Threads written ' +
+        'through the HTTP API are stored per tenant: give `thread` and `memories` --tenant <name> ' +
+        '(`local` for the open local API, which serves without tokens) to use its ids.' +
+        '\n\nExit codes: 0 ok, 2 usage error, 3 not found, 4 Temporal or PostgreSQL unreachable, 1 other errors.',
     )
     // Commander would exit by itself (with 1 for usage errors); errors are mapped to codes here instead.
     .exitOverride();
@@ -68,7 +72,11 @@ export async function runCli(argv: readonly string[]): Promise<number | 'running
   } catch (err) {
     const code = exitCodeOf(err);
     // Commander has printed its own message (and help) already.
-    const message = err instanceof CommanderError ? err.message : explain(err, session.settings?.tried);
+    let message = err instanceof CommanderError ? err.message : explain(err, session.settings?.tried);
+    if (err instanceof UnknownThreadError && session.global.tenant === undefined)
+      message +=
+        '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +
+        '(--tenant local for the open local API)';
     if (!(err instanceof CommanderError)) process.stderr.write(`durable-memory: ${message}\n`);
     if (code !== 0 && (session.json || argv.includes('--json')))
       await printJson(errorJson(err, code, message));

@@ -4,6 +4,8 @@
  */
 import type { Command } from 'commander';
 import type { DurableMemory } from '../client/connect.js';
+import { TenantScope } from '../server/tenant-scope.js';
+import { assertTenant } from '../server/token-store.js';
 import { openMemory, resolveConnection, type ConnectionSettings, type GlobalOptions } from './connection.js';
 
 /** State of one command-line run; see the module comment. */
@@ -19,6 +21,25 @@ export class Session {
   /** Whether machine output was asked for. */
   get json(): boolean {
     return Boolean(this.global.json);
+  }
+
+  /**
+   * The tenant `--tenant` names (`thread …`, `memories …`): ids on the command line are that
+   * tenant's, as the HTTP API stores them (`<tenant>:<id>`), and output shows them without the
+   * prefix. Undefined without the option: ids are used as given, as the client library stores them.
+   * @throws ValidationError (exit 2) for a malformed tenant name.
+   */
+  get scope(): TenantScope | undefined {
+    const tenant = this.global.tenant;
+    if (tenant === undefined) return undefined;
+    assertTenant(tenant);
+    return new TenantScope(tenant);
+  }
+
+  /** The stored id of a thread or user id given on the command line (see {@link scope}). */
+  stored(id: string): string {
+    const scope = this.scope;
+    return scope ? scope.prefix + id : id;
   }
 
   /** The connection, opened on first use. */

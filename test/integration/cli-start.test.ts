@@ -4,7 +4,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
@@ -35,8 +35,18 @@ test(
       DURABLE_MEMORY_HOME: '',
       DURABLE_MEMORY_TASK_QUEUE: '',
     };
-    const server = spawnCli(['--home', home, 'start'], env);
-    await server.waitForLine(/durable-memory ready/, 120_000);
+    const server = spawnCli(['--home', home, 'start', '--json'], env);
+    await server.waitForLine(/"ready":true/, 120_000);
+    // --json: stdout is one JSON line (the human ready line and the logs went to stderr).
+    const ready = JSON.parse(server.stdout()) as Record<string, string>;
+    const endpoints = JSON.parse(await readFile(path.join(home, 'endpoints.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    assert.equal(ready['apiUrl'], endpoints['apiUrl']);
+    assert.equal(ready['temporalAddress'], endpoints['temporalAddress']);
+    assert.match(server.stderr(), /durable-memory ready: api=/u);
+    assert.equal((await fetch(`${ready['apiUrl']}/healthz`)).status, 200);
 
     const file = path.join(home, 'export.json');
     await writeFile(file, JSON.stringify(syntheticExport('started', 40, 'bob')));

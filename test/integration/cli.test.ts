@@ -10,9 +10,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
-import { cliEnv, parseJson, runCli } from '../support/cli.js';
+import { cliEnv, parseJson, runCli, spawnCli } from '../support/cli.js';
 import { waitForState } from '../support/wait-for-state.js';
 import { conversation } from '../support/conversation.js';
+import { startApi } from '../../src/server/api-server.js';
 
 let p: TestPipeline;
 let env: NodeJS.ProcessEnv;
@@ -218,4 +219,105 @@ test('memories ls and rm, with and without --json', async () => {
   const after = parseJson<{ memories: unknown[] }>(await cli('memories', 'ls', '--user', 'alice', '--json'));
   assert.deepEqual(after.memories, []);
   assert.equal((await cli('memories', 'rm', 'cli-x:0', '--user', 'alice')).code, 3);
+});
+
+test('--tenant: threads and memories written through the HTTP API, by the ids the API shows', async () => {
+  // The open local API (no token exists): its requests act as tenant `local`.
+  const api = await startApi({ memory: p.memory, tokens: undefined, host: '127.0.0.1', logger: false });
+  try {
+    const res = await fetch(`${api.url}/v1/threads/support-42/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        userId: 'bob',
+        messages: [
+          { role: 'user', content: 'My parcel is late.' },
+          { role: 'assistant', content: 'Let me check that for you.' },
+        ],
+      }),
+    });
+    assert.equal(res.status, 200, await res.text());
+  } finally {
+    await api.close();
+  }
+
+  // Without --tenant, ids are the client library's: not there, and the error says what to do.
+  const plain = await cli('thread', 'show', 'support-42');
+  assert.equal(plain.code, 3, plain.stderr);
+  assert.match(plain.stderr, /add --tenant <name> \(--tenant local for the open local API\)/u);
+
+  const shown = await cli('thread', 'show', 'support-42', '--tenant', 'local');
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /support-42/u);
+  assert.doesNotMatch(shown.stdout, /local:/u);
+  assert.match(shown.stdout, /My parcel is late\./u);
+  const shownJson = await cli('thread', 'show', 'support-42', '--tenant', 'local', '--json');
+  assert.equal(parseJson<{ threadId: string }>(shownJson).threadId, 'support-42');
+  assert.doesNotMatch(shownJson.stdout, /"local:/u, 'no stored (prefixed) id in the output');
+
+  // The option is the group's: before or after the subcommand.
+  const history = parseJson<{ threadId: string; messages: { role: string }[] }>(
+    await cli('thread', '--tenant', 'local', 'history', 'support-42', '--json'),
+  );
+  assert.equal(history.threadId, 'support-42');
+  assert.deepEqual(
+    history.messages.map((m) => m.role),
+    ['user', 'assistant'],
+  );
+  const listed = parseJson<{ threads: { threadId: string; userId?: string }[] }>(
+    await cli('thread', 'ls', '--tenant', 'local', '--json'),
+  );
+  assert.deepEqual(
+    listed.threads.map((t) => [t.threadId, t.userId]),
+    [['support-42', 'bob']],
+  );
+  const everything = parseJson<{ threads: { threadId: string }[] }>(await cli('thread', 'ls', '--json'));
+  assert.ok(
+    everything.threads.some((t) => t.threadId === 'local:support-42'),
+    'stored under the tenant',
+  );
+  const exported = JSON.parse((await cli('thread', 'export', 'support-42', '--tenant', 'local')).stdout) as {
+    thread: { threadId: string; userId: string };
+  };
+  assert.deepEqual([exported.thread.threadId, exported.thread.userId], ['support-42', 'bob']);
+
+  // Memories of the tenant's user, by the ids the API shows.
+  await p.memory.memoryStore!.applyExtraction({
+    extractionId: 'local:support-42:x:1-2',
+    userId: 'local:bob',
+    threadId: 'local:support-42',
+    fromSeq: 1,
+    toSeq: 2,
+    model: 'test',
+    proposals: [{ text: 'User waits for a parcel', sourceMessageIds: ['m1'] }],
+  });
+  const memories = parseJson<{ memories: { id: string; userId: string }[] }>(
+    await cli('memories', 'ls', '--user', 'bob', '--tenant', 'local', '--json'),
+  );
+  assert.deepEqual(
+    memories.memories.map((m) => [m.id, m.userId]),
+    [['support-42:x:1-2:0', 'bob']],
+  );
+  assert.equal((await cli('memories', 'ls', '--user', 'bob', '--json')).code, 0);
+  const removed = await cli('memories', 'rm', 'support-42:x:1-2:0', '--user', 'bob', '--tenant', 'local');
+  assert.equal(removed.code, 0, removed.stderr);
+
+  const bad = await cli('thread', 'ls', '--tenant', 'Not:Valid');
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /tenant "Not:Valid": expected 1–40 of a-z, 0-9 and -/u);
+});
+
+test('api --json prints one JSON ready line on stdout, and serves there', async () => {
+  const server = spawnCli(['api', '--port', '0', '--json'], env);
+  try {
+    await server.waitForLine(/"ready":true/, 60_000);
+    const ready = JSON.parse(server.stdout()) as { ready: boolean; apiUrl: string; open: boolean };
+    assert.equal(ready.ready, true);
+    assert.match(ready.apiUrl, /^http:\/\/127\.0\.0\.1:\d+$/u);
+    assert.equal(ready.open, true, 'no token exists in this database');
+    assert.equal((await fetch(`${ready.apiUrl}/healthz`)).status, 200);
+  } finally {
+    await server.stop('SIGINT', 30_000);
+  }
+  assert.doesNotMatch(server.stdout(), /durable-memory api ready/u);
 });

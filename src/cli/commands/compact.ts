@@ -51,8 +51,9 @@ export function describeCompaction(summary: CompactionSummary | null): string {
 }
 
 async function compactOne(session: Session, id: string): Promise<void> {
-  const handle = (await session.memory()).thread(id);
-  const summary = await handle.compact();
+  const handle = (await session.memory()).thread(session.stored(id));
+  const compacted = await handle.compact();
+  const summary = session.scope ? session.scope.compaction(compacted) : compacted;
   if (!summary) {
     const state = await handle.state().catch(() => undefined);
     throw new Error(`compaction of ${id} failed: ${state?.lastError ?? 'see the worker log'}`);
@@ -61,13 +62,19 @@ async function compactOne(session: Session, id: string): Promise<void> {
   await printLines([`${id}: ${describeCompaction(summary)}`]);
 }
 
-/** Every thread id to compact, in id order (read first, so the progress has a total). */
-async function threadIds(memory: DurableMemory, o: CompactOptions): Promise<string[]> {
+/**
+ * Every thread id to compact, in id order (read first, so the progress has a total); with a tenant,
+ * that tenant's threads only, by their ids as the tenant knows them.
+ */
+async function threadIds(session: Session, memory: DurableMemory, o: CompactOptions): Promise<string[]> {
+  const scope = session.scope;
+  const userId = o.user !== undefined ? session.stored(o.user) : undefined;
   const ids: string[] = [];
-  for (let after = o.after; ;) {
-    const page = await memory.store.listThreads({ userId: o.user, after, limit: 500 });
-    ids.push(...page.map((t) => t.threadId));
-    if (page.length < 500) return ids;
+  for (let after = o.after !== undefined ? session.stored(o.after) : scope?.prefix; ;) {
+    const page = await memory.store.listThreads({ userId, after, limit: 500 });
+    const mine = scope ? page.filter((t) => scope.owns(t.threadId)) : page;
+    ids.push(...mine.map((t) => (scope ? scope.strip(t.threadId) : t.threadId)));
+    if (page.length < 500 || mine.length < page.length) return ids;
     after = page[page.length - 1]!.threadId;
   }
 }
@@ -80,7 +87,7 @@ interface Outcome {
 
 async function compactAll(session: Session, o: CompactOptions): Promise<void> {
   const memory = await session.memory();
-  const ids = await threadIds(memory, o);
+  const ids = await threadIds(session, memory, o);
   const progress = new Progress({
     label: 'compacting',
     done: 'compacted',
@@ -101,7 +108,8 @@ async function compactAll(session: Session, o: CompactOptions): Promise<void> {
       if (interrupted) break;
       const outcome: Outcome = { threadId: id };
       try {
-        outcome.compaction = await memory.thread(id).compact();
+        const compaction = await memory.thread(session.stored(id)).compact();
+        outcome.compaction = session.scope ? session.scope.compaction(compaction) : compaction;
         if (outcome.compaction === null) outcome.error = 'compaction failed';
       } catch (err) {
         if (err instanceof UnknownThreadError) continue; // deleted since the listing: nothing to do
@@ -119,7 +127,9 @@ async function compactAll(session: Session, o: CompactOptions): Promise<void> {
   }
   const failed = outcomes.filter((x) => x.error).length;
   const last = outcomes[outcomes.length - 1]?.threadId;
-  const resume = interrupted && last ? `durable-memory thread compact --all --after ${last}` : undefined;
+  const tenant = session.scope ? ` --tenant ${session.scope.tenant}` : '';
+  const resume =
+    interrupted && last ? `durable-memory thread compact --all --after ${last}${tenant}` : undefined;
   if (resume) note(`interrupted after ${outcomes.length}/${ids.length} threads; resume with: ${resume}`);
   if (session.json) await printJson({ threads: outcomes, total: ids.length, failed, interrupted, resume });
   else await printLines([`compacted ${outcomes.length - failed}/${ids.length} threads, ${failed} failed`]);

@@ -6,10 +6,14 @@ import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
+import { TENANT_HELP } from './thread.js';
 
 /** Registers `memories` and its subcommands. */
 export function registerMemories(program: Command, session: Session): void {
-  const memories = program.command('memories').description("a user's long-term memories");
+  const memories = program
+    .command('memories')
+    .description("a user's long-term memories")
+    .option('--tenant <name>', TENANT_HELP);
 
   memories
     .command('ls')
@@ -18,11 +22,13 @@ export function registerMemories(program: Command, session: Session): void {
     .option('--all', 'also superseded memories (kept, with when and why)')
     .action(
       session.action(async (o: { user: string; all?: boolean }) => {
-        const list = await (
+        const stored = await (
           await session.memory()
         )
-          .userMemories(o.user)
+          .userMemories(session.stored(o.user))
           .list({ includeSuperseded: Boolean(o.all) });
+        const scope = session.scope;
+        const list = scope ? stored.map((m) => scope.memory(m)) : stored;
         if (session.json) return printJson({ userId: o.user, memories: list });
         if (list.length === 0) return note(`no memories for ${o.user}`);
         // The text takes what the other columns leave of the terminal.
@@ -44,7 +50,11 @@ export function registerMemories(program: Command, session: Session): void {
     .requiredOption('--user <userId>', 'whose memory')
     .action(
       session.action(async (memoryId: string, o: { user: string }) => {
-        const removed = await (await session.memory()).userMemories(o.user).remove(memoryId);
+        const removed = await (
+          await session.memory()
+        )
+          .userMemories(session.stored(o.user))
+          .remove(session.stored(memoryId));
         if (!removed) throw new NotFoundError(`memory ${memoryId} of user ${o.user} does not exist`);
         if (session.json) return printJson({ userId: o.user, memoryId, removed: true });
         await printLines([`removed memory ${memoryId} of ${o.user}`]);

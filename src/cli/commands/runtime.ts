@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import { start } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
-import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { readEndpoints, resolveHome } from '../../runtime/home.js';
+import { redactUrl, resolveConnection, type GlobalOptions } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { BackendUnavailableError } from '../../client/errors.js';
 import { configuredApiPort, serveApi } from '../../server/serve.js';
@@ -23,18 +24,39 @@ function startEnv(global: GlobalOptions): NodeJS.ProcessEnv {
   return env;
 }
 
+/** The `--json` ready line of a server command: one JSON document on one line of stdout. */
+function readyLine(facts: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(facts)}\n`);
+}
+
 /** Registers `start`, `worker` and `api`. */
 export function registerRuntime(program: Command, session: Session): void {
   program
     .command('start')
     .description(
       'run the whole pipeline locally (Temporal dev server, PostgreSQL, worker) until Ctrl-C; ' +
-        'prints "ready" and writes endpoints.json for other commands',
+        'prints "ready" (with --json: one JSON line {"ready":true,"apiUrl":…}) and writes endpoints.json ' +
+        'for other commands',
     )
     .action(
       session.action(async () => {
-        await start(startEnv(session.global));
+        const env = startEnv(session.global);
+        // With --json, stdout carries one JSON line once ready: everything start() and the libraries
+        // it runs print (its human `ready` line among them) goes to stderr instead.
+        if (session.json) console.log = (...args: unknown[]) => console.error(...args);
+        await start(env);
         session.keepRunning = true; // start() stops everything and exits on SIGINT/SIGTERM
+        if (!session.json) return;
+        const endpoints = await readEndpoints(resolveHome(env));
+        readyLine({
+          ready: true,
+          apiUrl: endpoints?.apiUrl,
+          temporalAddress: endpoints?.temporalAddress,
+          namespace: endpoints?.namespace,
+          taskQueue: endpoints?.taskQueue,
+          database: endpoints && redactUrl(endpoints.databaseUrl),
+          home: resolveHome(env),
+        });
       }),
     );
 
@@ -53,7 +75,8 @@ export function registerRuntime(program: Command, session: Session): void {
     .command('api')
     .description(
       'serve the HTTP API and the inspector (/ui) against running servers (flags, env, else ' +
-        'endpoints.json) until Ctrl-C; `start` serves it too',
+        'endpoints.json) until Ctrl-C; `start` serves it too. Prints "ready" (with --json: one JSON line ' +
+        '{"ready":true,"apiUrl":…})',
     )
     .option('--host <host>', 'address to bind (else DURABLE_MEMORY_API_HOST, 127.0.0.1)')
     .option('--port <port>', 'port (else DURABLE_MEMORY_API_PORT, 8080 if free, any free port)')
@@ -85,9 +108,14 @@ export function registerRuntime(program: Command, session: Session): void {
           },
           env,
         });
-        const line = `durable-memory api ready: api=${api.url} temporal=${settings.temporalAddress}`;
-        if (session.json) console.error(line);
-        else console.log(line);
+        if (session.json)
+          readyLine({
+            ready: true,
+            apiUrl: api.url,
+            open: api.open,
+            temporalAddress: settings.temporalAddress,
+          });
+        else console.log(`durable-memory api ready: api=${api.url} temporal=${settings.temporalAddress}`);
         session.keepRunning = true;
         for (const sig of ['SIGINT', 'SIGTERM'] as const)
           process.once(sig, () => {

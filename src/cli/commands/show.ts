@@ -49,9 +49,29 @@ async function stateOf(handle: ThreadHandle): Promise<ThreadStateView | { error:
 }
 
 async function show(session: Session, id: string, o: { width?: number }): Promise<void> {
-  const handle = (await session.memory()).thread(id);
-  const data = await handle.export(); // UnknownThreadError (exit 3) for a thread that does not exist
-  const [context, state] = await Promise.all([handle.context(), stateOf(handle)]);
+  const handle = (await session.memory()).thread(session.stored(id));
+  const exported = await handle.export(); // UnknownThreadError (exit 3) for a thread that does not exist
+  const data = session.scope ? session.scope.exportData(exported) : exported;
+  const [context, stored] = await Promise.all([handle.context(), stateOf(handle)]);
+  const scope = session.scope;
+  const state =
+    scope && !('error' in stored)
+      ? {
+          ...stored,
+          threadId: scope.strip(stored.threadId),
+          ...(stored.userId !== undefined ? { userId: scope.strip(stored.userId) } : {}),
+          lastCompaction: scope.compaction(stored.lastCompaction),
+          memory: stored.memory.lastExtraction
+            ? {
+                ...stored.memory,
+                lastExtraction: {
+                  ...stored.memory.lastExtraction,
+                  id: scope.strip(stored.memory.lastExtraction.id),
+                },
+              }
+            : stored.memory,
+        }
+      : stored;
   const facts: ContextFacts = {
     tokens: context.tokens,
     budget: context.budget,

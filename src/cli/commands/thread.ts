@@ -19,9 +19,17 @@ const HISTORY_PAGE = 1000;
 /** Threads read per page by `thread ls`. */
 const THREAD_PAGE = 500;
 
+/** Help text of `--tenant` (thread and memories commands). */
+export const TENANT_HELP =
+  'the HTTP API tenant whose ids these are (threads written through the API are stored per tenant; ' +
+  '`local` for the open local API); default: ids as given, as the client library stores them';
+
 /** Registers `thread` and its subcommands. */
 export function registerThread(program: Command, session: Session): void {
-  const thread = program.command('thread').description('inspect, move and manage threads');
+  const thread = program
+    .command('thread')
+    .description('inspect, move and manage threads')
+    .option('--tenant <name>', TENANT_HELP);
 
   thread
     .command('ls')
@@ -71,14 +79,18 @@ export function registerThread(program: Command, session: Session): void {
 
 async function listThreads(session: Session, o: { user?: string; limit?: number; after?: string }) {
   const { store } = await session.memory();
+  const scope = session.scope;
   const threads: ThreadInfo[] = [];
-  let after = o.after;
+  // With a tenant: from just after its prefix (every `<tenant>:…` id sorts after it) to its end.
+  let after = o.after !== undefined ? session.stored(o.after) : scope?.prefix;
+  const userId = o.user !== undefined ? session.stored(o.user) : undefined;
   const wanted = o.limit ?? Infinity;
   while (threads.length < wanted) {
     const limit = Math.min(THREAD_PAGE, wanted - threads.length);
-    const page = await store.listThreads({ userId: o.user, after, limit });
-    threads.push(...page);
-    if (page.length < limit) break;
+    const page = await store.listThreads({ userId, after, limit });
+    const mine = scope ? page.filter((t) => scope.owns(t.threadId)) : page;
+    threads.push(...(scope ? mine.map((t) => scope.threadInfo(t)) : mine));
+    if (page.length < limit || mine.length < page.length) break;
     after = page[page.length - 1]!.threadId;
   }
   if (session.json) return printJson({ threads });
@@ -94,18 +106,20 @@ export function historyLine(m: StoredMessage, seqWidth: number): string {
 }
 
 async function history(session: Session, id: string, o: { after?: number; limit?: number }) {
-  const handle = (await session.memory()).thread(id);
+  const handle = (await session.memory()).thread(session.stored(id));
+  const scope = session.scope;
+  const view = (m: StoredMessage) => (scope ? scope.storedMessage(m) : m);
   const all: StoredMessage[] = [];
   let next: number | undefined;
   if (o.after !== undefined || o.limit !== undefined) {
     const page = await handle.history({ after: o.after, limit: o.limit });
-    all.push(...page.messages);
+    all.push(...page.messages.map(view));
     next = page.next;
   } else {
     // The whole history, a page at a time, printed as it comes (a long thread starts printing at once).
     for (let after = 0; ;) {
       const page = await handle.history({ after, limit: HISTORY_PAGE });
-      if (session.json) all.push(...page.messages);
+      if (session.json) all.push(...page.messages.map(view));
       else await printLines(page.messages.map((m) => historyLine(m, 5)));
       if (page.next === undefined) break;
       after = page.next;
@@ -117,7 +131,8 @@ async function history(session: Session, id: string, o: { after?: number; limit?
 }
 
 async function context(session: Session, id: string, o: { budget?: number }) {
-  const result = await (await session.memory()).thread(id).context({ budget: o.budget });
+  const stored = await (await session.memory()).thread(session.stored(id)).context({ budget: o.budget });
+  const result = session.scope ? session.scope.context(stored) : stored;
   if (session.json) return printJson({ threadId: id, ...result });
   const header =
     `context of ${id}: ${int(result.tokens)} / ${int(result.budget)} tokens, ` +
@@ -148,7 +163,11 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
   if (o.defaultStrategy) patch['strategy'] = null;
   // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
   mergeConfig(DEFAULT_CONFIG, patch);
-  const config = await (await session.memory()).thread(id).configure(patch as Partial<ThreadConfig>);
+  const config = await (
+    await session.memory()
+  )
+    .thread(session.stored(id))
+    .configure(patch as Partial<ThreadConfig>);
   if (session.json) return printJson({ threadId: id, config });
   await printLines(
     table([
@@ -164,8 +183,8 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
 
 async function remove(session: Session, id: string) {
   const memory = await session.memory();
-  const handle = memory.thread(id);
-  if (!(await memory.store.thread(id))) throw new UnknownThreadError(id);
+  const handle = memory.thread(session.stored(id));
+  if (!(await memory.store.thread(session.stored(id)))) throw new UnknownThreadError(id);
   await handle.delete();
   if (session.json) return printJson({ threadId: id, deleted: true });
   await printLines([`deleted thread ${id}`]);

@@ -40,7 +40,8 @@ export function registerTransfer(thread: Command, session: Session): void {
 }
 
 async function exportThread(session: Session, id: string, o: { out?: string }): Promise<void> {
-  const data = await (await session.memory()).thread(id).export();
+  const exported = await (await session.memory()).thread(session.stored(id)).export();
+  const data = session.scope ? session.scope.exportData(exported) : exported;
   const text = `${JSON.stringify(data, null, 2)}\n`;
   if (!o.out) return write(text); // the export is itself the one JSON document on stdout
   // Through a temporary file and a rename: an interrupted export never leaves half a file behind.
@@ -85,10 +86,13 @@ async function readStdin(): Promise<string> {
 }
 
 async function importThread(session: Session, file: string, o: { id?: string; chunk: number }) {
-  const data = await readExport(file);
+  const read = await readExport(file);
   const memory = await session.memory();
-  const threadId = o.id ?? data.thread.threadId;
-  const handle = memory.thread(threadId); // validates the id before anything is written
+  const threadId = o.id ?? read.thread.threadId;
+  const target = session.stored(threadId);
+  const handle = memory.thread(target); // validates the id before anything is written
+  // With a tenant, the export's thread, user and compaction ids become the tenant's.
+  const data = session.scope ? session.scope.importData(read, target) : read;
   const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
   const progress = new Progress({
     label: 'importing',
@@ -104,7 +108,7 @@ async function importThread(session: Session, file: string, o: { id?: string; ch
     const chunk = messages.slice(i, i + o.chunk);
     const result = await memory.store.import(
       { version: 1, thread, messages: chunk, compactions: [], summaries: [] },
-      { threadId },
+      { threadId: target },
     );
     imported += result.imported;
     skipped += result.skipped;
@@ -113,7 +117,7 @@ async function importThread(session: Session, file: string, o: { id?: string; ch
   progress.finish();
   if (data.compactions.length > 0 || data.thread.config !== undefined || messages.length === 0) {
     if (!session.json) note(`recording ${int(data.compactions.length)} compaction records…`);
-    await memory.store.import(data, { threadId });
+    await memory.store.import(data, { threadId: target });
   }
   if (!session.json) note('waiting for the thread’s workflow to index the history…');
   const state = await handle.sync();
