@@ -2,7 +2,7 @@
  * Writes the API's OpenAPI description to openapi.json at the repository root, formatted like the
  * rest of the repository (prettier), so it can be checked in and reviewed:
  *
- *   node --import tsx src/server/write-openapi.ts
+ *   npm run openapi        (node --import tsx src/server/write-openapi.ts)
  *
  * A test regenerates it and fails when the checked-in file differs.
  */
