@@ -122,6 +122,28 @@ describe('POST /v1/threads/{id}/messages', () => {
     const state = await acme.get('/v1/threads/append-1?sync=true');
     assert.equal(state.body.userId, 'alice');
     assert.equal(state.body.indexedSeq, 4);
+    assert.equal(state.body.metrics.totalToolCallGroups, 1);
+  });
+
+  test('a resourceId given with the first append is recorded on the thread', async () => {
+    const res = await acme.post('/v1/threads/append-res/messages', {
+      userId: 'alice',
+      resourceId: 'support-desk',
+      message: text('r1', 'user', 'Hello'),
+    });
+    assert.equal(res.status, 200);
+    const exported = await acme.get('/v1/threads/append-res/export');
+    assert.equal(exported.status, 200);
+    assert.equal(exported.body.thread.resourceId, 'support-desk');
+    assertError(
+      await acme.post('/v1/threads/append-res/messages', {
+        resourceId: 'bad id',
+        message: text('r2', 'user', 'x'),
+      }),
+      400,
+      'invalid_id',
+      'resourceId',
+    );
   });
 
   test('a single `message` is accepted; a retried append is idempotent by id', async () => {

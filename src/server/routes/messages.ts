@@ -59,7 +59,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     async (request) => {
       const { scope } = request;
       const storedId = scope.scoped(request.params.id, 'id');
-      const { messages, message, userId } = request.body;
+      const { messages, message, userId, resourceId } = request.body;
       if (messages !== undefined && message !== undefined)
         throw new ApiError(400, 'invalid_field', 'message: give either `messages` or `message`', 'message');
       const list = messages ?? (message === undefined ? undefined : [message]);
@@ -70,7 +70,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       try {
         return await run(
           deps,
-          () => deps.memory.thread(storedId, { userId: owner }).append(inputs),
+          () => deps.memory.thread(storedId, { userId: owner, resourceId }).append(inputs),
           'append',
         );
       } catch (err) {

@@ -48,6 +48,11 @@ export const AppendBody = Type.Object(
     userId: Type.Optional(
       userIdSchema("The thread's owner; the first append that gives one sets it, later ones are ignored."),
     ),
+    resourceId: Type.Optional(
+      userIdSchema(
+        "Narrows the owner's long-term memories to one resource (memories learned in the thread are that resource's; its context sees them and the user-wide ones). Set like `userId`, by the first append that gives one.",
+      ),
+    ),
   },
   { description: 'Either `messages` (1–1000) or a single `message`.' },
 );

@@ -49,6 +49,7 @@ const Metrics = Type.Object({
   totalMessages: Int(),
   totalGroups: Int(),
   totalTurns: Int(),
+  totalToolCallGroups: Int(),
 });
 
 const MemoryProgress = Type.Object({
