@@ -91,12 +91,12 @@ async function runAppend(
   batch: string,
   options: AppendOptions | undefined,
 ): Promise<AppendRow> {
-  const { rows } = await db.query<AppendRow>(APPEND_SQL, [
-    threadId,
-    batch,
-    options?.userId ?? null,
-    options?.resourceId ?? null,
-  ]);
+  // Named: prepared once per connection, so the server plans this statement once, not per append.
+  const { rows } = await db.query<AppendRow>({
+    name: 'durable-memory-append',
+    text: APPEND_SQL,
+    values: [threadId, batch, options?.userId ?? null, options?.resourceId ?? null],
+  });
   return rows[0]!;
 }
 
