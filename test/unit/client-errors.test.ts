@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -21,15 +20,7 @@ import { toClientError } from '../../src/client/typed-errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { writeEndpoints } from '../../src/runtime/home.js';
 import { InMemoryStore } from '../../src/store/memory-store.js';
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../../src/runtime/ports.js';
 
 describe('connect(): empty settings count as not set', () => {
   const saved: Record<string, string | undefined> = {};
@@ -41,8 +32,8 @@ describe('connect(): empty settings count as not set', () => {
   beforeEach(async () => {
     for (const k of keys) saved[k] = process.env[k];
     home = await mkdtemp(path.join(os.tmpdir(), 'dm-connect-'));
-    temporalPort = await closedPort();
-    pgPort = await closedPort();
+    temporalPort = await freePort();
+    pgPort = await freePort();
     await writeEndpoints(home, {
       temporalAddress: `127.0.0.1:${temporalPort}`,
       namespace: 'default',

@@ -4,24 +4,15 @@
  * A real gRPC connection to a closed loopback port: every attempt fails UNAVAILABLE and is retried.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { test } from 'node:test';
 import { Connection } from '@temporalio/client';
 import { InFlightCalls } from '../../src/client/in-flight-calls.js';
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../../src/runtime/ports.js';
 
 test('a call counts as in flight across its retries; idle() resolves after its last attempt', async () => {
   const calls = new InFlightCalls();
   const connection = Connection.lazy({
-    address: `127.0.0.1:${await closedPort()}`,
+    address: `127.0.0.1:${await freePort()}`,
     interceptors: calls.interceptors(),
   });
   const uncaught: unknown[] = [];
