@@ -15,8 +15,37 @@ import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { serveApi, type ServedApi } from '../server/serve.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 
+/** What a started pipeline is reachable at (the `ready` line's facts). */
+export interface ReadyFacts {
+  apiUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  /** The database URL with its password redacted. */
+  database: string;
+  home: string;
+}
+
+/** Options of {@link start}. */
+export interface StartOptions {
+  /** Called once everything is up; by default a line containing `ready` is printed on stdout. */
+  onReady?: (facts: ReadyFacts) => void;
+}
+
+/** The human `ready` line. */
+export function readyMessage(facts: ReadyFacts): string {
+  return (
+    `durable-memory ready: api=${facts.apiUrl} temporal=${facts.temporalAddress} namespace=${facts.namespace} ` +
+    `taskQueue=${facts.taskQueue} database=${facts.database}`
+  );
+}
+
+function printReady(facts: ReadyFacts): void {
+  console.log(readyMessage(facts));
+}
+
 /** Runs the local pipeline until a signal stops it. */
-export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function start(env: NodeJS.ProcessEnv = process.env, options: StartOptions = {}): Promise<void> {
   const log = stderrLog;
   const home = resolveHome(env);
   const taskQueue = env['DURABLE_MEMORY_TASK_QUEUE'] || TASK_QUEUE;
@@ -88,10 +117,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
   });
   log(`endpoints: ${endpointsPath(home)}`);
   log(`inspector: ${api.url}/ui`);
-  console.log(
-    `durable-memory ready: api=${api.url} temporal=${stack.temporalAddress} namespace=${stack.namespace} ` +
-      `taskQueue=${taskQueue} database=${redact(stack.databaseUrl)}`,
-  );
+  (options.onReady ?? printReady)({
+    apiUrl: api.url,
+    temporalAddress: stack.temporalAddress,
+    namespace: stack.namespace,
+    taskQueue,
+    database: redact(stack.databaseUrl),
+    home,
+  });
   running.catch((err: unknown) => {
     log(`worker stopped: ${err instanceof Error ? err.message : String(err)}`);
     void shutdown(1);

@@ -4,10 +4,9 @@
  * inspector on their own, for deployments that scale them apart from workers).
  */
 import type { Command } from 'commander';
-import { start } from '../../runtime/start.js';
+import { readyMessage, start, type ReadyFacts } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
-import { readEndpoints, resolveHome } from '../../runtime/home.js';
-import { redactUrl, resolveConnection, type GlobalOptions } from '../connection.js';
+import { resolveConnection, type GlobalOptions } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { BackendUnavailableError } from '../../client/errors.js';
 import { configuredApiPort, serveApi } from '../../server/serve.js';
@@ -41,22 +40,13 @@ export function registerRuntime(program: Command, session: Session): void {
     .action(
       session.action(async () => {
         const env = startEnv(session.global);
-        // With --json, stdout carries one JSON line once ready: everything start() and the libraries
-        // it runs print (its human `ready` line among them) goes to stderr instead.
-        if (session.json) console.log = (...args: unknown[]) => console.error(...args);
-        await start(env);
+        // With --json, stdout carries one JSON line once ready; the human line joins the logs on stderr.
+        const onReady = (facts: ReadyFacts) => {
+          console.error(readyMessage(facts));
+          readyLine({ ready: true, ...facts });
+        };
+        await start(env, session.json ? { onReady } : {});
         session.keepRunning = true; // start() stops everything and exits on SIGINT/SIGTERM
-        if (!session.json) return;
-        const endpoints = await readEndpoints(resolveHome(env));
-        readyLine({
-          ready: true,
-          apiUrl: endpoints?.apiUrl,
-          temporalAddress: endpoints?.temporalAddress,
-          namespace: endpoints?.namespace,
-          taskQueue: endpoints?.taskQueue,
-          database: endpoints && redactUrl(endpoints.databaseUrl),
-          home: resolveHome(env),
-        });
       }),
     );
 
