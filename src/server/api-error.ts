@@ -3,11 +3,7 @@
  * 5xx status; codes are stable and machine-readable (the engine's ValidationError codes pass through).
  * Answers never carry stack traces, SQL, addresses or tokens: 5xx messages are fixed texts.
  */
-import {
-  ApplicationFailure,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-} from '@temporalio/client';
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import { ConflictError, InvalidRecordError } from '../store/errors.js';
@@ -117,10 +113,6 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof InvalidRecordError) return new ApiError(400, 'invalid_record', err.message);
   if (err instanceof UnknownThreadError)
     return new ApiError(404, 'unknown_thread', 'the thread does not exist');
-  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
-    // The workflow's update validator rejected the input (it throws the engine's ValidationError).
-    if (err.cause.type === 'ValidationError') return new ApiError(400, 'invalid_option', err.cause.message);
-  }
   if (err instanceof DurableMemoryError) return new ApiError(500, 'internal', 'internal error');
   if (err && typeof err === 'object') {
     const mapped = fastifyError(err as { code?: unknown; statusCode?: unknown });
