@@ -10,10 +10,10 @@ import { describeMessage } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
 import { compactionMarkOf, type Message } from '../src/model/message.js';
-import type { ThreadStore } from '../src/store/store.js';
+import type { ThreadStore } from '../src/store/thread-store.js';
 import type { CompactionRecord, StoredSummary } from '../src/store/types.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
-import type { CompactThreadInput, CompactThreadResult } from './types.js';
+import type { CompactThreadInput, CompactionOutcome } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';
@@ -26,7 +26,7 @@ export interface CompactDeps {
 
 /** Creates the `compactThread` activity. */
 export function compactThreadActivity(deps: CompactDeps) {
-  return async function compactThread(input: CompactThreadInput): Promise<CompactThreadResult> {
+  return async function compactThread(input: CompactThreadInput): Promise<CompactionOutcome> {
     const { store } = deps;
 
     const entries = (await store.view(input.threadId)).filter((e) => e.seq <= input.upToSeq);
@@ -73,14 +73,14 @@ export function compactThreadActivity(deps: CompactDeps) {
       // Non-retryable (a bad request): go on with the rest of the strategy (the fallback) and say so.
       if (!failure.nonRetryable) throw failure;
     }
-    const { decisions, warnings } = outcome;
+    const { steps, warnings } = outcome;
 
     const excludedGroupIds: string[] = [];
     const excludedMessageIds: string[] = [];
     const supersededSummaryIds: string[] = [];
     const summaries: StoredSummary[] = [];
-    const newSummaries: CompactThreadResult['summaries'] = [];
-    for (const d of decisions) {
+    const newSummaries: CompactionOutcome['summaries'] = [];
+    for (const d of steps) {
       if (d.action === 'exclude') excludedGroupIds.push(...d.groupIds);
       for (const id of d.messageIds) {
         const m = bodies.get(id);
@@ -113,11 +113,11 @@ export function compactThreadActivity(deps: CompactDeps) {
     const expand = (id: string): string[] =>
       created.has(id) ? (replacedBy.get(id) ?? []).flatMap(expand) : [id];
     const gone = new Set(supersededSummaryIds);
-    const result: CompactThreadResult = {
-      summary: {
+    const result: CompactionOutcome = {
+      report: {
         id: input.compactionId,
-        strategy: decisions.map((d) => d.strategy).join('+') || input.strategy.type,
-        excludedGroups: decisions.reduce((n, d) => n + d.groupIds.length, 0),
+        strategy: steps.map((d) => d.strategy).join('+') || input.strategy.type,
+        excludedGroups: steps.reduce((n, d) => n + d.groupIds.length, 0),
         summaries: summaries.length,
         includedTokensBefore: before,
         includedTokensAfter: index.metrics.includedTokens,
@@ -133,8 +133,8 @@ export function compactThreadActivity(deps: CompactDeps) {
     const record: CompactionRecord = {
       id: input.compactionId,
       threadId: input.threadId,
-      strategy: result.summary.strategy,
-      reason: decisions.map((d) => `${d.strategy}: ${d.reason}`).join('; ') || 'nothing to do',
+      strategy: result.report.strategy,
+      reason: steps.map((d) => `${d.strategy}: ${d.reason}`).join('; ') || 'nothing to do',
       excludedMessageIds,
       supersededSummaryIds: supersededSummaryIds.filter((id) => !created.has(id)),
       summaries: summaries.filter((s) => !supersededSummaryIds.includes(s.message.id)),
@@ -145,6 +145,6 @@ export function compactThreadActivity(deps: CompactDeps) {
     // happened; this attempt's result, computed on the already-compacted view, is dropped. Looking
     // the record up only here keeps the common path from reading every earlier record.
     const done = (await store.compactions(input.threadId)).find((r) => r.id === input.compactionId);
-    return done!.details!['outcome'] as CompactThreadResult;
+    return done!.details!['outcome'] as CompactionOutcome;
   };
 }

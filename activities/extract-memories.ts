@@ -5,8 +5,8 @@
  */
 import { Context, heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ThreadStore } from '../src/store/store.js';
-import type { MemoryStore } from '../src/memory/memory-store.js';
+import type { ThreadStore } from '../src/store/thread-store.js';
+import type { MemoryStore } from '../src/memories/memory-store.js';
 import type { Message } from '../src/model/message.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';

@@ -2,8 +2,8 @@
  * The thread workflow's activities, bound to a store. Everything that touches PostgreSQL (or an LLM)
  * from a workflow goes through here.
  */
-import type { ThreadStore } from '../src/store/store.js';
-import type { MemoryStore } from '../src/memory/memory-store.js';
+import type { ThreadStore } from '../src/store/thread-store.js';
+import type { MemoryStore } from '../src/memories/memory-store.js';
 import { compactThreadActivity } from './compact-thread.js';
 import { extractMemoriesActivity } from './extract-memories.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';

@@ -5,7 +5,7 @@
 import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { ThreadConfig } from '../src/thread/config.js';
-import type { CompactionSummary, ExtractionSummary, SeqMeta } from '../workflows/shared.js';
+import type { CompactionReport, ExtractionSummary, SeqMeta } from '../workflows/shared.js';
 
 /** Input of `compactThread`. */
 export interface CompactThreadInput {
@@ -19,8 +19,8 @@ export interface CompactThreadInput {
 }
 
 /** What a compaction changed, for the workflow to apply to its index. */
-export interface CompactThreadResult {
-  summary: CompactionSummary;
+export interface CompactionOutcome {
+  report: CompactionReport;
   /** Which summarizer ran (an LLM model, or the labelled local fallback). */
   llm?: string;
   /** Ids of the groups excluded (a group's id is its first message's id). */
@@ -36,7 +36,7 @@ export interface ThreadActivities {
   /** The store's last sequence number for the thread (0 if none). */
   lastSeq(input: { threadId: string }): Promise<number>;
   /** Runs a strategy over the stored view and records the decision (exactly once by id). */
-  compactThread(input: CompactThreadInput): Promise<CompactThreadResult>;
+  compactThread(input: CompactThreadInput): Promise<CompactionOutcome>;
   /** Stores the thread's configuration, so reads use the same budget and model. */
   saveConfig(input: { threadId: string; config: ThreadConfig }): Promise<void>;
   /** Deletes everything stored for the thread. */

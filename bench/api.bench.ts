@@ -24,7 +24,7 @@ import pg from 'pg';
 import { connect, type DurableMemory } from '../src/client/connect.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
 import { findTemporalCli } from '../src/runtime/temporal-cli.js';
-import { TokenStore } from '../src/server/token-store.js';
+import { TokenStore } from '../src/tenancy/token-store.js';
 import { spawnTsx, type TestChild } from '../test/support/processes.js';
 import { TEST_CLI_HOME } from '../test/support/stack.js';
 

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { createWorker } from '../src/runtime/worker.js';
 import { llmRuntimeFromEnv } from '../activities/llm-runtime.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { PostgresMemoryStore } from '../src/memory/postgres-memory-store.js';
+import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
+import { PostgresMemoryStore } from '../src/memories/postgres-memory-store.js';
 
 /** Messages the parent sends. */
 export type ToWorker = { type: 'rss' } | { type: 'stop' };
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     workflowsPath: fileURLToPath(new URL('./pipeline-workflows.ts', import.meta.url)),
     logger: quiet,
   });
-  const store = await PostgresStore.connect(databaseUrl, { migrate: true });
+  const store = await PostgresThreadStore.connect(databaseUrl, { migrate: true });
   const memories = await PostgresMemoryStore.connect(databaseUrl);
   const { worker, connection } = await createWorker({
     temporalAddress: required('TEMPORAL_ADDRESS'),

@@ -33,7 +33,7 @@ import pg from 'pg';
 import protos from '@temporalio/proto';
 import { connect, type DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
-import type { ThreadStore } from '../src/store/store.js';
+import type { ThreadStore } from '../src/store/thread-store.js';
 import { compactionMarkOf } from '../src/model/message.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
 import { isAlive } from '../src/runtime/orphans.js';

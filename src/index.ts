@@ -26,11 +26,11 @@ export {
 } from './client/thread-handle.js';
 export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
 export { createWorker, type CreateWorkerOptions } from './runtime/worker.js';
-export type { CompactionSummary, ThreadStateView } from '../workflows/shared.js';
-export { ChatMemory, type ChatMemoryOptions } from './memory/chat-memory.js';
+export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';
+export { ChatMemory, type ChatMemoryOptions } from './chat-memory/chat-memory.js';
 export * from './llm/index.js';
-export type { MemoryStore, MemoryRecord, ScoredMemory } from './memory/memory-store.js';
-export { InMemoryMemoryStore } from './memory/in-memory-memory-store.js';
-export { PostgresMemoryStore } from './memory/postgres-memory-store.js';
+export type { MemoryStore, MemoryRecord, ScoredMemory } from './memories/memory-store.js';
+export { InMemoryMemoryStore } from './memories/in-memory-memory-store.js';
+export { PostgresMemoryStore } from './memories/postgres-memory-store.js';
 export { memoryBlock, MEMORY_BLOCK_HEADER, type RankedMemory } from './thread/memory-block.js';
 export { llmRuntimeFromEnv, LOCAL_LLM_LABEL, type LlmRuntime } from '../activities/llm-runtime.js';

@@ -47,7 +47,7 @@ export interface ThreadSnapshot {
   buffered: SeqMeta[];
   run: number;
   compactions: number;
-  lastCompaction?: CompactionSummary;
+  lastCompaction?: CompactionReport;
   /** The most recent standing error (what runs before {@link ThreadSnapshot.errors} carried). */
   lastError?: string;
   errors?: ThreadErrors;
@@ -89,7 +89,7 @@ export interface ExtractionSummary {
 }
 
 /** What a compaction did, as the workflow reports it. */
-export interface CompactionSummary {
+export interface CompactionReport {
   id: string;
   strategy: string;
   excludedGroups: number;
@@ -113,7 +113,7 @@ export interface ThreadStateView {
   /** Continue-as-new generation (1 for the first run). */
   run: number;
   compactions: number;
-  lastCompaction?: CompactionSummary;
+  lastCompaction?: CompactionReport;
   /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories. */
   pending: string[];
   lastError?: string;
@@ -125,7 +125,7 @@ export interface ThreadStateView {
 /** Appends committed to the store, announced with their sequence numbers. */
 export const appendedSignal = defineSignal<[SeqMeta[]]>('appended');
 /** Runs the thread's strategy now; answers what it did. */
-export const compactUpdate = defineUpdate<CompactionSummary | null, []>('compact');
+export const compactUpdate = defineUpdate<CompactionReport | null, []>('compact');
 /** Changes budget, model or strategy; answers the resulting configuration. */
 export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>]>('configure');
 /** Returns once every message up to `seq` (default: the store's last) is indexed. */

@@ -12,10 +12,10 @@ import {
   type ThreadConfig,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
-import type { CompactThreadResult } from '../activities/types.js';
+import type { CompactionOutcome } from '../activities/types.js';
 import type {
   ThreadErrors,
-  CompactionSummary,
+  CompactionReport,
   ExtractionSummary,
   MemoryProgress,
   SeqMeta,
@@ -34,7 +34,7 @@ export class ThreadState {
   private buffered = new Map<number, SeqMeta>();
   readonly run: number;
   compactions: number;
-  lastCompaction?: CompactionSummary;
+  lastCompaction?: CompactionReport;
   /** The standing error of each kind of background work (cleared when that work next succeeds). */
   private errors: ThreadErrors;
   /** Which kind of work failed most recently. */
@@ -192,22 +192,22 @@ export class ThreadState {
   }
 
   /** Applies what a compaction activity decided, then drops excluded groups from memory. */
-  applyCompaction(result: CompactThreadResult): void {
+  applyCompaction(result: CompactionOutcome): void {
     for (const id of result.excludedGroupIds) {
       const g = this.index.group(id);
-      if (g) this.index.exclude(g, { reason: 'compacted', strategy: result.summary.strategy });
+      if (g) this.index.exclude(g, { reason: 'compacted', strategy: result.report.strategy });
     }
     for (const s of result.summaries) {
       const replaced = s.replacedGroupIds.flatMap((id) => this.index.group(id) ?? []);
       if (replaced.length > 0)
         this.index.insertSummary(s.meta, replaced, {
           reason: 'summarized',
-          strategy: result.summary.strategy,
+          strategy: result.report.strategy,
         });
     }
     this.index.prune();
     this.compactions++;
-    this.lastCompaction = result.summary;
+    this.lastCompaction = result.report;
   }
 
   /** Validates and applies a configuration change. Throws ValidationError. */

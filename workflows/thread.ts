@@ -29,7 +29,7 @@ import {
   deleteUpdate,
   stateQuery,
   syncUpdate,
-  type CompactionSummary,
+  type CompactionReport,
   type ThreadWorkflowInput,
 } from './shared.js';
 
@@ -108,7 +108,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     }
   }
 
-  async function runCompaction(): Promise<CompactionSummary | null> {
+  async function runCompaction(): Promise<CompactionReport | null> {
     state.markCompactionAttempt();
     state.compacting = true;
     try {
@@ -122,10 +122,10 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       state.applyCompaction(result);
       if (result.llm) state.llm = result.llm;
       // A summarizer that failed for good (e.g. a 400) leaves the fallback's work: say so in state.
-      const failed = result.summary.warnings.find((w) => w.startsWith('summarizer_failed'));
+      const failed = result.report.warnings.find((w) => w.startsWith('summarizer_failed'));
       state.setError('compaction', failed);
       if (failed) log.warn('summarization failed; fell back', { threadId: state.threadId, error: failed });
-      return result.summary;
+      return result.report;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       if (deleting) return null; // cancelled by `delete`: nothing went wrong

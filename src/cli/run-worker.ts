@@ -5,8 +5,8 @@
  * `npm start`. Run as many as you like; SIGINT/SIGTERM drain in-flight activities, then it returns.
  */
 import { createWorker } from '../runtime/worker.js';
-import { PostgresMemoryStore } from '../memory/postgres-memory-store.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
+import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
 import { BackendUnavailableError } from '../client/errors.js';
 import { resolveConnection, redactUrl, type GlobalOptions } from './connection.js';
 
@@ -30,10 +30,10 @@ export async function runWorker(
       new Error('set DATABASE_URL (or run `npm start` first, which writes endpoints.json)'),
     );
   }
-  let store: PostgresStore | undefined;
+  let store: PostgresThreadStore | undefined;
   let memories: PostgresMemoryStore | undefined;
   try {
-    store = await PostgresStore.connect(databaseUrl, { migrate: true });
+    store = await PostgresThreadStore.connect(databaseUrl, { migrate: true });
     memories = await PostgresMemoryStore.connect(databaseUrl);
   } catch (err) {
     await store?.close().catch(() => undefined);

@@ -4,8 +4,8 @@
  */
 import type { Command } from 'commander';
 import type { DurableMemory } from '../client/connect.js';
-import { TenantScope } from '../server/tenant-scope.js';
-import { assertTenant } from '../server/token-store.js';
+import { TenantScope } from '../tenancy/tenant-scope.js';
+import { assertTenant } from '../tenancy/token-store.js';
 import { openMemory, resolveConnection, type ConnectionSettings, type GlobalOptions } from './connection.js';
 
 /** State of one command-line run; see the module comment. */

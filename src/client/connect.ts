@@ -4,10 +4,10 @@
  * DURABLE_MEMORY_HOME (default `./.durable-memory`).
  */
 import { Client, Connection } from '@temporalio/client';
-import type { ThreadStore } from '../store/store.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
-import type { MemoryStore } from '../memory/memory-store.js';
-import { PostgresMemoryStore } from '../memory/postgres-memory-store.js';
+import type { ThreadStore } from '../store/thread-store.js';
+import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
+import type { MemoryStore } from '../memories/memory-store.js';
+import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
 import { readEndpoints, resolveHome } from '../runtime/home.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
@@ -84,7 +84,7 @@ export class DurableMemory {
       }
       databaseAddress = redact(url);
       try {
-        store = await PostgresStore.connect(url, { migrate: true });
+        store = await PostgresThreadStore.connect(url, { migrate: true });
         memories ??= await PostgresMemoryStore.connect(url);
       } catch (err) {
         await store?.close().catch(() => undefined);

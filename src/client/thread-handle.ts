@@ -8,13 +8,13 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { textOf, type Message, type MessageInput } from '../model/message.js';
-import type { MemoryRecord, MemoryStore } from '../memory/memory-store.js';
+import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
 import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { normalizeMessages } from '../model/validation.js';
 import { fromOpenAI, isOpenAIMessage, toOpenAI } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
-import type { ThreadStore } from '../store/store.js';
+import type { ThreadStore } from '../store/thread-store.js';
 import type { HistoryPage, ImportResult, ThreadExport, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
@@ -25,14 +25,14 @@ import {
   stateQuery,
   syncUpdate,
   workflowIdFor,
-  type CompactionSummary,
+  type CompactionReport,
   type SeqMeta,
   type ThreadStateView,
   type ThreadWorkflowInput,
 } from '../../workflows/shared.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { toClientError } from './typed-errors.js';
-import { isTransientPgError } from '../store/postgres/pg-errors.js';
+import { isTransientPgError } from '../postgres/errors.js';
 import { Announcer } from './announcer.js';
 
 /** What the client needs from its connection. */
@@ -230,7 +230,7 @@ export class ThreadHandle {
   }
 
   /** Runs the thread's strategy now; returns what it did (null if compaction failed, see state()). */
-  async compact(): Promise<CompactionSummary | null> {
+  async compact(): Promise<CompactionReport | null> {
     await this.requireThread();
     return this.update(compactUpdate, []);
   }

@@ -1,7 +1,7 @@
 /**
  * Ad-hoc compaction (SPEC §4): `compact(messages, strategy, options)` on any message list, with no
  * thread, database or Temporal. It validates, counts tokens once, groups, runs the strategy, and
- * returns the view with the decisions that explain it. The input is never mutated.
+ * returns the view with the steps that explain it. The input is never mutated.
  */
 import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
@@ -13,7 +13,7 @@ import { describeMessage } from './message-meta.js';
 import { MessageIndex } from './message-index.js';
 import type { Metrics } from './metrics.js';
 import { project } from './projection.js';
-import type { CompactionDecision, CompactionWarning, StrategyContext, Summarizer } from './strategy.js';
+import type { CompactionStep, CompactionWarning, StrategyContext, Summarizer } from './strategy.js';
 import { parseStrategy, runStrategy, type StrategySpec } from './strategy-spec.js';
 import type { GroupState } from './group.js';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
@@ -31,7 +31,7 @@ export interface CompactResult {
   /** The memory view, ready to send to a model (see `toOpenAI`). */
   messages: Message[];
   /** What was excluded, collapsed or summarized, and why. */
-  decisions: CompactionDecision[];
+  steps: CompactionStep[];
   /** Metrics of the view after compaction. */
   metrics: Metrics;
   /** What could not be done (budget unmet, summarizer failed, …). Empty when all went as asked. */
@@ -62,7 +62,7 @@ export async function compact(
   const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
   const index = new MessageIndex();
   for (const m of normalized) index.append(describeMessage(m, countMessageTokens(m, tokenizer)));
-  const { decisions, warnings } = await compactIndex(index, spec, {
+  const { steps, warnings } = await compactIndex(index, spec, {
     bodies,
     tokenizer,
     tokenized: options.tokenizer !== undefined,
@@ -70,7 +70,7 @@ export async function compact(
   });
   return {
     messages: project(index, (id) => bodies.get(id)),
-    decisions,
+    steps,
     metrics: index.metrics,
     warnings,
     groups: index.toJSON().groups,
@@ -90,17 +90,17 @@ export async function compactIndex(
     tokenized: boolean;
     summarizer?: Summarizer;
   },
-): Promise<{ decisions: CompactionDecision[]; warnings: CompactionWarning[] }> {
+): Promise<{ steps: CompactionStep[]; warnings: CompactionWarning[] }> {
   const { bodies, tokenizer } = options;
   // Summaries made earlier in this run (a collapse before a summarization in one pipeline) must be
-  // readable by the strategies after it: they are picked up from the decisions as they appear.
+  // readable by the strategies after it: they are picked up from the steps as they appear.
   const created = new Map<string, Message>();
   let seen = 0;
   const message = (id: string): Message | undefined => {
     const body = bodies.get(id);
     if (body) return body;
-    for (; seen < ctx.decisions.length; seen++) {
-      const made = ctx.decisions[seen]!.summary?.message;
+    for (; seen < ctx.steps.length; seen++) {
+      const made = ctx.steps[seen]!.summary?.message;
       if (made) created.set(made.id, made);
     }
     return created.get(id);
@@ -112,10 +112,10 @@ export async function compactIndex(
     countTokens: (m) => countMessageTokens(m, tokenizer),
     summarizer: options.summarizer,
     run: (child) => runStrategy(child as StrategySpec, ctx),
-    decisions: [],
+    steps: [],
     warnings: [],
   };
   await runStrategy(spec, ctx);
-  for (const d of ctx.decisions) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
-  return { decisions: ctx.decisions, warnings: ctx.warnings };
+  for (const d of ctx.steps) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
+  return { steps: ctx.steps, warnings: ctx.warnings };
 }

@@ -332,7 +332,7 @@ export class MessageIndex {
   }
 
   /**
-   * Drops excluded groups from memory (their decisions are recorded elsewhere), keeping the index
+   * Drops excluded groups from memory (their steps are recorded elsewhere), keeping the index
    * bounded by what is in the view. Pending calls owned by dropped groups are forgotten, so a late
    * result for them becomes an orphan, which is excluded anyway.
    */

@@ -1,7 +1,7 @@
 /**
- * What every strategy shares: the context it works in, the decisions it records, the warnings it
+ * What every strategy shares: the context it works in, the steps it records, the warnings it
  * reports, and the summarizer it may be handed. Strategies never delete history: they mark groups
- * excluded or insert summaries, and say so in a {@link CompactionDecision}.
+ * excluded or insert summaries, and say so in a {@link CompactionStep}.
  */
 import { ValidationError } from '../model/errors.js';
 import type { Message } from '../model/message.js';
@@ -9,8 +9,8 @@ import { isSendable, type GroupState } from './group.js';
 import type { MessageIndex } from './message-index.js';
 import type { Metrics } from './metrics.js';
 
-/** One thing a strategy did. Together, the decisions explain the view. */
-export interface CompactionDecision {
+/** One thing a strategy did. Together, the steps explain the view. */
+export interface CompactionStep {
   /** The strategy that decided (`truncation`, `summarization`, `tokenBudget.fallback`, …). */
   strategy: string;
   action: 'exclude' | 'summarize' | 'collapse';
@@ -80,12 +80,12 @@ export interface StrategyContext {
   readonly summarizer?: Summarizer;
   /** Runs a child strategy (used by pipeline and tokenBudget). */
   run(spec: unknown): Promise<void>;
-  decisions: CompactionDecision[];
+  steps: CompactionStep[];
   warnings: CompactionWarning[];
 }
 
-/** Metrics snapshot used in decisions. */
-export function snapshot(m: Metrics): CompactionDecision['before'] {
+/** Metrics snapshot used in steps. */
+export function snapshot(m: Metrics): CompactionStep['before'] {
   return {
     includedTokens: m.includedTokens,
     includedMessages: m.includedMessages,
@@ -120,7 +120,7 @@ export function excludeOldest(
     taken.push(group);
   }
   if (taken.length > 0) {
-    ctx.decisions.push({
+    ctx.steps.push({
       strategy: opts.strategy,
       action: 'exclude',
       reason: opts.reason,

@@ -37,10 +37,17 @@ export class ValidationError extends DurableMemoryError {
   readonly index?: number;
   /** Id of the offending message, when it has one. */
   readonly messageId?: string;
-  constructor(code: ValidationCode, message: string, where?: { index?: number; messageId?: string }) {
+  /** The offending field or parameter (e.g. `userId`), when the error concerns one. */
+  readonly field?: string;
+  constructor(
+    code: ValidationCode,
+    message: string,
+    where?: { index?: number; messageId?: string; field?: string },
+  ) {
     super(code, message);
     this.name = 'ValidationError';
     this.index = where?.index;
     this.messageId = where?.messageId;
+    this.field = where?.field;
   }
 }

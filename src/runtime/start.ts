@@ -10,8 +10,8 @@ import { startEmbeddedStack, redact } from './embedded-stack.js';
 import { resolveHome, writeEndpoints, endpointsPath, readRuntimeState, updateRuntimeState } from './home.js';
 import { stderrLog } from './log.js';
 import { createWorker } from './worker.js';
-import { PostgresMemoryStore } from '../memory/postgres-memory-store.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
+import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
 import { serveApi, type ServedApi } from '../server/serve.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 
@@ -51,7 +51,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const taskQueue = env['DURABLE_MEMORY_TASK_QUEUE'] || TASK_QUEUE;
   log(`home: ${home}`);
   const stack = await startEmbeddedStack({ home, log, env });
-  let store: PostgresStore | undefined;
+  let store: PostgresThreadStore | undefined;
   let memories: PostgresMemoryStore | undefined;
   let api: ServedApi | undefined;
   let stopping = false;
@@ -76,7 +76,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
   let running: Promise<void> | undefined;
   try {
-    store = await PostgresStore.connect(stack.databaseUrl, { migrate: true });
+    store = await PostgresThreadStore.connect(stack.databaseUrl, { migrate: true });
     memories = await PostgresMemoryStore.connect(stack.databaseUrl);
     ({ worker, connection } = await createWorker({
       temporalAddress: stack.temporalAddress,

@@ -7,7 +7,7 @@ import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import { ConflictError, InvalidRecordError } from '../store/errors.js';
-import { isTransientPgError } from '../store/postgres/pg-errors.js';
+import { isTransientPgError } from '../postgres/errors.js';
 import { DeadlineError } from './deadline.js';
 
 /** Seconds a client should wait before retrying after a 503. */
@@ -42,7 +42,7 @@ export function unknownThread(id: string): ApiError {
  * An engine ValidationError as a 400 naming `field`. The engine prefixes its messages with
  * "Message 3 (id …):"; that prefix is replaced by the field, which is how the API names places.
  */
-export function validationFailure(err: ValidationError, field: string | undefined): ApiError {
+export function validationFailure(err: ValidationError, field = err.field): ApiError {
   // "configure.budget: …" names the setting the same way; keep one name, not two.
   const detail = err.message.replace(/^Message \d+(?: \(id .*?\))?: /u, '').replace(/^configure\./u, '');
   const message = !field || detail.startsWith(field) ? detail : `${field}: ${detail}`;
@@ -103,7 +103,7 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(503, 'timeout', 'the backend did not answer in time; retry later');
   if (backend === 'backend_unavailable')
     return new ApiError(503, 'backend_unavailable', 'PostgreSQL or Temporal is unreachable; retry later');
-  if (err instanceof ValidationError) return validationFailure(err, undefined);
+  if (err instanceof ValidationError) return validationFailure(err);
   if (err instanceof ConflictError)
     return new ApiError(
       409,

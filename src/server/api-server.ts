@@ -25,7 +25,7 @@ import { memoryRoutes } from './routes/memories.js';
 import { messageRoutes } from './routes/messages.js';
 import { threadRoutes } from './routes/threads.js';
 import { transferRoutes } from './routes/transfer.js';
-import type { TokenStore } from './token-store.js';
+import type { TokenStore } from '../tenancy/token-store.js';
 import { validatorCompiler } from './validator-compiler.js';
 
 /** Default request body limit: a 1 MB message (4 MB of JSON-escaped worst case) still fits. */

@@ -15,8 +15,8 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.js';
 import { bounded } from './deadline.js';
-import { TenantScope } from './tenant-scope.js';
-import type { TokenStore } from './token-store.js';
+import { TenantScope } from '../tenancy/tenant-scope.js';
+import type { TokenStore } from '../tenancy/token-store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -21,6 +21,6 @@ export {
   type TokenInfo,
   type CreatedToken,
   type TokenStoreOptions,
-} from './token-store.js';
+} from '../tenancy/token-store.js';
 export { ApiError } from './api-error.js';
 export { checkReadiness, type Readiness } from './readiness.js';

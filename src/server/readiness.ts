@@ -4,7 +4,7 @@
  * answers within that bound even when a server is gone or a network drops packets.
  */
 import type { DurableMemory } from '../client/connect.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
 import { bounded } from './deadline.js';
 
 /** Default bound of each check. */
@@ -34,7 +34,7 @@ export async function checkReadiness(memory: DurableMemory, timeoutMs: number): 
   const [postgres, temporal] = await Promise.all([
     probe(() =>
       // Another ThreadStore (tests, custom backends) is probed through its cheapest read.
-      store instanceof PostgresStore ? store.pool.query('SELECT 1') : store.listThreads({ limit: 1 }),
+      store instanceof PostgresThreadStore ? store.pool.query('SELECT 1') : store.listThreads({ limit: 1 }),
     ),
     probe(() => {
       const connection = memory.client.connection;

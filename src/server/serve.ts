@@ -18,7 +18,7 @@ import { connect, type ConnectOptions, type DurableMemory } from '../client/conn
 import { pickPort } from '../runtime/ports.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
-import { TokenStore } from './token-store.js';
+import { TokenStore } from '../tenancy/token-store.js';
 
 /** The API's default port (as in the Dockerfile and docker-compose.yml). */
 export const DEFAULT_API_PORT = 8080;

@@ -1,7 +1,7 @@
 /**
  * The store layer's public surface: the interface, its records, its errors, and the three backends.
  */
-export type { ThreadStore } from './store.js';
+export type { ThreadStore } from './thread-store.js';
 export type {
   AppendedMessage,
   AppendEntry,
@@ -19,9 +19,9 @@ export type {
   ViewEntry,
 } from './types.js';
 export { ConflictError, InvalidRecordError } from './errors.js';
-export { InMemoryStore } from './memory-store.js';
-export { PostgresStore, type PostgresStoreOptions } from './postgres/postgres-store.js';
-export { migrate } from './postgres/migrate.js';
-export { MIGRATIONS, type Migration } from './postgres/migrations/migration.js';
-export { isTransientPgError } from './postgres/pg-errors.js';
-export { RedisStore, type RedisStoreOptions } from './redis-store.js';
+export { InMemoryThreadStore } from './in-memory/in-memory-thread-store.js';
+export { PostgresThreadStore, type PostgresThreadStoreOptions } from './postgres/postgres-thread-store.js';
+export { migrate } from '../postgres/migrate.js';
+export { MIGRATIONS, type Migration } from '../postgres/migrations/migration.js';
+export { isTransientPgError } from '../postgres/errors.js';
+export { RedisThreadStore, type RedisThreadStoreOptions } from './redis/redis-thread-store.js';

@@ -50,7 +50,7 @@ export async function buildContext(
     index.append(describeMessage(e.message, e.tokens));
   }
   const room = Math.max(1, budget - (injected?.tokens ?? 0));
-  const { decisions, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
+  const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
     bodies,
     tokenizer: new CharacterEstimatorTokenizer(), // unused: the fallback creates no messages
     tokenized: true,
@@ -66,7 +66,7 @@ export async function buildContext(
     messages,
     tokens,
     budget,
-    droppedOnRead: decisions.reduce((n, d) => n + d.groupIds.length, 0),
+    droppedOnRead: steps.reduce((n, d) => n + d.groupIds.length, 0),
     warnings,
   };
 }

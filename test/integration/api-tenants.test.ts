@@ -13,7 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createApiServer, startApi } from '../../src/server/api-server.js';
 import { serveApi } from '../../src/server/serve.js';
-import { hashToken, TokenStore } from '../../src/server/token-store.js';
+import { hashToken, TokenStore } from '../../src/tenancy/token-store.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
 import { ApiClient, startApiFixture, text, type ApiFixture } from '../support/api.js';
 import { REPO_ROOT, spawnTsx } from '../support/processes.js';

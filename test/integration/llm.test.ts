@@ -112,11 +112,11 @@ describe('summarizer', () => {
       summarizer: summarizer(),
     });
     assert.deepEqual(r.warnings, []);
-    assert.equal(r.decisions[0]!.action, 'summarize');
+    assert.equal(r.steps[0]!.action, 'summarize');
     const sent = String(llm.requests[0]!.body.messages[1]!.content);
     assert.doesNotMatch(sent, /no call/);
     assert.match(sent, /tool get_weather → sunny/);
-    const meta = r.decisions[0]!.summary!.message.metadata!['summarizer'] as { model: string };
+    const meta = r.steps[0]!.summary!.message.metadata!['summarizer'] as { model: string };
     assert.equal(meta.model, 'small-model');
   });
 

@@ -6,16 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PostgresStore } from '../../src/store/index.js';
+import { PostgresThreadStore } from '../../src/store/index.js';
 import { ConflictError } from '../../src/store/errors.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { entries, text, threadId } from '../unit/store-contract/helpers.js';
 
 let db: TestDatabase;
-let store: PostgresStore;
+let store: PostgresThreadStore;
 before(async () => {
   db = await createTestDatabase();
-  store = await PostgresStore.connect(db.url, { migrate: true });
+  store = await PostgresThreadStore.connect(db.url, { migrate: true });
 });
 after(async () => {
   await store?.close();

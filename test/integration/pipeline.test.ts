@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
 import { TimeoutError, UnknownThreadError } from '../../src/client/errors.js';
 import { ValidationError } from '../../src/model/errors.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
 import { workflowIdFor } from '../../workflows/shared.js';
@@ -198,7 +198,7 @@ describe('appends', () => {
     const t = p.memory.thread('lost-signal');
     await t.append(text('x1', 'user', 'first'));
     // A client that committed and died before announcing: write to the store only.
-    const store = await PostgresStore.connect(p.stack.databaseUrl);
+    const store = await PostgresThreadStore.connect(p.stack.databaseUrl);
     await store.append('lost-signal', [
       {
         message: { id: 'x2', role: 'assistant', parts: [{ type: 'text', text: 'never announced' }] },
@@ -224,7 +224,7 @@ describe('appends', () => {
   test('a lost signal with nothing after it is caught up by sync', async () => {
     const t = p.memory.thread('lost-last');
     await t.append(text('y1', 'user', 'first'));
-    const store = await PostgresStore.connect(p.stack.databaseUrl);
+    const store = await PostgresThreadStore.connect(p.stack.databaseUrl);
     await store.append('lost-last', [{ message: text('y2', 'user', 'silent'), tokens: 3 }]);
     await store.close();
     assert.equal((await t.sync()).indexedSeq, 2);

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { PostgresMemoryStore } from '../../src/memory/postgres-memory-store.js';
-import { PostgresStore } from '../../src/store/index.js';
+import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
+import { PostgresThreadStore } from '../../src/store/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { memoryStoreContract } from '../unit/memory-store-contract.js';
 
@@ -23,7 +23,7 @@ memoryStoreContract('postgres', () => PostgresMemoryStore.connect(db.url));
 
 describe('PostgresMemoryStore on a shared pool', () => {
   it('uses the pool it is given and leaves it open on close', async () => {
-    const threads = await PostgresStore.connect(db.url);
+    const threads = await PostgresThreadStore.connect(db.url);
     const pool = new pg.Pool({ connectionString: db.url });
     try {
       const memories = new PostgresMemoryStore(pool);
@@ -46,7 +46,7 @@ describe('PostgresMemoryStore on a shared pool', () => {
   });
 
   it("deleting a thread removes the memories learned in it, not the user's others", async () => {
-    const threads = await PostgresStore.connect(db.url);
+    const threads = await PostgresThreadStore.connect(db.url);
     const memories = await PostgresMemoryStore.connect(db.url, { migrate: false });
     try {
       await threads.append(

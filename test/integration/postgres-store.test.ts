@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { isTransientPgError, migrate, MIGRATIONS, PostgresStore } from '../../src/store/index.js';
+import { isTransientPgError, migrate, MIGRATIONS, PostgresThreadStore } from '../../src/store/index.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { prepareEntries } from '../../src/store/internal/prepare.js';
 import { appendPrepared } from '../../src/store/postgres/pg-append.js';
@@ -20,7 +20,7 @@ after(async () => {
   await db?.drop();
 });
 
-storeContract('postgres', () => PostgresStore.connect(db.url));
+storeContract('postgres', () => PostgresThreadStore.connect(db.url));
 
 /** Names of the tables in the public schema, sorted. */
 async function publicTables(pool: pg.Pool): Promise<string[]> {
@@ -95,7 +95,7 @@ describe('isTransientPgError', () => {
 
 describe('PostgreSQL text the server refuses', () => {
   it('names a NUL byte that slipped past validation instead of failing obscurely', async () => {
-    const store = await PostgresStore.connect(db.url);
+    const store = await PostgresThreadStore.connect(db.url);
     try {
       // Bypass prepareEntries (which rejects NUL first) to reach the server's own refusal.
       const [entry] = prepareEntries([
@@ -116,7 +116,7 @@ describe('PostgreSQL text the server refuses', () => {
 
 describe('PostgreSQL append latency', () => {
   it('appends one 500-byte message in a few milliseconds (p50 of 200 sequential appends)', async (t) => {
-    const store = await PostgresStore.connect(db.url);
+    const store = await PostgresThreadStore.connect(db.url);
     try {
       const thread = `latency-${Date.now()}`;
       const body = 'x'.repeat(500);

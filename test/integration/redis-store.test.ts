@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { RedisStore, type ThreadStore } from '../../src/store/index.js';
+import { RedisThreadStore, type ThreadStore } from '../../src/store/index.js';
 import { LuaScript } from '../../src/store/redis/lua.js';
 import { storeContract } from '../unit/store-contract.js';
 
@@ -13,17 +13,17 @@ const prefix = `dm_test_${randomBytes(6).toString('hex')}:`;
 
 /** Deletes every key under the run's prefix. */
 async function removeKeys(store: ThreadStore): Promise<void> {
-  const { client } = store as RedisStore;
+  const { client } = store as RedisThreadStore;
   for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
     if (keys.length > 0) await client.del(keys);
   }
 }
 
-storeContract('redis', () => RedisStore.connect(url, { prefix }), removeKeys);
+storeContract('redis', () => RedisThreadStore.connect(url, { prefix }), removeKeys);
 
 describe('Redis store specifics', () => {
   it('loads a script the server has not cached (new server, SCRIPT FLUSH) and then runs it by digest', async () => {
-    const store = await RedisStore.connect(url, { prefix });
+    const store = await RedisThreadStore.connect(url, { prefix });
     try {
       // A source no server has seen; flushing the shared server's cache would disturb other users.
       const script = new LuaScript(`return ARGV[1] -- ${randomBytes(8).toString('hex')}`);
@@ -36,7 +36,7 @@ describe('Redis store specifics', () => {
   });
 
   it('leaves no key behind a deleted thread', async () => {
-    const store = await RedisStore.connect(url, { prefix: `${prefix}del:` });
+    const store = await RedisThreadStore.connect(url, { prefix: `${prefix}del:` });
     try {
       await store.append(
         't',

@@ -16,7 +16,7 @@ import { startPipeline, type TestPipeline } from '../support/pipeline.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
 import { REPO_ROOT } from '../support/processes.js';
 import { createApiServer } from '../../src/server/api-server.js';
-import { TokenStore } from '../../src/server/token-store.js';
+import { TokenStore } from '../../src/tenancy/token-store.js';
 
 const OUTPUT = path.join(REPO_ROOT, 'test-output');
 const THREAD = 'trip-planner';

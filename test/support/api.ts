@@ -4,7 +4,7 @@
  * every answer against openapi.json, so each test also proves the description right.
  */
 import { startApi, type RunningApi, type StartApiOptions } from '../../src/server/api-server.js';
-import { TokenStore } from '../../src/server/token-store.js';
+import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startPipeline, type TestPipeline } from './pipeline.js';
 import { OpenApiValidator } from './api-openapi.js';
 

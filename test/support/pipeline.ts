@@ -6,8 +6,8 @@ import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { connect, type ConnectOptions, type DurableMemory } from '../../src/client/connect.js';
 import { createWorker, workflowsPath } from '../../src/runtime/worker.js';
-import { PostgresMemoryStore } from '../../src/memory/postgres-memory-store.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
+import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { startTestStack, type TestStack } from './stack.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
 
@@ -39,7 +39,7 @@ export async function startWorker(
   taskQueue: string,
   llm?: LlmRuntime,
 ): Promise<TestWorker> {
-  const store = await PostgresStore.connect(stack.databaseUrl, { migrate: true });
+  const store = await PostgresThreadStore.connect(stack.databaseUrl, { migrate: true });
   const memories = await PostgresMemoryStore.connect(stack.databaseUrl);
   const { worker, connection } = await createWorker({
     temporalAddress: stack.temporalAddress,

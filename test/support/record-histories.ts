@@ -20,7 +20,7 @@ import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type { DurableMemory } from '../../src/client/connect.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { summarization } from '../../src/compaction/strategies/summarization.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { startLlmServer, type LlmServer, type Step } from './llm-server.js';
@@ -138,7 +138,7 @@ async function toolsThread(memory: DurableMemory, gen: string): Promise<string> 
 async function lostSignalThread(memory: DurableMemory, databaseUrl: string, gen: string): Promise<string> {
   const t = memory.thread(`${gen}-lost-signal`);
   await t.append(text('l1', 'user', 'first'));
-  const store = await PostgresStore.connect(databaseUrl);
+  const store = await PostgresThreadStore.connect(databaseUrl);
   try {
     // A client that committed and died before announcing: the store only.
     await store.append(t.threadId, [{ message: text('l2', 'assistant', 'never announced'), tokens: 4 }]);

@@ -12,9 +12,9 @@
  */
 import type { WorkerOptions } from '@temporalio/worker';
 import { createWorker } from '../../src/runtime/worker.js';
-import { PostgresMemoryStore } from '../../src/memory/postgres-memory-store.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import type { ThreadStore } from '../../src/store/store.js';
+import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
+import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
+import type { ThreadStore } from '../../src/store/thread-store.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 
 function required(name: string): string {
@@ -24,7 +24,7 @@ function required(name: string): string {
 }
 
 /** The store, with the compaction hold of the module comment when asked for. */
-function withHold(store: PostgresStore, holdMs: number): ThreadStore {
+function withHold(store: PostgresThreadStore, holdMs: number): ThreadStore {
   if (!(holdMs > 0)) return store;
   return new Proxy(store, {
     get(target, key, receiver) {
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const databaseUrl = required('DATABASE_URL');
   const bundlePath = process.env['DURABLE_MEMORY_WORKFLOW_BUNDLE'];
   const holdMs = Number(process.env['DURABLE_MEMORY_HOLD_COMPACTION_MS'] ?? 0);
-  const store = await PostgresStore.connect(databaseUrl, { migrate: true });
+  const store = await PostgresThreadStore.connect(databaseUrl, { migrate: true });
   const memories = await PostgresMemoryStore.connect(databaseUrl);
   const workflowBundle: WorkerOptions['workflowBundle'] = bundlePath ? { codePath: bundlePath } : undefined;
   const { worker, connection } = await createWorker({

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatMemory } from '../../src/memory/chat-memory.js';
+import { ChatMemory } from '../../src/chat-memory/chat-memory.js';
 import { messageWindow, tokenWindow } from '../../src/compaction/strategies/windows.js';
-import { InMemoryStore } from '../../src/store/memory-store.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { CharacterEstimatorTokenizer } from '../../src/tokenizers/estimator.js';
 import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
 
@@ -21,7 +21,7 @@ test('message window: system kept, oldest evicted, tool call evicted with its re
 });
 
 test('token window and a shared store; clear forgets', async () => {
-  const store = new InMemoryStore();
+  const store = new InMemoryThreadStore();
   const memory = new ChatMemory({ id: 'u2', store, strategy: tokenWindow(40) });
   for (let i = 0; i < 10; i++) await memory.add({ role: 'user', content: `message number ${i}` });
   const kept = await memory.messages();

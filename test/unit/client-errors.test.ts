@@ -19,7 +19,7 @@ import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../..
 import { toClientError } from '../../src/client/typed-errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { writeEndpoints } from '../../src/runtime/home.js';
-import { InMemoryStore } from '../../src/store/memory-store.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { freePort } from '../../src/runtime/ports.js';
 
 describe('connect(): empty settings count as not set', () => {
@@ -59,7 +59,7 @@ describe('connect(): empty settings count as not set', () => {
     process.env['TEMPORAL_ADDRESS'] = '';
     process.env['TEMPORAL_NAMESPACE'] = ' ';
     await assert.rejects(
-      connect({ store: new InMemoryStore() }),
+      connect({ store: new InMemoryThreadStore() }),
       (err: unknown) =>
         err instanceof BackendUnavailableError &&
         err.backend === 'temporal' &&

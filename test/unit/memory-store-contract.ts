@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ValidationError } from '../../src/model/errors.js';
-import type { ExtractionInput, MemoryProposalInput, MemoryStore } from '../../src/memory/memory-store.js';
+import type { ExtractionInput, MemoryProposalInput, MemoryStore } from '../../src/memories/memory-store.js';
 
 /** A fresh id with a readable prefix. */
 const fresh = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;

@@ -1,7 +1,7 @@
 /**
- * The store contract on InMemoryStore.
+ * The store contract on InMemoryThreadStore.
  */
-import { InMemoryStore } from '../../src/store/index.js';
+import { InMemoryThreadStore } from '../../src/store/index.js';
 import { storeContract } from './store-contract.js';
 
-storeContract('in-memory', async () => new InMemoryStore());
+storeContract('in-memory', async () => new InMemoryThreadStore());

@@ -36,7 +36,7 @@ describe('slidingWindow and compaction output', () => {
     );
     // Without the fix, collapse:m3 and collapse:m7 stayed forever in front of the last turn.
     assert.deepEqual(ids(r), ['m1', 'm10', 'm11', 'm12', 'm13']);
-    const window = r.decisions.find((d) => d.strategy === 'slidingWindow')!;
+    const window = r.steps.find((d) => d.strategy === 'slidingWindow')!;
     assert.ok(window.groupIds.includes('collapse:m3'));
     assert.ok(window.groupIds.includes('collapse:m7'));
   });
@@ -65,7 +65,7 @@ describe('slidingWindow and compaction output', () => {
       pipeline(summarization({ minimumPreserved: 8 }), slidingWindow({ keepTurns: 1 })),
       { summarizer: () => Promise.resolve('the user asked three questions') },
     );
-    const summaryId = r.decisions.find((d) => d.action === 'summarize')!.summary!.message.id;
+    const summaryId = r.steps.find((d) => d.action === 'summarize')!.summary!.message.id;
     assert.deepEqual(ids(r), ['m1', summaryId, 'm10', 'm11', 'm12', 'm13']);
   });
 });

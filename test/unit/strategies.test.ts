@@ -43,8 +43,8 @@ describe('truncation', () => {
     // messages metric (no tokenizer given): 9 > 5, so the oldest groups go until ≤ 5 messages;
     // the tool group (m5, m6) goes as one, and the system message stays.
     assert.deepEqual(ids(r), ['m1', 'm7', 'm8', 'm9']);
-    assert.equal(r.decisions[0]!.strategy, 'truncation');
-    assert.equal(r.decisions[0]!.reason, 'messagesExceed(5)');
+    assert.equal(r.steps[0]!.strategy, 'truncation');
+    assert.equal(r.steps[0]!.reason, 'messagesExceed(5)');
   });
 
   test('measures tokens when a tokenizer is given', async () => {
@@ -57,8 +57,8 @@ describe('truncation', () => {
         tokenizer: chars,
       },
     );
-    assert.equal(r.decisions[0]!.reason, `tokensExceed(${all.metrics.includedTokens - 1})`);
-    assert.deepEqual(r.decisions[0]!.messageIds, ['m2']);
+    assert.equal(r.steps[0]!.reason, `tokensExceed(${all.metrics.includedTokens - 1})`);
+    assert.deepEqual(r.steps[0]!.messageIds, ['m2']);
   });
 
   test('hysteresis: trigger at a high mark, compact down to a low one', async () => {
@@ -76,7 +76,7 @@ describe('truncation', () => {
       c.messages,
       truncation({ trigger: triggers.messagesExceed(9), minimumPreserved: 1 }),
     );
-    assert.equal(quiet.decisions.length, 0);
+    assert.equal(quiet.steps.length, 0);
   });
 
   test('the floor is never crossed and the result says the target was not met', async () => {
@@ -108,7 +108,7 @@ describe('slidingWindow', () => {
   test('by turns keeps the last N user turns and the system message', async () => {
     const r = await compact(sample().messages, slidingWindow({ keepTurns: 1 }));
     assert.deepEqual(ids(r), ['m1', 'm8', 'm9']);
-    assert.equal(r.decisions[0]!.reason, 'always(); keepTurns(1)');
+    assert.equal(r.steps[0]!.reason, 'always(); keepTurns(1)');
   });
 
   test('by turns with no user message yet changes nothing', async () => {
@@ -118,7 +118,7 @@ describe('slidingWindow', () => {
     c.assistant('another');
     const r = await compact(c.messages, slidingWindow({ keepTurns: 1 }));
     assert.deepEqual(ids(r), ['m1', 'm2', 'm3']);
-    assert.equal(r.decisions.length, 0);
+    assert.equal(r.steps.length, 0);
   });
 
   test('by groups keeps the last N non-system groups', async () => {
@@ -172,7 +172,7 @@ describe('toolResultCollapse', () => {
       'tool_result',
       'here is your plan',
     ]);
-    assert.deepEqual(r.decisions[0]!.messageIds, ['m2', 'm3', 'm4']);
+    assert.deepEqual(r.steps[0]!.messageIds, ['m2', 'm3', 'm4']);
     assert.deepEqual(r.messages[1]!.metadata?.compaction, {
       kind: 'summary',
       strategy: 'toolResultCollapse',
@@ -184,7 +184,7 @@ describe('toolResultCollapse', () => {
     const once = await compact(tools().messages, toolResultCollapse({ keepLastToolCallGroups: 1 }));
     const twice = await compact(once.messages, toolResultCollapse({ keepLastToolCallGroups: 1 }));
     assert.deepEqual(twice.messages, once.messages);
-    assert.equal(twice.decisions.length, 0);
+    assert.equal(twice.steps.length, 0);
   });
 
   test('a custom format is used and capped', async () => {
@@ -291,7 +291,7 @@ describe('summarization', () => {
         ids(r),
         c.messages.map((m) => m.id),
       );
-      assert.equal(r.decisions.length, 0);
+      assert.equal(r.steps.length, 0);
       assert.equal(r.warnings[0]!.code, code);
     });
   }
@@ -333,7 +333,7 @@ describe('tokenBudget', () => {
     );
     assert.ok(r.metrics.includedTokens <= budget);
     assert.deepEqual(
-      r.decisions.map((d) => d.strategy),
+      r.steps.map((d) => d.strategy),
       ['toolResultCollapse'],
     );
   });
@@ -346,7 +346,7 @@ describe('tokenBudget', () => {
     const strict = await compact(c.messages, tokenBudget({ budget: 30, strict: true }), { tokenizer: chars });
     assert.deepEqual(ids(strict), ['m9']);
     assert.deepEqual(
-      strict.decisions.map((d) => d.strategy),
+      strict.steps.map((d) => d.strategy),
       ['tokenBudget.fallback', 'tokenBudget.strict'],
     );
   });
@@ -399,7 +399,7 @@ describe('pipeline', () => {
       ),
     );
     assert.deepEqual(
-      r.decisions.map((d) => d.strategy),
+      r.steps.map((d) => d.strategy),
       ['slidingWindow'],
     );
     assert.deepEqual(ids(r), ['m1', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']);
@@ -434,7 +434,7 @@ describe('pipeline', () => {
       },
     );
     assert.deepEqual(
-      r.decisions.map((d) => d.strategy),
+      r.steps.map((d) => d.strategy),
       ['toolResultCollapse', 'toolResultCollapse', 'toolResultCollapse', 'summarization'],
     );
     assert.deepEqual(r.warnings, []);

@@ -54,7 +54,7 @@ test('applies a compaction result and carries everything across continue-as-new 
   const m = metas(5);
   s.receive([m[0]!, m[1]!, m[2]!, m[4]!]);
   s.applyCompaction({
-    summary: {
+    report: {
       id: 'x',
       strategy: 'truncation',
       excludedGroups: 2,

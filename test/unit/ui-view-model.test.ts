@@ -26,7 +26,7 @@ import type {
 } from '../../src/ui/types.js';
 import type { HistoryPage, ThreadExport, ThreadInfo } from '../../src/store/types.js';
 import type { ContextResult } from '../../src/client/thread-handle.js';
-import type { MemoryRecord } from '../../src/memory/memory-store.js';
+import type { MemoryRecord } from '../../src/memories/memory-store.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 
 // Compile-time check: what the store and the client return stays readable as the page's wire types

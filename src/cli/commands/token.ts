@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { BackendUnavailableError } from '../../client/errors.js';
-import { TokenStore, type TokenInfo } from '../../server/token-store.js';
+import { TokenStore, type TokenInfo } from '../../tenancy/token-store.js';
 import { redactUrl, resolveConnection } from '../connection.js';
 import { NotFoundError } from '../errors.js';
 import { note, printJson, printLines, table } from '../output.js';

@@ -28,7 +28,7 @@ import { ValidationError } from '../../model/errors.js';
 /** The default instructions: keep what a later turn will need. */
 export const DEFAULT_SUMMARY_PROMPT =
   'Summarize the conversation so far for the assistant that will continue it. Keep every fact the user ' +
-  'stated, decisions made, user preferences, open questions and to-dos, and the outcome of each tool call ' +
+  'stated, steps made, user preferences, open questions and to-dos, and the outcome of each tool call ' +
   '(name and result). Fold in the previous summary if one is given. Be concise; write plain sentences; ' +
   'do not invent anything.';
 
@@ -202,7 +202,7 @@ function insert(
     reason: 'summarized',
     strategy: 'summarization',
   });
-  ctx.decisions.push({
+  ctx.steps.push({
     strategy: 'summarization',
     action: 'summarize',
     reason: describe(spec.trigger),

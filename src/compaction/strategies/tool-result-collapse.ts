@@ -141,7 +141,7 @@ function collapse(
     reason: 'collapsed',
     strategy: 'toolResultCollapse',
   });
-  ctx.decisions.push({
+  ctx.steps.push({
     strategy: 'toolResultCollapse',
     action: 'collapse',
     reason: describe(spec.trigger),

@@ -7,7 +7,7 @@ import { UnknownThreadError } from '../../client/errors.js';
 import type { ThreadInfo } from '../../store/types.js';
 import { unknownThread } from '../api-error.js';
 import { bounded } from '../deadline.js';
-import type { TenantScope } from '../tenant-scope.js';
+import type { TenantScope } from '../../tenancy/tenant-scope.js';
 
 /** Dependencies of the route plugins. */
 export interface RouteDeps {

@@ -5,13 +5,13 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { MemoryRecord, MemoryStore } from '../../memory/memory-store.js';
+import type { MemoryRecord, MemoryStore } from '../../memories/memory-store.js';
 import { ValidationError } from '../../model/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses } from '../schemas/common.js';
 import { CorrectBody, MemoryList, MemoryListQuery, MemoryParams, UserParams } from '../schemas/memory.js';
 import { ref } from '../schemas/shared.js';
-import type { TenantScope } from '../tenant-scope.js';
+import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { run, type RouteDeps } from './deps.js';
 
 /** The memory store, which every PostgreSQL-backed connection has. */

@@ -105,7 +105,7 @@ export const ThreadInfo = Type.Object({
 });
 
 /** What a compaction did. */
-export const CompactionSummary = Type.Object({
+export const CompactionReport = Type.Object({
   id: Type.String(),
   strategy: Type.String(),
   excludedGroups: Int(),

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import {
-  CompactionSummary,
+  CompactionReport,
   ErrorBody,
   MemoryRecord,
   Message,
@@ -24,7 +24,7 @@ export const SHARED_SCHEMAS = {
   StoredMessage,
   ThreadConfig,
   ThreadInfo,
-  CompactionSummary,
+  CompactionReport,
   MemoryRecord,
   ThreadExport,
 };

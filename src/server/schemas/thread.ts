@@ -85,7 +85,7 @@ export const ThreadState = Type.Object(
     buffered: Int(),
     run: Type.Integer({ minimum: 1, description: 'Continue-as-new generation.' }),
     compactions: Int(),
-    lastCompaction: Type.Optional(ref('CompactionSummary')),
+    lastCompaction: Type.Optional(ref('CompactionReport')),
     pending: Type.Array(Type.String(), { description: '`compaction`, `catch-up`, `extraction`.' }),
     lastError: Type.Optional(Type.String()),
     memory: MemoryProgress,
@@ -104,7 +104,7 @@ export const StateQuery = Type.Object({
 /** POST /v1/threads/{id}/compact. */
 export const CompactResult = Type.Object(
   {
-    compaction: Type.Union([ref('CompactionSummary'), Type.Null()], {
+    compaction: Type.Union([ref('CompactionReport'), Type.Null()], {
       description: 'What the strategy did; null if compaction failed (see the state).',
     }),
   },

@@ -3,7 +3,7 @@
  * the same way: import appends messages by id and replays compaction records by id, which makes it
  * idempotent for free.
  */
-import type { ThreadStore } from '../store.js';
+import type { ThreadStore } from '../thread-store.js';
 import type { CompactionRecord, ImportResult, StoredMessage, SummaryRecord, ThreadExport } from '../types.js';
 import { InvalidRecordError } from '../errors.js';
 

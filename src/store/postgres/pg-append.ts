@@ -15,8 +15,8 @@ import type { Pool, PoolClient } from 'pg';
 import { ConflictError } from '../errors.js';
 import type { PreparedEntry } from '../internal/prepare.js';
 import type { AppendedMessage, AppendOptions } from '../types.js';
-import { explainTextError } from './pg-errors.js';
-import { withTransaction } from './transaction.js';
+import { explainTextError } from '../../postgres/errors.js';
+import { withTransaction } from '../../postgres/transaction.js';
 
 /**
  * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id.

@@ -7,9 +7,9 @@ import type { Pool, PoolClient } from 'pg';
 import { ConflictError, InvalidRecordError } from '../errors.js';
 import { prepareRecord } from '../internal/prepare.js';
 import type { CompactionRecord, StoredSummary } from '../types.js';
-import { explainTextError, sqlState } from './pg-errors.js';
+import { explainTextError, sqlState } from '../../postgres/errors.js';
 import { toCompaction, toSummary, type CompactionRow, type SummaryRow } from './rows.js';
-import { Rollback, withTransaction } from './transaction.js';
+import { Rollback, withTransaction } from '../../postgres/transaction.js';
 
 /** Throws unless every id names a row of `table` in the thread. */
 async function assertKnown(

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../store/postgres/migrate.js';
-import { explainTextError } from '../store/postgres/pg-errors.js';
-import { withTransaction } from '../store/postgres/transaction.js';
+import { migrate } from '../postgres/migrate.js';
+import { explainTextError } from '../postgres/errors.js';
+import { withTransaction } from '../postgres/transaction.js';
 import {
   assertExtractionInput,
   assertId,
@@ -34,7 +34,7 @@ import {
 
 /** Options of {@link PostgresMemoryStore.connect}. */
 export interface PostgresMemoryStoreOptions {
-  /** Apply pending migrations before returning (default true, as PostgresStore does). */
+  /** Apply pending migrations before returning (default true, as PostgresThreadStore does). */
   migrate?: boolean;
   /** Extra node-postgres pool settings (used when the store creates its pool). */
   pool?: pg.PoolConfig;

@@ -14,7 +14,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ValidationError } from '../model/errors.js';
-import { migrate } from '../store/postgres/migrate.js';
+import { migrate } from '../postgres/migrate.js';
 
 /** Recognisable prefix of every token (secret scanners and people can tell what it is). */
 export const TOKEN_PREFIX = 'dm_';

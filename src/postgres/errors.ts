@@ -3,7 +3,7 @@
  * can turn them into retryable or non-retryable failures deliberately. node-postgres exposes the
  * server's SQLSTATE as `code` (and Node's socket errors as `code` too); we decide by those.
  */
-import { ValidationError } from '../../model/errors.js';
+import { ValidationError } from '../model/errors.js';
 
 /** Socket-level codes: the server is down, restarting or unreachable for now. */
 const TRANSIENT_SOCKET_CODES = new Set([

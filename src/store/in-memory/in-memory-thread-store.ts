@@ -1,14 +1,14 @@
 /**
- * InMemoryStore: the ThreadStore for unit tests and ad-hoc use. State lives in plain maps; every value
+ * InMemoryThreadStore: the ThreadStore for unit tests and ad-hoc use. State lives in plain maps; every value
  * is copied in and out (as JSON, like a real backend) so callers cannot mutate what is stored.
  * Each mutation runs synchronously between awaits, which makes it atomic in one process.
  */
-import type { MessageMeta } from '../compaction/message-meta.js';
-import { ConflictError, InvalidRecordError } from './errors.js';
-import { assertStorableText, jsonCopy, prepareEntries, prepareRecord } from './internal/prepare.js';
-import { exportThread, importThread } from './internal/transfer.js';
-import { sortView } from './internal/view-order.js';
-import type { ThreadStore } from './store.js';
+import type { MessageMeta } from '../../compaction/message-meta.js';
+import { ConflictError, InvalidRecordError } from '../errors.js';
+import { assertStorableText, jsonCopy, prepareEntries, prepareRecord } from '../internal/prepare.js';
+import { exportThread, importThread } from '../internal/transfer.js';
+import { sortView } from '../internal/view-order.js';
+import type { ThreadStore } from '../thread-store.js';
 import type {
   AppendedMessage,
   AppendEntry,
@@ -23,7 +23,7 @@ import type {
   ThreadExport,
   ThreadInfo,
   ViewEntry,
-} from './types.js';
+} from '../types.js';
 
 interface MessageRow {
   stored: StoredMessage;
@@ -39,11 +39,11 @@ interface ThreadState {
   summaries: Map<string, SummaryRecord>;
 }
 
-/** Default page size of {@link InMemoryStore.listThreads}, as in every store. */
+/** Default page size of {@link InMemoryThreadStore.listThreads}, as in every store. */
 const DEFAULT_THREAD_LIMIT = 100;
 
 /** A ThreadStore held in process memory; nothing survives the process. */
-export class InMemoryStore implements ThreadStore {
+export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadState>();
 
   private ensure(threadId: string, now: string, options?: AppendOptions): ThreadState {

@@ -1,6 +1,6 @@
 /**
  * 002_memories: what long-term memory needs beyond 001's `memories` table.
- * - Provenance in `source_thread_id`, not 001's `thread_id`: PostgresStore.delete(threadId) removes
+ * - Provenance in `source_thread_id`, not 001's `thread_id`: PostgresThreadStore.delete(threadId) removes
  *   memories by `thread_id`, but memories are facts about the user, shared across all of the user's
  *   threads, so deleting one thread must not take them along (erasing a user is `removeUser`).
  * - `text_key` (the fact's normalized text, computed by the application) with a unique index over the

@@ -1,16 +1,16 @@
 /**
- * RedisStore: the ThreadStore on Redis (seed 000's Redis message store, with the same guarantees as
+ * RedisThreadStore: the ThreadStore on Redis (seed 000's Redis message store, with the same guarantees as
  * the PostgreSQL store). Writes are Lua scripts, atomic on the server (see redis/scripts.ts); reads
  * that must agree with each other run in one script or one MULTI. Keys live under a prefix.
  */
 import { createClient } from 'redis';
-import type { MessageMeta } from '../compaction/message-meta.js';
-import { assertStorableText, prepareEntries, prepareRecord } from './internal/prepare.js';
-import { exportThread, importThread } from './internal/transfer.js';
-import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './redis/commands.js';
-import { RedisKeys } from './redis/keys.js';
-import type { RedisClient } from './redis/lua.js';
-import type { ThreadStore } from './store.js';
+import type { MessageMeta } from '../../compaction/message-meta.js';
+import { assertStorableText, prepareEntries, prepareRecord } from '../internal/prepare.js';
+import { exportThread, importThread } from '../internal/transfer.js';
+import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
+import { RedisKeys } from './keys.js';
+import type { RedisClient } from './lua.js';
+import type { ThreadStore } from '../thread-store.js';
 import type {
   AppendedMessage,
   AppendEntry,
@@ -24,10 +24,10 @@ import type {
   ThreadExport,
   ThreadInfo,
   ViewEntry,
-} from './types.js';
+} from '../types.js';
 
-/** Options of {@link RedisStore}. */
-export interface RedisStoreOptions {
+/** Options of {@link RedisThreadStore}. */
+export interface RedisThreadStoreOptions {
   /** Prefix of every key (default `dm:`); lets several stores or test runs share one server. */
   prefix?: string;
 }
@@ -35,7 +35,7 @@ export interface RedisStoreOptions {
 type Reply = string | null;
 
 /** A ThreadStore in Redis. */
-export class RedisStore implements ThreadStore {
+export class RedisThreadStore implements ThreadStore {
   private readonly keys: RedisKeys;
 
   /**
@@ -44,7 +44,7 @@ export class RedisStore implements ThreadStore {
    */
   constructor(
     readonly client: RedisClient,
-    options: RedisStoreOptions = {},
+    options: RedisThreadStoreOptions = {},
     private readonly ownsClient = false,
   ) {
     this.keys = new RedisKeys(options.prefix ?? 'dm:');
@@ -52,16 +52,16 @@ export class RedisStore implements ThreadStore {
 
   /**
    * Connects to `url` (default `REDIS_URL`, else redis://127.0.0.1:6379).
-   * @example const store = await RedisStore.connect(undefined, { prefix: 'myapp:' });
+   * @example const store = await RedisThreadStore.connect(undefined, { prefix: 'myapp:' });
    */
-  static async connect(url?: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+  static async connect(url?: string, options: RedisThreadStoreOptions = {}): Promise<RedisThreadStore> {
     const client: RedisClient = createClient({
       url: url ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
     });
     // The client reconnects by itself; without a listener its 'error' events would crash the process.
     client.on('error', () => undefined);
     await client.connect();
-    return new RedisStore(client, options, true);
+    return new RedisThreadStore(client, options, true);
   }
 
   /** @inheritDoc ThreadStore.append */

@@ -8,11 +8,11 @@
  * Everything leaving the API goes through this class, which strips the caller's prefix from every id
  * field, so answers show the caller's ids only; imports get the prefix back.
  */
-import type { MemoryRecord } from '../memory/memory-store.js';
+import type { MemoryRecord } from '../memories/memory-store.js';
 import type { CompactionRecord, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
-import type { CompactionSummary, ThreadStateView } from '../../workflows/shared.js';
+import type { CompactionReport, ThreadStateView } from '../../workflows/shared.js';
 import type { ContextResult } from '../client/thread-handle.js';
-import { ApiError } from './api-error.js';
+import { ValidationError } from '../model/errors.js';
 
 /** Longest stored thread or user id (the engine's `validateThreadId`). */
 const MAX_STORED_ID = 128;
@@ -29,17 +29,16 @@ export class TenantScope {
 
   /**
    * The stored id of the caller's thread or user id.
-   * @throws ApiError 400 `invalid_id` naming `field` when the id is malformed or, with the prefix,
+   * @throws ValidationError `invalid_id` naming `field` (the API answers 400) when the id is malformed or, with the prefix,
    *   longer than the store allows.
    */
   scoped(id: string, field: string): string {
     const max = MAX_STORED_ID - this.prefix.length;
     if (id.length < 1 || id.length > max || !ID_CHARS.test(id))
-      throw new ApiError(
-        400,
+      throw new ValidationError(
         'invalid_id',
         `${field}: expected 1–${max} characters of letters, digits and . _ : @ -`,
-        field,
+        { field },
       );
     return this.prefix + id;
   }
@@ -69,7 +68,7 @@ export class TenantScope {
   }
 
   /** What a compaction did. */
-  compaction<T extends CompactionSummary | null | undefined>(c: T): T {
+  compaction<T extends CompactionReport | null | undefined>(c: T): T {
     return (c ? { ...c, id: this.strip(c.id) } : c) as T;
   }
 

@@ -1,5 +1,5 @@
 /**
- * PostgresStore: the production ThreadStore on a `pg` Pool. Parameterized queries only; writes that
+ * PostgresThreadStore: the production ThreadStore on a `pg` Pool. Parameterized queries only; writes that
  * land together share one transaction (see pg-append.ts and pg-compaction.ts); reads are single
  * statements, so each sees one consistent snapshot.
  */
@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
-import type { ThreadStore } from '../store.js';
+import type { ThreadStore } from '../thread-store.js';
 import type {
   AppendedMessage,
   AppendEntry,
@@ -21,14 +21,14 @@ import type {
   ThreadInfo,
   ViewEntry,
 } from '../types.js';
-import { migrate } from './migrate.js';
+import { migrate } from '../../postgres/migrate.js';
 import { appendPrepared } from './pg-append.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
 
-/** Options of {@link PostgresStore.connect}. */
-export interface PostgresStoreOptions {
+/** Options of {@link PostgresThreadStore.connect}. */
+export interface PostgresThreadStoreOptions {
   /** Apply pending migrations before returning (default true: the program keeps its schema current). */
   migrate?: boolean;
   /** Pool size (default 10, node-postgres' own default). */
@@ -41,7 +41,7 @@ const THREAD_COLUMNS =
   'thread_id, user_id, resource_id, last_seq, message_count, config, created_at, updated_at';
 
 /** A ThreadStore in PostgreSQL. */
-export class PostgresStore implements ThreadStore {
+export class PostgresThreadStore implements ThreadStore {
   /**
    * @param pool the pool to use.
    * @param ownsPool whether {@link close} ends the pool (true when the store created it).
@@ -53,9 +53,12 @@ export class PostgresStore implements ThreadStore {
 
   /**
    * Opens a pool to `databaseUrl` and (by default) migrates the schema.
-   * @example const store = await PostgresStore.connect(process.env.DATABASE_URL!);
+   * @example const store = await PostgresThreadStore.connect(process.env.DATABASE_URL!);
    */
-  static async connect(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  static async connect(
+    databaseUrl: string,
+    options: PostgresThreadStoreOptions = {},
+  ): Promise<PostgresThreadStore> {
     const pool = new pg.Pool({
       ...options.pool,
       connectionString: databaseUrl,
@@ -70,7 +73,7 @@ export class PostgresStore implements ThreadStore {
       await pool.end();
       throw err;
     }
-    return new PostgresStore(pool, true);
+    return new PostgresThreadStore(pool, true);
   }
 
   /** @inheritDoc ThreadStore.append */

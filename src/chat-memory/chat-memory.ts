@@ -12,8 +12,8 @@ import { messageWindow } from '../compaction/strategies/windows.js';
 import type { Summarizer } from '../compaction/strategy.js';
 import { countMessageTokens, type Tokenizer } from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
-import type { ThreadStore } from '../store/store.js';
-import { InMemoryStore } from '../store/memory-store.js';
+import type { ThreadStore } from '../store/thread-store.js';
+import { InMemoryThreadStore } from '../store/in-memory/in-memory-thread-store.js';
 
 /** Options of {@link ChatMemory}. */
 export interface ChatMemoryOptions {
@@ -39,7 +39,7 @@ export class ChatMemory {
 
   constructor(options: ChatMemoryOptions) {
     this.id = options.id;
-    this.store = options.store ?? new InMemoryStore();
+    this.store = options.store ?? new InMemoryThreadStore();
     this.strategy = options.strategy ?? messageWindow(20);
     this.tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
     this.summarizer = options.summarizer;
