@@ -5,8 +5,7 @@
  * `npm start`. Run as many as you like; SIGINT/SIGTERM drain in-flight activities, then it returns.
  */
 import { createWorker } from '../runtime/worker.js';
-import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
-import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
+import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import { BackendUnavailableError } from '../client/errors.js';
 import { resolveConnection, redactUrl, type GlobalOptions } from './connection.js';
 
@@ -30,13 +29,10 @@ export async function runWorker(
       new Error('set DATABASE_URL (or run `npm start` first, which writes endpoints.json)'),
     );
   }
-  let store: PostgresThreadStore | undefined;
-  let memories: PostgresMemoryStore | undefined;
+  let stores: Stores;
   try {
-    store = await PostgresThreadStore.connect(databaseUrl, { migrate: true });
-    memories = await PostgresMemoryStore.connect(databaseUrl);
+    stores = await openPostgresStores(databaseUrl, { migrate: true });
   } catch (err) {
-    await store?.close().catch(() => undefined);
     throw new BackendUnavailableError('postgres', redactUrl(databaseUrl), err);
   }
   try {
@@ -46,8 +42,8 @@ export async function runWorker(
         temporalAddress,
         namespace: settings.namespace,
         taskQueue: settings.taskQueue,
-        store,
-        memories,
+        store: stores.threads,
+        memories: stores.memories,
       });
     } catch (err) {
       // Bundling errors are ours; a refused connection is the server's absence.
@@ -63,7 +59,6 @@ export async function runWorker(
       await connection.close();
     }
   } finally {
-    await store.close();
-    await memories.close();
+    await stores.close();
   }
 }

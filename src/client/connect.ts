@@ -5,9 +5,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { ThreadStore } from '../store/thread-store.js';
-import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
 import type { MemoryStore } from '../memories/memory-store.js';
-import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
+import { openPostgresStores } from '../backends/postgres.js';
 import { readEndpoints, resolveHome } from '../runtime/home.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
@@ -84,8 +83,9 @@ export class DurableMemory {
       }
       databaseAddress = redact(url);
       try {
-        store = await PostgresThreadStore.connect(url, { migrate: true });
-        memories ??= await PostgresMemoryStore.connect(url);
+        const stores = await openPostgresStores(url, { migrate: true });
+        store = stores.threads;
+        memories ??= stores.memories;
       } catch (err) {
         await store?.close().catch(() => undefined);
         throw new BackendUnavailableError('postgres', redact(url), err);

@@ -30,9 +30,9 @@ import {
   type ThreadStateView,
   type ThreadWorkflowInput,
 } from '../../workflows/shared.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { toClientError } from './typed-errors.js';
-import { isTransientPgError } from '../postgres/errors.js';
 import { Announcer } from './announcer.js';
 
 /** What the client needs from its connection. */
@@ -149,7 +149,7 @@ export class ThreadHandle {
     try {
       return await work();
     } catch (err) {
-      if (isTransientPgError(err))
+      if (err instanceof StoreUnavailableError)
         throw new BackendUnavailableError('postgres', this.deps.databaseAddress ?? 'the thread store', err);
       throw err;
     }

@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../postgres/migrate.js';
-import { explainTextError } from '../postgres/errors.js';
+import { explainTextError, toStoreError } from '../postgres/errors.js';
+import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
 import {
   assertExtractionInput,
@@ -292,3 +293,6 @@ export class PostgresMemoryStore implements MemoryStore {
     if (this.ownsPool) await this.pool.end();
   }
 }
+
+// Callers above the store interface see StoreUnavailableError, never node-postgres' errors.
+translateErrors(PostgresMemoryStore, toStoreError);

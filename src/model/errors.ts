@@ -51,3 +51,21 @@ export class ValidationError extends DurableMemoryError {
     this.field = where?.field;
   }
 }
+
+/**
+ * The store's backend is unreachable or did not answer in time (connection refused or dropped, the
+ * server restarting, a statement timeout); the same call may succeed later. Backends throw this, never
+ * their driver's errors, so callers above the store interface (client, API, CLI) need no driver code
+ * to tell "retry later" (503, exit 4) from a bug. A write that failed so either committed or not, and
+ * every write is idempotent by id, so retrying is safe.
+ */
+export class StoreUnavailableError extends DurableMemoryError {
+  declare readonly code: 'store_unavailable';
+  /** `timeout`: the server answered too slowly; `unreachable`: it could not be reached at all. */
+  readonly reason: 'unreachable' | 'timeout';
+  constructor(message: string, options: { reason?: 'unreachable' | 'timeout'; cause?: unknown } = {}) {
+    super('store_unavailable', message, { cause: options.cause });
+    this.name = 'StoreUnavailableError';
+    this.reason = options.reason ?? 'unreachable';
+  }
+}

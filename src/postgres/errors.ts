@@ -3,7 +3,7 @@
  * can turn them into retryable or non-retryable failures deliberately. node-postgres exposes the
  * server's SQLSTATE as `code` (and Node's socket errors as `code` too); we decide by those.
  */
-import { ValidationError } from '../model/errors.js';
+import { StoreUnavailableError, ValidationError } from '../model/errors.js';
 
 /** Socket-level codes: the server is down, restarting or unreachable for now. */
 const TRANSIENT_SOCKET_CODES = new Set([
@@ -85,5 +85,25 @@ export function explainTextError(err: unknown): unknown {
       `text contains invalid Unicode that PostgreSQL cannot store: ${detail}`,
     );
   }
+  return err;
+}
+
+/** SQLSTATE query_canceled: a statement timeout fired. */
+const STATEMENT_TIMEOUT = '57014';
+
+/**
+ * A PostgreSQL-backed store's error as callers above the store interface see it: passing conditions
+ * become a {@link StoreUnavailableError}; anything else is returned unchanged.
+ */
+export function toStoreError(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError) return err;
+  const why = err instanceof Error ? err.message : String(err);
+  if (sqlState(err) === STATEMENT_TIMEOUT)
+    return new StoreUnavailableError(`PostgreSQL did not answer in time: ${why}`, {
+      reason: 'timeout',
+      cause: err,
+    });
+  if (isTransientPgError(err))
+    return new StoreUnavailableError(`PostgreSQL is unreachable: ${why}`, { cause: err });
   return err;
 }

@@ -10,8 +10,7 @@ import { startEmbeddedStack, redact } from './embedded-stack.js';
 import { resolveHome, writeEndpoints, endpointsPath, readRuntimeState, updateRuntimeState } from './home.js';
 import { stderrLog } from './log.js';
 import { createWorker } from './worker.js';
-import { PostgresMemoryStore } from '../memories/postgres-memory-store.js';
-import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
+import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import { serveApi, type ServedApi } from '../server/serve.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 
@@ -51,8 +50,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const taskQueue = env['DURABLE_MEMORY_TASK_QUEUE'] || TASK_QUEUE;
   log(`home: ${home}`);
   const stack = await startEmbeddedStack({ home, log, env });
-  let store: PostgresThreadStore | undefined;
-  let memories: PostgresMemoryStore | undefined;
+  let stores: Stores | undefined;
   let api: ServedApi | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
@@ -67,8 +65,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
       // the worker's own error was already logged
     }
     await connection?.close().catch(() => undefined);
-    await store?.close().catch(() => undefined);
-    await memories?.close().catch(() => undefined);
+    await stores?.close().catch(() => undefined);
     await stack.stop();
     process.exit(code);
   };
@@ -76,14 +73,13 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
   let running: Promise<void> | undefined;
   try {
-    store = await PostgresThreadStore.connect(stack.databaseUrl, { migrate: true });
-    memories = await PostgresMemoryStore.connect(stack.databaseUrl);
+    stores = await openPostgresStores(stack.databaseUrl, { migrate: true });
     ({ worker, connection } = await createWorker({
       temporalAddress: stack.temporalAddress,
       namespace: stack.namespace,
       taskQueue,
-      store,
-      memories,
+      store: stores.threads,
+      memories: stores.memories,
     }));
     running = worker.run();
     api = await serveApi({
@@ -102,8 +98,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
     await connection?.close().catch(() => undefined);
-    await store?.close().catch(() => undefined);
-    await memories?.close().catch(() => undefined);
+    await stores?.close().catch(() => undefined);
     await stack.stop();
     throw err;
   }

@@ -6,8 +6,7 @@
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
-import { ConflictError, InvalidRecordError } from '../store/errors.js';
-import { isTransientPgError } from '../postgres/errors.js';
+import { ConflictError, InvalidRecordError, StoreUnavailableError } from '../store/errors.js';
 import { DeadlineError } from './deadline.js';
 
 /** Seconds a client should wait before retrying after a 503. */
@@ -71,12 +70,11 @@ function fastifyError(err: { code?: unknown; statusCode?: unknown }): ApiError |
 
 const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
-const PG_STATEMENT_TIMEOUT = '57014';
 
 /**
  * Tells whether `err` (or one of its causes) says a backend is unreachable or too slow: then the
- * answer is 503 with Retry-After, because the same request may succeed later. PostgreSQL's passing
- * conditions are the store layer's own list ({@link isTransientPgError}); Temporal's are gRPC codes.
+ * answer is 503 with Retry-After, because the same request may succeed later. Stores say so with
+ * StoreUnavailableError (whatever their backend); Temporal with gRPC codes.
  * @returns `timeout`, `backend_unavailable`, or undefined.
  */
 export function backendFailure(err: unknown): 'timeout' | 'backend_unavailable' | undefined {
@@ -84,12 +82,13 @@ export function backendFailure(err: unknown): 'timeout' | 'backend_unavailable' 
     if (e instanceof DeadlineError || e instanceof TimeoutError) return 'timeout';
     if (e instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'timeout';
     if (e instanceof BackendUnavailableError) return 'backend_unavailable';
+    if (e instanceof StoreUnavailableError) return e.reason === 'timeout' ? 'timeout' : 'backend_unavailable';
     const { code } = e as { code?: unknown };
-    if (code === GRPC_DEADLINE_EXCEEDED || code === PG_STATEMENT_TIMEOUT) return 'timeout';
+    if (code === GRPC_DEADLINE_EXCEEDED) return 'timeout';
     if (code === GRPC_UNAVAILABLE) return 'backend_unavailable';
     e = (e as { cause?: unknown }).cause;
   }
-  return isTransientPgError(err) ? 'backend_unavailable' : undefined;
+  return undefined;
 }
 
 /**

@@ -1,10 +1,9 @@
 /**
  * Readiness: can this process serve requests right now? Both backends are asked something cheap
- * (PostgreSQL `SELECT 1`, Temporal's GetSystemInfo) under a short bound, in parallel, so /readyz
+ * (the thread store's `ping()`, Temporal's GetSystemInfo) under a short bound, in parallel, so /readyz
  * answers within that bound even when a server is gone or a network drops packets.
  */
 import type { DurableMemory } from '../client/connect.js';
-import { PostgresThreadStore } from '../store/postgres/postgres-thread-store.js';
 import { bounded } from './deadline.js';
 
 /** Default bound of each check. */
@@ -32,10 +31,7 @@ export async function checkReadiness(memory: DurableMemory, timeoutMs: number): 
   };
   const store = memory.store;
   const [postgres, temporal] = await Promise.all([
-    probe(() =>
-      // Another ThreadStore (tests, custom backends) is probed through its cheapest read.
-      store instanceof PostgresThreadStore ? store.pool.query('SELECT 1') : store.listThreads({ limit: 1 }),
-    ),
+    probe(() => store.ping()),
     probe(() => {
       const connection = memory.client.connection;
       return connection.withDeadline(Date.now() + timeoutMs, () =>

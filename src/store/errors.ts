@@ -36,3 +36,25 @@ export class InvalidRecordError extends DurableMemoryError {
     this.name = 'InvalidRecordError';
   }
 }
+
+export { StoreUnavailableError } from '../model/errors.js';
+
+/**
+ * Makes every method of a store class pass its errors through `map` (the backend's translation of its driver's
+ * "try again later" errors into a StoreUnavailableError), so no method can forget to.
+ */
+export function translateErrors(cls: { prototype: object }, map: (err: unknown) => unknown): void {
+  const proto = cls.prototype as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const method = proto[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    proto[name] = function (this: unknown, ...args: unknown[]): unknown {
+      try {
+        const result: unknown = method.apply(this, args);
+        return result instanceof Promise ? result.catch((err: unknown) => Promise.reject(map(err))) : result;
+      } catch (err) {
+        throw map(err);
+      }
+    };
+  }
+}

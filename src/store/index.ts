@@ -23,5 +23,5 @@ export { InMemoryThreadStore } from './in-memory/in-memory-thread-store.js';
 export { PostgresThreadStore, type PostgresThreadStoreOptions } from './postgres/postgres-thread-store.js';
 export { migrate } from '../postgres/migrate.js';
 export { MIGRATIONS, type Migration } from '../postgres/migrations/migration.js';
-export { isTransientPgError } from '../postgres/errors.js';
+export { StoreUnavailableError } from './errors.js';
 export { RedisThreadStore, type RedisThreadStoreOptions } from './redis/redis-thread-store.js';

@@ -6,6 +6,9 @@
  * (`thread`, `export`) and `delete` answers false; the client layer turns that into its own
  * unknown-thread error. `append`, `setConfig` and `import` create the thread; `recordCompaction`
  * rejects it with an InvalidRecordError.
+ *
+ * Failures: a backend that cannot be reached (or answers too slowly) throws StoreUnavailableError, and
+ * only that, so callers can answer "retry later" without knowing the backend's driver.
  */
 import type { MessageMeta } from '../compaction/message-meta.js';
 import type {
@@ -91,6 +94,12 @@ export interface ThreadStore {
    * @throws InvalidRecordError for a malformed export.
    */
   import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult>;
+
+  /**
+   * Answers when the backend can serve requests (readiness checks); the cheapest round trip it has.
+   * @throws StoreUnavailableError when it cannot.
+   */
+  ping(): Promise<void>;
 
   /** Releases connections. */
   close(): Promise<void>;

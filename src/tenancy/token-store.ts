@@ -15,6 +15,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ValidationError } from '../model/errors.js';
 import { migrate } from '../postgres/migrate.js';
+import { toStoreError } from '../postgres/errors.js';
+import { translateErrors } from '../store/errors.js';
 
 /** Recognisable prefix of every token (secret scanners and people can tell what it is). */
 export const TOKEN_PREFIX = 'dm_';
@@ -261,3 +263,6 @@ function toInfo(row: TokenRow): TokenInfo {
   if (row.last_used_at) info.lastUsedAt = row.last_used_at.toISOString();
   return info;
 }
+
+// The API sees StoreUnavailableError (503), never node-postgres' errors.
+translateErrors(TokenStore, toStoreError);

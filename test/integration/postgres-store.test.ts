@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { isTransientPgError, migrate, MIGRATIONS, PostgresThreadStore } from '../../src/store/index.js';
+import { migrate, MIGRATIONS, PostgresThreadStore, StoreUnavailableError } from '../../src/store/index.js';
+import { isTransientPgError } from '../../src/postgres/errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { prepareEntries } from '../../src/store/internal/prepare.js';
 import { appendPrepared } from '../../src/store/postgres/pg-append.js';
@@ -90,6 +91,26 @@ describe('isTransientPgError', () => {
       (e: unknown) => e,
     );
     assert.equal(isTransientPgError(err), true);
+  });
+});
+
+describe('PostgreSQL unreachable', () => {
+  it('every method, ping() included, throws StoreUnavailableError, never a driver error', async () => {
+    const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
+    pool.on('error', () => undefined);
+    const store = new PostgresThreadStore(pool, true);
+    try {
+      for (const call of [() => store.ping(), () => store.thread('t'), () => store.view('t')]) {
+        await assert.rejects(call(), (err: unknown) => {
+          assert.ok(err instanceof StoreUnavailableError, String(err));
+          assert.equal(err.code, 'store_unavailable');
+          assert.match(err.message, /PostgreSQL is unreachable/);
+          return true;
+        });
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { RedisThreadStore, type ThreadStore } from '../../src/store/index.js';
+import { RedisThreadStore, StoreUnavailableError, type ThreadStore } from '../../src/store/index.js';
 import { LuaScript } from '../../src/store/redis/lua.js';
 import { storeContract } from '../unit/store-contract.js';
 
@@ -22,6 +22,17 @@ async function removeKeys(store: ThreadStore): Promise<void> {
 storeContract('redis', () => RedisThreadStore.connect(url, { prefix }), removeKeys);
 
 describe('Redis store specifics', () => {
+  it('a closed connection surfaces as StoreUnavailableError, never a driver error', async () => {
+    const store = await RedisThreadStore.connect(url, { prefix });
+    store.client.destroy();
+    for (const call of [() => store.ping(), () => store.thread('t')]) {
+      await assert.rejects(call(), (err: unknown) => {
+        assert.ok(err instanceof StoreUnavailableError, `${(err as Error).name}: ${String(err)}`);
+        return true;
+      });
+    }
+  });
+
   it('loads a script the server has not cached (new server, SCRIPT FLUSH) and then runs it by digest', async () => {
     const store = await RedisThreadStore.connect(url, { prefix });
     try {

@@ -225,6 +225,9 @@ export class InMemoryThreadStore implements ThreadStore {
     return importThread(this, data, options);
   }
 
+  /** Always ready: nothing to reach. */
+  async ping(): Promise<void> {}
+
   /** Nothing to release; present for the interface. */
   async close(): Promise<void> {}
 }

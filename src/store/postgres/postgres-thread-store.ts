@@ -22,6 +22,8 @@ import type {
   ViewEntry,
 } from '../types.js';
 import { migrate } from '../../postgres/migrate.js';
+import { toStoreError } from '../../postgres/errors.js';
+import { translateErrors } from '../errors.js';
 import { appendPrepared } from './pg-append.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
@@ -199,8 +201,16 @@ export class PostgresThreadStore implements ThreadStore {
     return importThread(this, data, options);
   }
 
+  /** @inheritDoc ThreadStore.ping */
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   /** Ends the pool if this store created it. */
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }
 }
+
+// Callers above the store interface see StoreUnavailableError, never node-postgres' errors.
+translateErrors(PostgresThreadStore, toStoreError);

@@ -3,6 +3,8 @@
  * the PostgreSQL store). Writes are Lua scripts, atomic on the server (see redis/scripts.ts); reads
  * that must agree with each other run in one script or one MULTI. Keys live under a prefix.
  */
+import { translateErrors } from '../errors.js';
+import { toRedisStoreError } from './errors.js';
 import { createClient } from 'redis';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries, prepareRecord } from '../internal/prepare.js';
@@ -190,8 +192,16 @@ export class RedisThreadStore implements ThreadStore {
     return importThread(this, data, options);
   }
 
+  /** @inheritDoc ThreadStore.ping */
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
   /** Closes the client if this store created it. */
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.close();
   }
 }
+
+// Callers above the store interface see StoreUnavailableError, never node-redis' errors.
+translateErrors(RedisThreadStore, toRedisStoreError);

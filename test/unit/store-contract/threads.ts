@@ -6,6 +6,10 @@ import { it } from 'node:test';
 import { compaction, conversation, entries, summary, text, threadId, type GetStore } from './helpers.js';
 
 export function threadsContract(store: GetStore): void {
+  it('answers ping() when it can serve requests', async () => {
+    await store().ping();
+  });
+
   it('records the owner on creation and never overwrites it', async () => {
     const thread = threadId();
     await store().append(thread, entries(text('a', 'x')), { userId: 'alice', resourceId: 'r1' });
