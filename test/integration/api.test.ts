@@ -569,6 +569,29 @@ describe('memories', () => {
     assert.ok(!res.text.includes('acme:'));
   });
 
+  test('a context counted for another model keeps the thread’s resource scope', async () => {
+    // Memories learned in resource `work`; the thread asking is in resource `home` of the same user.
+    await seed('res-work', 2, { userId: 'rita', resourceId: 'work' });
+    await f.p.memory.memoryStore!.applyExtraction({
+      extractionId: 'acme:res-work:x:1-2',
+      userId: 'acme:rita',
+      resourceId: 'work',
+      threadId: 'acme:res-work',
+      fromSeq: 1,
+      toSeq: 2,
+      model: 'test',
+      proposals: [{ text: 'Rita manages the weather desk', sourceMessageIds: ['m1'] }],
+    });
+    await seed('res-home', 2, { userId: 'rita', resourceId: 'home' });
+    for (const query of ['', '?model=gpt-4', '?model=gpt-4o&budget=500']) {
+      const res = await acme.get(`/v1/threads/res-home/context${query}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(res.body.memories, [], `context${query} holds another resource's memories`);
+    }
+    const work = await acme.get('/v1/threads/res-work/context?model=gpt-4');
+    assert.equal(work.body.memories.length, 1, JSON.stringify(work.body));
+  });
+
   test('PATCH corrects (the old one is kept, superseded), DELETE removes', async () => {
     const corrected = await acme.patch('/v1/users/alice/memories/mem-thread:x:1-2:0', {
       text: 'Alice is vegan',
