@@ -18,12 +18,8 @@ export { DEFAULT_CONFIG, defaultStrategy, type ThreadConfig } from './thread/con
 export { validateThreadId } from './thread/thread-id.js';
 export { buildContext, type BuiltContext } from './thread/build-context.js';
 export { connect, DurableMemory, type ConnectOptions } from './client/connect.js';
-export {
-  ThreadHandle,
-  type AppendInput,
-  type AppendResult,
-  type ContextResult,
-} from './client/thread-handle.js';
+export { ThreadHandle, type AppendInput, type AppendResult } from './client/thread-handle.js';
+export type { ContextOptions, ContextResult } from './client/context.js';
 export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
 export { createWorker, type CreateWorkerOptions } from './runtime/worker.js';
 export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';

@@ -9,14 +9,12 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { textOf, type Message, type MessageInput } from '../model/message.js';
 import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
-import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { normalizeMessages } from '../model/validation.js';
 import { fromOpenAI, isOpenAIMessage, toOpenAI } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { HistoryPage, ImportResult, ThreadExport, ViewEntry } from '../store/types.js';
-import { buildContext, type BuiltContext } from '../thread/build-context.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
 import {
   compactUpdate,
@@ -32,6 +30,7 @@ import {
 } from '../../workflows/shared.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
+import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
 import { Announcer } from './announcer.js';
 
@@ -64,14 +63,6 @@ export interface AppendResult {
   messages: { id: string; seq: number; tokens: number; duplicate: boolean }[];
   /** False when the workflow could not be told yet (Temporal down): it will catch up. */
   announced: boolean;
-}
-
-/** The memory view, ready for an OpenAI call. */
-export interface ContextResult extends BuiltContext {
-  /** The view as OpenAI chat-completions messages. */
-  openai: ChatCompletionMessageParam[];
-  /** The long-term memories injected (as one system block), most relevant first. */
-  memories: RankedMemory[];
 }
 
 /** Options of a thread handle (see `DurableMemory.thread`). */
@@ -170,44 +161,16 @@ export class ThreadHandle {
   private cachedModel?: Promise<string>;
 
   /**
-   * The memory view within `budget` tokens (default: the thread's configured budget), as our
-   * messages and as OpenAI messages. Throws UnknownThreadError for a thread that does not exist.
+   * The context for the next model call within `budget` tokens (default: the thread's configured
+   * budget), counted for `model` (default: the thread's), as our messages and as OpenAI messages.
+   * Throws UnknownThreadError for a thread that does not exist. See src/client/context.ts.
    */
-  async context(options: { budget?: number } = {}): Promise<ContextResult> {
+  async context(options: ContextOptions = {}): Promise<ContextResult> {
     const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
     if (!info) throw new UnknownThreadError(this.threadId);
-    const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
-    const budget = options.budget ?? config.budget;
-    const view = await this.deps.store.view(this.threadId);
-    const block = await this.memoryBlockFor(
-      info.userId,
-      info.resourceId,
-      view,
-      Math.floor(budget * config.memoryShare),
-      config.model,
+    return this.storeCall(() =>
+      readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
     );
-    const built = await buildContext(view, budget, block);
-    return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [] };
-  }
-
-  /** The user's most relevant memories for the latest user turn, within `maxTokens`. */
-  private async memoryBlockFor(
-    userId: string | undefined,
-    resourceId: string | undefined,
-    view: ViewEntry[],
-    maxTokens: number,
-    model: string,
-  ) {
-    if (!userId || !this.deps.memories || maxTokens <= 0) return undefined;
-    const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
-    const query = lastUser ? textOf(lastUser.message) : '';
-    // Relevant to the latest turn first, then the most recent others (a name or a home town matters
-    // even when the turn does not mention it), as far as the share of the budget allows.
-    const scope = resourceId === undefined ? {} : { resourceId };
-    const relevant = await this.deps.memories.search(userId, query, { limit: 20, ...scope });
-    const seen = new Set(relevant.map((m) => m.id));
-    const recent = (await this.deps.memories.list(userId, scope)).filter((m) => !seen.has(m.id)).slice(0, 20);
-    return memoryBlock([...relevant, ...recent], maxTokens, tokenizerForModel(model));
   }
 
   /** The long-term memories of this thread's user (live ones; `includeSuperseded` for the rest). */

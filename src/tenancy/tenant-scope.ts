@@ -11,7 +11,7 @@
 import type { MemoryRecord } from '../memories/memory-store.js';
 import type { CompactionRecord, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { CompactionReport, ThreadStateView } from '../../workflows/shared.js';
-import type { ContextResult } from '../client/thread-handle.js';
+import type { ContextResult } from '../client/context.js';
 import { ValidationError } from '../model/errors.js';
 
 /** Longest stored thread or user id (the engine's `validateThreadId`). */

@@ -4,7 +4,6 @@
  * budget.
  */
 import type { Message } from '../model/message.js';
-import { countMessageTokens, type Tokenizer } from '../tokenizers/tokenizer.js';
 
 /** A memory as the block needs it. */
 export interface RankedMemory {
@@ -16,13 +15,14 @@ export interface RankedMemory {
 export const MEMORY_BLOCK_HEADER = 'Known facts about the user (long-term memory; may be out of date):';
 
 /**
- * Builds the block from memories in rank order, taking as many as fit in `maxTokens`.
- * Returns undefined when none fits.
+ * Builds the block from memories in rank order, taking as many as fit in `maxTokens` as `count`
+ * measures a message (the caller's tokenizer: this module stays free of one). Returns undefined when
+ * none fits.
  */
 export function memoryBlock(
   ranked: readonly RankedMemory[],
   maxTokens: number,
-  tokenizer: Tokenizer,
+  count: (message: Message) => number,
 ): { message: Message; tokens: number; used: RankedMemory[] } | undefined {
   const used: RankedMemory[] = [];
   let best: { message: Message; tokens: number } | undefined;
@@ -36,7 +36,7 @@ export function memoryBlock(
       ],
       metadata: { memories: candidate.map((m) => m.id) },
     };
-    const tokens = countMessageTokens(message, tokenizer);
+    const tokens = count(message);
     if (tokens > maxTokens) continue; // a shorter, lower-ranked one may still fit
     used.push(memory);
     best = { message, tokens };

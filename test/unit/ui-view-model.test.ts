@@ -25,7 +25,7 @@ import type {
   WireThread,
 } from '../../src/ui/types.js';
 import type { HistoryPage, ThreadExport, ThreadInfo } from '../../src/store/types.js';
-import type { ContextResult } from '../../src/client/thread-handle.js';
+import type { ContextResult } from '../../src/client/context.js';
 import type { MemoryRecord } from '../../src/memories/memory-store.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 

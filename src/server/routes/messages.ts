@@ -8,7 +8,6 @@ import { fromOpenAI, isOpenAIMessage } from '../../model/openai.js';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ConflictError } from '../../store/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
-import { contextForModel } from '../context-for-model.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
 import {
   AppendBody,
@@ -139,7 +138,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       const storedId = scope.scoped(params.id, 'id');
       const context = await run(
         deps,
-        () => contextForModel(deps.memory, storedId, query),
+        () => deps.memory.thread(storedId).context(query),
         'context',
         params.id,
       );
