@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { textOf, type Message, type MessageInput } from '../model/message.js';
+import type { Message, MessageInput } from '../model/message.js';
 import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
 import { normalizeMessages } from '../model/validation.js';
-import { fromOpenAI, isOpenAIMessage, toOpenAI } from '../model/openai.js';
+import { fromOpenAI, isOpenAIMessage } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { HistoryPage, ImportResult, ThreadExport, ViewEntry } from '../store/types.js';
+import type { HistoryPage, ImportResult, ThreadExport } from '../store/types.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
 import {
   compactUpdate,
