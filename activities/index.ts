@@ -4,6 +4,7 @@
  */
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
+import { eraseThread } from '../src/erasure/erase-thread.js';
 import { compactThreadActivity } from './compact-thread.js';
 import { extractMemoriesActivity } from './extract-memories.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
@@ -36,7 +37,7 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       await store.setConfig(threadId, config as unknown as Record<string, unknown>);
     },
     async deleteThread({ threadId }) {
-      return store.delete(threadId);
+      return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;
     },
     extractMemories: extractMemoriesActivity(deps),
     async extractedUpTo({ threadId }) {

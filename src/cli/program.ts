@@ -9,6 +9,7 @@ import { registerMemories } from './commands/memories.js';
 import { registerRuntime } from './commands/runtime.js';
 import { registerThread } from './commands/thread.js';
 import { registerToken } from './commands/token.js';
+import { registerUser } from './commands/user.js';
 import { UnknownThreadError } from '../client/errors.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
@@ -53,6 +54,7 @@ export function createProgram(session: Session): Command {
   registerThread(program, session);
   registerMemories(program, session);
   registerToken(program, session);
+  registerUser(program, session);
   return program;
 }
 

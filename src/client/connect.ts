@@ -12,6 +12,8 @@ import { validateThreadId } from '../thread/thread-id.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { Announcer } from './announcer.js';
+import { eraseUser, type ErasedUser } from './erase-user.js';
+import { assertId } from '../memories/memory-store.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { BackendUnavailableError } from './errors.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
@@ -157,6 +159,18 @@ export class DurableMemory {
       correct: (memoryId: string, text: string) => store.correct(userId, memoryId, text),
       remove: (memoryId: string) => store.remove(userId, memoryId),
     };
+  }
+
+  /**
+   * Erases a user: every thread of theirs (history, summaries, workflow) and every long-term memory,
+   * with counts of what went. Nothing of the user is readable afterwards. See erase-user.ts.
+   */
+  deleteUser(userId: string): Promise<ErasedUser> {
+    assertId(userId, 'userId');
+    return eraseUser(
+      { store: this.store, memories: this.memoryStore, thread: (id) => this.thread(id) },
+      userId,
+    );
   }
 
   /** Announcements that failed and are being retried in the background. */

@@ -30,6 +30,7 @@ import {
 } from '../../workflows/shared.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
+import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
 import { Announcer } from './announcer.js';
@@ -252,7 +253,10 @@ export class ThreadHandle {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'delete update');
     }
-    await this.storeCall(() => this.deps.store.delete(this.threadId)); // also when no workflow ran
+    // Also when no workflow ran (or it ended before erasing): the same erasure as its activity.
+    await this.storeCall(() =>
+      eraseThread({ store: this.deps.store, memories: this.deps.memories }, this.threadId),
+    );
     return existed;
   }
 

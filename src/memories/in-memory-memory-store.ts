@@ -186,6 +186,19 @@ export class InMemoryMemoryStore implements MemoryStore {
     return this.memories.delete(memoryId);
   }
 
+  /** @inheritDoc MemoryStore.removeThread */
+  async removeThread(threadId: string): Promise<number> {
+    assertId(threadId, 'threadId');
+    let removed = 0;
+    for (const [id, entry] of this.memories) {
+      const { sourceThreadId, extractionId } = entry.record;
+      if (sourceThreadId === threadId && extractionId !== USER_EXTRACTION_ID && this.memories.delete(id))
+        removed += 1;
+    }
+    for (const [id, entry] of this.extractions) if (entry.threadId === threadId) this.extractions.delete(id);
+    return removed;
+  }
+
   /** @inheritDoc MemoryStore.removeUser */
   async removeUser(userId: string): Promise<number> {
     assertId(userId, 'userId');

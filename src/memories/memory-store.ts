@@ -1,6 +1,8 @@
 /**
  * Long-term memories (SPEC §6): facts about a user, shared across that user's threads, each with its
  * provenance. The rules every backend keeps:
+ * - Deleting a thread removes the memories learned only from it ({@link MemoryStore.removeThread});
+ *   erasing a user removes all of theirs ({@link MemoryStore.removeUser}).
  * - Nothing is silently deleted. A fact that stopped being true is *superseded*: kept, marked with
  *   when, why and by which memory. Only {@link MemoryStore.remove} and {@link MemoryStore.removeUser}
  *   (explicit user requests) delete.
@@ -22,7 +24,7 @@ export interface MemoryRecord {
   text: string;
   /** Free-form grouping chosen by the extractor, e.g. `preference`. */
   category?: string;
-  /** The thread the fact was learned in (provenance only: deleting that thread keeps the memory). */
+  /** The thread the fact was learned in; deleting that thread removes it (unless the user wrote it). */
   sourceThreadId?: string;
   /** Ids of the messages the fact was learned from (empty for a user's correction). */
   sourceMessageIds: string[];
@@ -142,6 +144,15 @@ export interface MemoryStore {
    * @returns false if unknown or another user's.
    */
   remove(userId: string, memoryId: string): Promise<boolean>;
+
+  /**
+   * Removes what was learned only from `threadId` (its thread is being deleted): the memories its
+   * extractions added, live or superseded, and its extraction records, so a thread re-created under
+   * that id starts extracting afresh. A user's own correction of such a memory is the user's word, not
+   * something the thread taught, and stays.
+   * @returns how many memories went.
+   */
+  removeThread(threadId: string): Promise<number>;
 
   /**
    * Erases everything of a user: memories (live and superseded) and extraction records. A retried

@@ -275,6 +275,20 @@ export class PostgresMemoryStore implements MemoryStore {
     return (rowCount ?? 0) > 0;
   }
 
+  /** @inheritDoc MemoryStore.removeThread */
+  async removeThread(threadId: string): Promise<number> {
+    assertId(threadId, 'threadId');
+    // One statement: the memories and the thread's extraction records go together.
+    const { rows } = await this.pool.query<{ removed: number }>(
+      `WITH extractions AS (DELETE FROM memory_extractions WHERE thread_id = $1),
+            gone AS (DELETE FROM memories WHERE source_thread_id = $1 AND extraction_id IS DISTINCT FROM $2
+                     RETURNING 1)
+       SELECT count(*)::int AS removed FROM gone`,
+      [threadId, USER_EXTRACTION_ID],
+    );
+    return rows[0]!.removed;
+  }
+
   /** @inheritDoc MemoryStore.removeUser */
   async removeUser(userId: string): Promise<number> {
     assertId(userId, 'userId');

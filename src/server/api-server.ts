@@ -25,6 +25,7 @@ import { memoryRoutes } from './routes/memories.js';
 import { messageRoutes } from './routes/messages.js';
 import { threadRoutes } from './routes/threads.js';
 import { transferRoutes } from './routes/transfer.js';
+import { userRoutes } from './routes/users.js';
 import type { TokenStore } from '../tenancy/token-store.js';
 import { validatorCompiler } from './validator-compiler.js';
 
@@ -153,6 +154,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       await v1.register(threadRoutes, { deps });
       await v1.register(transferRoutes, { deps });
       await v1.register(memoryRoutes, { deps });
+      await v1.register(userRoutes, { deps });
     },
     { prefix: '/v1' },
   );

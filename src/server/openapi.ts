@@ -32,6 +32,7 @@ export const SWAGGER_OPTIONS: SwaggerOptions = {
       { name: 'messages', description: 'Append, history, memory view.' },
       { name: 'threads', description: 'List, state, configure, compact, delete, export, import.' },
       { name: 'memories', description: "Long-term memories of a tenant's users." },
+      { name: 'users', description: 'Erasure of everything of one user.' },
       { name: 'health', description: 'Liveness and readiness (no token).' },
     ],
     components: {

@@ -77,8 +77,9 @@ export interface ThreadStore {
   setConfig(threadId: string, config: Record<string, unknown>): Promise<void>;
 
   /**
-   * Deletes everything of the thread: history, summaries, compaction records, configuration and the
-   * memories extracted from it.
+   * Deletes the thread's own data: history, summaries, compaction records, configuration. Long-term
+   * memories live in the memory store; deleting a thread removes those learned only from it through
+   * `eraseThread` (src/erasure/erase-thread.ts), which does both.
    * @returns true if the thread existed.
    */
   delete(threadId: string): Promise<boolean>;

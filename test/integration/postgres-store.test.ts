@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { migrate, MIGRATIONS, PostgresThreadStore, StoreUnavailableError } from '../../src/store/index.js';
+import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { isTransientPgError } from '../../src/postgres/errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { prepareEntries } from '../../src/store/internal/prepare.js';
@@ -21,7 +22,13 @@ after(async () => {
   await db?.drop();
 });
 
-storeContract('postgres', () => PostgresThreadStore.connect(db.url));
+storeContract(
+  'postgres',
+  () => PostgresThreadStore.connect(db.url),
+  undefined,
+  // The deployed pair: both stores on one database (and pool).
+  (store) => new PostgresMemoryStore((store as PostgresThreadStore).pool),
+);
 
 /** Names of the tables in the public schema, sorted. */
 async function publicTables(pool: pg.Pool): Promise<string[]> {

@@ -9,17 +9,23 @@ import { compactionContract } from './store-contract/compaction.js';
 import { readsContract } from './store-contract/reads.js';
 import { threadsContract } from './store-contract/threads.js';
 import { transferContract } from './store-contract/transfer.js';
+import { erasureContract } from './store-contract/erasure.js';
+import type { MemoryStore } from '../../src/memories/memory-store.js';
+import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
 
 /**
  * Registers the contract suite.
  * @param name label of the backend.
  * @param makeStore creates the store once for the suite; tests use their own thread ids.
  * @param cleanup runs after the suite (before the store is closed), e.g. to drop test data.
+ * @param makeMemories the long-term memory store deployed beside it (default: in-memory), for the
+ *   delete rule.
  */
 export function storeContract(
   name: string,
   makeStore: () => Promise<ThreadStore>,
   cleanup?: (store: ThreadStore) => Promise<void>,
+  makeMemories: (store: ThreadStore) => MemoryStore = () => new InMemoryMemoryStore(),
 ): void {
   describe(`ThreadStore contract: ${name}`, () => {
     let store: ThreadStore | undefined;
@@ -43,5 +49,9 @@ export function storeContract(
     describe('compaction and view', () => compactionContract(get));
     describe('threads', () => threadsContract(get));
     describe('export and import', () => transferContract(get));
+    describe('the delete rule', () => {
+      let memories: MemoryStore | undefined;
+      erasureContract(get, () => (memories ??= makeMemories(get())));
+    });
   });
 }

@@ -178,16 +178,9 @@ export class PostgresThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.delete */
   async delete(threadId: string): Promise<boolean> {
-    // Messages, summaries and compactions go by ON DELETE CASCADE; memories are scoped by user, so
-    // only those extracted from this thread are removed (SPEC: a deleted thread takes its memories),
-    // with its extraction records so a thread re-created under this id starts extracting afresh.
-    // One statement: all or nothing.
-    const { rowCount } = await this.pool.query(
-      `WITH gone AS (DELETE FROM memories WHERE source_thread_id = $1 OR thread_id = $1),
-            extractions AS (DELETE FROM memory_extractions WHERE thread_id = $1)
-       DELETE FROM threads WHERE thread_id = $1`,
-      [threadId],
-    );
+    // Messages, summaries and compactions go with it (ON DELETE CASCADE). Long-term memories are the
+    // memory store's: src/erasure/erase-thread.ts removes those learned only from this thread.
+    const { rowCount } = await this.pool.query('DELETE FROM threads WHERE thread_id = $1', [threadId]);
     return (rowCount ?? 0) > 0;
   }
 
