@@ -10,7 +10,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Message, MessageInput } from '../model/message.js';
 import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
 import { normalizeMessages } from '../model/validation.js';
-import { fromOpenAI, isOpenAIMessage } from '../model/openai.js';
+import { toMessageInputs } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
@@ -105,9 +105,7 @@ export class ThreadHandle {
    */
   async append(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
     const list = (Array.isArray(messages) ? messages : [messages]) as AppendInput[];
-    const inputs = list.map((m) =>
-      isOpenAIMessage(m) ? fromOpenAI([m as ChatCompletionMessageParam])[0]! : (m as MessageInput),
-    );
+    const inputs = toMessageInputs(list);
     // Messages without an id get a random one; callers who retry appends should give their own ids.
     const withIds = inputs.map((m) =>
       m && typeof m === 'object' && m.id === undefined ? { ...m, id: randomUUID() } : m,

@@ -5,7 +5,7 @@
  */
 import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
-import { fromOpenAI, isOpenAIMessage } from '../model/openai.js';
+import { toMessageInputs } from '../model/openai.js';
 import type { Tokenizer } from '../tokenizers/tokenizer.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
@@ -54,10 +54,7 @@ export async function compact(
   options: CompactOptions = {},
 ): Promise<CompactResult> {
   const spec = parseStrategy(strategy);
-  const inputs = messages.map((m) =>
-    isOpenAIMessage(m) ? fromOpenAI([m as ChatCompletionMessageParam])[0]! : m,
-  );
-  const normalized = normalizeMessages(inputs as MessageInput[]);
+  const normalized = normalizeMessages(toMessageInputs(messages));
   const tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
   const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
   const index = new MessageIndex();

@@ -107,84 +107,92 @@ export function fromOpenAI(
   options: FromOpenAIOptions = {},
 ): MessageInput[] {
   if (!Array.isArray(messages)) throw new ValidationError('invalid_message', 'Messages must be an array');
-  return messages.map((m, index) => {
-    if (typeof m !== 'object' || m === null) {
-      throw new ValidationError('invalid_message', `Message ${index}: not an object`, { index });
-    }
-    const raw = m as unknown as Record<string, unknown>;
-    const givenId = typeof raw['id'] === 'string' ? raw['id'] : undefined;
-    const where = { index, messageId: givenId };
-    const reject = (what: string): never => {
-      const shownId = givenId === undefined ? '' : ` (id ${show(givenId)})`;
-      throw new ValidationError('invalid_part', `Message ${index}${shownId}: ${what}`, where);
-    };
-    const textParts = (content: unknown): PartInput[] => {
-      if (content === null || content === undefined) return [];
-      if (typeof content === 'string') return [{ type: 'text', text: content }];
-      if (!Array.isArray(content)) return reject('content must be a string or an array of parts');
-      return content.map((c: { type?: unknown; text?: unknown; refusal?: unknown }): PartInput => {
-        if (c?.type === 'text') return { type: 'text', text: c.text as string };
-        if (c?.type === 'refusal') return { type: 'text', text: c.refusal as string };
-        return reject(`a content part of type ${show(c?.type)} cannot be stored: messages hold text`);
-      });
-    };
+  return messages.map((m, index) => fromOpenAIMessage(m, index, options));
+}
 
-    let role: string;
-    let parts: PartInput[];
-    switch (m.role) {
-      case 'system':
-      case 'developer':
-      case 'user':
-        role = m.role === 'user' ? 'user' : 'system';
-        parts = textParts(m.content);
-        break;
-      case 'assistant': {
-        if (m.audio) reject('assistant audio cannot be stored');
-        if (m.function_call) reject('the legacy function_call cannot be stored; use tool_calls');
-        parts = textParts(m.content);
-        if (typeof m.refusal === 'string' && m.refusal !== '') parts.push({ type: 'text', text: m.refusal });
-        if (m.tool_calls !== undefined && !Array.isArray(m.tool_calls)) reject('tool_calls must be an array');
-        for (const call of m.tool_calls ?? []) {
-          if (call?.type !== 'function') reject(`a ${show(call?.type)} tool call cannot be stored`);
-          const fn = (call as OpenAI.ChatCompletionMessageFunctionToolCall).function;
-          parts.push({ type: 'tool_call', callId: call.id, name: fn?.name, arguments: fn?.arguments });
-        }
-        role = 'assistant';
-        break;
-      }
-      case 'tool': {
-        const texts = textParts(m.content) as TextPart[];
-        parts = [
-          { type: 'tool_result', callId: m.tool_call_id, result: texts.map((t) => t.text).join('\n') },
-        ];
-        role = 'tool';
-        break;
-      }
-      case 'function':
-        return reject('the legacy function role cannot be stored; use tool messages');
-      default:
-        throw new ValidationError(
-          'unknown_role',
-          `Message ${index}: unknown role ${show(raw['role'])}`,
-          where,
-        );
-    }
+/**
+ * A list that may mix our message inputs and OpenAI chat-completions messages, as our inputs: each
+ * OpenAI message converted once, here (the client's `append`, `compact()` and the HTTP API all come
+ * through this), and a conversion error names the message's place in the whole list.
+ */
+export function toMessageInputs(list: readonly unknown[]): MessageInput[] {
+  return list.map((m, index) =>
+    isOpenAIMessage(m) ? fromOpenAIMessage(m as OpenAIMessage, index, {}) : (m as MessageInput),
+  );
+}
 
-    const input: MessageInput = { role, parts };
-    const id = givenId ?? (options.idPrefix === undefined ? undefined : `${options.idPrefix}${index}`);
-    if (id !== undefined) input.id = id;
-    if (raw['createdAt'] !== undefined) input.createdAt = raw['createdAt'] as string | Date;
-    const name = 'name' in m ? m.name : undefined;
-    const metadata = raw['metadata'];
-    if (name === undefined) {
-      if (metadata !== undefined) input.metadata = metadata as Record<string, unknown>; // checked later
-    } else if (metadata === undefined || (typeof metadata === 'object' && metadata !== null)) {
-      input.metadata = { ...metadata, name }; // OpenAI's `name` lives in metadata.name
-    } else {
-      throw new ValidationError('invalid_message', `Message ${index}: metadata must be an object`, where);
+/** One OpenAI message at `index` of its list; see {@link fromOpenAI}. */
+function fromOpenAIMessage(m: OpenAIMessage, index: number, options: FromOpenAIOptions): MessageInput {
+  if (typeof m !== 'object' || m === null) {
+    throw new ValidationError('invalid_message', `Message ${index}: not an object`, { index });
+  }
+  const raw = m as unknown as Record<string, unknown>;
+  const givenId = typeof raw['id'] === 'string' ? raw['id'] : undefined;
+  const where = { index, messageId: givenId };
+  const reject = (what: string): never => {
+    const shownId = givenId === undefined ? '' : ` (id ${show(givenId)})`;
+    throw new ValidationError('invalid_part', `Message ${index}${shownId}: ${what}`, where);
+  };
+  const textParts = (content: unknown): PartInput[] => {
+    if (content === null || content === undefined) return [];
+    if (typeof content === 'string') return [{ type: 'text', text: content }];
+    if (!Array.isArray(content)) return reject('content must be a string or an array of parts');
+    return content.map((c: { type?: unknown; text?: unknown; refusal?: unknown }): PartInput => {
+      if (c?.type === 'text') return { type: 'text', text: c.text as string };
+      if (c?.type === 'refusal') return { type: 'text', text: c.refusal as string };
+      return reject(`a content part of type ${show(c?.type)} cannot be stored: messages hold text`);
+    });
+  };
+
+  let role: string;
+  let parts: PartInput[];
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+    case 'user':
+      role = m.role === 'user' ? 'user' : 'system';
+      parts = textParts(m.content);
+      break;
+    case 'assistant': {
+      if (m.audio) reject('assistant audio cannot be stored');
+      if (m.function_call) reject('the legacy function_call cannot be stored; use tool_calls');
+      parts = textParts(m.content);
+      if (typeof m.refusal === 'string' && m.refusal !== '') parts.push({ type: 'text', text: m.refusal });
+      if (m.tool_calls !== undefined && !Array.isArray(m.tool_calls)) reject('tool_calls must be an array');
+      for (const call of m.tool_calls ?? []) {
+        if (call?.type !== 'function') reject(`a ${show(call?.type)} tool call cannot be stored`);
+        const fn = (call as OpenAI.ChatCompletionMessageFunctionToolCall).function;
+        parts.push({ type: 'tool_call', callId: call.id, name: fn?.name, arguments: fn?.arguments });
+      }
+      role = 'assistant';
+      break;
     }
-    return input;
-  });
+    case 'tool': {
+      const texts = textParts(m.content) as TextPart[];
+      parts = [{ type: 'tool_result', callId: m.tool_call_id, result: texts.map((t) => t.text).join('\n') }];
+      role = 'tool';
+      break;
+    }
+    case 'function':
+      return reject('the legacy function role cannot be stored; use tool messages');
+    default:
+      throw new ValidationError('unknown_role', `Message ${index}: unknown role ${show(raw['role'])}`, where);
+  }
+
+  const input: MessageInput = { role, parts };
+  const id = givenId ?? (options.idPrefix === undefined ? undefined : `${options.idPrefix}${index}`);
+  if (id !== undefined) input.id = id;
+  if (raw['createdAt'] !== undefined) input.createdAt = raw['createdAt'] as string | Date;
+  const name = 'name' in m ? m.name : undefined;
+  const metadata = raw['metadata'];
+  if (name === undefined) {
+    if (metadata !== undefined) input.metadata = metadata as Record<string, unknown>; // checked later
+  } else if (metadata === undefined || (typeof metadata === 'object' && metadata !== null)) {
+    input.metadata = { ...metadata, name }; // OpenAI's `name` lives in metadata.name
+  } else {
+    throw new ValidationError('invalid_message', `Message ${index}: metadata must be an object`, where);
+  }
+  return input;
 }
 
 const OPENAI_ONLY_FIELDS = ['tool_calls', 'tool_call_id', 'name', 'refusal', 'audio', 'function_call'];

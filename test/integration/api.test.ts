@@ -701,6 +701,15 @@ describe('bodies on every endpoint that takes one', () => {
   });
 });
 
+describe('DELETE /v1/users/{userId}', () => {
+  test('erases the user and counts what went (erasure.test.ts has the rest)', async () => {
+    await seed('erase-me', 3, { userId: 'zed' });
+    const res = await acme.delete('/v1/users/zed');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body, { userId: 'zed', threads: 1, messages: 3, summaries: 0, memories: 0 });
+  });
+});
+
 describe('every documented operation', () => {
   test('was answered successfully and validated against openapi.json', () => {
     const doc = checkedInOpenApi();

@@ -4,8 +4,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppendInput } from '../../client/thread-handle.js';
 import { ValidationError } from '../../model/errors.js';
-import { fromOpenAI, isOpenAIMessage } from '../../model/openai.js';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ConflictError } from '../../store/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
@@ -21,22 +19,6 @@ import { run, type RouteDeps } from './deps.js';
 
 /** Default page size of history. */
 const DEFAULT_LIMIT = 100;
-
-/**
- * OpenAI messages converted one by one, so that a conversion error names the message's place in
- * the whole batch (the engine would number it 0 of a one-message list).
- */
-function toInputs(list: readonly unknown[], fieldAt: (i: number) => string): AppendInput[] {
-  return list.map((m, i) => {
-    if (!isOpenAIMessage(m)) return m as AppendInput;
-    try {
-      return fromOpenAI([m as ChatCompletionMessageParam])[0]!;
-    } catch (err) {
-      if (err instanceof ValidationError) throw validationFailure(err, fieldAt(i));
-      throw err;
-    }
-  });
-}
 
 /** The message routes. */
 export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
@@ -64,7 +46,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       const list = messages ?? (message === undefined ? undefined : [message]);
       if (!list) throw new ApiError(400, 'missing_field', 'messages: expected 1–1000 messages', 'messages');
       const fieldAt = (i: number) => (messages ? `messages[${i}]` : 'message');
-      const inputs = toInputs(list, fieldAt);
+      // OpenAI messages are converted by the client library; its errors name the place (`index`).
+      const inputs = list as AppendInput[];
       const owner = userId === undefined ? undefined : scope.scoped(userId, 'userId');
       try {
         return await run(
