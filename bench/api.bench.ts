@@ -15,18 +15,16 @@
  * `--quick` runs every phase for 5 s (checks the benchmark, figures meaningless). Progress goes to
  * stderr, the report (markdown) to stdout. Exits 1 on any error, lost append or leftover process.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { connect, type DurableMemory } from '../src/client/connect.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
-import { findTemporalCli } from '../src/runtime/temporal-cli.js';
 import { TokenStore } from '../src/tenancy/token-store.js';
 import { spawnTsx, type TestChild } from '../test/support/processes.js';
-import { TEST_CLI_HOME } from '../test/support/stack.js';
+import { benchEnv } from './bench-env.js';
 
 const QUICK = process.argv.includes('--quick');
 const COMMAND = `npm run bench:api${QUICK ? ' -- --quick' : ''}`;
@@ -133,15 +131,7 @@ async function main(): Promise<number> {
   ];
   for (const line of header) progress(line);
 
-  const home = await mkdtemp(path.join(os.tmpdir(), 'durable-memory-bench-api-'));
-  await chmod(home, 0o755); // as root, PostgreSQL runs as another user who must reach its data dir
-  const env: NodeJS.ProcessEnv = { ...process.env, DURABLE_MEMORY_HOME: home };
-  delete env['TEMPORAL_ADDRESS'];
-  delete env['DATABASE_URL'];
-  const cli = await findTemporalCli(TEST_CLI_HOME, { install: false, log: () => undefined }).catch(
-    () => undefined,
-  );
-  if (cli) env['TEMPORAL_CLI_PATH'] = cli.path;
+  const { home, env } = await benchEnv('bench-api');
 
   let stack: EmbeddedStack | undefined;
   let worker: TestChild | undefined;

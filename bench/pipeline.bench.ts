@@ -24,7 +24,7 @@
  * the benchmark checks that no process it started is left.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,12 +37,12 @@ import type { ThreadStore } from '../src/store/thread-store.js';
 import { compactionMarkOf } from '../src/model/message.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
 import { isAlive } from '../src/runtime/orphans.js';
-import { findTemporalCli } from '../src/runtime/temporal-cli.js';
 import { workflowIdFor } from '../workflows/shared.js';
 import { startLlmServer, type LlmServer, type RecordedRequest } from '../test/support/llm-server.js';
-import { TEST_CLI_HOME } from '../test/support/stack.js';
 import { noopSignal, noopUpdate } from './noop-workflow.js';
 import type { FromWorker, ToWorker } from './pipeline-worker.js';
+import { benchEnv } from './bench-env.js';
+import { mulberry32 } from './synthetic-conversation.js';
 
 const TASK_QUEUE = 'bench-pipeline';
 /** Simulated LLM latency of every summarization and extraction call. */
@@ -78,18 +78,6 @@ const TRIGGER_TRIALS = size(10, 2);
 // ---------------------------------------------------------------------------------------------------
 // Small helpers
 
-/** A seeded PRNG (mulberry32), so every run appends the same text. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = (
   'the order shipment arrived late and customer asked about refund policy delivery window tracking ' +
   'number warehouse carrier weather delay support agent replied quickly with apology discount code ' +
@@ -98,7 +86,7 @@ const WORDS = (
   'children dinner restaurant vegetarian allergy peanuts favourite colour blue garden tomato recipe ' +
   'bread oven temperature minutes kitchen project deadline meeting Monday report draft review'
 ).split(' ');
-const random = prng(42);
+const random = mulberry32(42); // seeded: every run appends the same text
 
 /** ASCII text of exactly `bytes` bytes, of words (so it tokenizes like prose: ~4–5 bytes a token). */
 function text(bytes: number): string {
@@ -902,16 +890,7 @@ async function main(): Promise<void> {
   ];
   for (const line of header) progress(line);
 
-  const home = await mkdtemp(path.join(os.tmpdir(), 'durable-memory-bench-'));
-  await chmod(home, 0o755); // as root, PostgreSQL runs as another user who must reach its data dir
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env['TEMPORAL_ADDRESS'];
-  delete env['DATABASE_URL'];
-  env['DURABLE_MEMORY_HOME'] = home;
-  const cli = await findTemporalCli(TEST_CLI_HOME, { install: false, log: () => undefined }).catch(
-    () => undefined,
-  );
-  if (cli) env['TEMPORAL_CLI_PATH'] = cli.path;
+  const { home, env } = await benchEnv('bench');
 
   let stack: EmbeddedStack | undefined;
   let llm: LlmServer | undefined;
