@@ -9,7 +9,7 @@
  */
 import type OpenAI from 'openai';
 import type { SummarizeRequest, SummaryOutput } from '../compaction/strategy.js';
-import { readCompletion } from './reply.js';
+import { complete } from './complete.js';
 import { renderTranscript } from './transcript.js';
 
 /** Options of {@link createLlmSummarizer}. */
@@ -34,7 +34,8 @@ export function createLlmSummarizer(
   options: LlmSummarizerOptions = {},
 ): (request: SummarizeRequest) => Promise<SummaryOutput> {
   return async (request: SummarizeRequest): Promise<SummaryOutput> => {
-    const completion = await client.chat.completions.create(
+    const reply = await complete(
+      client,
       {
         model,
         messages: [
@@ -49,9 +50,8 @@ export function createLlmSummarizer(
         // A hard stop as well: the strategy reserved this much room for the summary.
         ...(request.maxSummaryTokens ? { max_tokens: request.maxSummaryTokens } : {}),
       },
-      options.signal ? { signal: options.signal } : undefined,
+      options.signal,
     );
-    const reply = readCompletion(completion);
     return {
       text: reply.text,
       model: reply.model ?? model,

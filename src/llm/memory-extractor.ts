@@ -12,7 +12,7 @@
 import type OpenAI from 'openai';
 import type { Message } from '../model/message.js';
 import { MEMORY_SCHEMA, parseMemoryReply, type MemoryCategory } from './memory-schema.js';
-import { readCompletion } from './reply.js';
+import { complete } from './complete.js';
 import { renderTranscript } from './transcript.js';
 
 export { MEMORY_CATEGORIES, MEMORY_SCHEMA, type MemoryCategory } from './memory-schema.js';
@@ -90,7 +90,8 @@ export function createLlmMemoryExtractor(
 ): MemoryExtractor {
   return async (req: ExtractRequest): Promise<ExtractResult> => {
     if (req.messages.length === 0) return { proposals: [], model };
-    const completion = await client.chat.completions.create(
+    const reply = await complete(
+      client,
       {
         model,
         messages: [
@@ -106,9 +107,8 @@ export function createLlmMemoryExtractor(
           },
         },
       },
-      options.signal ? { signal: options.signal } : undefined,
+      options.signal,
     );
-    const reply = readCompletion(completion);
     const result: ExtractResult = {
       proposals: toProposals(parseMemoryReply(reply.text), req),
       model: reply.model ?? model,
