@@ -7,7 +7,8 @@
  * - `user`: one user message; starts a new turn.
  * - `assistant_text`: an assistant reply without tool calls (reasoning-only messages before it join it).
  * - `tool_call`: an assistant message with tool calls plus every result answering them (by callId),
- *   with reasoning-only neighbours.
+ *   with the reasoning-only messages that lead to the call or come while its results are awaited
+ *   (reasoning after a finished group waits for the next assistant message, reply or call).
  * - `summary`: a message produced by compaction, standing in for the groups it replaced.
  * - `orphan_tool_result`: a tool result whose call is unknown or ambiguous; never sent to a model.
  */

@@ -157,9 +157,10 @@ export class MessageIndex {
         } else this.open('assistant_text', meta);
         return true;
       case 'reasoning':
-        // Reasoning right after a tool-call group belongs to it (thinking about the results);
-        // otherwise it waits for the assistant message it precedes.
-        if (last && (last.reasoningOnly || last.kind === 'tool_call')) this.join(last, meta);
+        // Reasoning belongs to the assistant message it leads to (a reply or the next call), so it
+        // waits for it; only while a call still waits for results is it part of that exchange.
+        if (last && (last.reasoningOnly || (last.kind === 'tool_call' && last.pendingCallIds?.length)))
+          this.join(last, meta);
         else this.open('assistant_text', meta).reasoningOnly = true;
         return true;
       case 'tool_call':

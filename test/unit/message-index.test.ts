@@ -89,19 +89,62 @@ describe('grouping', () => {
     assert.deepEqual(kinds(index), ['tool_call:m1,m2', 'orphan_tool_result:m3']);
   });
 
-  test('reasoning joins the assistant message after it, and a tool-call group before it', () => {
+  test('reasoning joins the assistant message after it, a call included', () => {
     const c = conversation();
     c.user('q');
     c.reasoning('thinking');
     c.call(['c1', 'lookup']);
     c.result('c1', 'found');
     c.reasoning('thinking about the result');
+    c.assistant('it is found');
     c.user('q2');
     c.reasoning('hmm');
     c.assistant('answer');
     const index = MessageIndex.from(c.metas(5));
-    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m3,m4,m5', 'user:m6', 'assistant_text:m7,m8']);
+    assert.deepEqual(kinds(index), [
+      'user:m1',
+      'tool_call:m2,m3,m4',
+      'assistant_text:m5,m6',
+      'user:m7',
+      'assistant_text:m8,m9',
+    ]);
     assert.equal(index.metrics.includedToolCallGroups, 1);
+  });
+
+  test('reasoning after a finished tool group joins the next call, not the finished group', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'one']);
+    c.result('a', 'ra');
+    c.reasoning('now b');
+    c.call(['b', 'two']);
+    c.result('b', 'rb');
+    const index = MessageIndex.from(c.metas(5));
+    // Before the fix the reasoning went with a's group, so dropping a dropped b's reasoning.
+    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m3', 'tool_call:m4,m5,m6']);
+    assert.equal(index.metrics.includedToolCallGroups, 2);
+  });
+
+  test('reasoning between a call and its results stays in the call group', () => {
+    const c = conversation();
+    c.call(['a', 'one'], ['b', 'two']);
+    c.result('a', 'ra');
+    c.reasoning('waiting for b');
+    c.result('b', 'rb');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['tool_call:m1,m2,m3,m4']);
+  });
+
+  test('reasoning with no assistant message after it is never sent', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'one']);
+    c.result('a', 'ra');
+    c.reasoning('thinking about the result');
+    c.user('q2');
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(kinds(index), ['user:m1', 'tool_call:m2,m3', 'assistant_text:m4', 'user:m5']);
+    assert.equal(index.groups[2]!.reasoningOnly, true);
   });
 
   test('a pending tool call is not sendable until its result arrives', () => {

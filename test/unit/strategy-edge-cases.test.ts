@@ -164,6 +164,29 @@ const scenarios: Record<string, Scenario> = {
       tokenWindow: ['m1', 'm4'],
     },
   },
+  'reasoning before a second tool round goes with that round': {
+    build: (c) => {
+      c.user('compare a and b');
+      c.call(['a', 'fetch_a']);
+      c.result('a', 'A', 'fetch_a');
+      c.reasoning('A is in; now b'); // belongs to the call it leads to, not to a's finished group
+      c.call(['b', 'fetch_b']);
+      c.result('b', 'B', 'fetch_b');
+      c.assistant('b wins');
+    },
+    expected: {
+      truncation: ['m7'],
+      slidingWindowTurns: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'],
+      slidingWindowGroups: ['m4', 'm5', 'm6', 'm7'],
+      toolResultCollapse: ['m1', 'collapse:m2', 'm4', 'm5', 'm6', 'm7'],
+      selectiveToolCall: ['m1', 'm4', 'm5', 'm6', 'm7'],
+      summarization: ['summary:m1..m3', 'm4', 'm5', 'm6', 'm7'],
+      pipeline: ['m1', 'collapse:m2', 'm4', 'm5', 'm6', 'm7'],
+      tokenBudget: ['m7'],
+      messageWindow: ['m7'],
+      tokenWindow: ['m7'],
+    },
+  },
   'no user message yet': {
     build: (c) => {
       c.system('sys');
