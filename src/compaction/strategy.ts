@@ -152,6 +152,13 @@ export function floor(name: string, value: number | undefined, fallback: number)
   return v;
 }
 
+/** Validates a "keep N" option where 0 means none: a whole number ≥ 0. */
+export function keepCount(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 0) throw new RangeErrorOption(name, v, 'a whole number ≥ 0');
+  return v;
+}
+
 /** Validates a positive whole-number option (budgets, window sizes). */
 export function positive(name: string, value: number | undefined): number {
   if (value === undefined || !Number.isInteger(value) || value < 1) {
@@ -208,4 +215,15 @@ export function beyondNewest(
     out.push(g);
   }
   return out.reverse();
+}
+
+/**
+ * The included tool-call groups with all their results that a tool strategy may take, oldest first:
+ * all but the newest `keep` of them (0: all), and never the newest sendable group of the view (when
+ * the model has yet to read a tool round, that round is what it must read).
+ */
+export function olderToolGroups(index: MessageIndex, keep: number): GroupState[] {
+  const isToolCall = (g: GroupState) => g.kind === 'tool_call';
+  const included = index.groups.filter((g) => !g.excluded);
+  return beyondNewest(included, keep, isToolCall).filter((g) => isToolCall(g) && isSendable(g));
 }

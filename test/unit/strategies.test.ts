@@ -12,6 +12,7 @@ import {
   toolResultCollapse,
   truncation,
   triggers,
+  parseStrategy,
   type SummarizeRequest,
 } from '../../src/compaction/index.js';
 import type { Tokenizer } from '../../src/tokenizers/tokenizer.js';
@@ -211,6 +212,44 @@ describe('selectiveToolCall', () => {
     c.result('b', '2');
     const r = await compact(c.messages, selectiveToolCall());
     assert.deepEqual(ids(r), ['m1', 'm4', 'm5', 'm6']);
+  });
+
+  function twoRounds() {
+    const c = conversation();
+    c.user('u');
+    c.call(['a', 'one']);
+    c.result('a', '1');
+    c.call(['b', 'two']);
+    c.result('b', '2');
+    c.assistant('t');
+    return c;
+  }
+
+  test('keepLastToolCallGroups 0 drops every tool group (as in the Agent Framework)', async () => {
+    const r = await compact(twoRounds().messages, selectiveToolCall({ keepLastToolCallGroups: 0 }));
+    assert.deepEqual(ids(r), ['m1', 'm6']);
+    // The same as data, as a thread's configuration gives it.
+    const parsed = parseStrategy({ type: 'selectiveToolCall', keepLastToolCallGroups: 0 });
+    assert.deepEqual(ids(await compact(twoRounds().messages, parsed)), ['m1', 'm6']);
+  });
+
+  test('keepLastToolCallGroups 0 still keeps a tool group that is the newest group of the view', async () => {
+    const c = twoRounds();
+    c.messages.pop(); // the model has not answered the second round yet: it must read it
+    const r = await compact(c.messages, selectiveToolCall({ keepLastToolCallGroups: 0 }));
+    assert.deepEqual(ids(r), ['m1', 'm4', 'm5']);
+  });
+});
+
+describe('toolResultCollapse with keepLastToolCallGroups 0', () => {
+  test('collapses every tool group', async () => {
+    const c = conversation();
+    c.user('u');
+    c.call(['a', 'one']);
+    c.result('a', '1');
+    c.assistant('t');
+    const r = await compact(c.messages, toolResultCollapse({ keepLastToolCallGroups: 0 }));
+    assert.deepEqual(ids(r), ['m1', 'collapse:m2', 'm4']);
   });
 });
 

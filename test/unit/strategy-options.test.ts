@@ -1,7 +1,7 @@
 /**
- * Every numeric strategy option rejects zero, negative, NaN, fractional, infinite and non-number
- * values with a ValidationError whose message starts with the option's name; the other invalid
- * shapes (empty prompt, empty pipeline) are rejected too.
+ * Every numeric strategy option rejects zero (unless zero means "none"), negative, NaN, fractional,
+ * infinite and non-number values with a ValidationError whose message starts with the option's
+ * name; the other invalid shapes (empty prompt, empty pipeline) are rejected too.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,10 +24,8 @@ const options: [string, (v: number) => unknown][] = [
   ['truncation.minimumPreserved', (v) => truncation({ max: 10, minimumPreserved: v })],
   ['slidingWindow.keepTurns', (v) => slidingWindow({ keepTurns: v })],
   ['slidingWindow.keepGroups', (v) => slidingWindow({ keepGroups: v })],
-  ['toolResultCollapse.keepLastToolCallGroups', (v) => toolResultCollapse({ keepLastToolCallGroups: v })],
   ['toolResultCollapse.maxResultChars', (v) => toolResultCollapse({ maxResultChars: v })],
   ['toolResultCollapse.maxLength', (v) => toolResultCollapse({ maxLength: v })],
-  ['selectiveToolCall.keepLastToolCallGroups', (v) => selectiveToolCall({ keepLastToolCallGroups: v })],
   ['summarization.minimumPreserved', (v) => summarization({ minimumPreserved: v })],
   ['summarization.maxInputTokens', (v) => summarization({ maxInputTokens: v })],
   ['summarization.maxSummaryTokens', (v) => summarization({ maxSummaryTokens: v })],
@@ -59,6 +57,28 @@ describe('numeric strategy options are rejected clearly', () => {
         );
       }
       // And a good value passes, so the test above is not rejecting everything.
+      assert.doesNotThrow(() => make(5));
+    });
+  }
+});
+
+/** Options where 0 means "none": keep no tool-call group whole (as the Agent Framework allows). */
+const counts: [string, (v: number) => unknown][] = [
+  ['toolResultCollapse.keepLastToolCallGroups', (v) => toolResultCollapse({ keepLastToolCallGroups: v })],
+  ['selectiveToolCall.keepLastToolCallGroups', (v) => selectiveToolCall({ keepLastToolCallGroups: v })],
+];
+
+describe('numeric options that may be 0 reject the rest clearly', () => {
+  for (const [name, make] of counts) {
+    test(name, () => {
+      for (const [what, value] of bad.filter(([what]) => what !== 'zero')) {
+        assert.throws(
+          () => make(value),
+          { code: 'invalid_option', message: new RegExp(`^${escape(name)}: expected a whole number ≥ 0`) },
+          `${name} = ${what}`,
+        );
+      }
+      assert.doesNotThrow(() => make(0));
       assert.doesNotThrow(() => make(5));
     });
   }

@@ -2,15 +2,16 @@
  * Selective tool call: exclude older tool-call groups entirely (the call with all its results).
  *
  * Rules: user messages, assistant text and system messages are never touched; the newest
- * `keepLastToolCallGroups` tool-call groups always stay. Trigger default `always`; target default:
+ * `keepLastToolCallGroups` tool-call groups always stay (0: none, as in the Agent Framework), and so
+ * does the newest group of the view whatever it is. Trigger default `always`; target default:
  * the trigger no longer fires (so with `always`, every older tool-call group goes).
  */
 import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
-import { beyondNewest, excludeOldest, floor, type StrategyContext } from '../strategy.js';
+import { excludeOldest, keepCount, olderToolGroups, type StrategyContext } from '../strategy.js';
 
 /** Options of {@link selectiveToolCall}. */
 export interface SelectiveToolCallOptions {
-  /** Newest tool-call groups kept. Default 1. */
+  /** Newest tool-call groups kept. Default 1; 0: all go (never the newest group of the view). */
   keepLastToolCallGroups?: number;
   trigger?: Trigger;
   target?: Trigger;
@@ -27,7 +28,7 @@ export interface SelectiveToolCallSpec extends SelectiveToolCallOptions {
 export function selectiveToolCall(options: SelectiveToolCallOptions = {}): SelectiveToolCallSpec {
   const spec: SelectiveToolCallSpec = {
     type: 'selectiveToolCall',
-    keepLastToolCallGroups: floor(
+    keepLastToolCallGroups: keepCount(
       'selectiveToolCall.keepLastToolCallGroups',
       options.keepLastToolCallGroups,
       1,
@@ -42,14 +43,11 @@ export function selectiveToolCall(options: SelectiveToolCallOptions = {}): Selec
 export function applySelectiveToolCall(spec: SelectiveToolCallSpec, ctx: StrategyContext): Promise<void> {
   if (!evaluate(spec.trigger, ctx.index.metrics)) return Promise.resolve();
   const target = spec.target ?? not(spec.trigger);
-  const toolGroups = ctx.index.groups.filter(
-    (g) => !g.excluded && g.kind === 'tool_call' && !g.pendingCallIds,
-  );
   excludeOldest(ctx, {
     strategy: 'selectiveToolCall',
     reason: describe(spec.trigger),
     exclusionReason: 'tool_call_dropped',
-    candidates: beyondNewest(toolGroups, spec.keepLastToolCallGroups, () => true),
+    candidates: olderToolGroups(ctx.index, spec.keepLastToolCallGroups),
     done: () => evaluate(target, ctx.index.metrics),
   });
   return Promise.resolve();

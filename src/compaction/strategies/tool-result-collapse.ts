@@ -3,8 +3,9 @@
  * short message such as `[Tool results: get_weather: sunny, 18°C; search_docs: 3 hits]`.
  *
  * Rules: user messages and assistant text are untouched; the newest `keepLastToolCallGroups`
- * tool-call groups stay whole; each result is cut to `maxResultChars` and the whole line to
- * `maxLength`; running it again changes nothing (a collapsed group is a summary, not a tool call).
+ * tool-call groups stay whole (0: none), and so does the newest group of the view; each result is
+ * cut to `maxResultChars` and the whole line to `maxLength`; running it again changes nothing (a
+ * collapsed group is a summary, not a tool call).
  * Trigger default `always`; target default: the trigger no longer fires.
  */
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/message.js';
@@ -12,7 +13,7 @@ import { ValidationError } from '../../model/errors.js';
 import { describeMessage } from '../message-meta.js';
 import type { GroupState } from '../group.js';
 import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
-import { beyondNewest, floor, positive, snapshot, type StrategyContext } from '../strategy.js';
+import { keepCount, olderToolGroups, positive, snapshot, type StrategyContext } from '../strategy.js';
 
 /** One collapsed call, as handed to a custom formatter. */
 export interface CollapsedCall {
@@ -24,7 +25,7 @@ export interface CollapsedCall {
 
 /** Options of {@link toolResultCollapse}. */
 export interface ToolResultCollapseOptions {
-  /** Newest tool-call groups kept whole. Default 2. */
+  /** Newest tool-call groups kept whole. Default 2; 0: all collapse (never the newest group of the view). */
   keepLastToolCallGroups?: number;
   /** Characters kept of each result. Default 80. */
   maxResultChars?: number;
@@ -52,7 +53,7 @@ export interface ToolResultCollapseSpec extends ToolResultCollapseOptions {
 export function toolResultCollapse(options: ToolResultCollapseOptions = {}): ToolResultCollapseSpec {
   const spec: ToolResultCollapseSpec = {
     type: 'toolResultCollapse',
-    keepLastToolCallGroups: floor(
+    keepLastToolCallGroups: keepCount(
       'toolResultCollapse.keepLastToolCallGroups',
       options.keepLastToolCallGroups,
       2,
@@ -94,10 +95,7 @@ export function defaultCollapseFormat(calls: CollapsedCall[], maxResultChars: nu
 export function applyToolResultCollapse(spec: ToolResultCollapseSpec, ctx: StrategyContext): Promise<void> {
   if (!evaluate(spec.trigger, ctx.index.metrics)) return Promise.resolve();
   const target = spec.target ?? not(spec.trigger);
-  const toolGroups = ctx.index.groups.filter(
-    (g) => !g.excluded && g.kind === 'tool_call' && !g.pendingCallIds,
-  );
-  for (const group of beyondNewest(toolGroups, spec.keepLastToolCallGroups, () => true)) {
+  for (const group of olderToolGroups(ctx.index, spec.keepLastToolCallGroups)) {
     if (evaluate(target, ctx.index.metrics)) break;
     const messages = group.messageIds.map((id) => ctx.message(id));
     if (messages.some((m) => !m)) continue; // bodies unavailable: leave the group as it is
