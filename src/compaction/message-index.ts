@@ -7,7 +7,7 @@
  * continue-as-new. Pure: no I/O, no clock, no randomness.
  */
 import type { MessageMeta } from './message-meta.js';
-import type { Exclusion, GroupKind, GroupState } from './group.js';
+import { isSendable, type Exclusion, type GroupKind, type GroupState } from './group.js';
 import { emptyMetrics, type Metrics } from './metrics.js';
 
 /** The serialisable state of a {@link MessageIndex}. */
@@ -60,13 +60,25 @@ export class MessageIndex {
       prunedGroups: 0,
     };
     // Restoring is O(n) anyway (the state was just copied); appends after it must not be.
+    const m = this.state.metrics;
     let toolCallGroups = 0;
+    // The included figures are derived again from the groups, so a state saved by a version that
+    // counted groups the view does not send (a call waiting for results) is read right.
+    Object.assign(m, {
+      includedTokens: 0,
+      includedMessages: 0,
+      includedGroups: 0,
+      includedTurns: 0,
+      includedToolCallGroups: 0,
+      includedNonSystemGroups: 0,
+    });
     for (const g of this.state.groups) {
       if (g.pendingCallIds?.length) this.waiting.set(g.id, g);
       if (g.kind === 'tool_call') toolCallGroups++;
+      this.count(g, +1);
     }
     // States saved before this metric existed: count what is still indexed (pruned groups are gone).
-    this.state.metrics.totalToolCallGroups ??= toolCallGroups;
+    m.totalToolCallGroups ??= toolCallGroups;
     this.examined += this.state.groups.length;
   }
 
@@ -151,17 +163,15 @@ export class MessageIndex {
         this.open('user', meta);
         return true;
       case 'assistant_text':
-        if (last?.reasoningOnly) {
-          delete last.reasoningOnly;
-          this.join(last, meta);
-        } else this.open('assistant_text', meta);
+        if (last?.reasoningOnly) this.change(last, () => this.join(last, meta, 'answers'));
+        else this.open('assistant_text', meta);
         return true;
       case 'reasoning':
         // Reasoning belongs to the assistant message it leads to (a reply or the next call), so it
         // waits for it; only while a call still waits for results is it part of that exchange.
         if (last && (last.reasoningOnly || (last.kind === 'tool_call' && last.pendingCallIds?.length)))
-          this.join(last, meta);
-        else this.open('assistant_text', meta).reasoningOnly = true;
+          this.change(last, () => this.join(last, meta));
+        else this.open('assistant_text', meta, { reasoningOnly: true });
         return true;
       case 'tool_call':
         return this.appendToolCall(meta, last);
@@ -171,22 +181,29 @@ export class MessageIndex {
   }
 
   private appendToolCall(meta: MessageMeta, last: GroupState | undefined): boolean {
-    let group: GroupState;
-    if (last?.reasoningOnly) {
-      delete last.reasoningOnly;
-      this.setKind(last, 'tool_call');
-      this.join(last, meta);
-      group = last;
-    } else group = this.open('tool_call', meta);
-    const pending = (group.pendingCallIds ??= []);
-    if (meta.callIds?.length) this.waiting.set(group.id, group);
-    for (const callId of meta.callIds ?? []) {
-      this.examined++;
-      const owner = this.state.calls[callId];
-      // The same call id issued twice leaves both calls unmatched: no result may guess its call.
-      this.state.calls[callId] = owner === undefined ? group.id : '';
-      pending.push(callId);
-    }
+    // A reasoning-only group becomes the call's group: the reasoning led to this call.
+    const led = last?.reasoningOnly ? last : undefined;
+    const group = led ?? this.open('tool_call', meta);
+    // Counted again only when the last result arrives (see count()).
+    this.change(group, () => {
+      if (led) {
+        this.join(led, meta, 'answers');
+        led.kind = 'tool_call';
+        this.state.metrics.totalToolCallGroups++;
+      }
+      const pending: string[] = [];
+      for (const callId of meta.callIds ?? []) {
+        this.examined++;
+        const owner = this.state.calls[callId];
+        // The same call id issued twice leaves both calls unmatched: no result may guess its call.
+        this.state.calls[callId] = owner === undefined ? group.id : '';
+        pending.push(callId);
+      }
+      if (pending.length > 0) {
+        group.pendingCallIds = pending;
+        this.waiting.set(group.id, group);
+      }
+    });
     return true;
   }
 
@@ -197,13 +214,15 @@ export class MessageIndex {
     const owner = ownerId ? this.waiting.get(ownerId) : undefined;
     this.examined += callIds.length + (owner ? 1 + owner.pendingCallIds!.length : 0);
     if (owner && callIds.length > 0 && callIds.every((c) => owner.pendingCallIds?.includes(c))) {
-      owner.pendingCallIds = owner.pendingCallIds!.filter((c) => !callIds.includes(c));
-      if (owner.pendingCallIds.length === 0) {
-        delete owner.pendingCallIds;
-        this.waiting.delete(owner.id);
-      }
+      this.change(owner, () => {
+        owner.pendingCallIds = owner.pendingCallIds!.filter((c) => !callIds.includes(c));
+        if (owner.pendingCallIds.length === 0) {
+          delete owner.pendingCallIds;
+          this.waiting.delete(owner.id);
+        }
+        this.join(owner, meta);
+      });
       for (const c of callIds) delete this.state.calls[c];
-      this.join(owner, meta);
       return true;
     }
     const orphan = this.open('orphan_tool_result', meta);
@@ -211,8 +230,12 @@ export class MessageIndex {
     return true;
   }
 
-  /** Starts a new group holding one message. */
-  private open(kind: GroupKind, meta: MessageMeta): GroupState {
+  /** Starts a new group holding one message (`unsent` marks it not sendable yet). */
+  private open(
+    kind: GroupKind,
+    meta: MessageMeta,
+    unsent: Pick<GroupState, 'pendingCallIds' | 'reasoningOnly'> = {},
+  ): GroupState {
     const s = this.state;
     const group: GroupState = {
       id: meta.id,
@@ -221,6 +244,7 @@ export class MessageIndex {
       messageIds: [meta.id],
       tokens: meta.tokens,
       bytes: meta.bytes,
+      ...unsent,
     };
     if (meta.seq !== undefined) group.firstSeq = meta.seq;
     if (kind === 'summary' && meta.collapsed) group.collapsed = true;
@@ -232,27 +256,34 @@ export class MessageIndex {
     return group;
   }
 
-  /** Adds a message to an existing group. */
-  private join(group: GroupState, meta: MessageMeta): void {
+  /**
+   * Adds a message to an existing group; call it inside {@link change}. A message `answers` a
+   * reasoning-only group (the reply or call the reasoning led to), which can then be sent.
+   */
+  private join(group: GroupState, meta: MessageMeta, answers?: 'answers'): void {
     group.messageIds.push(meta.id);
     group.tokens += meta.tokens;
     group.bytes += meta.bytes;
-    if (!group.excluded) {
-      this.state.metrics.includedTokens += meta.tokens;
-      this.state.metrics.includedMessages++;
-    }
+    if (answers) delete group.reasoningOnly;
   }
 
-  private setKind(group: GroupState, kind: GroupKind): void {
-    if (!group.excluded) this.countKind(group.kind, -1);
-    if (kind === 'tool_call' && group.kind !== 'tool_call') this.state.metrics.totalToolCallGroups++;
-    group.kind = kind;
-    if (!group.excluded) this.countKind(group.kind, +1);
+  /**
+   * Changes a group in place, keeping the included metrics true: the group is taken out of them
+   * before and put back after (each O(1)), so whether it counts follows what the change did.
+   */
+  private change(group: GroupState, mutate: () => void): void {
+    this.count(group, -1);
+    mutate();
+    this.count(group, +1);
   }
 
-  /** Adds (+1) or removes (-1) a whole group from the included metrics. */
+  /**
+   * Adds (+1) or removes (-1) a whole group from the included metrics. Only groups the view sends
+   * count: not an excluded one, nor one still waiting for tool results or for the reply its
+   * reasoning leads to (triggers, budgets and warnings then measure what a model would read).
+   */
   private count(group: GroupState, sign: 1 | -1): void {
-    if (group.excluded) return;
+    if (!isSendable(group)) return;
     const m = this.state.metrics;
     m.includedTokens += sign * group.tokens;
     m.includedMessages += sign * group.messageIds.length;

@@ -66,3 +66,44 @@ describe('the newest sendable group stays, whatever unsendable group follows it'
     );
   });
 });
+
+describe('a group that is not sent does not count against a limit', () => {
+  /** s1 u2 a3 u4 (4 + 8 + 6 + 11 chars, plus overhead), then a call of ~200 characters, unanswered. */
+  function pendingTail() {
+    const c = withUnsendableTail('pending call');
+    c.messages[4]!.parts = [
+      { type: 'tool_call', callId: 'job', name: 'start_job', arguments: 'x'.repeat(200) },
+    ];
+    return c;
+  }
+
+  for (const [name, strategy] of [
+    ['tokenBudget', tokenBudget({ budget: 100 })],
+    ['tokenWindow', tokenWindow(100)],
+    ['messageWindow', messageWindow(4)],
+    ['truncation', truncation({ max: 100, metric: 'tokens', minimumPreserved: 1 })],
+  ] as [string, StrategySpec][]) {
+    test(`${name}: a call waiting for its result is neither counted nor warned about`, async () => {
+      const r = await compact(pendingTail().messages, strategy, { tokenizer: chars });
+      // Before the fix the pending call's tokens counted: older groups were dropped for nothing and
+      // a budget_unmet warning named a total that was never going to be sent.
+      assert.deepEqual(
+        r.messages.map((m) => m.id),
+        ['m1', 'm2', 'm3', 'm4'],
+      );
+      assert.deepEqual(r.warnings, []);
+      assert.equal(r.metrics.includedMessages, 4);
+      assert.ok(r.metrics.includedTokens < 100, `included ${r.metrics.includedTokens}`);
+    });
+  }
+
+  test('the warning, when one is due, counts only what is sent', async () => {
+    const r = await compact(pendingTail().messages, tokenBudget({ budget: 1 }), { tokenizer: chars });
+    assert.deepEqual(
+      r.messages.map((m) => m.id),
+      ['m1', 'm4'],
+    );
+    const sent = r.messages.reduce((n, m) => n + r.groups.find((g) => g.id === m.id)!.tokens, 0);
+    assert.match(r.warnings[0]!.message, new RegExp(`included: ${sent} tokens, 2 messages, 2 groups`));
+  });
+});

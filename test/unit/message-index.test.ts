@@ -257,3 +257,66 @@ describe('tool-call group metrics', () => {
     assert.equal(restored.metrics.totalToolCallGroups, 2);
   });
 });
+
+describe('included metrics count what the view sends', () => {
+  test('a call waiting for its result and reasoning not yet answered count once they can be sent', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'slow']);
+    const index = MessageIndex.from(c.metas(5));
+    assert.deepEqual(
+      [index.metrics.includedTokens, index.metrics.includedMessages, index.metrics.includedGroups],
+      [5, 1, 1],
+    );
+    assert.equal(index.metrics.includedToolCallGroups, 0);
+    const more = conversation();
+    more.user('q');
+    more.call(['a', 'slow']);
+    more.result('a', 'done');
+    more.reasoning('so');
+    index.append(more.metas(5)[2]!);
+    assert.deepEqual(
+      [index.metrics.includedTokens, index.metrics.includedMessages, index.metrics.includedToolCallGroups],
+      [15, 3, 1],
+    );
+    index.append(more.metas(5)[3]!); // reasoning-only: waits for the reply it leads to
+    assert.equal(index.metrics.includedTokens, 15);
+    more.assistant('answer');
+    index.append(more.metas(5)[4]!);
+    assert.deepEqual([index.metrics.includedTokens, index.metrics.includedGroups], [25, 3]);
+    assert.equal(index.metrics.totalTokens, 25);
+  });
+
+  test('excluding or including an unsent group leaves the metrics alone', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'slow']);
+    const index = MessageIndex.from(c.metas(5));
+    const pending = index.groups[1]!;
+    index.exclude(pending, { reason: 'test', strategy: 'test' });
+    index.include(pending);
+    assert.deepEqual([index.metrics.includedTokens, index.metrics.includedGroups], [5, 1]);
+  });
+
+  test('a state saved when unsent groups were counted is read right', () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'slow']);
+    const state = MessageIndex.from(c.metas(5)).toJSON();
+    Object.assign(state.metrics, { includedTokens: 10, includedMessages: 2, includedGroups: 2 });
+    state.metrics.includedNonSystemGroups = 2;
+    state.metrics.includedToolCallGroups = 1;
+    const restored = MessageIndex.fromJSON(state);
+    const m = restored.metrics;
+    assert.deepEqual(
+      [
+        m.includedTokens,
+        m.includedMessages,
+        m.includedGroups,
+        m.includedNonSystemGroups,
+        m.includedToolCallGroups,
+      ],
+      [5, 1, 1, 1, 0],
+    );
+  });
+});
