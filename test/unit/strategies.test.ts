@@ -87,6 +87,14 @@ describe('truncation', () => {
     assert.equal(r.warnings[0]!.code, 'budget_unmet');
   });
 
+  test('by default only the newest group is protected, so a small max is reached', async () => {
+    const r = await compact(sample().messages, truncation({ max: 5 }));
+    // With the former default of 32 protected groups nothing was dropped and the target was unmet.
+    assert.deepEqual(ids(r), ['m1', 'm7', 'm8', 'm9']);
+    assert.deepEqual(r.warnings, []);
+    assert.equal(truncation({ max: 5 }).minimumPreserved, 1);
+  });
+
   test('an orphan tool result is never emitted', async () => {
     const c = conversation();
     c.user('hi');

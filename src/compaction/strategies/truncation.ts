@@ -31,7 +31,14 @@ export interface TruncationOptions {
   compactTo?: number;
   /** With `max`: what is measured. Default `auto`: tokens with an exact tokenizer, else messages. */
   metric?: 'tokens' | 'messages' | 'auto';
-  /** Newest non-system groups that are never excluded. Default 32 (as in the source framework). */
+  /**
+   * Newest non-system groups that are never excluded. Default 1: the newest group, which every
+   * strategy keeps anyway. The Agent Framework disagrees with itself (a .NET constant of 32 beside
+   * parameter docs that keep "the latest exchange"; 1.23 as we ran it protects the newest group
+   * only); we take 1 because truncation is the last resort of a pipeline and a floor of 32 silently
+   * defeats a small `max` or target (with `max: 20` messages, 32 groups stayed). Raise it to keep
+   * more of the conversation verbatim.
+   */
   minimumPreserved?: number;
   /** Keep system groups. Default true. */
   preserveSystem?: boolean;
@@ -50,7 +57,7 @@ const METRICS: readonly string[] = ['tokens', 'messages', 'auto'];
 export function truncation(options: TruncationOptions): TruncationSpec {
   const spec: TruncationSpec = {
     type: 'truncation',
-    minimumPreserved: floor('truncation.minimumPreserved', options.minimumPreserved, 32),
+    minimumPreserved: floor('truncation.minimumPreserved', options.minimumPreserved, 1),
     preserveSystem: flag('truncation.preserveSystem', options.preserveSystem, true),
   };
   if (options.trigger !== undefined && options.max !== undefined) {
