@@ -10,7 +10,7 @@ import { compact } from '../compaction/compact.js';
 import type { StrategySpec } from '../compaction/strategy-spec.js';
 import { messageWindow } from '../compaction/strategies/windows.js';
 import type { Summarizer } from '../compaction/strategy.js';
-import { countMessageTokens, type Tokenizer } from '../tokenizers/tokenizer.js';
+import { messageCounts, type GivenCounts, type Tokenizer } from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { InMemoryThreadStore } from '../store/in-memory/in-memory-thread-store.js';
@@ -45,31 +45,45 @@ export class ChatMemory {
     this.summarizer = options.summarizer;
   }
 
-  /** Adds messages (validated; ids are generated when absent). */
-  async add(messages: MessageInput | readonly MessageInput[]): Promise<void> {
+  /**
+   * Adds messages (validated; ids are generated when absent). `tokens` gives counts you already
+   * have (one number for one message, or as {@link compact} takes them); the others are counted
+   * with the tokenizer, once: reads use the stored counts.
+   */
+  async add(
+    messages: MessageInput | readonly MessageInput[],
+    options: { tokens?: number | GivenCounts } = {},
+  ): Promise<void> {
     const list = Array.isArray(messages) ? messages : [messages as MessageInput];
     const base = (await this.store.thread(this.id))?.lastSeq ?? 0;
     const withIds = list.map((m, i) =>
       m.id === undefined ? { ...m, id: `${this.id}-${base + i + 1}-${++this.generated}` } : m,
     );
     const normalized = normalizeMessages(withIds);
+    const given = typeof options.tokens === 'number' ? [options.tokens] : options.tokens;
+    const counts = messageCounts(normalized, this.tokenizer, given);
     await this.store.append(
       this.id,
-      normalized.map((message) => ({ message, tokens: countMessageTokens(message, this.tokenizer) })),
+      normalized.map((message, i) => ({ message, tokens: counts[i]! })),
     );
   }
 
   /** The memory: the stored history with the eviction strategy applied. */
   async messages(): Promise<Message[]> {
     const all: Message[] = [];
+    const tokens: number[] = [];
     for (let after = 0; ;) {
       const page = await this.store.history(this.id, { after, limit: 1000 });
-      all.push(...page.messages.map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m));
+      for (const { seq: _s, tokens: t, bytes: _b, excludedBy: _e, ...m } of page.messages) {
+        all.push(m);
+        tokens.push(t);
+      }
       if (page.next === undefined) break;
       after = page.next;
     }
     if (all.length === 0) return [];
     const result = await compact(all, this.strategy, {
+      tokens, // counted once, when added
       tokenizer: this.tokenizer,
       summarizer: this.summarizer,
     });

@@ -7,7 +7,7 @@ import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
 import { toMessageInputs } from '../model/openai.js';
 import type { Tokenizer } from '../tokenizers/tokenizer.js';
-import { countMessageTokens } from '../tokenizers/tokenizer.js';
+import { countMessageTokens, messageCounts, type GivenCounts } from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
 import { describeMessage } from './message-meta.js';
 import { MessageIndex } from './message-index.js';
@@ -20,8 +20,16 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 
 /** Options of {@link compact}. */
 export interface CompactOptions {
-  /** Counts tokens. Default: the chars/4 estimator (and truncation's `max` then counts messages). */
+  /**
+   * Counts tokens. Default: the chars/4 estimator (and truncation's `max` then counts messages,
+   * unless `tokens` gives counts).
+   */
   tokenizer?: Tokenizer;
+  /**
+   * Counts you already have (a stored thread keeps one per message): one per message in order, or
+   * by message id for some of them. They are taken as exact; the others are counted with `tokenizer`.
+   */
+  tokens?: GivenCounts;
   /** Needed by the summarization strategy. */
   summarizer?: Summarizer;
 }
@@ -57,12 +65,13 @@ export async function compact(
   const normalized = normalizeMessages(toMessageInputs(messages));
   const tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
   const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
+  const counts = messageCounts(normalized, tokenizer, options.tokens);
   const index = new MessageIndex();
-  for (const m of normalized) index.append(describeMessage(m, countMessageTokens(m, tokenizer)));
+  normalized.forEach((m, i) => index.append(describeMessage(m, counts[i]!)));
   const { steps, warnings } = await compactIndex(index, spec, {
     bodies,
     tokenizer,
-    tokenized: options.tokenizer !== undefined,
+    tokenized: options.tokenizer !== undefined || options.tokens !== undefined,
     summarizer: options.summarizer,
   });
   return {

@@ -8,6 +8,8 @@
 export {
   countMessageTokens,
   countMessagesTokens,
+  messageCounts,
+  type GivenCounts,
   MESSAGE_OVERHEAD,
   NAME_OVERHEAD,
   TOOL_CALL_OVERHEAD,

@@ -2,6 +2,7 @@
  * The tokenizer interface and the per-message token accounting (SPEC §5). Pure: compaction code may
  * import this file (and `estimator.ts`), never `tiktoken.ts`.
  */
+import { ValidationError } from '../model/errors.js';
 import type { Message } from '../model/message.js';
 
 /**
@@ -76,4 +77,54 @@ export function countMessagesTokens(messages: readonly Message[], tokenizer: Tok
   let tokens = 0;
   for (const message of messages) tokens += countMessageTokens(message, tokenizer);
   return tokens;
+}
+
+/** Token counts a caller already has: one per message in order, or by message id. */
+export type GivenCounts = readonly number[] | ReadonlyMap<string, number>;
+
+function countOption(where: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new ValidationError(
+      'invalid_option',
+      `${where}: expected a whole number ≥ 0, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The token count of each message: the caller's own where given (a stored thread keeps one per
+ * message; counting again would waste time and could disagree), else {@link countMessageTokens}.
+ * @param given counts by position (exactly one per message) or by message id (any subset).
+ * @throws ValidationError (`invalid_option`) for counts that do not fit the messages.
+ */
+export function messageCounts(
+  messages: readonly Message[],
+  tokenizer: Tokenizer,
+  given?: GivenCounts,
+): number[] {
+  if (given === undefined) return messages.map((m) => countMessageTokens(m, tokenizer));
+  if (Array.isArray(given)) {
+    if (given.length !== messages.length) {
+      throw new ValidationError(
+        'invalid_option',
+        `tokens: expected one count per message (${messages.length}), got ${given.length}`,
+      );
+    }
+    return given.map((n, i) => countOption(`tokens[${i}]`, n));
+  }
+  if (!(given instanceof Map)) {
+    throw new ValidationError(
+      'invalid_option',
+      'tokens: expected an array of counts or a Map from message id to count',
+    );
+  }
+  const ids = new Set(messages.map((m) => m.id));
+  for (const [id, n] of given as ReadonlyMap<string, number>) {
+    if (!ids.has(id))
+      throw new ValidationError('invalid_option', `tokens: no message has the id ${JSON.stringify(id)}`);
+    countOption(`tokens[${JSON.stringify(id)}]`, n);
+  }
+  const byId = given as ReadonlyMap<string, number>;
+  return messages.map((m) => byId.get(m.id) ?? countMessageTokens(m, tokenizer));
 }

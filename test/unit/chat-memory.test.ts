@@ -45,3 +45,45 @@ test('invalid input is rejected and nothing is stored', async () => {
   await assert.rejects(memory.add({ role: 'user', content: '' }), { code: 'empty_message' });
   assert.deepEqual(await memory.messages(), []);
 });
+
+test('counts the caller already has are stored as given, and reads never count again', async () => {
+  const tokenizer = { name: 'chars', calls: 0, count: (t: string) => (tokenizer.calls++, t.length) };
+  const memory = new ChatMemory({ id: 'u4', strategy: tokenWindow(100), tokenizer });
+  await memory.add({ role: 'user', content: 'one' }, { tokens: 50 });
+  await memory.add(
+    [
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+    ],
+    { tokens: [50, 50] },
+  );
+  assert.equal(tokenizer.calls, 0, 'given counts are not recounted');
+  await memory.add({ role: 'assistant', content: 'four' }); // counted once, here
+  const counted = tokenizer.calls;
+  assert.ok(counted > 0);
+  const kept = await memory.messages();
+  assert.deepEqual(
+    kept.map((m) => m.parts[0]),
+    ['three', 'four'].map((text) => ({ type: 'text', text })),
+  );
+  assert.equal(tokenizer.calls, counted, 'messages() counts nothing: the stored counts are used');
+});
+
+test('bad counts are rejected and nothing is stored', async () => {
+  const memory = new ChatMemory({ id: 'u5' });
+  await assert.rejects(memory.add({ role: 'user', content: 'x' }, { tokens: -1 }), {
+    code: 'invalid_option',
+    message: /tokens\[0\]: expected a whole number ≥ 0, got -1/,
+  });
+  await assert.rejects(
+    memory.add(
+      [
+        { role: 'user', content: 'x' },
+        { role: 'user', content: 'y' },
+      ],
+      { tokens: [1] },
+    ),
+    { code: 'invalid_option', message: /tokens: expected one count per message \(2\), got 1/ },
+  );
+  assert.deepEqual(await memory.messages(), []);
+});
