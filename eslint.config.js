@@ -48,6 +48,26 @@ export default tseslint.config(
     },
   },
   {
+    // The engine is tokenizer-free: it takes counted metas, and a strategy that creates a message
+    // (a summary, a collapsed tool line) counts it with the function the edge hands in. A separate
+    // rule name, so this adds to the deterministic-code restrictions above instead of replacing them.
+    files: ['src/compaction/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/tokenizers', '**/tokenizers/**'],
+              message:
+                'The compaction engine imports no tokenizer: counts come with the metas, and the edge (activity, client, compact(), ChatMemory) passes countTokens.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // node:test's describe()/test() return promises the runner tracks itself.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-floating-promises': 'off' },

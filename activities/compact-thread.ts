@@ -4,7 +4,7 @@
  * exactly once by id. Returns ids and counts for the workflow to mirror in its index.
  */
 import { Context, heartbeat } from '@temporalio/activity';
-import { compactIndex } from '../src/compaction/compact.js';
+import { compactIndex } from '../src/compaction/compact-index.js';
 import { withViewCap } from '../src/thread/config.js';
 import { describeMessage } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
@@ -13,6 +13,7 @@ import { compactionMarkOf, type Message } from '../src/model/message.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { CompactionRecord, StoredSummary } from '../src/store/types.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
+import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
 import type { CompactThreadInput, CompactionOutcome } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 import { toLlmFailure } from '../src/llm/failures.js';
@@ -60,8 +61,8 @@ export function compactThreadActivity(deps: CompactDeps) {
     try {
       outcome = await compactIndex(index, withViewCap(input.strategy), {
         bodies,
-        tokenizer,
         tokenized: true,
+        countTokens: (m) => countMessageTokens(m, tokenizer), // summaries, as appends are counted
         summarizer,
       });
     } finally {

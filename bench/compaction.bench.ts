@@ -35,7 +35,8 @@ import { CharacterEstimatorTokenizer } from '../src/tokenizers/estimator.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { describeMessage, type MessageMeta } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
-import { compact, compactIndex } from '../src/compaction/compact.js';
+import { compact } from '../src/chat-memory/compact.js';
+import { compactIndex } from '../src/compaction/compact-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
 import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import { tokensExceed } from '../src/compaction/triggers.js';
@@ -185,7 +186,12 @@ function bodiesOf(messages: readonly Message[]): Map<string, Message> {
 
 /** Runs a strategy on a grouped index; returns what stayed in the view. */
 async function runStrategy(index: MessageIndex, spec: StrategySpec, bodies: Map<string, Message>) {
-  await compactIndex(index, spec, { bodies, tokenizer: ESTIMATOR, tokenized: true, summarizer });
+  await compactIndex(index, spec, {
+    bodies,
+    tokenized: true,
+    countTokens: (m) => countMessageTokens(m, ESTIMATOR),
+    summarizer,
+  });
   const m = index.metrics;
   return { messages: m.includedMessages, tokens: m.includedTokens };
 }

@@ -1,7 +1,8 @@
 /**
  * durable-memory: durable chat memory for AI agents. The public API.
  *
- * - Ad-hoc compaction: `compact()`, the strategies, triggers and the group index (pure).
+ * - Ad-hoc compaction: `compact()` and `ChatMemory`; the engine (strategies, triggers, the group
+ *   index) is pure and tokenizer-free.
  * - Messages: types, validation, OpenAI adapters.
  * - Tokenizers: exact OpenAI encodings by model name and a chars/4 estimator.
  * - Stores: PostgreSQL, in-memory and Redis behind one interface.
@@ -24,6 +25,7 @@ export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './cli
 export { createWorker, type CreateWorkerOptions } from './runtime/worker.js';
 export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';
 export { ChatMemory, type ChatMemoryOptions } from './chat-memory/chat-memory.js';
+export { compact, type CompactOptions, type CompactResult } from './chat-memory/compact.js';
 export * from './llm/index.js';
 export type { MemoryStore, MemoryRecord, ScoredMemory } from './memories/memory-store.js';
 export { InMemoryMemoryStore } from './memories/in-memory-memory-store.js';

@@ -6,7 +6,7 @@
  */
 import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
-import { compact } from '../compaction/compact.js';
+import { compact } from './compact.js';
 import type { StrategySpec } from '../compaction/strategy-spec.js';
 import { messageWindow } from '../compaction/strategies/windows.js';
 import type { Summarizer } from '../compaction/strategy.js';

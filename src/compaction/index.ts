@@ -1,4 +1,4 @@
-/** The compaction engine: pure grouping, triggers and strategies, and ad-hoc `compact()`. */
+/** The compaction engine: pure grouping, triggers and strategies over counted metas (no tokenizer). */
 export * from './group.js';
 export * from './message-meta.js';
 export * from './message-index.js';
@@ -17,4 +17,4 @@ export * from './strategies/summarization.js';
 export * from './strategies/pipeline.js';
 export * from './strategies/token-budget.js';
 export * from './strategies/windows.js';
-export * from './compact.js';
+export * from './compact-index.js';

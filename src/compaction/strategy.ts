@@ -71,11 +71,11 @@ export type Summarizer = (request: SummarizeRequest) => Promise<string | Summary
 /** The world a strategy works in. */
 export interface StrategyContext {
   readonly index: MessageIndex;
-  /** True when an exact tokenizer was supplied (truncation then measures tokens, else messages). */
+  /** True when the counts are exact (truncation's `max` then measures tokens, else messages). */
   readonly tokenized: boolean;
   /** The body of a message in the index (needed by collapse and summarization only). */
   message(id: string): Message | undefined;
-  /** Counts a message produced by compaction. */
+  /** Counts a message produced by compaction, as the edge that runs the engine counts the others. */
   countTokens(message: Message): number;
   readonly summarizer?: Summarizer;
   /** Runs a child strategy (used by pipeline and tokenBudget). */

@@ -7,10 +7,9 @@
 import type { Message } from '../model/message.js';
 import { describeMessage } from '../compaction/message-meta.js';
 import { MessageIndex } from '../compaction/message-index.js';
-import { compactIndex } from '../compaction/compact.js';
+import { compactIndex } from '../compaction/compact-index.js';
 import { project } from '../compaction/projection.js';
 import { tokenBudget } from '../compaction/strategies/token-budget.js';
-import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
 import type { CompactionWarning } from '../compaction/strategy.js';
 
 /** One entry of the stored view: a message and its stored token count. */
@@ -52,8 +51,7 @@ export async function buildContext(
   const room = Math.max(1, budget - (injected?.tokens ?? 0));
   const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
     bodies,
-    tokenizer: new CharacterEstimatorTokenizer(), // unused: the fallback creates no messages
-    tokenized: true,
+    tokenized: true, // no countTokens: the budget's fallback creates no messages
   });
   const messages = project(index, (id) => bodies.get(id));
   if (injected) {

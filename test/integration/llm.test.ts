@@ -20,7 +20,7 @@ import {
   toLlmFailure,
   type LlmConfig,
 } from '../../src/llm/index.js';
-import { compact } from '../../src/compaction/compact.js';
+import { compact } from '../../src/chat-memory/compact.js';
 import { summarization } from '../../src/compaction/strategies/summarization.js';
 import { messagesExceed } from '../../src/compaction/triggers.js';
 import type { SummarizeRequest } from '../../src/compaction/strategy.js';

@@ -1,12 +1,17 @@
 /**
- * `compact()` takes token counts the caller already has (a stored thread has one per message), by
- * position or by message id; messages without a given count are counted with the tokenizer.
+ * Counts are made at the edges: `compact()` takes the caller's counts (a stored thread has one per
+ * message), by position or by message id, and counts the rest with the tokenizer; the engine
+ * (`compactIndex`) takes counted metas and a counting function for the messages it creates.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compact } from '../../src/compaction/compact.js';
+import { compact } from '../../src/chat-memory/compact.js';
 import { tokenWindow } from '../../src/compaction/strategies/windows.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
+import { tokenBudget } from '../../src/compaction/strategies/token-budget.js';
+import { toolResultCollapse } from '../../src/compaction/strategies/tool-result-collapse.js';
+import { compactIndex } from '../../src/compaction/compact-index.js';
+import { MessageIndex } from '../../src/compaction/message-index.js';
 import type { Tokenizer } from '../../src/tokenizers/tokenizer.js';
 import { conversation } from '../support/conversation.js';
 
@@ -75,5 +80,35 @@ describe('compact() with counts the caller already has', () => {
         String(message),
       );
     }
+  });
+});
+
+describe('compactIndex (the engine) takes counts, never a tokenizer', () => {
+  test('a strategy that creates messages needs countTokens from the edge; others run without', async () => {
+    const c = conversation();
+    c.user('q');
+    c.call(['a', 'one']);
+    c.result('a', 'r');
+    c.assistant('x');
+    const bodies = new Map(c.messages.map((m) => [m.id, m]));
+    await assert.rejects(
+      compactIndex(MessageIndex.from(c.metas(10)), toolResultCollapse({ keepLastToolCallGroups: 0 }), {
+        bodies,
+        tokenized: true,
+      }),
+      /toolResultCollapse creates messages, so it needs countTokens/,
+    );
+    const counted: string[] = [];
+    const index = MessageIndex.from(c.metas(10));
+    await compactIndex(index, toolResultCollapse({ keepLastToolCallGroups: 0 }), {
+      bodies,
+      tokenized: true,
+      countTokens: (m) => (counted.push(m.id), 7),
+    });
+    assert.deepEqual(counted, ['collapse:m2']);
+    assert.equal(index.group('collapse:m2')!.tokens, 7);
+    const budget = MessageIndex.from(c.metas(10));
+    await compactIndex(budget, tokenBudget({ budget: 10 }), { bodies, tokenized: true });
+    assert.equal(budget.metrics.includedTokens, 10);
   });
 });

@@ -5,8 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { compact, type CompactResult } from '../../src/chat-memory/compact.js';
 import {
-  compact,
   messageWindow,
   pipeline,
   selectiveToolCall,
@@ -17,7 +17,6 @@ import {
   toolResultCollapse,
   truncation,
   triggers,
-  type CompactResult,
   type StrategySpec,
 } from '../../src/compaction/index.js';
 import { isSendable, type GroupState } from '../../src/compaction/group.js';

@@ -12,7 +12,7 @@ import {
   type ExistingMemory,
   type MemoryProposal,
 } from '../../src/llm/index.js';
-import { compact } from '../../src/compaction/compact.js';
+import { compact } from '../../src/chat-memory/compact.js';
 import { summarization } from '../../src/compaction/strategies/summarization.js';
 import { messagesExceed } from '../../src/compaction/triggers.js';
 import { conversation } from '../support/conversation.js';

@@ -4,13 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  compact,
-  pipeline,
-  slidingWindow,
-  summarization,
-  toolResultCollapse,
-} from '../../src/compaction/index.js';
+import { compact } from '../../src/chat-memory/compact.js';
+import { pipeline, slidingWindow, summarization, toolResultCollapse } from '../../src/compaction/index.js';
 import { conversation } from '../support/conversation.js';
 
 const ids = (r: { messages: { id: string }[] }) => r.messages.map((m) => m.id);

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { compact } from '../../src/chat-memory/compact.js';
 import {
-  compact,
   messageWindow,
   pipeline,
   selectiveToolCall,

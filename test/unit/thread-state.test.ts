@@ -13,7 +13,7 @@ import {
   VIEW_GROUPS_AFTER_CAP,
   withViewCap,
 } from '../../src/thread/config.js';
-import { compact } from '../../src/compaction/compact.js';
+import { compact } from '../../src/chat-memory/compact.js';
 
 function metas(n: number, tokens = 10): SeqMeta[] {
   const c = conversation();

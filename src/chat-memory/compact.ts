@@ -1,22 +1,28 @@
 /**
  * Ad-hoc compaction (SPEC §4): `compact(messages, strategy, options)` on any message list, with no
- * thread, database or Temporal. It validates, counts tokens once, groups, runs the strategy, and
- * returns the view with the steps that explain it. The input is never mutated.
+ * thread, database or Temporal. An edge of the engine: it validates, counts tokens once (or takes
+ * the caller's counts), groups, runs the strategy with `compactIndex`, and returns the view with the
+ * steps that explain it. The input is never mutated.
  */
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
 import { toMessageInputs } from '../model/openai.js';
-import type { Tokenizer } from '../tokenizers/tokenizer.js';
-import { countMessageTokens, messageCounts, type GivenCounts } from '../tokenizers/tokenizer.js';
+import {
+  countMessageTokens,
+  messageCounts,
+  type GivenCounts,
+  type Tokenizer,
+} from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
-import { describeMessage } from './message-meta.js';
-import { MessageIndex } from './message-index.js';
-import type { Metrics } from './metrics.js';
-import { project } from './projection.js';
-import type { CompactionStep, CompactionWarning, StrategyContext, Summarizer } from './strategy.js';
-import { parseStrategy, runStrategy, type StrategySpec } from './strategy-spec.js';
-import type { GroupState } from './group.js';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { compactIndex } from '../compaction/compact-index.js';
+import type { GroupState } from '../compaction/group.js';
+import { describeMessage } from '../compaction/message-meta.js';
+import { MessageIndex } from '../compaction/message-index.js';
+import type { Metrics } from '../compaction/metrics.js';
+import { project } from '../compaction/projection.js';
+import type { CompactionStep, CompactionWarning, Summarizer } from '../compaction/strategy.js';
+import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
 
 /** Options of {@link compact}. */
 export interface CompactOptions {
@@ -64,14 +70,14 @@ export async function compact(
   const spec = parseStrategy(strategy);
   const normalized = normalizeMessages(toMessageInputs(messages));
   const tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
-  const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
   const counts = messageCounts(normalized, tokenizer, options.tokens);
+  const bodies = new Map<string, Message>(normalized.map((m) => [m.id, m]));
   const index = new MessageIndex();
   normalized.forEach((m, i) => index.append(describeMessage(m, counts[i]!)));
   const { steps, warnings } = await compactIndex(index, spec, {
     bodies,
-    tokenizer,
     tokenized: options.tokenizer !== undefined || options.tokens !== undefined,
+    countTokens: (m) => countMessageTokens(m, tokenizer),
     summarizer: options.summarizer,
   });
   return {
@@ -81,47 +87,4 @@ export async function compact(
     warnings,
     groups: index.toJSON().groups,
   };
-}
-
-/**
- * Runs a strategy over an existing index (the building block of `compact()` and of the compaction
- * activity). Summaries it creates are added to `bodies`.
- */
-export async function compactIndex(
-  index: MessageIndex,
-  spec: StrategySpec,
-  options: {
-    bodies: Map<string, Message>;
-    tokenizer: Tokenizer;
-    tokenized: boolean;
-    summarizer?: Summarizer;
-  },
-): Promise<{ steps: CompactionStep[]; warnings: CompactionWarning[] }> {
-  const { bodies, tokenizer } = options;
-  // Summaries made earlier in this run (a collapse before a summarization in one pipeline) must be
-  // readable by the strategies after it: they are picked up from the steps as they appear.
-  const created = new Map<string, Message>();
-  let seen = 0;
-  const message = (id: string): Message | undefined => {
-    const body = bodies.get(id);
-    if (body) return body;
-    for (; seen < ctx.steps.length; seen++) {
-      const made = ctx.steps[seen]!.summary?.message;
-      if (made) created.set(made.id, made);
-    }
-    return created.get(id);
-  };
-  const ctx: StrategyContext = {
-    index,
-    tokenized: options.tokenized,
-    message,
-    countTokens: (m) => countMessageTokens(m, tokenizer),
-    summarizer: options.summarizer,
-    run: (child) => runStrategy(child as StrategySpec, ctx),
-    steps: [],
-    warnings: [],
-  };
-  await runStrategy(spec, ctx);
-  for (const d of ctx.steps) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
-  return { steps: ctx.steps, warnings: ctx.warnings };
 }
