@@ -6,7 +6,6 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { compactIndex } from '../src/compaction/compact-index.js';
 import { withViewCap } from '../src/thread/config.js';
-import { describeMessage } from '../src/compaction/message-meta.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
 import { compactionMarkOf, type Message } from '../src/model/message.js';
@@ -37,7 +36,7 @@ export function compactThreadActivity(deps: CompactDeps) {
     for (const e of entries) {
       bodies.set(e.message.id, e.message);
       seqOf.set(e.message.id, e.seq);
-      index.append(describeMessage(e.message, e.tokens));
+      index.append(e.meta); // as stored at append: no body is described again
     }
     const before = index.metrics.includedTokens;
     const tokenizer = tokenizerForModel(input.model);
@@ -95,14 +94,14 @@ export function compactThreadActivity(deps: CompactDeps) {
           { model?: string; inputTokens?: number; outputTokens?: number } | undefined;
         summaries.push({
           message: d.summary.message,
-          tokens: d.summary.tokens,
+          tokens: d.summary.meta.tokens,
           positionSeq,
           model: by?.model ?? (d.strategy === 'summarization' ? deps.llm.label : undefined),
           inputTokens: by?.inputTokens,
           outputTokens: by?.outputTokens,
         });
         newSummaries.push({
-          meta: describeMessage(d.summary.message, d.summary.tokens),
+          meta: d.summary.meta,
           replacedGroupIds: d.groupIds,
         });
       }

@@ -6,11 +6,18 @@
  */
 import type { Message, MessageInput } from '../model/message.js';
 import { normalizeMessages } from '../model/validation.js';
-import { compact } from './compact.js';
-import type { StrategySpec } from '../compaction/strategy-spec.js';
+import { compactIndex } from '../compaction/compact-index.js';
+import { MessageIndex } from '../compaction/message-index.js';
+import { project } from '../compaction/projection.js';
+import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
 import { messageWindow } from '../compaction/strategies/windows.js';
 import type { Summarizer } from '../compaction/strategy.js';
-import { messageCounts, type GivenCounts, type Tokenizer } from '../tokenizers/tokenizer.js';
+import {
+  countMessageTokens,
+  messageCounts,
+  type GivenCounts,
+  type Tokenizer,
+} from '../tokenizers/tokenizer.js';
 import { CharacterEstimatorTokenizer } from '../tokenizers/estimator.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { InMemoryThreadStore } from '../store/in-memory/in-memory-thread-store.js';
@@ -40,14 +47,14 @@ export class ChatMemory {
   constructor(options: ChatMemoryOptions) {
     this.id = options.id;
     this.store = options.store ?? new InMemoryThreadStore();
-    this.strategy = options.strategy ?? messageWindow(20);
+    this.strategy = parseStrategy(options.strategy ?? messageWindow(20)); // validated once, here
     this.tokenizer = options.tokenizer ?? new CharacterEstimatorTokenizer();
     this.summarizer = options.summarizer;
   }
 
   /**
    * Adds messages (validated; ids are generated when absent). `tokens` gives counts you already
-   * have (one number for one message, or as {@link compact} takes them); the others are counted
+   * have (one number for one message, or as `compact()` takes them); the others are counted
    * with the tokenizer, once: reads use the stored counts.
    */
   async add(
@@ -68,26 +75,23 @@ export class ChatMemory {
     );
   }
 
-  /** The memory: the stored history with the eviction strategy applied. */
+  /**
+   * The memory: the stored history with the eviction strategy applied. Nothing is validated,
+   * counted or described again: the store hands back the metas made when each message was added.
+   */
   async messages(): Promise<Message[]> {
-    const all: Message[] = [];
-    const tokens: number[] = [];
-    for (let after = 0; ;) {
-      const page = await this.store.history(this.id, { after, limit: 1000 });
-      for (const { seq: _s, tokens: t, bytes: _b, excludedBy: _e, ...m } of page.messages) {
-        all.push(m);
-        tokens.push(t);
-      }
-      if (page.next === undefined) break;
-      after = page.next;
-    }
-    if (all.length === 0) return [];
-    const result = await compact(all, this.strategy, {
-      tokens, // counted once, when added
-      tokenizer: this.tokenizer,
+    const view = await this.store.view(this.id);
+    if (view.length === 0) return [];
+    const bodies = new Map(view.map((e) => [e.message.id, e.message]));
+    const index = new MessageIndex();
+    for (const e of view) index.append(e.meta);
+    await compactIndex(index, this.strategy, {
+      bodies,
+      tokenized: true,
+      countTokens: (m) => countMessageTokens(m, this.tokenizer), // summaries and collapsed lines
       summarizer: this.summarizer,
     });
-    return result.messages;
+    return project(index, (id) => bodies.get(id));
   }
 
   /** Forgets everything stored under this id. */

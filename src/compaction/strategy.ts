@@ -5,6 +5,7 @@
  */
 import { ValidationError } from '../model/errors.js';
 import type { Message } from '../model/message.js';
+import type { MessageMeta } from './message-meta.js';
 import { isSendable, type GroupState } from './group.js';
 import type { MessageIndex } from './message-index.js';
 import type { Metrics } from './metrics.js';
@@ -20,8 +21,11 @@ export interface CompactionStep {
   groupIds: string[];
   /** Every message id those groups hold (history messages and replaced summaries). */
   messageIds: string[];
-  /** For `summarize` and `collapse`: the message that now stands in their place. */
-  summary?: { message: Message; tokens: number };
+  /**
+   * For `summarize` and `collapse`: the message that now stands in their place, with the meta the
+   * index holds for it (its tokens, counted by the edge's countTokens), to store and announce as is.
+   */
+  summary?: { message: Message; meta: MessageMeta };
   /** Metrics before and after this decision. */
   before: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;
   after: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;

@@ -118,6 +118,12 @@ export interface ViewEntry {
   /** History seq, or `positionSeq` for a summary. */
   seq: number;
   summary: boolean;
+  /**
+   * The body-free description computed when the message was appended (or the summary recorded)
+   * and stored beside it, so readers never describe a body again. No `seq`: a summary's position is
+   * not a seq of its own (see {@link ViewEntry.seq}).
+   */
+  meta: MessageMeta;
 }
 
 /** A summary with its lifecycle, as exported (derived from the compaction records). */

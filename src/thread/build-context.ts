@@ -5,17 +5,20 @@
  * is always within budget and never holds a tool result without its call. Nothing is written.
  */
 import type { Message } from '../model/message.js';
-import { describeMessage } from '../compaction/message-meta.js';
+import type { MessageMeta } from '../compaction/message-meta.js';
 import { MessageIndex } from '../compaction/message-index.js';
 import { compactIndex } from '../compaction/compact-index.js';
 import { project } from '../compaction/projection.js';
 import { tokenBudget } from '../compaction/strategies/token-budget.js';
 import type { CompactionWarning } from '../compaction/strategy.js';
 
-/** One entry of the stored view: a message and its stored token count. */
+/** One entry of the stored view (a ViewEntry fits): a message, its meta, and what it costs. */
 export interface ContextEntry {
   message: Message;
+  /** Its tokens for the model at hand: the stored count, or a count for another model. */
   tokens: number;
+  /** The meta stored at append (shape, call ids): grouping reads it, never the body. */
+  meta: MessageMeta;
 }
 
 /** The built context. */
@@ -38,7 +41,7 @@ export interface BuiltContext {
 export async function buildContext(
   entries: readonly ContextEntry[],
   budget: number,
-  injected?: ContextEntry,
+  injected?: Pick<ContextEntry, 'message' | 'tokens'>,
 ): Promise<BuiltContext> {
   const bodies = new Map<string, Message>();
   const tokensOf = new Map<string, number>();
@@ -46,7 +49,7 @@ export async function buildContext(
   for (const e of entries) {
     bodies.set(e.message.id, e.message);
     tokensOf.set(e.message.id, e.tokens);
-    index.append(describeMessage(e.message, e.tokens));
+    index.append({ ...e.meta, tokens: e.tokens });
   }
   const room = Math.max(1, budget - (injected?.tokens ?? 0));
   const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {

@@ -9,7 +9,8 @@ import { migrate, MIGRATIONS, PostgresThreadStore, StoreUnavailableError } from 
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { isTransientPgError } from '../../src/postgres/errors.js';
 import { ValidationError } from '../../src/model/errors.js';
-import { prepareEntries } from '../../src/store/internal/prepare.js';
+import { prepareEntries, summaryMeta } from '../../src/store/internal/prepare.js';
+import type { StoredSummary } from '../../src/store/types.js';
 import { appendPrepared } from '../../src/store/postgres/pg-append.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { storeContract } from '../unit/store-contract.js';
@@ -68,6 +69,61 @@ describe('PostgreSQL migrations', () => {
     } finally {
       await Promise.all(pools.map((pool) => pool.end()));
       await Promise.all([fresh.drop(), serial.drop()]);
+    }
+  });
+});
+
+describe('004_summary_meta', () => {
+  it('describes the summaries recorded before it exactly as the store now does when recording', async () => {
+    const legacy = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: legacy.url });
+    try {
+      await migrate(
+        pool,
+        MIGRATIONS.filter((m) => m.version < 4),
+      );
+      const summaries: StoredSummary[] = [
+        {
+          message: {
+            id: 'summary:m1..m4',
+            role: 'user',
+            parts: [{ type: 'text', text: 'Summary: the user (Zoë) likes 🍕' }],
+            metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces: ['m1', 'm4'] } },
+          },
+          tokens: 11,
+          positionSeq: 1,
+        },
+        {
+          message: {
+            id: 'collapse:m5',
+            role: 'assistant',
+            parts: [{ type: 'text', text: '[Tool results: w: sun]' }],
+            metadata: { compaction: { kind: 'summary', strategy: 'toolResultCollapse', replaces: ['m5'] } },
+          },
+          tokens: 7,
+          positionSeq: 5,
+        },
+      ];
+      await pool.query(`INSERT INTO threads (thread_id) VALUES ('t')`);
+      await pool.query(
+        `INSERT INTO compactions (thread_id, id, strategy, reason, excluded_message_ids, superseded_summary_ids, created_at)
+         VALUES ('t', 'c1', 's', 'r', '{}', '{}', now())`,
+      );
+      for (const s of summaries) {
+        await pool.query(
+          `INSERT INTO summaries (thread_id, id, compaction_id, message, tokens, position_seq) VALUES ('t', $1, 'c1', $2, $3, $4)`,
+          [s.message.id, JSON.stringify(s.message), s.tokens, s.positionSeq],
+        );
+      }
+      assert.deepEqual(await migrate(pool), [4]);
+      const { rows } = await pool.query<{ meta: unknown }>(`SELECT meta FROM summaries ORDER BY ord`);
+      assert.deepEqual(
+        rows.map((r) => r.meta),
+        summaries.map(summaryMeta),
+      );
+    } finally {
+      await pool.end();
+      await legacy.drop();
     }
   });
 });

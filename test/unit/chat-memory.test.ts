@@ -87,3 +87,10 @@ test('bad counts are rejected and nothing is stored', async () => {
   );
   assert.deepEqual(await memory.messages(), []);
 });
+
+test('an invalid strategy is rejected when the memory is made, not on a later read', () => {
+  assert.throws(
+    () => new ChatMemory({ id: 'u6', strategy: { type: 'messageWindow', maxMessages: 0 } as never }),
+    { code: 'invalid_option', message: /^messageWindow\(n\): expected a whole number ≥ 1/ },
+  );
+});

@@ -196,9 +196,9 @@ function insert(
         : {}),
     },
   };
-  const tokens = ctx.countTokens(message);
+  const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
-  ctx.index.insertSummary(describeMessage(message, tokens), picked, {
+  ctx.index.insertSummary(meta, picked, {
     reason: 'summarized',
     strategy: 'summarization',
   });
@@ -208,7 +208,7 @@ function insert(
     reason: describe(spec.trigger),
     groupIds: picked.map((g) => g.id),
     messageIds: replaces,
-    summary: { message, tokens },
+    summary: { message, meta },
     before,
     after: snapshot(ctx.index.metrics),
   });

@@ -133,9 +133,9 @@ function collapse(
       compaction: { kind: 'summary', strategy: 'toolResultCollapse', replaces: [...group.messageIds] },
     },
   };
-  const tokens = ctx.countTokens(message);
+  const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
-  ctx.index.insertSummary(describeMessage(message, tokens), [group], {
+  ctx.index.insertSummary(meta, [group], {
     reason: 'collapsed',
     strategy: 'toolResultCollapse',
   });
@@ -145,7 +145,7 @@ function collapse(
     reason: describe(spec.trigger),
     groupIds: [group.id],
     messageIds: [...group.messageIds],
-    summary: { message, tokens },
+    summary: { message, meta },
     before,
     after: snapshot(ctx.index.metrics),
   });

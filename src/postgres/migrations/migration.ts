@@ -5,6 +5,7 @@
 import { migration001 } from './001_init.js';
 import { migration002 } from './002_memories.js';
 import { migration003 } from './003_api_tokens.js';
+import { migration004 } from './004_summary_meta.js';
 
 /** One schema change, applied once, in version order, inside the migration transaction. */
 export interface Migration {
@@ -15,4 +16,4 @@ export interface Migration {
 }
 
 /** Every migration, oldest first. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004];

@@ -5,7 +5,14 @@
  */
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { ConflictError, InvalidRecordError } from '../errors.js';
-import { assertStorableText, jsonCopy, prepareEntries, prepareRecord } from '../internal/prepare.js';
+import {
+  assertStorableText,
+  jsonCopy,
+  prepareEntries,
+  prepareRecord,
+  summaryMeta,
+  viewMeta,
+} from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
 import { sortView } from '../internal/view-order.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -37,6 +44,8 @@ interface ThreadState {
   seqById: Map<string, number>;
   compactions: Map<string, CompactionRecord>; // insertion order = recording order
   summaries: Map<string, SummaryRecord>;
+  /** Summary id → its meta, described when recorded. */
+  summaryMetas: Map<string, MessageMeta>;
 }
 
 /** Default page size of {@link InMemoryThreadStore.listThreads}, as in every store. */
@@ -50,7 +59,14 @@ export class InMemoryThreadStore implements ThreadStore {
     let state = this.threads.get(threadId);
     if (!state) {
       const info: ThreadInfo = { threadId, createdAt: now, updatedAt: now, lastSeq: 0, messageCount: 0 };
-      state = { info, rows: [], seqById: new Map(), compactions: new Map(), summaries: new Map() };
+      state = {
+        info,
+        rows: [],
+        seqById: new Map(),
+        compactions: new Map(),
+        summaries: new Map(),
+        summaryMetas: new Map(),
+      };
       this.threads.set(threadId, state);
     }
     // First writer wins: an owner is filled in when missing, never replaced.
@@ -129,12 +145,19 @@ export class InMemoryThreadStore implements ThreadStore {
         tokens: summary.tokens,
         seq: summary.positionSeq,
         summary: true,
+        meta: jsonCopy(state.summaryMetas.get(summary.message.id)!),
       });
     }
-    for (const { stored } of state.rows) {
+    for (const { stored, meta } of state.rows) {
       if (stored.excludedBy !== undefined) continue;
       const { seq, tokens, bytes: _bytes, excludedBy: _excluded, ...message } = stored;
-      entries.push({ message: jsonCopy(message), tokens, seq, summary: false });
+      entries.push({
+        message: jsonCopy(message),
+        tokens,
+        seq,
+        summary: false,
+        meta: jsonCopy(viewMeta(meta)),
+      });
     }
     return sortView(entries);
   }
@@ -174,6 +197,7 @@ export class InMemoryThreadStore implements ThreadStore {
     for (const id of copy.supersededSummaryIds) state.summaries.get(id)!.supersededBy ??= copy.id;
     for (const summary of copy.summaries) {
       state.summaries.set(summary.message.id, { ...jsonCopy(summary), compactionId: copy.id });
+      state.summaryMetas.set(summary.message.id, summaryMeta(summary));
     }
     state.compactions.set(copy.id, copy);
     return true;

@@ -6,7 +6,7 @@
 import { describeMessage, type MessageMeta } from '../../compaction/message-meta.js';
 import { ValidationError } from '../../model/errors.js';
 import type { Message } from '../../model/message.js';
-import type { AppendEntry, CompactionRecord } from '../types.js';
+import type { AppendEntry, CompactionRecord, StoredSummary } from '../types.js';
 import { contentHash } from './content-hash.js';
 
 /** An append entry ready to be written. */
@@ -72,6 +72,20 @@ export function prepareEntries(entries: AppendEntry[], now: Date = new Date()): 
     assertStorableText([message.id, message.parts, message.metadata ?? null], where);
     return { message, meta: describeMessage(message, entry.tokens), contentHash: contentHash(message) };
   });
+}
+
+/**
+ * The body-free description of a summary, computed once when it is recorded and stored beside it
+ * (as an appended message's is), so the view hands it out without describing the body again.
+ */
+export function summaryMeta(summary: StoredSummary): MessageMeta {
+  return describeMessage(summary.message, summary.tokens);
+}
+
+/** A view meta from a stored one: without `seq` (see ViewEntry.meta). */
+export function viewMeta(meta: MessageMeta): MessageMeta {
+  const { seq: _seq, ...rest } = meta;
+  return rest;
 }
 
 /** A private copy of a compaction record with `createdAt` stamped and its text checked. */

@@ -5,7 +5,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError, InvalidRecordError } from '../errors.js';
-import { prepareRecord } from '../internal/prepare.js';
+import { prepareRecord, summaryMeta } from '../internal/prepare.js';
 import type { CompactionRecord, StoredSummary } from '../types.js';
 import { explainTextError, sqlState } from '../../postgres/errors.js';
 import { toCompaction, toSummary, type CompactionRow, type SummaryRow } from './rows.js';
@@ -40,12 +40,13 @@ async function insertSummaries(client: PoolClient, record: CompactionRecord): Pr
     model: s.model,
     input_tokens: s.inputTokens,
     output_tokens: s.outputTokens,
+    meta: summaryMeta(s), // described once, here, for every later view
   }));
   await client.query(
-    `INSERT INTO summaries (thread_id, id, compaction_id, message, tokens, position_seq, model, input_tokens, output_tokens, created_at)
-     SELECT $1, x.id, $2, x.message, x.tokens, x.position_seq, x.model, x.input_tokens, x.output_tokens, $4
+    `INSERT INTO summaries (thread_id, id, compaction_id, message, tokens, position_seq, model, input_tokens, output_tokens, meta, created_at)
+     SELECT $1, x.id, $2, x.message, x.tokens, x.position_seq, x.model, x.input_tokens, x.output_tokens, x.meta, $4
      FROM jsonb_to_recordset($3::jsonb) AS x(id text, message jsonb, tokens integer, position_seq bigint, model text,
-       input_tokens integer, output_tokens integer)`,
+       input_tokens integer, output_tokens integer, meta jsonb)`,
     [record.threadId, record.id, JSON.stringify(rows), record.createdAt],
   );
 }

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import type { MessageMeta } from '../../compaction/message-meta.js';
-import { assertStorableText, prepareEntries } from '../internal/prepare.js';
+import { assertStorableText, prepareEntries, viewMeta } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
@@ -117,13 +117,14 @@ export class PostgresThreadStore implements ThreadStore {
   async view(threadId: string): Promise<ViewEntry[]> {
     // One statement, one snapshot: a compaction committing meanwhile is seen entirely or not at all.
     const { rows } = await this.pool.query<
-      MessageRow & { summary: boolean; message: ViewEntry['message'] | null }
+      MessageRow &
+        MetaRow & { summary: boolean; message: ViewEntry['message'] | null; meta: MessageMeta | null }
     >(
-      `SELECT seq, false AS summary, 0::bigint AS ord, id, role, parts, metadata, tokens, 0 AS bytes, created_at,
-              NULL::text AS excluded_by, NULL::jsonb AS message
+      `SELECT seq, false AS summary, 0::bigint AS ord, id, role, parts, metadata, tokens, bytes, created_at,
+              NULL::text AS excluded_by, NULL::jsonb AS message, shape, call_ids, NULL::jsonb AS meta
        FROM messages WHERE thread_id = $1 AND excluded_by IS NULL
        UNION ALL
-       SELECT position_seq, true, ord, NULL, NULL, NULL, NULL, tokens, 0, NULL, NULL, message
+       SELECT position_seq, true, ord, NULL, NULL, NULL, NULL, tokens, 0, NULL, NULL, message, NULL, NULL, meta
        FROM summaries WHERE thread_id = $1 AND superseded_by IS NULL
        ORDER BY 1, 2 DESC, 3`,
       [threadId],
@@ -133,6 +134,8 @@ export class PostgresThreadStore implements ThreadStore {
       tokens: row.tokens,
       seq: Number(row.seq),
       summary: row.summary,
+      // Stored at append (the message's columns) or at recording (the summary's meta).
+      meta: row.summary ? row.meta! : viewMeta(toMeta(row)),
     }));
   }
 

@@ -3,7 +3,8 @@
  * scripts.ts, runs it, and decodes the reply (turning refusals into the store's typed errors).
  */
 import { ConflictError, InvalidRecordError } from '../errors.js';
-import type { PreparedEntry } from '../internal/prepare.js';
+import type { MessageMeta } from '../../compaction/message-meta.js';
+import { summaryMeta, type PreparedEntry } from '../internal/prepare.js';
 import { sortView } from '../internal/view-order.js';
 import type {
   AppendedMessage,
@@ -68,7 +69,8 @@ export async function runCompaction(
   ];
   args.push(String(record.supersededSummaryIds.length), ...record.supersededSummaryIds);
   for (const summary of record.summaries) {
-    args.push(summary.message.id, JSON.stringify({ summary, compactionId: cid }));
+    // The meta is described once, here, and stored with the summary for every later view.
+    args.push(summary.message.id, JSON.stringify({ summary, compactionId: cid, meta: summaryMeta(summary) }));
   }
   const { info, ids, excluded, included, summaries, superseded, live, compactions, compactionOrder } = k;
   const scriptKeys = [
@@ -101,18 +103,22 @@ export async function runCompaction(
 /** Reads the view in one atomic script, so a concurrent compaction is seen whole or not at all. */
 export async function runView(client: RedisClient, keys: RedisKeys, threadId: string): Promise<ViewEntry[]> {
   const k = keys.thread(threadId);
-  const [seqs, bodies, summaries] = (await viewScript.run(
+  const [seqs, bodies, summaries, metas] = (await viewScript.run(
     client,
-    [k.included, k.bodies, k.live, k.summaries],
+    [k.included, k.bodies, k.live, k.summaries, k.metas],
     [],
-  )) as [string[], string[], string[]];
+  )) as [string[], string[], string[], string[]];
   const entries: ViewEntry[] = summaries.map((json) => {
-    const { message, tokens, positionSeq } = (JSON.parse(json) as { summary: StoredSummary }).summary;
-    return { message, tokens, seq: positionSeq, summary: true };
+    const stored = JSON.parse(json) as { summary: StoredSummary; meta?: MessageMeta };
+    const { message, tokens, positionSeq } = stored.summary;
+    // Summaries recorded before metas were stored with them are described once more, here only.
+    const meta = stored.meta ?? summaryMeta(stored.summary);
+    return { message, tokens, seq: positionSeq, summary: true, meta };
   });
   bodies.forEach((body, i) => {
     const { tokens, bytes: _bytes, ...message } = JSON.parse(body) as StoredBody;
-    entries.push({ message, tokens, seq: Number(seqs[i]), summary: false });
+    const meta = JSON.parse(metas[i]!) as MessageMeta; // stored at append, without seq
+    entries.push({ message, tokens, seq: Number(seqs[i]), summary: false, meta });
   });
   return sortView(entries);
 }

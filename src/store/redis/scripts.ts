@@ -102,7 +102,8 @@ return 'ok'
 `;
 
 /**
- * KEYS: included, bodies, live, summaries. Returns [seqs, bodies, summary JSONs] in one snapshot.
+ * KEYS: included, bodies, live, summaries, metas. Returns [seqs, bodies, summary JSONs, metas] in one
+ * snapshot.
  * HMGET runs in chunks: Lua's unpack() has a small stack limit.
  */
 export const VIEW_SCRIPT = `
@@ -118,7 +119,7 @@ local function fetch(hash, fields)
 end
 local seqs = redis.call('ZRANGE', KEYS[1], 0, -1)
 local liveIds = redis.call('ZRANGE', KEYS[3], 0, -1)
-return {seqs, fetch(KEYS[2], seqs), fetch(KEYS[4], liveIds)}
+return {seqs, fetch(KEYS[2], seqs), fetch(KEYS[4], liveIds), fetch(KEYS[5], seqs)}
 `;
 
 /**

@@ -34,7 +34,13 @@ export function compactionContract(store: GetStore): void {
     assert.equal(recorded, true);
     const view = await store().view(thread);
     assert.deepEqual(ids(view), ['s', 'sum-1', 'm3', 'm4', 'm5', 'm6']);
-    assert.deepEqual(view[1], { message: s1.message, tokens: 12, seq: 2, summary: true });
+    assert.deepEqual(view[1], {
+      message: s1.message,
+      tokens: 12,
+      seq: 2,
+      summary: true,
+      meta: { id: 'sum-1', role: 'system', shape: 'summary', tokens: 12, bytes: 'Summary of m1, m2'.length },
+    });
     // History is never rewritten; it only says what was excluded and by which record.
     const { messages } = await store().history(thread);
     assert.equal(messages.length, 7);
@@ -45,6 +51,75 @@ export function compactionContract(store: GetStore): void {
         ['m2', 'c1'],
       ],
     );
+  });
+
+  it('gives each view entry the meta stored at append (or at recording, for a summary)', async () => {
+    const thread = threadId('meta');
+    const appended = await store().append(thread, [
+      { message: text('u', 'weather?'), tokens: 5 },
+      {
+        message: {
+          id: 'call',
+          role: 'assistant',
+          parts: [{ type: 'tool_call', callId: 'c1', name: 'get_weather', arguments: '{}' }],
+        },
+        tokens: 20,
+      },
+      {
+        message: { id: 'r1', role: 'tool', parts: [{ type: 'tool_result', callId: 'c1', result: 'sun' }] },
+        tokens: 7,
+      },
+      { message: text('a', 'sunny', 'assistant'), tokens: 4 },
+    ]);
+    const line = 'get_weather: sun';
+    await store().recordCompaction(
+      compaction(thread, 'c1', {
+        strategy: 'toolResultCollapse',
+        excludedMessageIds: ['call', 'r1'],
+        summaries: [
+          {
+            message: {
+              id: 'collapse:call',
+              role: 'assistant',
+              parts: [{ type: 'text', text: line }],
+              metadata: {
+                compaction: { kind: 'summary', strategy: 'toolResultCollapse', replaces: ['call', 'r1'] },
+              },
+            },
+            tokens: 9,
+            positionSeq: 2,
+          },
+        ],
+      }),
+    );
+    const view = await store().view(thread);
+    const stored = (i: number) => {
+      const { seq: _seq, duplicate: _duplicate, ...meta } = appended[i]!;
+      return meta;
+    };
+    // No seq in a view meta: a summary's position is not a seq of its own (see `seq`).
+    assert.deepEqual(
+      view.map((e) => e.meta),
+      [
+        stored(0),
+        {
+          id: 'collapse:call',
+          role: 'assistant',
+          shape: 'summary',
+          tokens: 9,
+          bytes: line.length,
+          collapsed: true,
+        },
+        stored(3),
+      ],
+    );
+    assert.deepEqual(stored(0), { id: 'u', role: 'user', shape: 'user', tokens: 5, bytes: 8 });
+    assert.deepEqual(
+      view.map((e) => e.tokens),
+      [5, 9, 4],
+    );
+    const { meta } = (await store().view(await seeded(store)))[1]!;
+    assert.deepEqual(meta, { id: 'm1', role: 'user', shape: 'user', tokens: 4 + 36, bytes: 9 });
   });
 
   it('sorts a summary before the history message sharing its position', async () => {
