@@ -1,5 +1,5 @@
 /**
- * Ad-hoc compaction (SPEC §4): `compact(messages, strategy, options)` on any message list, with no
+ * Ad-hoc compaction: `compact(messages, strategy, options)` on any message list, with no
  * thread, database or Temporal. An edge of the engine: it validates, counts tokens once (or takes
  * the caller's counts), groups, runs the strategy with `compactIndex`, and returns the view with the
  * steps that explain it. The input is never mutated.

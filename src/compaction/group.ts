@@ -1,5 +1,5 @@
 /**
- * Message groups (SPEC §2): the atomic unit that compaction keeps or excludes as a whole.
+ * Message groups: the atomic unit that compaction keeps or excludes as a whole.
  */
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The incremental group index (SPEC §2). It turns a stream of body-free message descriptions into
+ * The incremental group index. It turns a stream of body-free message descriptions into
  * atomic groups, keeps per-group counts and the metrics triggers read, and records which groups are
  * excluded and why. Appending k messages costs O(k): each message looks only at the last group and,
  * for a tool result, at the group waiting for it (found through two maps kept up to date on every

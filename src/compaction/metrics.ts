@@ -2,7 +2,10 @@
  * The figures triggers look at. Maintained incrementally by the index (O(1) per change).
  */
 
-/** Current metrics of an index. "Included" means in the memory view (not excluded). */
+/**
+ * Current metrics of an index. "Included" means sent by the memory view: not excluded, and not
+ * waiting for tool results or for the reply its reasoning leads to.
+ */
 export interface Metrics {
   includedTokens: number;
   includedMessages: number;

@@ -97,7 +97,10 @@ export function snapshot(m: Metrics): CompactionStep['before'] {
   };
 }
 
-/** Included groups that compaction may consider: not system, not waiting for tool results. */
+/**
+ * Groups not excluded and not system, in view order. Unsendable ones (a call waiting for results,
+ * reasoning waiting for its reply) are among them: {@link beyondNewest} keeps those it protects.
+ */
 export function includedNonSystem(index: MessageIndex): GroupState[] {
   return index.groups.filter((g) => !g.excluded && g.kind !== 'system');
 }

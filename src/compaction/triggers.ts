@@ -1,5 +1,5 @@
 /**
- * Triggers (SPEC §3): predicates over the current {@link Metrics}. They are plain data, not closures,
+ * Triggers: predicates over the current {@link Metrics}. They are plain data, not closures,
  * so a thread's configuration (and a workflow's state) can hold them and send them over the wire.
  * A strategy starts when its trigger fires and stops when its target holds; the default target is
  * "the trigger no longer fires". Hysteresis: trigger `tokensExceed(max)`, target `tokensBelow(low)`.

@@ -53,14 +53,14 @@ export interface MemoryProposalInput {
   sourceMessageIds: string[];
 }
 
-/** One extraction: what an LLM proposed after reading `fromSeq..toSeq` of a thread. */
+/** One extraction: what an LLM proposed after reading the messages with seq in (fromSeq, toSeq]. */
 export interface ExtractionInput {
   /** Deterministic (e.g. thread and range), so a retried activity reuses it. */
   extractionId: string;
   userId: string;
   resourceId?: string;
   threadId?: string;
-  /** First seq read (inclusive). */
+  /** Where the previous extraction stopped (exclusive): messages after this seq were read. */
   fromSeq: number;
   /** Last seq read (inclusive); {@link MemoryStore.extractedUpTo} reports the highest. */
   toSeq: number;

@@ -1,5 +1,5 @@
 /**
- * The fallback tokenizer for models whose encoding we do not know (SPEC §5): about four characters per
+ * The fallback tokenizer for models whose encoding we do not know: about four characters per
  * token, the usual rule of thumb for English text. Pure and instant; an estimate, not a count.
  */
 import type { Tokenizer } from './tokenizer.js';

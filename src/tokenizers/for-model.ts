@@ -1,5 +1,5 @@
 /**
- * Chooses the tokenizer for a model name (SPEC §5): exact js-tiktoken counts for OpenAI models whose
+ * Chooses the tokenizer for a model name: exact js-tiktoken counts for OpenAI models whose
  * encoding is known, the chars/4 estimate for everything else.
  */
 import { CharacterEstimatorTokenizer } from './estimator.js';

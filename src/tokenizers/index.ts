@@ -1,9 +1,10 @@
 /**
- * Tokenizers (SPEC §5): the interface and per-message accounting, the chars/4 estimator, exact
- * js-tiktoken counts, and the choice by model name.
+ * Tokenizers: the interface and per-message accounting, the chars/4 estimator, exact js-tiktoken
+ * counts, and the choice by model name. Applied at the edges (client, activities, `compact()`,
+ * ChatMemory); the compaction engine imports none of it.
  *
- * This index loads `tiktoken.ts`, which uses Node's `require`; deterministic code (workflows,
- * compaction) imports `./tokenizer.js` or `./estimator.js` directly instead.
+ * This index loads `tiktoken.ts`, which uses Node's `require`; code that must stay free of it
+ * imports `./tokenizer.js` or `./estimator.js` directly instead.
  */
 export {
   countMessageTokens,

@@ -1,5 +1,5 @@
 /**
- * Exact token counts for OpenAI encodings (SPEC §5), from js-tiktoken's rank tables.
+ * Exact token counts for OpenAI encodings, from js-tiktoken's rank tables.
  *
  * The tables are a few megabytes of JavaScript, so each is loaded on first use and once per process
  * (a module-level cache), synchronously, through `require` of js-tiktoken's CommonJS build: `count()`

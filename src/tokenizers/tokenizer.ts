@@ -1,6 +1,6 @@
 /**
- * The tokenizer interface and the per-message token accounting (SPEC §5). Pure: compaction code may
- * import this file (and `estimator.ts`), never `tiktoken.ts`.
+ * The tokenizer interface and the per-message token accounting. Pure (no I/O, no `require`), unlike
+ * `tiktoken.ts`; the compaction engine still imports neither: counts reach it already made.
  */
 import { ValidationError } from '../model/errors.js';
 import type { Message } from '../model/message.js';

@@ -1,5 +1,5 @@
 /**
- * Appending is O(k) (SPEC §2), also on the paths that used to rebuild a map of every group: a tool
+ * Appending is O(k), also on the paths that used to rebuild a map of every group: a tool
  * result appended after a restore from JSON, after a summary was inserted, and after a prune.
  * `examined` counts every message and group the index visits, so it grows with hidden full passes.
  */

@@ -1,5 +1,5 @@
 /**
- * Triggers (SPEC §3): evaluation of each against metrics, their recorded descriptions, and the
+ * Triggers: evaluation of each against metrics, their recorded descriptions, and the
  * validation of triggers that arrive as data. Thresholds of 0 are accepted (see triggers.ts).
  */
 import { describe, test } from 'node:test';
