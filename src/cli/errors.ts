@@ -6,6 +6,8 @@
 import { CommanderError } from 'commander';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
+import { SettingError } from '../settings/errors.js';
+import type { Settings } from '../settings/settings.js';
 
 /** The exit codes, named. */
 export const EXIT = {
@@ -32,16 +34,6 @@ export class NotFoundError extends DurableMemoryError {
   }
 }
 
-/** Where a backend address came from, so an error can say what was tried. */
-export interface Tried {
-  /** The Temporal address and where it came from (flag, environment, endpoints.json, default). */
-  temporal?: { address: string; source: string };
-  /** The database URL without its password, and where it came from. */
-  database?: { url: string; source: string };
-  /** The home whose endpoints.json was read. */
-  home?: string;
-}
-
 /** Node's codes for a connection that could not be made: PostgreSQL went away mid-command. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
@@ -52,7 +44,8 @@ export function exitCodeOf(err: unknown): number {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
     return EXIT.usage;
   }
-  if (err instanceof UsageError || err instanceof ValidationError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof ValidationError || err instanceof SettingError)
+    return EXIT.usage;
   if (err instanceof UnknownThreadError || err instanceof NotFoundError) return EXIT.notFound;
   if (err instanceof BackendUnavailableError || isNetworkError(err)) return EXIT.unavailable;
   return EXIT.failure;
@@ -66,53 +59,31 @@ function isNetworkError(err: unknown): boolean {
   return false;
 }
 
+/** Said after "cannot reach Temporal": which commands work without it. */
+const TEMPORAL_NOTE =
+  'this command needs Temporal (thread ls, show, history and export read PostgreSQL and work without it)';
+
 /**
- * The message printed for an error: what went wrong, what was tried, how to fix it. Backend errors
- * name the address and its source and suggest starting the local stack or setting the variable.
+ * The message printed for an error, on one line: what went wrong, what was tried and where that
+ * came from (flag, variable, endpoints.json, default), and what to do.
  */
-export function explain(err: unknown, tried: Tried = {}): string {
-  if (err instanceof BackendUnavailableError) return explainUnavailable(err, tried);
-  if (isNetworkError(err) && tried.database) {
-    return [
-      `cannot reach PostgreSQL at ${tried.database.url} (${tried.database.source}): ${messageOf(err)}`,
-      ...HOW_TO_START,
-      '  or set DATABASE_URL (or --database-url) to a running PostgreSQL',
-    ].join('\n');
+export function explain(err: unknown, settings?: Settings): string {
+  if (err instanceof BackendUnavailableError) {
+    const setting = err.backend === 'temporal' ? settings?.temporalAddress : settings?.databaseUrl;
+    // Raised deep in a command (no origin known there): say where the address came from.
+    const origin = err.origin ?? (setting?.shown === err.address ? setting.origin : undefined);
+    if (!origin) return err.message;
+    const note = err.backend === 'temporal' ? TEMPORAL_NOTE : undefined;
+    return new BackendUnavailableError(err.backend, err.address, err.cause, { origin, note }).message;
+  }
+  if (isNetworkError(err) && settings?.databaseUrl) {
+    const db = settings.databaseUrl;
+    return new BackendUnavailableError('postgres', db.shown, err, { origin: db.origin }).message;
   }
   if (err instanceof TimeoutError) {
-    return `${err.message}\n  is a worker running? start one with \`durable-memory worker\` (or run \`durable-memory start\`)`;
+    return `${err.message}; is a worker running? start one with \`durable-memory worker\` (or run \`durable-memory start\`)`;
   }
   return messageOf(err);
-}
-
-const HOW_TO_START = [
-  'to fix it:',
-  '  start the local stack with `durable-memory start` (or `npm start`), which writes endpoints.json,',
-];
-
-function explainUnavailable(err: BackendUnavailableError, tried: Tried): string {
-  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-  if (err.backend === 'temporal') {
-    const source = tried.temporal ? ` (${tried.temporal.source})` : '';
-    return [
-      `cannot reach Temporal at ${err.address}${source}${cause}`,
-      ...HOW_TO_START,
-      '  or set TEMPORAL_ADDRESS (or --temporal-address) to a running Temporal frontend (host:port)',
-    ].join('\n');
-  }
-  if (!tried.database) {
-    const where = tried.home ? ` and no endpoints.json in ${tried.home}` : '';
-    return [
-      `no PostgreSQL configured: no --database-url, no DATABASE_URL${where}`,
-      ...HOW_TO_START,
-      '  or set DATABASE_URL (or --database-url), e.g. postgres://user:password@localhost:5432/db',
-    ].join('\n');
-  }
-  return [
-    `cannot reach PostgreSQL at ${err.address} (${tried.database.source})${cause}`,
-    ...HOW_TO_START,
-    '  or set DATABASE_URL (or --database-url) to a running PostgreSQL',
-  ].join('\n');
 }
 
 /** An error's own message (AggregateErrors from `pg` have an empty one: use their first cause). */
@@ -127,6 +98,11 @@ function messageOf(err: unknown): string {
 export function errorJson(err: unknown, exitCode: number, message: string): Record<string, unknown> {
   const code =
     err instanceof DurableMemoryError ? err.code : err instanceof CommanderError ? 'usage' : 'error';
-  const extra = err instanceof BackendUnavailableError ? { backend: err.backend, address: err.address } : {};
+  const extra =
+    err instanceof BackendUnavailableError
+      ? { backend: err.backend, address: err.address }
+      : err instanceof SettingError
+        ? { setting: err.setting }
+        : {};
   return { error: { code, exitCode, message, ...extra } };
 }

@@ -74,7 +74,7 @@ export async function runCli(argv: readonly string[]): Promise<number | 'running
   } catch (err) {
     const code = exitCodeOf(err);
     // Commander has printed its own message (and help) already.
-    let message = err instanceof CommanderError ? err.message : explain(err, session.settings?.tried);
+    let message = err instanceof CommanderError ? err.message : explain(err, session.settings);
     if (err instanceof UnknownThreadError && session.global.tenant === undefined)
       message +=
         '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +

@@ -2,57 +2,42 @@
  * A worker against existing servers, shared by `npm run worker` (src/cli/worker.ts) and
  * `durable-memory worker`. Settings come from the caller (flags), else TEMPORAL_ADDRESS,
  * TEMPORAL_NAMESPACE, DATABASE_URL, DURABLE_MEMORY_TASK_QUEUE, else the endpoints of a local
- * `npm start`. Run as many as you like; SIGINT/SIGTERM drain in-flight activities, then it returns.
+ * `npm start` (see src/settings/settings.ts). Run as many as you like; SIGINT/SIGTERM drain
+ * in-flight activities, then it returns.
  */
 import { createWorker } from '../runtime/worker.js';
-import { openPostgresStores, type Stores } from '../backends/postgres.js';
-import { BackendUnavailableError } from '../client/errors.js';
-import { resolveConnection, redactUrl, type GlobalOptions } from './connection.js';
+import { openPostgresStores } from '../backends/postgres.js';
+import { reach } from '../settings/errors.js';
+import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';
 
 /**
  * Runs a worker until a signal stops it.
  *
  * @param options - flags that override the environment and endpoints.json
  * @param ready - called once the worker polls (default: prints `durable-memory worker ready: …`)
- * @throws BackendUnavailableError when PostgreSQL or Temporal cannot be reached (or no database is set)
+ * @throws BackendUnavailableError when PostgreSQL or Temporal cannot be reached (or no database is
+ *   set), SettingError for a value that cannot work; each names the setting and its origin
  */
 export async function runWorker(
   options: GlobalOptions = {},
   ready: (line: string) => void = (line) => console.log(line),
 ): Promise<void> {
   const settings = await resolveConnection(options);
-  const { databaseUrl, temporalAddress } = settings;
-  if (!databaseUrl) {
-    throw new BackendUnavailableError(
-      'postgres',
-      '(none configured)',
-      new Error('set DATABASE_URL (or run `npm start` first, which writes endpoints.json)'),
+  const database = requireDatabase(settings);
+  const stores = await reach('postgres', database, () =>
+    openPostgresStores(database.value, { migrate: true }),
+  );
+  try {
+    const { worker, connection } = await createWorker({
+      temporalAddress: settings.temporalAddress,
+      namespace: settings.namespace.value,
+      taskQueue: settings.taskQueue.value,
+      store: stores.threads,
+      memories: stores.memories,
+    });
+    ready(
+      `durable-memory worker ready: temporal=${settings.temporalAddress.shown} taskQueue=${settings.taskQueue.value}`,
     );
-  }
-  let stores: Stores;
-  try {
-    stores = await openPostgresStores(databaseUrl, { migrate: true });
-  } catch (err) {
-    throw new BackendUnavailableError('postgres', redactUrl(databaseUrl), err);
-  }
-  try {
-    let created: Awaited<ReturnType<typeof createWorker>>;
-    try {
-      created = await createWorker({
-        temporalAddress,
-        namespace: settings.namespace,
-        taskQueue: settings.taskQueue,
-        store: stores.threads,
-        memories: stores.memories,
-      });
-    } catch (err) {
-      // Bundling errors are ours; a refused connection is the server's absence.
-      if (/connect|transport|unavailable/iu.test(String((err as Error)?.message)))
-        throw new BackendUnavailableError('temporal', temporalAddress, err);
-      throw err;
-    }
-    const { worker, connection } = created;
-    ready(`durable-memory worker ready: temporal=${temporalAddress} taskQueue=${settings.taskQueue}`);
     try {
       await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
     } finally {

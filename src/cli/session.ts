@@ -6,14 +6,15 @@ import type { Command } from 'commander';
 import type { DurableMemory } from '../client/connect.js';
 import { TenantScope } from '../tenancy/tenant-scope.js';
 import { assertTenant } from '../tenancy/token-store.js';
-import { openMemory, resolveConnection, type ConnectionSettings, type GlobalOptions } from './connection.js';
+import type { Settings } from '../settings/settings.js';
+import { openMemory, resolveConnection, type GlobalOptions } from './connection.js';
 
 /** State of one command-line run; see the module comment. */
 export class Session {
   /** Options of the root command, as given to the command being run. */
   global: GlobalOptions = {};
   /** Set once a connection was attempted (errors name what was tried). */
-  settings?: ConnectionSettings;
+  settings?: Settings;
   /** Set by a command that keeps running after its action returns (`start`, `api`). */
   keepRunning = false;
   private opened?: Promise<DurableMemory>;

@@ -4,8 +4,8 @@
  * retried in the background (and the workflow would catch up from the store anyway on the next
  * announcement or `sync`).
  */
-import type { Client } from '@temporalio/client';
 import { appendedSignal, type SeqMeta, type ThreadWorkflowInput } from '../../workflows/shared.js';
+import type { TemporalLink } from './temporal-link.js';
 
 /** Announces appends; owns the background retries. */
 export class Announcer {
@@ -13,7 +13,7 @@ export class Announcer {
   private closed = false;
 
   constructor(
-    private readonly client: Client,
+    private readonly temporal: TemporalLink,
     private readonly taskQueue: string,
     /** How long one attempt may take before the append returns without it. */
     private readonly attemptTimeoutMs = 5000,
@@ -31,15 +31,17 @@ export class Announcer {
   }
 
   private signal(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): Promise<unknown> {
-    const deadline = Date.now() + this.attemptTimeoutMs;
-    return this.client.connection.withDeadline(deadline, () =>
-      this.client.workflow.signalWithStart('threadWorkflow', {
-        workflowId,
-        taskQueue: this.taskQueue,
-        args: [input],
-        signal: appendedSignal,
-        signalArgs: [metas],
-      }),
+    // Connecting (on the first append) is bounded by its own timeout; the signal by the attempt's.
+    return this.temporal.call(
+      (client) =>
+        client.workflow.signalWithStart('threadWorkflow', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [input],
+          signal: appendedSignal,
+          signalArgs: [metas],
+        }),
+      Date.now() + this.attemptTimeoutMs,
     );
   }
 

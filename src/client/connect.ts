@@ -1,21 +1,24 @@
 /**
- * `connect()`: the entry point of the client library. With no options it reads TEMPORAL_ADDRESS,
- * TEMPORAL_NAMESPACE and DATABASE_URL, and otherwise the endpoints a local `npm start` wrote under
- * DURABLE_MEMORY_HOME (default `./.durable-memory`).
+ * `connect()`: the entry point of the client library. Where the pipeline is comes from the options,
+ * else TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DURABLE_MEMORY_TASK_QUEUE and DATABASE_URL, else the
+ * endpoints a local `npm start` wrote under DURABLE_MEMORY_HOME (default `./.durable-memory`); see
+ * src/settings/settings.ts. PostgreSQL is connected at once; Temporal on the first command that needs
+ * it, so reads work while Temporal is down. A client whose addresses came from endpoints.json follows
+ * a local stack that restarted on other ports (see backends.ts).
  */
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { MemoryStore } from '../memories/memory-store.js';
+import { assertId } from '../memories/memory-store.js';
 import { openPostgresStores } from '../backends/postgres.js';
-import { readEndpoints, resolveHome } from '../runtime/home.js';
+import { noDatabaseConfigured, reach } from '../settings/errors.js';
+import type { Setting } from '../settings/origin.js';
+import { loadSettings, whereLooked, type Settings } from '../settings/settings.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
-import { TASK_QUEUE } from '../../workflows/shared.js';
 import { Announcer } from './announcer.js';
+import { Backends, type Stores } from './backends.js';
 import { eraseUser, type ErasedUser } from './erase-user.js';
-import { assertId } from '../memories/memory-store.js';
-import { InFlightCalls } from './in-flight-calls.js';
-import { BackendUnavailableError } from './errors.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
 
 /** Options of {@link connect}; each falls back to the environment, then to `endpoints.json`. */
@@ -40,86 +43,92 @@ export interface ConnectOptions {
   workflowInput?: Partial<ThreadWorkflowInput>;
   /** Bound of one command (compact, configure, sync, delete); a TimeoutError past it. Default 60 s. */
   updateTimeoutMs?: number;
+  /**
+   * Settings already resolved (the CLI resolves them itself, so that errors name its flags); the
+   * address options above are then ignored.
+   */
+  settings?: Settings;
 }
 
 /** A connection to the pipeline. Create threads with {@link DurableMemory.thread}. */
 export class DurableMemory {
   private constructor(
-    readonly store: ThreadStore,
-    readonly memoryStore: MemoryStore | undefined,
-    readonly client: Client,
-    private readonly connection: Connection,
+    private readonly backends: Backends,
     readonly taskQueue: string,
     private readonly announcer: Announcer,
     private readonly options: ConnectOptions,
-    private readonly ownsStore: boolean,
-    /** The Temporal address in use (named in errors). */
-    readonly temporalAddress: string,
-    private readonly calls: InFlightCalls,
-    /** The PostgreSQL URL in use, password hidden (named in errors); undefined for a custom store. */
-    readonly databaseAddress: string | undefined,
+    /** The settings in use, each with its origin. */
+    readonly settings: Settings,
   ) {}
 
   /** @internal use {@link connect}. */
   static async open(options: ConnectOptions = {}): Promise<DurableMemory> {
-    const env = process.env;
-    const endpoints = await readEndpoints(options.home ?? resolveHome(env));
-    const address =
-      firstSet(options.temporalAddress, env['TEMPORAL_ADDRESS'], endpoints?.temporalAddress) ??
-      'localhost:7233';
-    const namespace =
-      firstSet(options.namespace, env['TEMPORAL_NAMESPACE'], endpoints?.namespace) ?? 'default';
-    const taskQueue =
-      firstSet(options.taskQueue, env['DURABLE_MEMORY_TASK_QUEUE'], endpoints?.taskQueue) ?? TASK_QUEUE;
-    let store = options.store;
-    let memories = options.memories;
-    let databaseAddress: string | undefined;
-    if (!store) {
-      const url = firstSet(options.databaseUrl, env['DATABASE_URL'], endpoints?.databaseUrl);
-      if (!url) {
-        throw new BackendUnavailableError(
-          'postgres',
-          '(none configured)',
-          new Error('set DATABASE_URL, or run `npm start` to start the local stack'),
-        );
-      }
-      databaseAddress = redact(url);
-      try {
-        const stores = await openPostgresStores(url, { migrate: true });
-        store = stores.threads;
-        memories ??= stores.memories;
-      } catch (err) {
-        await store?.close().catch(() => undefined);
-        throw new BackendUnavailableError('postgres', redact(url), err);
-      }
+    const settings =
+      options.settings ??
+      (await loadSettings({
+        given: {
+          home: options.home,
+          temporalAddress: options.temporalAddress,
+          namespace: options.namespace,
+          taskQueue: options.taskQueue,
+          databaseUrl: options.databaseUrl,
+        },
+        givenAs: 'option',
+      }));
+    let backends: Backends;
+    if (options.store) {
+      const given = { store: options.store, memories: options.memories, close: async () => undefined };
+      backends = new Backends(settings, given, undefined);
+    } else {
+      const database = settings.databaseUrl;
+      if (!database) throw noDatabaseConfigured(whereLooked(settings, 'databaseUrl'));
+      const open = (url: Setting) => openPostgres(url);
+      backends = new Backends(settings, await open(database), open, options.memories);
     }
-    let connection: Connection;
-    const calls = new InFlightCalls();
-    try {
-      connection = await Connection.connect({
-        address,
-        connectTimeout: '5s',
-        interceptors: calls.interceptors(),
-      });
-    } catch (err) {
-      if (!options.store) await store.close();
-      if (!options.memories) await memories?.close();
-      throw new BackendUnavailableError('temporal', address, err);
-    }
-    const client = new Client({ connection, namespace });
-    return new DurableMemory(
-      store,
-      memories,
-      client,
-      connection,
-      taskQueue,
-      new Announcer(client, taskQueue),
-      options,
-      !options.store,
-      address,
-      calls,
-      databaseAddress,
-    );
+    const taskQueue = settings.taskQueue.value;
+    const announcer = new Announcer(backends.temporal, taskQueue);
+    return new DurableMemory(backends, taskQueue, announcer, options, settings);
+  }
+
+  /** The thread store (PostgreSQL unless a store was given). */
+  get store(): ThreadStore {
+    return this.backends.store;
+  }
+
+  /** The long-term memory store, if any. */
+  get memoryStore(): MemoryStore | undefined {
+    return this.backends.memories;
+  }
+
+  /** The Temporal address in use (named in errors). */
+  get temporalAddress(): string {
+    return this.backends.temporal.address;
+  }
+
+  /** The PostgreSQL URL in use, password hidden (named in errors); undefined for a custom store. */
+  get databaseAddress(): string | undefined {
+    return this.backends.databaseAddress;
+  }
+
+  /**
+   * The Temporal client (for what the library does not wrap: describe, list, …). It dials on its
+   * first call; a library command checks the server first and names it when unreachable.
+   */
+  get client(): Client {
+    return this.backends.temporal.current;
+  }
+
+  /**
+   * Runs `work` with a deadline on every Temporal call it makes (the HTTP API bounds a request so);
+   * nested deadlines keep the earliest.
+   */
+  withDeadline<T>(deadline: number, work: () => Promise<T>): Promise<T> {
+    return this.backends.temporal.withDeadline(deadline, work);
+  }
+
+  /** Asks Temporal something cheap (readiness): resolves when it answers before `deadline`. */
+  async pingTemporal(deadline: number): Promise<void> {
+    await this.backends.temporal.call((c) => c.connection.workflowService.getSystemInfo({}), deadline);
   }
 
   /**
@@ -135,13 +144,12 @@ export class DurableMemory {
       {
         store: this.store,
         memories: this.memoryStore,
-        client: this.client,
+        temporal: this.backends.temporal,
         taskQueue: this.taskQueue,
         announcer: this.announcer,
         workflowInput: this.options.workflowInput,
         updateTimeoutMs: this.options.updateTimeoutMs,
-        temporalAddress: this.temporalAddress,
-        databaseAddress: this.databaseAddress,
+        databaseAddress: () => this.databaseAddress,
       },
       { model: this.options.model, ...options },
     );
@@ -184,12 +192,7 @@ export class DurableMemory {
    */
   async close(graceMs = 10_000): Promise<void> {
     this.announcer.close();
-    await this.calls.idle(graceMs);
-    await this.connection.close();
-    if (this.ownsStore) {
-      await this.store.close();
-      if (!this.options.memories) await this.memoryStore?.close();
-    }
+    await this.backends.close(graceMs);
   }
 }
 
@@ -198,25 +201,8 @@ export function connect(options: ConnectOptions = {}): Promise<DurableMemory> {
   return DurableMemory.open(options);
 }
 
-/**
- * The first setting given a value, trimmed. Empty or blank counts as not set (an exported but empty
- * TEMPORAL_ADDRESS falls back to endpoints.json, as the runtime does), never as an address of ''.
- */
-export function firstSet(...values: (string | undefined)[]): string | undefined {
-  for (const value of values) {
-    const trimmed = value?.trim();
-    if (trimmed) return trimmed;
-  }
-  return undefined;
-}
-
-/** A connection string without its password, for error messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(invalid DATABASE_URL)';
-  }
+/** PostgreSQL's stores at `url` (migrated); a connection failure names the setting and its origin. */
+async function openPostgres(url: Setting): Promise<Stores> {
+  const stores = await reach('postgres', url, () => openPostgresStores(url.value, { migrate: true }));
+  return { store: stores.threads, memories: stores.memories, close: stores.close };
 }

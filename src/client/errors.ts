@@ -4,6 +4,9 @@
  */
 import { DurableMemoryError } from '../model/errors.js';
 
+// Defined with the settings that name the address tried; one of the client's typed errors.
+export { BackendUnavailableError } from '../settings/errors.js';
+
 /** The thread does not exist (nothing was ever appended to it, or it was deleted). */
 export class UnknownThreadError extends DurableMemoryError {
   readonly threadId: string;
@@ -11,19 +14,6 @@ export class UnknownThreadError extends DurableMemoryError {
     super('unknown_thread', `thread ${JSON.stringify(threadId)} does not exist`);
     this.name = 'UnknownThreadError';
     this.threadId = threadId;
-  }
-}
-
-/** Temporal or PostgreSQL could not be reached; names the address tried. */
-export class BackendUnavailableError extends DurableMemoryError {
-  readonly backend: 'temporal' | 'postgres';
-  readonly address: string;
-  constructor(backend: 'temporal' | 'postgres', address: string, cause?: unknown) {
-    const why = cause instanceof Error ? `: ${cause.message}` : '';
-    super('backend_unavailable', `${backend} is unreachable at ${address}${why}`, { cause });
-    this.name = 'BackendUnavailableError';
-    this.backend = backend;
-    this.address = address;
   }
 }
 

@@ -4,7 +4,7 @@
  * signal-with-start. Reads go to the store; commands that answer are workflow updates.
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message, MessageInput } from '../model/message.js';
@@ -34,23 +34,23 @@ import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
 import { Announcer } from './announcer.js';
+import type { TemporalLink } from './temporal-link.js';
 
 /** What the client needs from its connection. */
 export interface ThreadDeps {
   store: ThreadStore;
   /** Long-term memories (injected into `context()` for threads with a userId). */
   memories?: MemoryStore;
-  client: Client;
+  /** Temporal, connected on first need (reads never need it). */
+  temporal: TemporalLink;
   taskQueue: string;
   announcer: Announcer;
   /** Extra workflow input (tests lower the continue-as-new threshold with it). */
   workflowInput?: Partial<ThreadWorkflowInput>;
   /** How long a command (compact, configure, sync, delete) may take. Default 60 s. */
   updateTimeoutMs?: number;
-  /** For error messages: where Temporal was expected. */
-  temporalAddress?: string;
-  /** For error messages: where PostgreSQL was expected (no password). */
-  databaseAddress?: string;
+  /** For error messages: where PostgreSQL is expected (no password); it may move, hence a function. */
+  databaseAddress?: () => string | undefined;
 }
 
 /** Default bound of one workflow update. */
@@ -140,7 +140,11 @@ export class ThreadHandle {
       return await work();
     } catch (err) {
       if (err instanceof StoreUnavailableError)
-        throw new BackendUnavailableError('postgres', this.deps.databaseAddress ?? 'the thread store', err);
+        throw new BackendUnavailableError(
+          'postgres',
+          this.deps.databaseAddress?.() ?? 'the thread store',
+          err,
+        );
       throw err;
     }
   }
@@ -217,8 +221,9 @@ export class ThreadHandle {
     const ms = this.updateTimeoutMs;
     try {
       // Bounded like the updates: with no worker polling, a query would wait for one.
-      return await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
-        this.deps.client.workflow.getHandle(this.workflowId).query(stateQuery),
+      return await this.deps.temporal.call(
+        (client) => client.workflow.getHandle(this.workflowId).query(stateQuery),
+        Date.now() + ms,
       );
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
@@ -245,8 +250,9 @@ export class ThreadHandle {
     const existed = (await this.storeCall(() => this.deps.store.thread(this.threadId))) !== undefined;
     const ms = this.updateTimeoutMs;
     try {
-      await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
-        this.deps.client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate),
+      await this.deps.temporal.call(
+        (client) => client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate),
+        Date.now() + ms,
       );
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'delete update');
@@ -273,7 +279,7 @@ export class ThreadHandle {
       threadId: this.threadId,
       what,
       ms: this.updateTimeoutMs,
-      address: this.deps.temporalAddress ?? 'the Temporal server',
+      address: this.deps.temporal.address,
     });
   }
 
@@ -288,8 +294,9 @@ export class ThreadHandle {
     const ms = this.updateTimeoutMs;
     try {
       // Bounded: with no worker polling, an update would otherwise wait for one indefinitely.
-      return await this.deps.client.connection.withDeadline(Date.now() + ms, () =>
-        this.deps.client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start }),
+      return await this.deps.temporal.call(
+        (client) => client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start }),
+        Date.now() + ms,
       );
     } catch (err) {
       throw this.typed(err, `${def.name} update`);

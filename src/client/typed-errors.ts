@@ -10,7 +10,7 @@ import {
   isGrpcServiceError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
-import { ValidationError, type ValidationCode } from '../model/errors.js';
+import { DurableMemoryError, ValidationError, type ValidationCode } from '../model/errors.js';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from './errors.js';
 
 /** gRPC status codes the client names. */
@@ -61,6 +61,7 @@ function validationCodeOf(failure: ApplicationFailure): ValidationCode {
  * BackendUnavailableError. Returns `err` itself when it is none of these.
  */
 export function toClientError(err: unknown, ctx: CommandContext): unknown {
+  if (err instanceof DurableMemoryError) return err; // typed already (e.g. Temporal unreachable on connect)
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return new TimeoutError(ctx.what, ctx.ms);
   const failure = workflowRejection(err);
   if (failure?.type === 'ValidationError') {

@@ -16,6 +16,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { readRuntimeState, updateRuntimeState } from './home.js';
+import { describeOrigin } from '../settings/origin.js';
+import { assertListening } from '../settings/probe.js';
+import { isConfigured, resolveSettings, type Settings } from '../settings/settings.js';
 import { stderrLog, type RuntimeLog } from './log.js';
 import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-server.js';
@@ -31,8 +34,10 @@ export interface EmbeddedStackOptions {
   home: string;
   /** Receives one line per decision and start (default: stderr). */
   log?: RuntimeLog;
-  /** Environment to read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DATABASE_URL, TEMPORAL_CLI_PATH from. */
+  /** Environment to read TEMPORAL_CLI_PATH from, and the settings below unless given. */
   env?: NodeJS.ProcessEnv;
+  /** TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DATABASE_URL as resolved (default: from `env`). */
+  settings?: Settings;
 }
 
 /** The servers of a local stack. */
@@ -71,13 +76,20 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   const log = options.log ?? stderrLog;
   const home = path.resolve(options.home);
   await mkdir(home, { recursive: true });
-  const namespace = env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  // endpoints.json is not read: this stack is what writes it.
+  const settings = options.settings ?? resolveSettings({ env }, undefined);
+  const namespace = settings.namespace.value;
+  // A configured server that is not there fails the start now, before anything else is started.
+  if (isConfigured(settings.temporalAddress)) await assertListening('temporal', settings.temporalAddress);
+  if (settings.databaseUrl) await assertListening('postgres', settings.databaseUrl);
 
   let cli: TemporalCli | undefined;
   let temporal: TemporalDevServer | undefined;
-  let temporalAddress = env.TEMPORAL_ADDRESS?.trim();
-  if (temporalAddress) {
-    log(`Temporal: ${temporalAddress} (from TEMPORAL_ADDRESS), namespace ${namespace}`);
+  let temporalAddress: string;
+  if (isConfigured(settings.temporalAddress)) {
+    temporalAddress = settings.temporalAddress.value;
+    const from = describeOrigin(settings.temporalAddress.origin);
+    log(`Temporal: ${temporalAddress} (${from}), namespace ${namespace}`);
   } else {
     cli = await findTemporalCli(home, { env, log });
     const state = await readRuntimeState(home);
@@ -93,9 +105,10 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   }
 
   let postgres: EmbeddedPostgres | undefined;
-  let databaseUrl = env.DATABASE_URL?.trim();
-  if (databaseUrl) {
-    log(`PostgreSQL: ${redact(databaseUrl)} (from DATABASE_URL)`);
+  let databaseUrl: string;
+  if (settings.databaseUrl) {
+    databaseUrl = settings.databaseUrl.value;
+    log(`PostgreSQL: ${settings.databaseUrl.shown} (${describeOrigin(settings.databaseUrl.origin)})`);
   } else {
     try {
       postgres = await startEmbeddedPostgres({
@@ -116,15 +129,4 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     return stopping;
   };
   return { temporalAddress, namespace, databaseUrl, cli, temporal, postgres, stop };
-}
-
-/** The URL with its password masked, for logs. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
 }

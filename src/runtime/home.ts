@@ -1,27 +1,13 @@
 /**
- * DURABLE_MEMORY_HOME: the directory where a local stack keeps everything it owns (the Temporal CLI it
- * installed, the dev server's database file, the embedded PostgreSQL's data, the ports it chose) and
- * where it publishes `endpoints.json` so that `connect()` with no options finds a running `npm start`.
+ * What a local stack remembers between starts, in `<home>/runtime.json` (the ports it chose). The
+ * home itself and the endpoints.json it publishes for clients are settings: see
+ * src/settings/endpoints.ts.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readJson, writeJsonAtomic } from '../settings/endpoints.js';
 
-/** The home used when DURABLE_MEMORY_HOME is not set, relative to the working directory. */
-export const DEFAULT_HOME = '.durable-memory';
-
-/** What a running local stack publishes for clients, in `<home>/endpoints.json`. */
-export interface Endpoints {
-  /** Temporal frontend, `host:port`. */
-  temporalAddress: string;
-  /** Temporal namespace the worker polls. */
-  namespace: string;
-  /** Task queue of the thread workflows. */
-  taskQueue: string;
-  /** PostgreSQL connection string (it may carry the embedded server's generated password). */
-  databaseUrl: string;
-  /** Base URL of the HTTP API, when one was started. */
-  apiUrl?: string;
-}
+// The runtime's other state files are written the same way as endpoints.json.
+export { readJson, writeJsonAtomic };
 
 /** Choices a local stack remembers between starts, in `<home>/runtime.json`. */
 export interface RuntimeState {
@@ -29,49 +15,6 @@ export interface RuntimeState {
   temporalPort?: number;
   /** Port of the HTTP API started last time. */
   apiPort?: number;
-}
-
-/**
- * The absolute home directory: DURABLE_MEMORY_HOME when set and not empty, else {@link DEFAULT_HOME}
- * under `cwd`. The directory is not created here.
- *
- * @param env - environment to read (default `process.env`)
- * @param cwd - base for relative paths (default `process.cwd()`)
- */
-export function resolveHome(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const configured = env.DURABLE_MEMORY_HOME?.trim();
-  return path.resolve(cwd, configured ? configured : DEFAULT_HOME);
-}
-
-/** Path of the endpoints file under `home`. */
-export function endpointsPath(home: string): string {
-  return path.join(home, 'endpoints.json');
-}
-
-/**
- * Reads `<home>/endpoints.json`.
- *
- * @returns the endpoints, or `undefined` when no stack has written them yet
- * @throws when the file exists but is not valid JSON with the required fields
- */
-export async function readEndpoints(home: string): Promise<Endpoints | undefined> {
-  const value = await readJson(endpointsPath(home));
-  if (value === undefined) return undefined;
-  const e = value as Partial<Endpoints>;
-  for (const key of ['temporalAddress', 'namespace', 'taskQueue', 'databaseUrl'] as const) {
-    if (typeof e[key] !== 'string' || e[key] === '') {
-      throw new Error(`${endpointsPath(home)} is missing "${key}"; delete it and start the stack again`);
-    }
-  }
-  return e as Endpoints;
-}
-
-/**
- * Writes `<home>/endpoints.json` atomically (a reader never sees half a file) with owner-only
- * permissions, because the database URL may contain a password.
- */
-export async function writeEndpoints(home: string, endpoints: Endpoints): Promise<void> {
-  await writeJsonAtomic(endpointsPath(home), endpoints);
 }
 
 /** Reads `<home>/runtime.json`; an absent or unreadable file yields an empty state. */
@@ -89,24 +32,4 @@ export async function readRuntimeState(home: string): Promise<RuntimeState> {
 export async function updateRuntimeState(home: string, patch: RuntimeState): Promise<void> {
   const current = await readRuntimeState(home);
   await writeJsonAtomic(path.join(home, 'runtime.json'), { ...current, ...patch });
-}
-
-/** Parses a JSON file; `undefined` when it does not exist. */
-export async function readJson(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  return JSON.parse(text) as unknown;
-}
-
-/** Writes JSON through a temporary file and a rename, creating the directory, mode 0600. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
 }

@@ -6,13 +6,17 @@
  * Ctrl-C (SIGINT) or SIGTERM stops everything cleanly; a second start on the same home resumes every
  * thread.
  */
-import { startEmbeddedStack, redact } from './embedded-stack.js';
-import { resolveHome, writeEndpoints, endpointsPath, readRuntimeState, updateRuntimeState } from './home.js';
+import { startEmbeddedStack } from './embedded-stack.js';
+import { readRuntimeState, updateRuntimeState } from './home.js';
+import { endpointsPath, writeEndpoints } from '../settings/endpoints.js';
+import { reach } from '../settings/errors.js';
+import type { Setting } from '../settings/origin.js';
+import { redactUrl } from '../settings/redact.js';
+import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
 import { stderrLog } from './log.js';
 import { createWorker } from './worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import { serveApi, type ServedApi } from '../server/serve.js';
-import { TASK_QUEUE } from '../../workflows/shared.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -27,6 +31,8 @@ export interface ReadyFacts {
 
 /** Options of {@link start}. */
 export interface StartOptions {
+  /** Settings given as `--flags` (they override the environment; see src/settings/settings.ts). */
+  given?: GivenSettings;
   /** Called once everything is up; by default a line containing `ready` is printed on stdout. */
   onReady?: (facts: ReadyFacts) => void;
 }
@@ -46,10 +52,22 @@ function printReady(facts: ReadyFacts): void {
 /** Runs the local pipeline until a signal stops it. */
 export async function start(env: NodeJS.ProcessEnv = process.env, options: StartOptions = {}): Promise<void> {
   const log = stderrLog;
-  const home = resolveHome(env);
-  const taskQueue = env['DURABLE_MEMORY_TASK_QUEUE'] || TASK_QUEUE;
+  // endpoints.json is not read: this is the stack that writes it.
+  const settings = resolveSettings({ given: options.given, givenAs: 'flag', env }, undefined);
+  const home = settings.home.value;
+  const taskQueue = settings.taskQueue.value;
   log(`home: ${home}`);
-  const stack = await startEmbeddedStack({ home, log, env });
+  const stack = await startEmbeddedStack({ home, log, env, settings });
+  // What the worker and the API connect to: the configured servers, else the ones started here.
+  const local = (value: string, name: string): Setting => ({
+    value,
+    shown: redactUrl(value),
+    origin: { kind: 'local', name },
+  });
+  const temporal = isConfigured(settings.temporalAddress)
+    ? settings.temporalAddress
+    : local(stack.temporalAddress, 'the Temporal dev server');
+  const database = settings.databaseUrl ?? local(stack.databaseUrl, 'the embedded PostgreSQL');
   let stores: Stores | undefined;
   let api: ServedApi | undefined;
   let stopping = false;
@@ -73,9 +91,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
   let running: Promise<void> | undefined;
   try {
-    stores = await openPostgresStores(stack.databaseUrl, { migrate: true });
+    stores = await reach('postgres', database, () => openPostgresStores(database.value, { migrate: true }));
     ({ worker, connection } = await createWorker({
-      temporalAddress: stack.temporalAddress,
+      temporalAddress: temporal,
       namespace: stack.namespace,
       taskQueue,
       store: stores.threads,
@@ -83,13 +101,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     }));
     running = worker.run();
     api = await serveApi({
-      connection: {
-        home,
-        temporalAddress: stack.temporalAddress,
-        namespace: stack.namespace,
-        taskQueue,
-        databaseUrl: stack.databaseUrl,
-      },
+      settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
       env,
       preferredPorts: [(await readRuntimeState(home)).apiPort],
     });
@@ -117,7 +129,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     temporalAddress: stack.temporalAddress,
     namespace: stack.namespace,
     taskQueue,
-    database: redact(stack.databaseUrl),
+    database: database.shown,
     home,
   });
   running.catch((err: unknown) => {

@@ -4,16 +4,18 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { stderrLog, type RuntimeLog } from './log.js';
+import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
-  temporalAddress: string;
+  /** Temporal frontend `host:port`, or a resolved setting (an unreachable one is then named with its origin). */
+  temporalAddress: TemporalTarget;
   namespace?: string;
   taskQueue?: string;
   /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
@@ -40,20 +42,26 @@ export async function createWorker(
   const llm = options.llm ?? llmRuntimeFromEnv();
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
-  const worker = await Worker.create({
-    connection,
-    namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue ?? TASK_QUEUE,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: workflowsPath() }),
-    activities: createActivities({ ...options, llm }),
-    shutdownGraceTime: options.shutdownGraceTime ?? '10s',
-    // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
-    // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the
-    // wait for a cancelled LLM call to a few seconds, at one small request per call in flight.
-    maxHeartbeatThrottleInterval: '2 seconds',
-  });
+  const connection = await connectTemporalWorker(options.temporalAddress);
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: options.namespace ?? 'default',
+      taskQueue: options.taskQueue ?? TASK_QUEUE,
+      ...(options.workflowBundle
+        ? { workflowBundle: options.workflowBundle }
+        : { workflowsPath: workflowsPath() }),
+      activities: createActivities({ ...options, llm }),
+      shutdownGraceTime: options.shutdownGraceTime ?? '10s',
+      // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
+      // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the
+      // wait for a cancelled LLM call to a few seconds, at one small request per call in flight.
+      maxHeartbeatThrottleInterval: '2 seconds',
+    });
+  } catch (err) {
+    await connection.close().catch(() => undefined);
+    throw err;
+  }
   return { worker, connection };
 }

@@ -32,12 +32,7 @@ export async function checkReadiness(memory: DurableMemory, timeoutMs: number): 
   const store = memory.store;
   const [postgres, temporal] = await Promise.all([
     probe(() => store.ping()),
-    probe(() => {
-      const connection = memory.client.connection;
-      return connection.withDeadline(Date.now() + timeoutMs, () =>
-        connection.workflowService.getSystemInfo({}),
-      );
-    }),
+    probe(() => memory.pingTemporal(Date.now() + timeoutMs)),
   ]);
   return { ready: postgres === 'ok' && temporal === 'ok', postgres, temporal };
 }

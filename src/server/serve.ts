@@ -14,7 +14,9 @@
  * (docker-compose.yml) gets the token its non-loopback bind requires without a manual step; the
  * variable's value is the secret, and only its hash reaches the database.
  */
-import { connect, type ConnectOptions, type DurableMemory } from '../client/connect.js';
+import { connect, type DurableMemory } from '../client/connect.js';
+import { noDatabaseConfigured, reach } from '../settings/errors.js';
+import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
 import { pickPort } from '../runtime/ports.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
@@ -28,9 +30,9 @@ export const DEFAULT_BOOTSTRAP_TENANT = 'default';
 
 /** Stores the bootstrap token of `env`, if any; see the module comment. */
 export async function ensureBootstrapToken(tokens: TokenStore, env: NodeJS.ProcessEnv): Promise<void> {
-  const token = env['DURABLE_MEMORY_API_TOKEN']?.trim();
+  const token = readEnv(env, 'DURABLE_MEMORY_API_TOKEN');
   if (!token) return;
-  const tenant = env['DURABLE_MEMORY_API_TENANT']?.trim() || DEFAULT_BOOTSTRAP_TENANT;
+  const tenant = readEnv(env, 'DURABLE_MEMORY_API_TENANT') ?? DEFAULT_BOOTSTRAP_TENANT;
   try {
     await tokens.ensure(token, tenant, 'DURABLE_MEMORY_API_TOKEN');
   } catch (err) {
@@ -45,8 +47,8 @@ export async function ensureBootstrapToken(tokens: TokenStore, env: NodeJS.Proce
 
 /** Options of {@link serveApi}. */
 export interface ServeApiOptions {
-  /** How to reach the pipeline (its `databaseUrl` also holds the tokens). */
-  connection: ConnectOptions & { databaseUrl: string };
+  /** Where the pipeline is (its database also holds the tokens). */
+  settings: Settings;
   /** Environment to read DURABLE_MEMORY_API_HOST / DURABLE_MEMORY_API_PORT from. */
   env?: NodeJS.ProcessEnv;
   /** Ports to try first when DURABLE_MEMORY_API_PORT is not set. Default [8080]. */
@@ -69,7 +71,7 @@ export interface ServedApi {
 
 /** The port DURABLE_MEMORY_API_PORT asks for, if any. */
 export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env['DURABLE_MEMORY_API_PORT']?.trim();
+  const raw = readEnv(env, 'DURABLE_MEMORY_API_PORT');
   if (!raw) return undefined;
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
@@ -80,15 +82,17 @@ export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
 /** Starts the API service; see the module comment. */
 export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const env = options.env ?? process.env;
-  const host = env['DURABLE_MEMORY_API_HOST']?.trim() || '127.0.0.1';
+  const host = readEnv(env, 'DURABLE_MEMORY_API_HOST') ?? '127.0.0.1';
   const explicit = configuredApiPort(env);
   const port = explicit ?? (await pickPort([...(options.preferredPorts ?? []), DEFAULT_API_PORT], host));
   let memory: DurableMemory | undefined;
   let tokens: TokenStore | undefined;
   let api: RunningApi | undefined;
   try {
-    memory = await connect(options.connection);
-    tokens = await TokenStore.connect(options.connection.databaseUrl);
+    const database = options.settings.databaseUrl;
+    if (!database) throw noDatabaseConfigured(whereLooked(options.settings, 'databaseUrl'));
+    memory = await connect({ settings: options.settings });
+    tokens = await reach('postgres', database, () => TokenStore.connect(database.value));
     await ensureBootstrapToken(tokens, env);
     api = await startApi({
       memory,
@@ -97,7 +101,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
       port,
       // Request logs go to stderr, so stdout keeps only what scripts read (the `ready` line).
       logger: options.logger ?? {
-        level: env['DURABLE_MEMORY_API_LOG_LEVEL']?.trim() || 'info',
+        level: readEnv(env, 'DURABLE_MEMORY_API_LOG_LEVEL') ?? 'info',
         stream: process.stderr,
       },
       register: (app) => registerInspector(app),

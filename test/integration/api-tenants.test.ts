@@ -13,6 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createApiServer, startApi } from '../../src/server/api-server.js';
 import { serveApi } from '../../src/server/serve.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { hashToken, TokenStore } from '../../src/tenancy/token-store.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
 import { ApiClient, startApiFixture, text, type ApiFixture } from '../support/api.js';
@@ -400,12 +401,17 @@ describe('open local mode (no token exists)', () => {
   test('DURABLE_MEMORY_API_TOKEN is stored hashed at start, so a container can bind 0.0.0.0', async () => {
     const databaseUrl = await f.p.stack.freshDatabase();
     const token = `dm_${randomBytes(32).toString('base64url')}`;
-    const connection = {
-      temporalAddress: f.p.stack.temporalAddress,
-      namespace: f.p.stack.namespace,
-      taskQueue: f.p.taskQueue,
-      databaseUrl,
-    };
+    const settings = resolveSettings(
+      {
+        given: {
+          temporalAddress: f.p.stack.temporalAddress,
+          namespace: f.p.stack.namespace,
+          taskQueue: f.p.taskQueue,
+          databaseUrl,
+        },
+      },
+      undefined,
+    );
     const env = {
       DURABLE_MEMORY_API_HOST: '0.0.0.0',
       DURABLE_MEMORY_API_PORT: '0',
@@ -414,12 +420,12 @@ describe('open local mode (no token exists)', () => {
     };
     // What docker-compose.yml does without the variable: no token, so no bind on 0.0.0.0.
     await assert.rejects(
-      serveApi({ connection, env: { ...env, DURABLE_MEMORY_API_TOKEN: '' }, logger: false }),
+      serveApi({ settings, env: { ...env, DURABLE_MEMORY_API_TOKEN: '' }, logger: false }),
       /refusing to serve the API on 0\.0\.0\.0 without a token/u,
     );
     // Twice: a restart with the same variable stores nothing twice.
     for (let round = 0; round < 2; round++) {
-      const api = await serveApi({ connection, env, logger: false });
+      const api = await serveApi({ settings, env, logger: false });
       try {
         assert.equal(api.open, false);
         const ops = new ApiClient(api.url, token, f.validator);
@@ -446,7 +452,7 @@ describe('open local mode (no token exists)', () => {
       await tokens.revoke(id);
       refusals.push([{}, new RegExp(`token ${id} was revoked`, 'u')]);
       for (const [change, message] of refusals) {
-        const err = await serveApi({ connection, env: { ...env, ...change }, logger: false }).then(
+        const err = await serveApi({ settings, env: { ...env, ...change }, logger: false }).then(
           () => assert.fail('started'),
           (e: unknown) => e as Error,
         );

@@ -56,24 +56,35 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-test('exit code 4 when Temporal or PostgreSQL is unreachable, naming what was tried', async () => {
+test('exit code 4 when Temporal or PostgreSQL is unreachable: one line naming what was tried', async () => {
   const port = await closedPort();
-  const temporal = await runCli(['thread', 'ls'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+  const oneLine = (stderr: string) => assert.equal(stderr.trim().split('\n').length, 1, stderr);
+  const temporal = await runCli(['thread', 'compact', 'cli-long'], {
+    ...env,
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+  });
   assert.equal(temporal.code, 4, temporal.stderr);
   assert.match(
     temporal.stderr,
-    new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from TEMPORAL_ADDRESS\\)`),
+    new RegExp(
+      `cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from TEMPORAL_ADDRESS\\): connection refused`,
+    ),
   );
-  assert.match(temporal.stderr, /durable-memory start/);
+  assert.match(temporal.stderr, /unset TEMPORAL_ADDRESS .*durable-memory start/);
+  assert.match(temporal.stderr, /this command needs Temporal/);
+  oneLine(temporal.stderr);
   const url = `postgres://someone:s3cret@127.0.0.1:${port}/db`;
   const pg = await runCli(['thread', 'history', 'cli-long', '--json'], { ...env, DATABASE_URL: url });
   assert.equal(pg.code, 4, pg.stderr);
   assert.match(
     pg.stderr,
-    new RegExp(`cannot reach PostgreSQL at postgres://someone:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db`),
+    new RegExp(
+      `cannot reach PostgreSQL at postgres://someone:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db \\(from DATABASE_URL\\)`,
+    ),
   );
   assert.doesNotMatch(pg.stderr + pg.stdout, /s3cret/, 'the password is never printed');
   assert.equal(parseJson<{ error: { backend: string } }>(pg).error.backend, 'postgres');
+  oneLine(pg.stderr);
   const flag = await runCli(['--database-url', url, 'thread', 'ls'], env);
   assert.equal(flag.code, 4);
   assert.match(flag.stderr, /\(from --database-url\)/);
@@ -83,6 +94,7 @@ test('exit code 4 when Temporal or PostgreSQL is unreachable, naming what was tr
     worker.stderr,
     new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from --temporal-address\\)`),
   );
+  assert.doesNotMatch(worker.stderr, /tonic|transport::Error/);
 });
 
 test('worker runs a worker until Ctrl-C', async () => {

@@ -14,11 +14,11 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
-import { connect, firstSet } from '../../src/client/connect.js';
+import { connect } from '../../src/client/connect.js';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../../src/client/errors.js';
 import { toClientError } from '../../src/client/typed-errors.js';
 import { ValidationError } from '../../src/model/errors.js';
-import { writeEndpoints } from '../../src/runtime/home.js';
+import { writeEndpoints } from '../../src/settings/endpoints.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { freePort } from '../../src/runtime/ports.js';
 
@@ -50,21 +50,25 @@ describe('connect(): empty settings count as not set', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  test('firstSet skips undefined, empty and blank values and trims', () => {
-    assert.equal(firstSet(undefined, '', '  ', ' host:1 ', 'later'), 'host:1');
-    assert.equal(firstSet('', undefined), undefined);
-  });
-
-  test("TEMPORAL_ADDRESS='' falls back to endpoints.json", async () => {
+  test("TEMPORAL_ADDRESS='' falls back to endpoints.json (named when Temporal is first needed)", async () => {
     process.env['TEMPORAL_ADDRESS'] = '';
     process.env['TEMPORAL_NAMESPACE'] = ' ';
-    await assert.rejects(
-      connect({ store: new InMemoryThreadStore() }),
-      (err: unknown) =>
-        err instanceof BackendUnavailableError &&
-        err.backend === 'temporal' &&
-        err.address === `127.0.0.1:${temporalPort}`,
-    );
+    const store = new InMemoryThreadStore();
+    const memory = await connect({ store }); // Temporal is connected on first need, not here
+    try {
+      assert.equal(memory.temporalAddress, `127.0.0.1:${temporalPort}`);
+      await memory.thread('t').append({ id: 'm1', role: 'user', content: 'hi' }); // the store alone
+      await assert.rejects(
+        memory.thread('t').sync(),
+        (err: unknown) =>
+          err instanceof BackendUnavailableError &&
+          err.backend === 'temporal' &&
+          err.address === `127.0.0.1:${temporalPort}` &&
+          err.message.includes(`(from "temporalAddress" in ${path.join(home, 'endpoints.json')})`),
+      );
+    } finally {
+      await memory.close(0);
+    }
   });
 
   test("DATABASE_URL='' falls back to endpoints.json instead of 'none configured'", async () => {
@@ -75,7 +79,7 @@ describe('connect(): empty settings count as not set', () => {
         err instanceof BackendUnavailableError &&
         err.backend === 'postgres' &&
         err.address.includes(`127.0.0.1:${pgPort}`) &&
-        !err.address.includes('secret'),
+        !err.message.includes('secret'),
     );
   });
 });

@@ -484,6 +484,8 @@ function variablesTheCodeReads(): Set<string> {
     /\benv(?:\?\.|\.)([A-Z][A-Z0-9_]*)\b/gu, // env.X, process.env.X, env?.X
     /\benv\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\]/gu, // env['X']
     /\bread\(\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\)/gu, // src/llm/config.ts: read('X') over env
+    /\breadEnv\(\s*\w+\s*,\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\)/gu, // readEnv(env, 'X')
+    /\benv:\s*['"`]([A-Z][A-Z0-9_]*)['"`]/gu, // src/settings/settings.ts: { env: 'X', flag: … }
   ];
   for (const file of sourceFiles(['src', 'activities'])) {
     const code = readFileSync(file, 'utf8')

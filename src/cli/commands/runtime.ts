@@ -6,22 +6,10 @@
 import type { Command } from 'commander';
 import { readyMessage, start, type ReadyFacts } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
-import { resolveConnection, type GlobalOptions } from '../connection.js';
+import { givenByFlags, requireDatabase, resolveConnection } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { BackendUnavailableError } from '../../client/errors.js';
 import { configuredApiPort, serveApi } from '../../server/serve.js';
 import type { Session } from '../session.js';
-
-/** The environment `start` reads, with the global flags written over it. */
-function startEnv(global: GlobalOptions): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  if (global.home) env['DURABLE_MEMORY_HOME'] = global.home;
-  if (global.temporalAddress) env['TEMPORAL_ADDRESS'] = global.temporalAddress;
-  if (global.namespace) env['TEMPORAL_NAMESPACE'] = global.namespace;
-  if (global.databaseUrl) env['DATABASE_URL'] = global.databaseUrl;
-  if (global.taskQueue) env['DURABLE_MEMORY_TASK_QUEUE'] = global.taskQueue;
-  return env;
-}
 
 /** The `--json` ready line of a server command: one JSON document on one line of stdout. */
 function readyLine(facts: Record<string, unknown>): void {
@@ -39,13 +27,13 @@ export function registerRuntime(program: Command, session: Session): void {
     )
     .action(
       session.action(async () => {
-        const env = startEnv(session.global);
         // With --json, stdout carries one JSON line once ready; the human line joins the logs on stderr.
         const onReady = (facts: ReadyFacts) => {
           console.error(readyMessage(facts));
           readyLine({ ready: true, ...facts });
         };
-        await start(env, session.json ? { onReady } : {});
+        const given = givenByFlags(session.global);
+        await start(process.env, session.json ? { given, onReady } : { given });
         session.keepRunning = true; // start() stops everything and exits on SIGINT/SIGTERM
       }),
     );
@@ -73,13 +61,7 @@ export function registerRuntime(program: Command, session: Session): void {
     .action(
       session.action(async (o: { host?: string; port?: string }) => {
         const settings = (session.settings = await resolveConnection(session.global));
-        if (!settings.databaseUrl) {
-          throw new BackendUnavailableError(
-            'postgres',
-            '(none configured)',
-            new Error('set DATABASE_URL or --database-url, or run `durable-memory start` first'),
-          );
-        }
+        requireDatabase(settings);
         const env = { ...process.env };
         if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
         if (o.port) env['DURABLE_MEMORY_API_PORT'] = o.port;
@@ -88,24 +70,16 @@ export function registerRuntime(program: Command, session: Session): void {
         } catch (err) {
           throw new UsageError((err as Error).message);
         }
-        const api = await serveApi({
-          connection: {
-            home: settings.home,
-            temporalAddress: settings.temporalAddress,
-            namespace: settings.namespace,
-            taskQueue: settings.taskQueue,
-            databaseUrl: settings.databaseUrl,
-          },
-          env,
-        });
+        const api = await serveApi({ settings, env });
         if (session.json)
           readyLine({
             ready: true,
             apiUrl: api.url,
             open: api.open,
-            temporalAddress: settings.temporalAddress,
+            temporalAddress: settings.temporalAddress.value,
           });
-        else console.log(`durable-memory api ready: api=${api.url} temporal=${settings.temporalAddress}`);
+        else
+          console.log(`durable-memory api ready: api=${api.url} temporal=${settings.temporalAddress.value}`);
         session.keepRunning = true;
         for (const sig of ['SIGINT', 'SIGTERM'] as const)
           process.once(sig, () => {

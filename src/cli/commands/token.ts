@@ -4,9 +4,9 @@
  * `create` prints the new token alone on its last line: it is shown this once.
  */
 import type { Command } from 'commander';
-import { BackendUnavailableError } from '../../client/errors.js';
+import { reach } from '../../settings/errors.js';
 import { TokenStore, type TokenInfo } from '../../tenancy/token-store.js';
-import { redactUrl, resolveConnection } from '../connection.js';
+import { requireDatabase, resolveConnection } from '../connection.js';
 import { NotFoundError } from '../errors.js';
 import { note, printJson, printLines, table } from '../output.js';
 import type { Session } from '../session.js';
@@ -14,20 +14,8 @@ import type { Session } from '../session.js';
 /** Runs `work` on the token store of the resolved database. */
 async function withTokens<T>(session: Session, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
   const settings = (session.settings = await resolveConnection(session.global));
-  const url = settings.databaseUrl;
-  if (!url) {
-    throw new BackendUnavailableError(
-      'postgres',
-      '(none configured)',
-      new Error('set DATABASE_URL or --database-url, or run `durable-memory start` first'),
-    );
-  }
-  let tokens: TokenStore;
-  try {
-    tokens = await TokenStore.connect(url);
-  } catch (err) {
-    throw new BackendUnavailableError('postgres', redactUrl(url), err);
-  }
+  const url = requireDatabase(settings);
+  const tokens = await reach('postgres', url, () => TokenStore.connect(url.value));
   try {
     return await work(tokens);
   } finally {

@@ -36,8 +36,7 @@ export async function run<T>(
   ms = deps.timeoutMs,
 ): Promise<T> {
   try {
-    const connection = deps.memory.client.connection;
-    return await bounded(connection.withDeadline(Date.now() + ms, work), ms, what);
+    return await bounded(deps.memory.withDeadline(Date.now() + ms, work), ms, what);
   } catch (err) {
     if (err instanceof UnknownThreadError && threadId !== undefined) throw unknownThread(threadId);
     throw err;
