@@ -84,6 +84,72 @@ describe('connect(): empty settings count as not set', () => {
   });
 });
 
+describe('connect(): startup errors name the setting, its origin and what to do', () => {
+  const saved: Record<string, string | undefined> = {};
+  const keys = ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'DURABLE_MEMORY_HOME'];
+  let home: string;
+  beforeEach(async () => {
+    for (const k of keys) saved[k] = process.env[k];
+    home = await mkdtemp(path.join(os.tmpdir(), 'dm-connect-errors-'));
+    process.env['DURABLE_MEMORY_HOME'] = home; // no endpoints.json there
+  });
+  afterEach(async () => {
+    for (const k of keys) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    await rm(home, { recursive: true, force: true });
+  });
+
+  test('a databaseUrl that is no URL', async () => {
+    await assert.rejects(connect({ databaseUrl: 'notaurl' }), {
+      name: 'SettingError',
+      message:
+        'connect({ databaseUrl }) is not a PostgreSQL URL: "notaurl"; give one like ' +
+        'postgres://user:password@host:5432/database',
+    });
+  });
+
+  test('a DATABASE_URL where nothing listens', async () => {
+    const port = await freePort();
+    process.env['DATABASE_URL'] = `postgres://u:s3cret@127.0.0.1:${port}/db`;
+    await assert.rejects(connect(), (err: unknown) => {
+      assert.ok(err instanceof BackendUnavailableError);
+      assert.equal(
+        err.message,
+        `cannot reach PostgreSQL at postgres://u:***@127.0.0.1:${port}/db (from DATABASE_URL): connection ` +
+          'refused (nothing listens there); start PostgreSQL there, or unset DATABASE_URL to use the local ' +
+          'stack that `npm start` (or `durable-memory start`) runs',
+      );
+      return true;
+    });
+  });
+
+  test('a TEMPORAL_ADDRESS where nothing listens: said on the first command, at once', async () => {
+    const port = await freePort();
+    process.env['TEMPORAL_ADDRESS'] = `127.0.0.1:${port}`;
+    const memory = await connect({ store: new InMemoryThreadStore() });
+    try {
+      await memory.thread('t').append({ id: 'm1', role: 'user', content: 'hi' });
+      const started = Date.now();
+      await assert.rejects(memory.thread('t').compact(), (err: unknown) => {
+        assert.ok(err instanceof BackendUnavailableError);
+        assert.match(
+          err.message,
+          new RegExp(
+            `^cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(from TEMPORAL_ADDRESS\\): connection refused`,
+          ),
+        );
+        assert.doesNotMatch(err.message, /tonic|UNAVAILABLE/u);
+        return true;
+      });
+      assert.ok(Date.now() - started < 2000, 'a refused connection is reported without waiting out retries');
+    } finally {
+      await memory.close(0);
+    }
+  });
+});
+
 describe('toClientError: workflow rejections and transport errors become typed errors', () => {
   const ctx = { threadId: 't1', what: 'configure update', ms: 1234, address: 'temporal.example:7233' };
 

@@ -1,0 +1,114 @@
+/**
+ * Startup errors as a new user meets them (issue 14, item 3): `npm start` and `durable-memory worker`
+ * pointed at a Temporal or PostgreSQL that is not there, or at a DATABASE_URL that is no URL. Each
+ * ends with one line that names the setting, what was tried (password hidden), where the value came
+ * from and what to do, instead of a raw `tonic::transport::Error(…)`, `connect ECONNREFUSED …` or
+ * `getaddrinfo ENOTFOUND base`. No server is needed: nothing listens on the ports tried.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/runtime/ports.js';
+import { reapLeftovers, spawnNode } from '../support/processes.js';
+import { runCli } from '../support/cli.js';
+
+let home: string;
+let closed: number;
+before(async () => {
+  home = await mkdtemp(path.join(tmpdir(), 'durable-memory-startup-errors-'));
+  await chmod(home, 0o755); // as root, an embedded PostgreSQL (if one were started) runs as another user
+  closed = await freePort();
+});
+after(async () => {
+  await reapLeftovers(home);
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Nothing from the developer's own environment: only what each case sets. */
+function env(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    DURABLE_MEMORY_HOME: home,
+    TEMPORAL_ADDRESS: '',
+    TEMPORAL_NAMESPACE: '',
+    DATABASE_URL: '',
+    DURABLE_MEMORY_TASK_QUEUE: '',
+    ...extra,
+  };
+}
+
+/** Runs `npm start`'s entry point to its end (it must fail, and quickly). */
+async function npmStart(extra: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env: env(extra) });
+  const timer = setTimeout(() => child.child.kill('SIGKILL'), 60_000);
+  try {
+    const { code } = await child.exited;
+    return { code, output: child.output() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The last line printed: the error. */
+const lastLine = (output: string) => output.trim().split('\n').at(-1) ?? '';
+
+const NOT_RAW = /tonic|transport::Error|ECONNREFUSED|ENOTFOUND|getaddrinfo/u;
+
+test('npm start: an unreachable TEMPORAL_ADDRESS is named, with its origin and what to do', async () => {
+  const { code, output } = await npmStart({ TEMPORAL_ADDRESS: `127.0.0.1:${closed}` });
+  assert.equal(code, 1, output);
+  const line = lastLine(output);
+  assert.equal(
+    line,
+    `durable-memory: cannot reach Temporal at 127.0.0.1:${closed} (from TEMPORAL_ADDRESS): connection ` +
+      'refused (nothing listens there); start Temporal there, or unset TEMPORAL_ADDRESS to use the local ' +
+      'stack that `npm start` (or `durable-memory start`) runs',
+  );
+  assert.doesNotMatch(output, NOT_RAW);
+});
+
+test('npm start: an unreachable DATABASE_URL is named without its password', async () => {
+  const url = `postgres://app:s3cret@127.0.0.1:${closed}/app`;
+  const { code, output } = await npmStart({ DATABASE_URL: url });
+  assert.equal(code, 1, output);
+  assert.equal(
+    lastLine(output),
+    `durable-memory: cannot reach PostgreSQL at postgres://app:***@127.0.0.1:${closed}/app (from DATABASE_URL): ` +
+      'connection refused (nothing listens there); start PostgreSQL there, or unset DATABASE_URL to use the ' +
+      'local stack that `npm start` (or `durable-memory start`) runs',
+  );
+  assert.doesNotMatch(output, /s3cret/u);
+  assert.doesNotMatch(output, NOT_RAW);
+});
+
+test('npm start: DATABASE_URL=notaurl says it is no PostgreSQL URL and what one looks like', async () => {
+  const { code, output } = await npmStart({ DATABASE_URL: 'notaurl' });
+  assert.equal(code, 1, output);
+  assert.equal(
+    lastLine(output),
+    'durable-memory: DATABASE_URL is not a PostgreSQL URL: "notaurl"; give one like ' +
+      'postgres://user:password@host:5432/database',
+  );
+  assert.doesNotMatch(output, NOT_RAW);
+});
+
+test('durable-memory worker: the same lines, and exit codes 4 (unreachable) and 2 (fix the value)', async () => {
+  const url = `postgres://app:s3cret@127.0.0.1:${closed}/app`;
+  const refused = await runCli(['worker'], env({ DATABASE_URL: url }));
+  assert.equal(refused.code, 4, refused.stderr);
+  assert.equal(
+    lastLine(refused.stderr),
+    `durable-memory: cannot reach PostgreSQL at postgres://app:***@127.0.0.1:${closed}/app (from DATABASE_URL): ` +
+      'connection refused (nothing listens there); start PostgreSQL there, or unset DATABASE_URL to use the ' +
+      'local stack that `npm start` (or `durable-memory start`) runs',
+  );
+  const flag = await runCli(['worker', '--database-url', 'notaurl'], env({}));
+  assert.equal(flag.code, 2, flag.stderr);
+  assert.equal(
+    lastLine(flag.stderr),
+    'durable-memory: --database-url is not a PostgreSQL URL: "notaurl"; give one like ' +
+      'postgres://user:password@host:5432/database',
+  );
+  for (const r of [refused, flag]) assert.doesNotMatch(r.stderr + r.stdout, /s3cret|ENOTFOUND|ECONNREFUSED/u);
+});
