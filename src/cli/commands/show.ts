@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { ThreadHandle } from '../../client/thread-handle.js';
 import { DEFAULT_CONFIG } from '../../thread/config.js';
+import { BackendUnavailableError, reasonOf } from '../../settings/errors.js';
 import type { ThreadStateView } from '../../../workflows/shared.js';
 import { positiveInt } from '../args.js';
 import { printJson, printLines, terminalWidth } from '../output.js';
@@ -40,12 +41,19 @@ async function stateOf(handle: ThreadHandle): Promise<ThreadStateView | { error:
   });
   try {
     return await Promise.race([
-      handle.state().catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) })),
+      handle.state().catch((err: unknown) => ({ error: stateError(err) })),
       timeout,
     ]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Why the state is missing, short enough for the header line. */
+function stateError(err: unknown): string {
+  if (err instanceof BackendUnavailableError)
+    return `Temporal unreachable at ${err.address}: ${reasonOf(err.cause)}`;
+  return err instanceof Error ? err.message : String(err);
 }
 
 async function show(session: Session, id: string, o: { width?: number }): Promise<void> {
