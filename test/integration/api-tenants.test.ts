@@ -83,6 +83,7 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
       method: 'DELETE',
       path: `/v1/users/alice/memories/${MEMORY}`,
     },
+    { key: 'DELETE /v1/users/{userId}', method: 'DELETE', path: '/v1/users/alice' },
   ];
 }
 
@@ -183,6 +184,9 @@ describe('tenant isolation', () => {
       assert.equal(res.body.error.code, want[1], op.key);
       assert.ok(!res.text.includes('acme'), `${op.key} says nothing of the other tenant: ${res.text}`);
     }
+    // Erasing "alice" as beta erases beta's alice (nobody): acme's is untouched.
+    const erased = await beta.delete('/v1/users/alice');
+    assert.deepEqual(erased.body, { userId: 'alice', threads: 0, messages: 0, summaries: 0, memories: 0 });
     // acme's thread and memories are exactly as they were.
     const state = await f.acme.get('/v1/threads/shared');
     assert.equal(state.body.messageCount, 6);
