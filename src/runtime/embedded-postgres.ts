@@ -12,7 +12,7 @@ import { spawnManaged, type ManagedProcess } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { postgresRunAs, resolvePostgresBinaries } from './postgres-binaries.js';
 import { clusterDir, ensureCluster, rememberPort } from './postgres-initdb.js';
-import { LOOPBACK, pickPort } from './ports.js';
+import { LOOPBACK, pickPort } from '../settings/ports.js';
 
 /** Options of {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {

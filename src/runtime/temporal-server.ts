@@ -10,7 +10,7 @@ import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from './log.js';
 import { spawnManaged, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { LOOPBACK, canConnect, pickPort } from './ports.js';
+import { LOOPBACK, canConnect, pickPort } from '../settings/ports.js';
 
 /** Options of {@link startTemporalDevServer}. */
 export interface TemporalDevServerOptions {

@@ -17,7 +17,7 @@
 import { connect, type DurableMemory } from '../client/connect.js';
 import { noDatabaseConfigured, reach } from '../settings/errors.js';
 import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
-import { pickPort } from '../runtime/ports.js';
+import { pickPort } from '../settings/ports.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
 import { TokenStore } from '../tenancy/token-store.js';

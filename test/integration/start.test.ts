@@ -11,7 +11,7 @@ import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.j
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
-import { canConnect } from '../../src/runtime/ports.js';
+import { canConnect } from '../../src/settings/ports.js';
 
 let home: string;
 after(async () => {

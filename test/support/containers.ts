@@ -35,7 +35,7 @@ import type {
 import { createDatabaseIfMissing, type EmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
 import { silentLog } from '../../src/runtime/log.js';
 import type { ProcessExit } from '../../src/runtime/managed-process.js';
-import { freePort } from '../../src/runtime/ports.js';
+import { freePort } from '../../src/settings/ports.js';
 import type { TemporalDevServer } from '../../src/runtime/temporal-server.js';
 import type { TestStack, TestStackOptions } from './stack.js';
 

@@ -3,7 +3,8 @@
  * home finds its servers where the first left them, and endpoints.json stays valid), with a fallback
  * to any free port so a busy default never stops a start.
  */
-import { createServer, Socket } from 'node:net';
+import { createServer } from 'node:net';
+import { probeTcp } from './probe.js';
 
 /** The interface local services bind to: loopback only, never reachable from the network. */
 export const LOOPBACK = '127.0.0.1';
@@ -71,14 +72,8 @@ export async function pickPort(preferred: readonly (number | undefined)[], host 
  * @param timeoutMs - how long one attempt may take (default 500 ms)
  */
 export function canConnect(port: number, host = LOOPBACK, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    socket.connect(port, host, () => done(true));
-  });
+  return probeTcp(host, port, timeoutMs).then(
+    () => true,
+    () => false,
+  );
 }
