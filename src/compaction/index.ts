@@ -9,12 +9,5 @@ export { evaluate as evaluateTrigger, describe as describeTrigger, parseTrigger 
 export * from './strategy.js';
 export * from './strategy-spec.js';
 export * from './projection.js';
-export * from './strategies/truncation.js';
-export * from './strategies/sliding-window.js';
-export * from './strategies/tool-result-collapse.js';
-export * from './strategies/selective-tool-call.js';
-export * from './strategies/summarization.js';
-export * from './strategies/pipeline.js';
-export * from './strategies/token-budget.js';
-export * from './strategies/windows.js';
+export * from './strategies/index.js';
 export * from './compact-index.js';

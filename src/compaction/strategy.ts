@@ -88,6 +88,32 @@ export interface StrategyContext {
   warnings: CompactionWarning[];
 }
 
+/**
+ * One strategy, whole: what a file in strategies/ exports and strategies/index.ts registers. Every
+ * entry point (parseStrategy, runStrategy, needsBodies, strategyFires) dispatches to it by `type`.
+ * A strategy holding others (pipeline, tokenBudget) keeps them as `unknown` data and reaches them
+ * through the callbacks, which go back through the registry.
+ */
+export interface StrategyDefinition<S extends { type: string }> {
+  /** The spec's `type`: its name in configurations, steps and docs. */
+  readonly type: S['type'];
+  /**
+   * Validates a spec that arrived as data (JSON) and returns it complete, defaults filled in.
+   * Throws a ValidationError (`invalid_option`) naming the bad field.
+   */
+  parse(input: Record<string, unknown>, parseChild: (child: unknown) => unknown): S;
+  /** Runs the strategy over `ctx.index` (children through `ctx.run`). */
+  apply(spec: S, ctx: StrategyContext): Promise<void>;
+  /**
+   * Would running it change the view given `metrics`? The workflow asks after each batch of appends
+   * to decide whether to schedule a compaction. Pure and cheap; it may say yes when the strategy
+   * then finds nothing to do, never no when it would act.
+   */
+  fires(spec: S, metrics: Metrics, firesChild: (child: unknown) => boolean): boolean;
+  /** True if running it may create messages, so needs bodies and `countTokens`. Default false. */
+  needsBodies?(spec: S, needsBodiesChild: (child: unknown) => boolean): boolean;
+}
+
 /** Metrics snapshot used in steps. */
 export function snapshot(m: Metrics): CompactionStep['before'] {
   return {

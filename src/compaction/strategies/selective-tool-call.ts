@@ -7,7 +7,13 @@
  * the trigger no longer fires (so with `always`, every older tool-call group goes).
  */
 import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
-import { excludeOldest, keepCount, olderToolGroups, type StrategyContext } from '../strategy.js';
+import {
+  excludeOldest,
+  keepCount,
+  olderToolGroups,
+  type StrategyContext,
+  type StrategyDefinition,
+} from '../strategy.js';
 
 /** Options of {@link selectiveToolCall}. */
 export interface SelectiveToolCallOptions {
@@ -52,3 +58,11 @@ export function applySelectiveToolCall(spec: SelectiveToolCallSpec, ctx: Strateg
   });
   return Promise.resolve();
 }
+
+/** Selective tool call, as registered in strategies/index.ts. */
+export const selectiveToolCallDefinition: StrategyDefinition<SelectiveToolCallSpec> = {
+  type: 'selectiveToolCall',
+  parse: (input) => selectiveToolCall(input as SelectiveToolCallOptions), // the factory checks every field
+  apply: applySelectiveToolCall,
+  fires: (spec, m) => evaluate(spec.trigger, m) && m.includedToolCallGroups > spec.keepLastToolCallGroups,
+};

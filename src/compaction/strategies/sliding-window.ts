@@ -16,6 +16,7 @@ import {
   includedNonSystem,
   positive,
   type StrategyContext,
+  type StrategyDefinition,
 } from '../strategy.js';
 import { ValidationError } from '../../model/errors.js';
 
@@ -78,3 +79,16 @@ export function applySlidingWindow(spec: SlidingWindowSpec, ctx: StrategyContext
   });
   return Promise.resolve();
 }
+
+/** The sliding window, as registered in strategies/index.ts. */
+export const slidingWindowDefinition: StrategyDefinition<SlidingWindowSpec> = {
+  type: 'slidingWindow',
+  parse: (input) => slidingWindow(input as SlidingWindowOptions), // the factory checks every field
+  apply: applySlidingWindow,
+  fires(spec, m) {
+    if (!evaluate(spec.trigger, m)) return false;
+    return spec.keepTurns !== undefined
+      ? m.includedTurns > spec.keepTurns
+      : m.includedNonSystemGroups > spec.keepGroups!;
+  },
+};

@@ -21,6 +21,7 @@ import {
   positive,
   snapshot,
   type StrategyContext,
+  type StrategyDefinition,
   type SummaryOutput,
 } from '../strategy.js';
 import { ValidationError } from '../../model/errors.js';
@@ -170,6 +171,15 @@ export async function applySummarization(spec: SummarizationSpec, ctx: StrategyC
   }
   insert(spec, ctx, picked, { ...output, text: output.text.trim() });
 }
+
+/** Summarization, as registered in strategies/index.ts. */
+export const summarizationDefinition: StrategyDefinition<SummarizationSpec> = {
+  type: 'summarization',
+  parse: (input) => summarization(input as SummarizationOptions), // the factory checks every field
+  apply: applySummarization,
+  fires: (spec, m) => evaluate(spec.trigger, m) && m.includedNonSystemGroups > spec.minimumPreserved,
+  needsBodies: () => true, // the summarizer reads the messages and the summary is a new message
+};
 
 function insert(
   spec: SummarizationSpec,

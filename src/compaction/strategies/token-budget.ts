@@ -13,7 +13,9 @@ import {
   positive,
   warnUnmet,
   type StrategyContext,
+  type StrategyDefinition,
 } from '../strategy.js';
+import { ValidationError } from '../../model/errors.js';
 
 /** Options of {@link tokenBudget}. */
 export interface TokenBudgetOptions {
@@ -75,3 +77,20 @@ export async function applyTokenBudget(spec: TokenBudgetSpec, ctx: StrategyConte
   }
   if (!fits()) warnUnmet(ctx, 'tokenBudget', `budget of ${spec.budget} tokens`);
 }
+
+/** The token budget, as registered in strategies/index.ts. */
+export const tokenBudgetDefinition: StrategyDefinition<TokenBudgetSpec> = {
+  type: 'tokenBudget',
+  parse(input, parseChild) {
+    const children = input.strategies ?? [];
+    if (!Array.isArray(children))
+      throw new ValidationError('invalid_option', 'tokenBudget.strategies: expected an array');
+    const strategies = children.map((child) => parseChild(child));
+    // The factory checks every other field, `budget`'s presence included.
+    return tokenBudget({ ...(input as Partial<TokenBudgetOptions>), strategies } as TokenBudgetOptions);
+  },
+  apply: applyTokenBudget,
+  // Children run only over budget, so the budget alone decides.
+  fires: (spec, m) => m.includedTokens > spec.budget,
+  needsBodies: (spec, needsBodiesChild) => spec.strategies.some((child) => needsBodiesChild(child)),
+};

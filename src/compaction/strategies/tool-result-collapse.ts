@@ -13,7 +13,14 @@ import { ValidationError } from '../../model/errors.js';
 import { describeMessage } from '../message-meta.js';
 import type { GroupState } from '../group.js';
 import { always, describe, evaluate, not, parseTrigger, type Trigger } from '../triggers.js';
-import { keepCount, olderToolGroups, positive, snapshot, type StrategyContext } from '../strategy.js';
+import {
+  keepCount,
+  olderToolGroups,
+  positive,
+  snapshot,
+  type StrategyContext,
+  type StrategyDefinition,
+} from '../strategy.js';
 
 /** One collapsed call, as handed to a custom formatter. */
 export interface CollapsedCall {
@@ -103,6 +110,16 @@ export function applyToolResultCollapse(spec: ToolResultCollapseSpec, ctx: Strat
   }
   return Promise.resolve();
 }
+
+/** Tool-result collapse, as registered in strategies/index.ts. */
+export const toolResultCollapseDefinition: StrategyDefinition<ToolResultCollapseSpec> = {
+  type: 'toolResultCollapse',
+  // The factory checks every field (a `format` function cannot arrive as JSON, and is checked too).
+  parse: (input) => toolResultCollapse(input as ToolResultCollapseOptions),
+  apply: applyToolResultCollapse,
+  fires: (spec, m) => evaluate(spec.trigger, m) && m.includedToolCallGroups > spec.keepLastToolCallGroups,
+  needsBodies: () => true, // it writes a collapsed line from the calls and results
+};
 
 function collapse(
   spec: ToolResultCollapseSpec,

@@ -16,6 +16,7 @@ import {
   positive,
   warnUnmet,
   type StrategyContext,
+  type StrategyDefinition,
 } from '../strategy.js';
 import { ValidationError } from '../../model/errors.js';
 
@@ -114,6 +115,18 @@ export function applyTruncation(spec: TruncationSpec, ctx: StrategyContext): Pro
   if (!met) warnUnmet(ctx, 'truncation', `target ${describe(target)}`);
   return Promise.resolve();
 }
+
+/** Truncation, as registered in strategies/index.ts. */
+export const truncationDefinition: StrategyDefinition<TruncationSpec> = {
+  type: 'truncation',
+  parse: (input) => truncation(input as TruncationOptions), // the factory checks every field
+  apply: applyTruncation,
+  fires(spec, m) {
+    if (spec.trigger) return evaluate(spec.trigger, m);
+    // `max` counts tokens or messages (whichever `metric` resolves to at run time): either may fire.
+    return m.includedTokens > spec.max! || m.includedMessages > spec.max!;
+  },
+};
 
 function resolve(spec: TruncationSpec, ctx: StrategyContext): { trigger: Trigger; target: Trigger } {
   if (spec.trigger) return { trigger: spec.trigger, target: spec.target ?? not(spec.trigger) };

@@ -13,6 +13,7 @@ import {
   positive,
   warnUnmet,
   type StrategyContext,
+  type StrategyDefinition,
 } from '../strategy.js';
 
 /** Keep the newest `maxMessages` messages. */
@@ -63,3 +64,19 @@ export function applyWindow(spec: MessageWindowSpec | TokenWindowSpec, ctx: Stra
   }
   return Promise.resolve();
 }
+
+/** The message window, as registered in strategies/index.ts. */
+export const messageWindowDefinition: StrategyDefinition<MessageWindowSpec> = {
+  type: 'messageWindow',
+  parse: (input) => messageWindow(input.maxMessages as number), // the factory checks it
+  apply: applyWindow,
+  fires: (spec, m) => m.includedMessages > spec.maxMessages,
+};
+
+/** The token window, as registered in strategies/index.ts. */
+export const tokenWindowDefinition: StrategyDefinition<TokenWindowSpec> = {
+  type: 'tokenWindow',
+  parse: (input) => tokenWindow(input.maxTokens as number), // the factory checks it
+  apply: applyWindow,
+  fires: (spec, m) => m.includedTokens > spec.maxTokens,
+};
