@@ -10,13 +10,18 @@ import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from './log.js';
 import { spawnManaged, type ManagedProcess } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { postgresRunAs, resolvePostgresBinaries } from './postgres-binaries.js';
+import { preparePostgresBinaries } from './postgres-binaries.js';
+import { reachableDataDir } from './postgres-staging.js';
 import { clusterDir, ensureCluster, rememberPort } from './postgres-initdb.js';
 import { LOOPBACK, pickPort } from '../settings/ports.js';
 
 /** Options of {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {
-  /** Our directory: the cluster (`pgdata/`), its password (`state.json`) and owner record live here. */
+  /**
+   * Our directory: the cluster (`pgdata/`), its password (`state.json`) and owner record live here.
+   * As root, when the PostgreSQL user cannot reach it, the data is staged elsewhere and this becomes
+   * a symlink there (see postgres-staging.ts); deleting the symlink does not delete that data.
+   */
   dataDir: string;
   /** TCP port, used as given. */
   port?: number;
@@ -40,6 +45,7 @@ export interface EmbeddedPostgres {
   /** URL of the application database; stays valid across stop/start. */
   readonly databaseUrl: string;
   readonly port: number;
+  /** Where the data really is: `options.dataDir`, or the staged directory it links to. */
   readonly dataDir: string;
   /** The server's pid while it runs. */
   readonly pid: number | undefined;
@@ -66,11 +72,12 @@ export interface EmbeddedPostgres {
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? silentLog;
-  const dataDir = path.resolve(options.dataDir);
   const database = options.database ?? 'durable_memory';
+  const { binaries, runAs } = await preparePostgresBinaries(process.env, log);
+  const requestedDir = path.resolve(options.dataDir);
+  const dataDir = runAs ? await reachableDataDir(requestedDir, runAs, log) : requestedDir;
+  const linked = dataDir === requestedDir ? '' : ` linked from ${requestedDir}`;
   const ownerFile = path.join(dataDir, 'owner.json');
-  const binaries = resolvePostgresBinaries();
-  const runAs = await postgresRunAs(binaries);
   await reapOrphan(ownerFile, `the PostgreSQL data in ${dataDir}`, log);
 
   const initStarted = Date.now();
@@ -111,7 +118,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         cause: error,
       });
     }
-    log(`embedded PostgreSQL on ${LOOPBACK}:${port} (data ${dataDir}) up in ${Date.now() - started} ms`);
+    log(
+      `embedded PostgreSQL on ${LOOPBACK}:${port} (data ${dataDir}${linked}) up in ${Date.now() - started} ms`,
+    );
   };
   await start();
 

