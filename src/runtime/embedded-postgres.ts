@@ -104,8 +104,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       uid: runAs?.uid,
       gid: runAs?.gid,
       env: { ...process.env, LC_ALL: 'C' },
+      orphanSignal: 'SIGINT', // fast shutdown: disconnects clients, checkpoints, removes its lock file
     });
-    await writeOwnerRecord(ownerFile, child.pid, 'postgres');
+    await writeOwnerRecord(ownerFile, child, 'postgres');
     const current = child;
     try {
       await waitUntilAccepting(urlFor('postgres'), options.startTimeoutMs ?? 60_000, () => current.running);

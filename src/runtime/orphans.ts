@@ -15,15 +15,26 @@ import type { RuntimeLog } from './log.js';
 export interface OwnerRecord {
   /** The Node process that started the server. */
   ownerPid: number;
-  /** The server process (leader of its process group). */
+  /** The server process. */
   pid: number;
+  /** Its watchdog (see managed-process.ts), which leads the process group of both. */
+  watchdogPid?: number;
   /** A word that must appear in the server's command line, to survive pid reuse (`postgres`). */
   command: string;
 }
 
-/** Records that this process owns server `pid`. */
-export async function writeOwnerRecord(file: string, pid: number, command: string): Promise<void> {
-  const record: OwnerRecord = { ownerPid: process.pid, pid, command };
+/** Records that this process owns the server `server`. */
+export async function writeOwnerRecord(
+  file: string,
+  server: { pid: number; watchdogPid?: number },
+  command: string,
+): Promise<void> {
+  const record: OwnerRecord = {
+    ownerPid: process.pid,
+    pid: server.pid,
+    watchdogPid: server.watchdogPid,
+    command,
+  };
   await writeJsonAtomic(file, record);
 }
 

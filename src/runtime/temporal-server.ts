@@ -85,7 +85,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       cause: error,
     });
   });
-  await writeOwnerRecord(ownerFile, child.pid, 'temporal');
+  await writeOwnerRecord(ownerFile, child, 'temporal');
   try {
     await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => child.running);
   } catch (error) {

@@ -201,13 +201,18 @@ describe('embedded PostgreSQL', () => {
     const dataDir = path.join(dir, 'orphan');
     const owner = spawnTsxEval(
       `import { startEmbeddedPostgres } from './src/runtime/embedded-postgres.ts';
+       import { runningProcesses } from './src/runtime/managed-process.ts';
        const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)} });
-       console.log('pg-pid ' + db.pid);
+       console.log('pg-pid ' + db.pid + ' ' + runningProcesses()[0].watchdogPid);
        setInterval(() => {}, 1000);`,
     );
-    const line = await owner.waitForLine(/^pg-pid \d+/, 60_000);
-    const orphanPid = Number(line.split(' ')[1]);
+    const line = await owner.waitForLine(/^pg-pid \d+ \d+/, 60_000);
+    const [orphanPid, watchdogPid] = line.split(' ').slice(1).map(Number) as [number, number];
+    // Everything but the server dies at once (the watchdog, frozen first, cannot stop it).
+    process.kill(watchdogPid, 'SIGSTOP');
     await owner.kill9();
+    process.kill(watchdogPid, 'SIGKILL');
+    await waitForPidGone(watchdogPid);
     assert.equal(isPidAlive(orphanPid), true, 'the server outlives its owner, as after a crash');
 
     const db = await startEmbeddedPostgres({ dataDir });

@@ -41,6 +41,8 @@ export interface SpawnTsxOptions {
   env?: NodeJS.ProcessEnv;
   /** Working directory (default {@link REPO_ROOT}). */
   cwd?: string;
+  /** Run in a process group of its own, so a test can kill the whole group (`process.kill(-pid)`). */
+  detached?: boolean;
 }
 
 const children = new Set<TestChild>();
@@ -80,6 +82,7 @@ export function spawnNode(args: readonly string[], options: SpawnTsxOptions = {}
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   let text = '';
   const listeners = new Set<() => void>();
