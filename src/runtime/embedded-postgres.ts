@@ -9,7 +9,7 @@ import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from './log.js';
 import { spawnManaged, type ManagedProcess } from './managed-process.js';
-import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
+import { clearStaleCluster, reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { preparePostgresBinaries } from './postgres-binaries.js';
 import { reachableDataDir } from './postgres-staging.js';
 import { clusterDir, ensureCluster, rememberPort } from './postgres-initdb.js';
@@ -98,6 +98,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const start = async (): Promise<void> => {
     if (child?.running && !child.stopping) return;
     await child?.exited; // after kill9 the old postmaster must be reaped before a new one starts
+    await clearStaleCluster(clusterDir(dataDir), log);
     const started = Date.now();
     child = await spawnManaged(binaries.postgres, args, {
       name: 'embedded PostgreSQL',

@@ -6,7 +6,8 @@
  * another running stack, and is left alone with a clear error.
  */
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
 import { readJson, writeJsonAtomic } from './home.js';
 import type { RuntimeLog } from './log.js';
@@ -72,12 +73,87 @@ export async function reapOrphan(
     );
   }
   log(`stopping an orphaned ${record.command} (pid ${record.pid}) left behind by a process that died`);
-  signal(record.pid, 'SIGTERM');
+  // PostgreSQL's SIGTERM (smart shutdown) waits for every client to disconnect, which a client that
+  // outlived the crash may never do; SIGINT (fast shutdown) disconnects them.
+  signal(record.pid, record.command === 'postgres' ? 'SIGINT' : 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (isAlive(record.pid) && Date.now() < deadline) await sleep(50);
   if (isAlive(record.pid)) signal(record.pid, 'SIGKILL');
   while (isAlive(record.pid)) await sleep(20);
   await removeOwnerRecord(file);
+}
+
+/**
+ * Makes a PostgreSQL cluster startable again after its server died, before a new one starts on it:
+ *
+ * 1. processes of a dead server still working in it (backends outlive a killed postmaster until they
+ *    notice; PostgreSQL refuses a data directory whose shared memory they still hold) get `graceMs`
+ *    to exit, then SIGKILL;
+ * 2. a `postmaster.pid` left behind is removed when the pid it names is gone (a zombie included:
+ *    PostgreSQL takes one for a live server) or is not a PostgreSQL process working in `pgdata`
+ *    (after a reboot or a container restart that pid is often some other process).
+ *
+ * Call it once our own server and any orphan (see {@link reapOrphan}) have exited. On systems
+ * without /proc only a lock whose pid is gone is removed; PostgreSQL judges the rest itself.
+ *
+ * @param pgdata - the cluster directory (`-D`)
+ * @param log - told what was cleaned up
+ * @throws RuntimeSetupError `data_in_use` when a live PostgreSQL server we did not start runs on it
+ */
+export async function clearStaleCluster(pgdata: string, log: RuntimeLog, graceMs = 10_000): Promise<void> {
+  const lockFile = path.join(pgdata, 'postmaster.pid');
+  const lockPid = Number.parseInt(
+    ((await readFile(lockFile, 'utf8').catch(() => '')) || '').split('\n')[0]!,
+    10,
+  );
+  let leftovers = await postgresProcessesIn(pgdata);
+  if (Number.isInteger(lockPid) && leftovers.includes(lockPid)) {
+    throw new RuntimeSetupError(
+      'data_in_use',
+      `a PostgreSQL server (pid ${lockPid}) that this process did not start runs on ${pgdata}; ` +
+        'stop it first or use another DURABLE_MEMORY_HOME',
+    );
+  }
+  if (leftovers.length > 0) {
+    log(
+      `waiting for ${leftovers.length} processes of a PostgreSQL server that died (${leftovers.join(', ')})`,
+    );
+    const deadline = Date.now() + graceMs;
+    while (leftovers.length > 0 && Date.now() < deadline) {
+      await sleep(50);
+      leftovers = await postgresProcessesIn(pgdata);
+    }
+    for (const pid of leftovers) signal(pid, 'SIGKILL');
+    const killedBy = Date.now() + 5_000;
+    while ((await postgresProcessesIn(pgdata)).length > 0 && Date.now() < killedBy) await sleep(20);
+  }
+  if (!Number.isInteger(lockPid)) return;
+  const gone = !isAlive(lockPid);
+  if (gone || process.platform === 'linux') {
+    await rm(lockFile, { force: true });
+    log(
+      `removed a stale ${lockFile} (pid ${lockPid} ${gone ? 'is gone' : 'is not PostgreSQL on this data'})`,
+    );
+  }
+}
+
+/**
+ * Live PostgreSQL processes working in `dir` (every PostgreSQL process changes into its data
+ * directory). Linux only (/proc); elsewhere none are found.
+ */
+export async function postgresProcessesIn(dir: string): Promise<number[]> {
+  if (process.platform !== 'linux') return [];
+  const real = await realpath(dir).catch(() => dir);
+  const found: number[] = [];
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if ((await readlink(`/proc/${entry}/cwd`).catch(() => undefined)) !== real) continue;
+    // Titles such as "postgres: checkpointer", or the postmaster's own path; never, say, a shell.
+    const argv0 = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).split('\0')[0] ?? '';
+    if (/(^|\/)postgres(:|$)/.test(argv0) && isAlive(pid)) found.push(pid);
+  }
+  return found;
 }
 
 /**

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { readJson } from '../../src/runtime/home.js';
 import type { OwnerRecord } from '../../src/runtime/orphans.js';
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
@@ -67,4 +68,35 @@ test('kill -9 of npm start takes its Temporal dev server and PostgreSQL down wit
   await waitForPidGone(temporal.pid, 15_000);
   await waitForPidGone(postgres.pid, 15_000);
   console.log(`# servers gone ${Date.now() - killedAt} ms after the kill`);
+});
+
+test('after kill -9 of the whole process group and the watchdogs, the next start succeeds the first time', async () => {
+  const first = await startOnce();
+  const { temporal, postgres } = await servers();
+  // A client still connected (a CLI, an agent) keeps a PostgreSQL smart shutdown waiting for ever.
+  const endpoints = (await readJson(path.join(home, 'endpoints.json'))) as { databaseUrl: string };
+  const client = new pg.Client({ connectionString: endpoints.databaseUrl });
+  client.on('error', () => undefined); // its server goes away below
+  await client.connect();
+  try {
+    // Everything dies at once but the servers: the terminal's group (npm start) and the watchdogs,
+    // frozen first so they cannot stop their servers in between.
+    const watchdogs = [temporal.watchdogPid, postgres.watchdogPid].filter((p): p is number => !!p);
+    for (const pid of watchdogs) process.kill(pid, 'SIGSTOP');
+    process.kill(-first.pid, 'SIGKILL');
+    await first.exited;
+    for (const pid of watchdogs) process.kill(pid, 'SIGKILL');
+    assert.ok(isPidAlive(temporal.pid) && isPidAlive(postgres.pid), 'the servers were orphaned');
+
+    const second = await startOnce();
+    const again = await servers();
+    assert.notEqual(again.postgres.pid, postgres.pid);
+    assert.equal(isPidAlive(postgres.pid), false, 'the orphaned PostgreSQL was stopped');
+    assert.equal(isPidAlive(temporal.pid), false, 'the orphaned dev server was stopped');
+    assert.match(second.output(), /stopping an orphaned postgres/);
+    const exit = await second.stop('SIGINT', 30_000);
+    assert.equal(exit.code, 0, second.output().slice(-3000));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 });

@@ -5,7 +5,8 @@
  */
 import { Connection, WorkflowClient } from '@temporalio/client';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, chmod } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
 import { startEmbeddedStack } from '../../src/runtime/embedded-stack.js';
 import { RuntimeSetupError } from '../../src/runtime/errors.js';
 import { readRuntimeState } from '../../src/runtime/home.js';
+import { postgresRunAs } from '../../src/runtime/postgres-binaries.js';
 import { silentLog } from '../../src/runtime/log.js';
 import { runningProcesses } from '../../src/runtime/managed-process.js';
 import { findTemporalCli, probeTemporalCli, type TemporalCli } from '../../src/runtime/temporal-cli.js';
@@ -195,6 +197,28 @@ describe('embedded PostgreSQL', () => {
       await reopened.stop();
     }
     await waitForPidGone(reopened.pid ?? firstPid);
+  });
+
+  test('a stale postmaster.pid whose pid now belongs to another process is cleaned up', async () => {
+    // After a reboot or a container restart, the pid in the lock file is often some other process.
+    const dataDir = path.join(dir, 'stale-lock');
+    const db = await startEmbeddedPostgres({ dataDir });
+    // As the user PostgreSQL runs as: a process of another user is one PostgreSQL itself ignores.
+    const runAs = await postgresRunAs();
+    const other = spawn('sleep', ['60'], { stdio: 'ignore', uid: runAs?.uid, gid: runAs?.gid });
+    try {
+      db.kill9(); // leaves postmaster.pid behind
+      await db.stop();
+      const lockFile = path.join(dataDir, 'pgdata', 'postmaster.pid');
+      const lines = (await readFile(lockFile, 'utf8')).split('\n');
+      await writeFile(lockFile, [String(other.pid), ...lines.slice(1)].join('\n'));
+      await db.start();
+      assert.deepEqual(await query(db.databaseUrl, 'SELECT 1 AS one'), [{ one: 1 }]);
+      assert.equal(isPidAlive(other.pid!), true, 'the process named in the stale lock was left alone');
+    } finally {
+      other.kill('SIGKILL');
+      await db.stop();
+    }
   });
 
   test('a server orphaned by a killed owner is stopped by the next start', async () => {
