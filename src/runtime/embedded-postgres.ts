@@ -8,7 +8,7 @@ import pg from 'pg';
 import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from './log.js';
-import { spawnManaged, type ManagedProcess } from './managed-process.js';
+import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { clearStaleCluster, reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { preparePostgresBinaries } from './postgres-binaries.js';
 import { reachableDataDir } from './postgres-staging.js';
@@ -50,6 +50,8 @@ export interface EmbeddedPostgres {
   /** The server's pid while it runs. */
   readonly pid: number | undefined;
   readonly running: boolean;
+  /** Settles when the current run of the server exited. */
+  readonly exited: Promise<ProcessExit>;
   /** URL of another database on this server (e.g. `postgres`, or one a test created). */
   urlFor(database: string): string;
   /** Starts the server again on the same data and port; no-op while it runs. */
@@ -135,6 +137,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     },
     get running() {
       return child?.running ?? false;
+    },
+    get exited() {
+      return child?.exited ?? Promise.resolve({ code: null, signal: null });
     },
     urlFor,
     start,

@@ -9,6 +9,8 @@
  * prefers the port it had last time (remembered in `<home>/runtime.json`), then 7233; PostgreSQL the
  * port it had last time, then 5433 (5432 is left to a system PostgreSQL); else any free port.
  *
+ * With `supervise`, a server that exits unasked is started again on the same port and data.
+ *
  * The caller runs the worker, then publishes the endpoints with `writeEndpoints(home, …)` from
  * `home.ts`, and on shutdown stops the worker before calling `stop()`.
  */
@@ -21,6 +23,7 @@ import { assertListening } from '../settings/probe.js';
 import { isConfigured, resolveSettings, type Settings } from '../settings/settings.js';
 import { stderrLog, type RuntimeLog } from './log.js';
 import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
+import { supervise } from './supervisor.js';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-server.js';
 
 /** The dev server's preferred port: the Temporal default, so tools and the UI find it without flags. */
@@ -38,6 +41,11 @@ export interface EmbeddedStackOptions {
   env?: NodeJS.ProcessEnv;
   /** TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DATABASE_URL as resolved (default: from `env`). */
   settings?: Settings;
+  /**
+   * Start a server this stack started again, on the same port and data, when it exits without
+   * stop() (see supervisor.ts). What `npm start` does; default false.
+   */
+  supervise?: boolean;
 }
 
 /** The servers of a local stack. */
@@ -123,9 +131,19 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     databaseUrl = postgres.databaseUrl;
   }
 
+  const supervisions = options.supervise
+    ? [
+        temporal && supervise('temporal dev server', temporal, { log }),
+        postgres && supervise('embedded PostgreSQL', postgres, { log }),
+      ]
+    : [];
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
-    stopping ??= Promise.all([postgres?.stop(), temporal?.stop()]).then(() => log('local servers stopped'));
+    stopping ??= (async () => {
+      await Promise.all(supervisions.map((s) => s?.stop()));
+      await Promise.all([postgres?.stop(), temporal?.stop()]);
+      log('local servers stopped');
+    })();
     return stopping;
   };
   return { temporalAddress, namespace, databaseUrl, cli, temporal, postgres, stop };

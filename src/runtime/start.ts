@@ -3,8 +3,9 @@
  * and PostgreSQL (see embedded-stack.ts), migrates the store, runs the worker and the HTTP API (with
  * the inspector at `/ui`; see src/server/serve.ts for its address), writes `<home>/endpoints.json`
  * for clients, and prints a line containing `ready` with the addresses.
- * Ctrl-C (SIGINT) or SIGTERM stops everything cleanly; a second start on the same home resumes every
- * thread.
+ * What it started is supervised (supervisor.ts): a dev server, PostgreSQL or worker that dies is
+ * started again, on the same ports and data. Ctrl-C (SIGINT) or SIGTERM stops everything cleanly;
+ * a second start on the same home resumes every thread.
  */
 import { startEmbeddedStack } from './embedded-stack.js';
 import { readRuntimeState, updateRuntimeState } from './home.js';
@@ -14,6 +15,7 @@ import type { Setting } from '../settings/origin.js';
 import { redactUrl } from '../settings/redact.js';
 import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
 import { stderrLog } from './log.js';
+import { supervise, type Supervision } from './supervisor.js';
 import { createWorker } from './worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import { serveApi, type ServedApi } from '../server/serve.js';
@@ -57,7 +59,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
   log(`home: ${home}`);
-  const stack = await startEmbeddedStack({ home, log, env, settings });
+  const stack = await startEmbeddedStack({ home, log, env, settings, supervise: true });
   // What the worker and the API connect to: the configured servers, else the ones started here.
   const local = (value: string, name: string): Setting => ({
     value,
@@ -71,10 +73,12 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let stores: Stores | undefined;
   let api: ServedApi | undefined;
   let stopping = false;
+  let workerSupervision: Supervision | undefined;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
     log('stopping…');
+    await workerSupervision?.stop();
     await api?.close().catch(() => undefined); // requests in flight finish first
     try {
       if (worker?.getState() === 'RUNNING') worker.shutdown();
@@ -90,23 +94,43 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
   let running: Promise<void> | undefined;
-  try {
-    stores = await reach('postgres', database, () => openPostgresStores(database.value, { migrate: true }));
+  // Also how the supervisor starts a worker again after it failed: a new connection and worker.
+  const startWorker = async (open: Stores): Promise<void> => {
+    await connection?.close().catch(() => undefined);
     ({ worker, connection } = await createWorker({
       temporalAddress: temporal,
       namespace: stack.namespace,
       taskQueue,
-      store: stores.threads,
-      memories: stores.memories,
+      store: open.threads,
+      memories: open.memories,
     }));
     running = worker.run();
+    running.catch(() => undefined); // the failure is the supervisor's to report
+  };
+  try {
+    const opened = (stores = await reach('postgres', database, () =>
+      openPostgresStores(database.value, { migrate: true }),
+    ));
+    await startWorker(opened);
+    workerSupervision = supervise(
+      'worker',
+      {
+        get exited() {
+          return running!;
+        },
+        start: () => startWorker(opened),
+      },
+      { log },
+    );
     api = await serveApi({
       settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
       env,
       preferredPorts: [(await readRuntimeState(home)).apiPort],
+      workerUp: () => workerSupervision?.up ?? true,
     });
     await updateRuntimeState(home, { apiPort: api.port });
   } catch (err) {
+    await workerSupervision?.stop();
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
     await connection?.close().catch(() => undefined);
@@ -131,9 +155,5 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     taskQueue,
     database: database.shown,
     home,
-  });
-  running.catch((err: unknown) => {
-    log(`worker stopped: ${err instanceof Error ? err.message : String(err)}`);
-    void shutdown(1);
   });
 }

@@ -1,14 +1,14 @@
 /**
  * The local Temporal dev server (`temporal server start-dev`), persisted to a SQLite file so that
- * threads survive a restart. Bound to loopback only; headless unless a UI port is asked for. The same
- * file and port can be started again after stop() or kill9(), which is what restart tests do.
+ * threads survive a restart. Bound to loopback only; headless unless a UI port is asked for. The handle
+ * starts the server again on the same file and port after stop(), kill9() or a crash (start()).
  */
 import { Connection } from '@temporalio/client';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from './log.js';
-import { spawnManaged, type ProcessExit } from './managed-process.js';
+import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { LOOPBACK, canConnect, pickPort } from '../settings/ports.js';
 
@@ -41,9 +41,13 @@ export interface TemporalDevServer {
   port: number;
   namespace: string;
   dbFile: string;
-  pid: number;
-  /** Settles when the server process exited and was reaped. */
-  exited: Promise<ProcessExit>;
+  /** The server's pid (of the current run, after a restart). */
+  readonly pid: number;
+  /** Settles when the current run of the server exited. */
+  readonly exited: Promise<ProcessExit>;
+  readonly running: boolean;
+  /** Starts the server again on the same file and port; no-op while it runs. */
+  start(): Promise<void>;
   /** SIGTERM, then SIGKILL after 10 s; resolves once the process is reaped. Idempotent. */
   stop(): Promise<void>;
   /** SIGKILL now, as a crash would (the file keeps whatever the server had committed). */
@@ -79,38 +83,55 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (namespace !== 'default') args.push('--namespace', namespace);
   args.push(...(options.extraArgs ?? []));
 
-  const started = Date.now();
-  const child = await spawnManaged(options.cliPath, args, { name: 'temporal dev server' }).catch((error) => {
-    throw new RuntimeSetupError('temporal_server_failed', `could not run ${options.cliPath}`, {
-      cause: error,
-    });
-  });
-  await writeOwnerRecord(ownerFile, child, 'temporal');
-  try {
-    await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => child.running);
-  } catch (error) {
-    await child.stop('SIGKILL');
-    await removeOwnerRecord(ownerFile);
-    const reason = child.running ? 'did not answer in time' : 'exited during start';
-    throw new RuntimeSetupError('temporal_server_failed', `temporal dev server on ${address} ${reason}`, {
-      output: child.output(),
-      cause: error,
-    });
-  }
-  log(`temporal dev server on ${address} (db ${dbFile}) up in ${Date.now() - started} ms`);
+  let child: ManagedProcess | undefined;
+  const start = async (): Promise<void> => {
+    if (child?.running && !child.stopping) return;
+    await child?.exited; // the file and the port are free only once the old server is gone
+    const started = Date.now();
+    const current = await spawnManaged(options.cliPath, args, { name: 'temporal dev server' }).catch(
+      (error) => {
+        throw new RuntimeSetupError('temporal_server_failed', `could not run ${options.cliPath}`, {
+          cause: error,
+        });
+      },
+    );
+    child = current;
+    await writeOwnerRecord(ownerFile, current, 'temporal');
+    try {
+      await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => current.running);
+    } catch (error) {
+      await current.stop('SIGKILL');
+      await removeOwnerRecord(ownerFile);
+      const reason = current.running ? 'did not answer in time' : 'exited during start';
+      throw new RuntimeSetupError('temporal_server_failed', `temporal dev server on ${address} ${reason}`, {
+        output: current.output(),
+        cause: error,
+      });
+    }
+    log(`temporal dev server on ${address} (db ${dbFile}) up in ${Date.now() - started} ms`);
+  };
+  await start();
 
   return {
     address,
     port,
     namespace,
     dbFile,
-    pid: child.pid,
-    exited: child.exited,
+    get pid() {
+      return child!.pid;
+    },
+    get exited() {
+      return child!.exited;
+    },
+    get running() {
+      return child?.running ?? false;
+    },
+    start,
     stop: async () => {
-      await child.stop('SIGTERM', 10_000);
+      await child?.stop('SIGTERM', 10_000);
       await removeOwnerRecord(ownerFile);
     },
-    kill9: () => child.kill9(),
+    kill9: () => child?.kill9(),
   };
 }
 

@@ -58,6 +58,8 @@ export interface ApiServerOptions {
   compactTimeoutMs?: number;
   /** Bound of each readiness check (default 2 s). */
   readinessTimeoutMs?: number;
+  /** Where a worker runs beside the API (`npm start`): whether it runs now; /readyz reports it. */
+  workerUp?: () => boolean;
 }
 
 /** Redaction fastify's logger always applies: tokens never reach a log line. */
@@ -133,6 +135,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     compactTimeoutMs: options.compactTimeoutMs ?? DEFAULT_COMPACT_TIMEOUT_MS,
     readinessTimeoutMs: options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS,
+    workerUp: options.workerUp,
     importBodyLimit: options.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT,
   };
   void app.register(swagger, SWAGGER_OPTIONS);

@@ -17,10 +17,20 @@ export interface Readiness {
   ready: boolean;
   postgres: CheckStatus;
   temporal: CheckStatus;
+  /** Only beside a worker this process supervises (`npm start`): `restarting` while it is down. */
+  worker?: 'ok' | 'restarting';
 }
 
-/** Checks both backends; never throws. */
-export async function checkReadiness(memory: DurableMemory, timeoutMs: number): Promise<Readiness> {
+/**
+ * Checks both backends, and the worker when `workerUp` says how it is; never throws.
+ *
+ * @param workerUp - given where a worker runs beside the API in this process (`npm start`)
+ */
+export async function checkReadiness(
+  memory: DurableMemory,
+  timeoutMs: number,
+  workerUp?: () => boolean,
+): Promise<Readiness> {
   const probe = async (work: () => Promise<unknown>): Promise<CheckStatus> => {
     try {
       await bounded(work(), timeoutMs, 'readiness check');
@@ -34,5 +44,7 @@ export async function checkReadiness(memory: DurableMemory, timeoutMs: number): 
     probe(() => store.ping()),
     probe(() => memory.pingTemporal(Date.now() + timeoutMs)),
   ]);
-  return { ready: postgres === 'ok' && temporal === 'ok', postgres, temporal };
+  if (!workerUp) return { ready: postgres === 'ok' && temporal === 'ok', postgres, temporal };
+  const worker = workerUp() ? 'ok' : 'restarting';
+  return { ready: postgres === 'ok' && temporal === 'ok' && worker === 'ok', postgres, temporal, worker };
 }

@@ -53,6 +53,8 @@ export interface ServeApiOptions {
   env?: NodeJS.ProcessEnv;
   /** Ports to try first when DURABLE_MEMORY_API_PORT is not set. Default [8080]. */
   preferredPorts?: readonly (number | undefined)[];
+  /** Where a worker runs beside the API (`npm start`): whether it runs now, for /readyz. */
+  workerUp?: () => boolean;
   /** fastify's logger option (default: JSON lines on stderr at DURABLE_MEMORY_API_LOG_LEVEL, else info). */
   logger?: Parameters<typeof startApi>[0]['logger'];
 }
@@ -105,6 +107,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
         stream: process.stderr,
       },
       register: (app) => registerInspector(app),
+      workerUp: options.workerUp,
     });
   } catch (err) {
     await memory?.close().catch(() => undefined);

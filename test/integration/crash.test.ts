@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { connect } from '../../src/client/connect.js';
 import { readJson } from '../../src/runtime/home.js';
 import type { OwnerRecord } from '../../src/runtime/orphans.js';
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
@@ -100,3 +101,115 @@ test('after kill -9 of the whole process group and the watchdogs, the next start
     await client.end().catch(() => undefined);
   }
 });
+
+test('npm start restarts a Temporal dev server or PostgreSQL that died, on the same port and data', async () => {
+  const child = await startOnce();
+  const endpoints = (await readJson(path.join(home, 'endpoints.json'))) as {
+    apiUrl: string;
+    temporalAddress: string;
+  };
+  const memory = await connect({ home });
+  const readiness = new ReadinessWatch(`${endpoints.apiUrl}/readyz`);
+  try {
+    const thread = memory.thread('supervised');
+    const ids = (n: number, from: number) => Array.from({ length: n }, (_, i) => `m${from + i}`);
+    const append = async (list: string[]) => {
+      await thread.append(list.map((id) => ({ id, role: 'user' as const, content: `message ${id}` })));
+      return thread.sync();
+    };
+    await append(ids(3, 0));
+    assert.equal(await readiness.next(), 200);
+    // Beside its worker, npm start's API reports it too (restarting while it is down).
+    assert.deepEqual(await (await fetch(`${endpoints.apiUrl}/readyz`)).json(), {
+      ready: true,
+      postgres: 'ok',
+      temporal: 'ok',
+      worker: 'ok',
+    });
+
+    for (const [server, record] of [
+      ['temporal', 'temporal.db.owner.json'],
+      ['postgres', path.join('postgres', 'owner.json')],
+    ] as const) {
+      const before = (await readJson(path.join(home, record))) as OwnerRecord;
+      process.kill(before.pid, 'SIGKILL');
+      await readiness.until(503, 30_000, server); // /readyz tells the part is down…
+      await readiness.until(200, 60_000, server); // …and that it is back
+      const after = (await readJson(path.join(home, record))) as OwnerRecord;
+      assert.notEqual(after.pid, before.pid, `${server}: a new server`);
+      assert.match(
+        child.output(),
+        new RegExp(
+          `${server === 'temporal' ? 'temporal dev server' : 'embedded PostgreSQL'} (exited|died).*restart`,
+          'i',
+        ),
+      );
+    }
+    assert.equal(
+      ((await readJson(path.join(home, 'endpoints.json'))) as { temporalAddress: string }).temporalAddress,
+      endpoints.temporalAddress,
+      'the same address',
+    );
+    // What was appended before is there, and appending goes on.
+    const state = await append(ids(2, 3));
+    assert.equal(state.indexedSeq, 5);
+    assert.deepEqual(
+      (await thread.history()).messages.map((m) => m.id),
+      ids(5, 0),
+    );
+    assert.equal(child.child.exitCode, null, 'npm start kept running');
+    for (const line of child
+      .output()
+      .split('\n')
+      .filter((l) => /exited \(|is back|restart/.test(l)))
+      console.log(`# ${line}`);
+    const exit = await child.stop('SIGINT', 30_000);
+    assert.equal(exit.code, 0, child.output().slice(-3000));
+  } finally {
+    readiness.stop();
+    await memory.close();
+    await child.stop('SIGKILL');
+  }
+});
+
+/** Polls a /readyz URL every 100 ms, remembering each status seen. */
+class ReadinessWatch {
+  private readonly seen: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  constructor(private readonly url: string) {
+    void this.poll();
+  }
+  private async poll(): Promise<void> {
+    if (this.stopped) return;
+    const status = await fetch(this.url, { signal: AbortSignal.timeout(5_000) }).then(
+      (r) => r.status,
+      () => 0,
+    );
+    this.seen.push(status);
+    this.timer = setTimeout(() => void this.poll(), 100);
+  }
+  /** The next status answered from now on. */
+  async next(): Promise<number> {
+    const from = this.seen.length;
+    while (this.seen.length === from) await new Promise((r) => setTimeout(r, 50));
+    return this.seen[from]!;
+  }
+  /** Resolves once `status` is answered (from now on); fails after `timeoutMs`. */
+  async until(status: number, timeoutMs: number, what: string): Promise<void> {
+    const from = this.seen.length;
+    const deadline = Date.now() + timeoutMs;
+    while (!this.seen.slice(from).includes(status)) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${what}: /readyz did not answer ${status} within ${timeoutMs} ms: ${this.seen.slice(from).join(' ')}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}

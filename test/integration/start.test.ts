@@ -50,7 +50,7 @@ test(
     assert.match(endpoints.apiUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.ok(first.readyLine.includes(`api=${endpoints.apiUrl}`), first.readyLine);
     const apiReady = await fetch(`${endpoints.apiUrl}/readyz`);
-    assert.deepEqual(await apiReady.json(), { ready: true, postgres: 'ok', temporal: 'ok' });
+    assert.deepEqual(await apiReady.json(), { ready: true, postgres: 'ok', temporal: 'ok', worker: 'ok' });
 
     let memory = await connect({ home });
     await memory.thread('survivor').append([

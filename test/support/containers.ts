@@ -419,6 +419,10 @@ async function temporalHandle(
       exited ??= (ending ?? Promise.resolve()).then(() => waitForExit(docker));
       return exited;
     },
+    get running() {
+      return ending === undefined;
+    },
+    start: () => Promise.reject(new Error('a dev server container is started again by restartTemporal()')),
     stop: async () => {
       ending ??= ignoreNotRunning(docker.stop({ t: 10 })); // SIGTERM, SIGKILL after 10 s
       await ending;
@@ -453,6 +457,9 @@ async function postgresHandle(
     },
     get running() {
       return running;
+    },
+    get exited() {
+      return ending.then(() => waitForExit(docker));
     },
     urlFor: o.urlFor,
     start: async () => {

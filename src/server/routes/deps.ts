@@ -18,6 +18,8 @@ export interface RouteDeps {
   compactTimeoutMs: number;
   /** Bound of each readiness check. */
   readinessTimeoutMs: number;
+  /** Whether the worker beside the API runs, where there is one (see ApiServerOptions.workerUp). */
+  workerUp?: () => boolean;
   /** Largest body of POST /v1/threads/import. */
   importBodyLimit: number;
 }

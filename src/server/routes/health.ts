@@ -9,7 +9,16 @@ import { checkReadiness } from '../readiness.js';
 import type { RouteDeps } from './deps.js';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
-const Readiness = Type.Object({ ready: Type.Boolean(), postgres: Check, temporal: Check });
+const Readiness = Type.Object({
+  ready: Type.Boolean(),
+  postgres: Check,
+  temporal: Check,
+  worker: Type.Optional(
+    Type.Union([Type.Literal('ok'), Type.Literal('restarting')], {
+      description: 'Only where a worker runs beside the API (`npm start`), which restarts it when it dies.',
+    }),
+  ),
+});
 
 /** The health routes. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
@@ -29,7 +38,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     '/readyz',
     {
       schema: {
-        summary: 'Readiness: PostgreSQL and Temporal answer',
+        summary: 'Readiness: PostgreSQL and Temporal answer (and the worker runs, under npm start)',
         description: 'Each backend is checked with a short bound, so this answers within about 2 s.',
         tags: ['health'],
         response: {
@@ -41,7 +50,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       },
     },
     async (_request, reply) => {
-      const readiness = await checkReadiness(deps.memory, deps.readinessTimeoutMs);
+      const readiness = await checkReadiness(deps.memory, deps.readinessTimeoutMs, deps.workerUp);
       if (readiness.ready) return readiness;
       return reply.code(503).header('Retry-After', String(RETRY_AFTER_SECONDS)).send(readiness);
     },
