@@ -24,6 +24,8 @@ export interface CreateWorkerOptions extends ActivityDeps {
   log?: RuntimeLog;
   /** Time in-flight activities get on shutdown. Default 10 s. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** How long a workflow task waits for this worker's sticky queue before any worker takes it. Default 1 s. */
+  stickyQueueScheduleToStartTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
 }
 
 /** Path of the workflows entry, next to this module in source (`.ts`) or build (`.js`) layout. */
@@ -58,6 +60,11 @@ export async function createWorker(
       // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the
       // wait for a cancelled LLM call to a few seconds, at one small request per call in flight.
       maxHeartbeatThrottleInterval: '2 seconds',
+      // A thread's workflow tasks go to the sticky queue of the worker that last ran it; if that worker
+      // died, the server moves a task to the shared queue only after this long (SDK default 10 s, which
+      // stalled every thread of a killed worker). A task on a live, busy worker that waits longer is
+      // run elsewhere instead, at the cost of replaying its history there.
+      stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? '1 second',
     });
   } catch (err) {
     await connection.close().catch(() => undefined);

@@ -3,7 +3,8 @@
  * - the worker (a child process) is SIGKILLed while a compaction activity is in flight, and another
  *   worker takes over;
  * - the Temporal dev server is SIGKILLed and started again on the same database file and port;
- * - the embedded PostgreSQL is SIGKILLed and started again on the same data directory.
+ * - the embedded PostgreSQL is SIGKILLed and started again on the same data directory;
+ * - one of two workers is SIGKILLed between rounds of work, and its threads go on at once.
  * After each: every acknowledged append is in history exactly once (seqs 1..n, no gaps), the workflow
  * indexes all of it, the memory view is within budget, and appending goes on.
  */
@@ -455,6 +456,36 @@ describe('faults, each as a real process kill', { timeout: 600_000 }, () => {
     await closeClient(memory);
     log(`messages per thread ${[...sizes.values()].join(', ')}; ${Date.now() - t0} ms`);
   });
+  test('one of two workers killed: its threads go on in about a second, not after the sticky timeout', async () => {
+    const queue = `faults-${process.pid}-${++queues}`;
+    const first = await startWorkerChild(queue);
+    const memory = await openClient(queue);
+    try {
+      // Workflow tasks of these threads ran on `first` alone, so their next ones go to its sticky queue.
+      const threads = Array.from({ length: 3 }, (_, i) => memory.thread(`sticky-${queue}-${i}`));
+      for (const t of threads) {
+        await t.append({ id: 'u1', role: 'user', content: 'hello' });
+        assert.equal((await t.sync()).indexedSeq, 1);
+      }
+      const second = await startWorkerChild(queue);
+      await first.kill9();
+      const started = Date.now();
+      await Promise.all(
+        threads.map(async (t) => {
+          await t.append({ id: 'u2', role: 'user', content: 'still there?' });
+          assert.equal((await t.sync()).indexedSeq, 2);
+        }),
+      );
+      const ms = Date.now() - started;
+      log(`the next sync of the dead worker's threads took ${ms} ms`);
+      // The stall was the server's sticky schedule-to-start timeout (10 s by default): well under it.
+      assert.ok(ms < 6_000, `the next round took ${ms} ms`);
+      assert.equal((await second.stop('SIGTERM')).code, 0);
+    } finally {
+      await closeClient(memory);
+    }
+  });
+
   test(
     'a thread handle first used while PostgreSQL is down works once it is back',
     { timeout: 120_000 },
