@@ -164,9 +164,13 @@ export async function spawnManaged(
   const exited = watchdogExited.then(async (own) => {
     // The server's own exit is reported just before the watchdog exits; give it a moment to arrive.
     await Promise.race([reportsEnded, new Promise((resolve) => setTimeout(resolve, 200))]);
-    // A watchdog killed on its own leaves the server behind, still in its process group: end it too.
-    if (isAlive(pid)) signalGroup(watchdog, 'SIGKILL');
-    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+    // A watchdog killed on its own (it reported no exit) leaves the server behind, still in its
+    // process group: end it too, and wait until it is gone.
+    if (!reported && isAlive(pid)) {
+      signalGroup(watchdog, 'SIGKILL');
+      const deadline = Date.now() + 15_000;
+      while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     running = false;
     live.delete(handle);
     return reported ?? own;
