@@ -7,6 +7,8 @@ import { Connection, WorkflowClient } from '@temporalio/client';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -272,14 +274,25 @@ describe('embedded stack', () => {
   });
 
   test('TEMPORAL_ADDRESS and DATABASE_URL are used as given, nothing is started', async () => {
-    const stack = await startEmbeddedStack({
-      home: path.join(dir, 'external'),
-      env: { TEMPORAL_ADDRESS: '127.0.0.1:1', DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/x' },
-      log: silentLog,
-    });
-    assert.deepEqual([stack.temporal, stack.postgres], [undefined, undefined]);
-    assert.equal(stack.temporalAddress, '127.0.0.1:1');
-    await stack.stop();
+    // Something must listen there (a configured server that is absent fails the start at once).
+    const listener = createServer().listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      const stack = await startEmbeddedStack({
+        home: path.join(dir, 'external'),
+        env: {
+          TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+          DATABASE_URL: `postgres://u:secret@127.0.0.1:${port}/x`,
+        },
+        log: silentLog,
+      });
+      assert.deepEqual([stack.temporal, stack.postgres], [undefined, undefined]);
+      assert.equal(stack.temporalAddress, `127.0.0.1:${port}`);
+      await stack.stop();
+    } finally {
+      listener.close();
+    }
   });
 });
 
