@@ -1,5 +1,6 @@
 // Lint rules: typed TypeScript, no floating promises, and workflow code kept free of I/O modules
-// (Temporal replays workflow code; anything non-deterministic there breaks replay).
+// (Temporal replays workflow code; anything non-deterministic there breaks replay). Import rules
+// between folders (layers, cycles, the workflow bundle, PostgreSQL) are .dependency-cruiser.cjs's.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -73,7 +74,12 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-floating-promises': 'off' },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // CommonJS config files (dependency-cruiser reads .dependency-cruiser.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
 );

@@ -4,7 +4,8 @@
  * everything applied. PostgreSQL DDL is transactional, so a failed run leaves nothing half-applied.
  */
 import type { Pool } from 'pg';
-import { MIGRATIONS, type Migration } from './migrations/migration.js';
+import { MIGRATIONS } from './migrations/index.js';
+import type { Migration } from './migrations/migration.js';
 
 /** Advisory-lock key of the migration run (any constant that other code does not use). */
 const MIGRATION_LOCK_KEY = 'durable-memory:migrate';

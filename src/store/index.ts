@@ -22,6 +22,7 @@ export { ConflictError, InvalidRecordError } from './errors.js';
 export { InMemoryThreadStore } from './in-memory/in-memory-thread-store.js';
 export { PostgresThreadStore, type PostgresThreadStoreOptions } from './postgres/postgres-thread-store.js';
 export { migrate } from '../postgres/migrate.js';
-export { MIGRATIONS, type Migration } from '../postgres/migrations/migration.js';
+export { MIGRATIONS } from '../postgres/migrations/index.js';
+export type { Migration } from '../postgres/migrations/migration.js';
 export { StoreUnavailableError } from './errors.js';
 export { RedisThreadStore, type RedisThreadStoreOptions } from './redis/redis-thread-store.js';

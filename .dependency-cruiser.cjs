@@ -1,0 +1,89 @@
+/**
+ * Import rules `npm run lint` enforces (dependency-cruiser). Folders form layers: a folder imports only
+ * folders of lower layers (CONTRIBUTING.md lists them), so no two folders can import each other; the
+ * workflow bundle imports only deterministic code; the engine no tokenizer; nothing above the stores
+ * imports PostgreSQL code.
+ */
+// Lowest first. A folder may import its own layer's other folders only where listed in SAME_LAYER_OK.
+const LAYERS = [
+  ['src/model'],
+  ['src/tokenizers', 'src/compaction'],
+  ['src/thread'],
+  ['src/llm', 'src/postgres'],
+  ['src/store'],
+  ['src/memories', 'src/chat-memory'],
+  ['src/erasure', 'src/backends'],
+  ['activities'],
+  ['workflows'],
+  ['src/settings'],
+  ['src/client'],
+  ['src/tenancy'],
+  ['src/ui'],
+  ['src/server'],
+  ['src/runtime'],
+  ['src/cli'],
+];
+
+const higher = (i) => LAYERS.slice(i + 1).flat();
+const esc = (folder) => folder.replace(/\//g, '\\/');
+const layerRules = LAYERS.flatMap((folders, i) =>
+  folders.map((folder) => ({
+    name: `layers:${folder}`,
+    comment: `${folder} may import only folders below it (CONTRIBUTING.md, "Layout")`,
+    severity: 'error',
+    from: { path: `^${esc(folder)}/` },
+    to: {
+      path: `^(${[...higher(i), ...folders.filter((f) => f !== folder)].map(esc).join('|')})/`,
+      dependencyTypesNot: ['type-only'],
+    },
+  })),
+);
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-circular',
+      comment: 'No import cycles between modules either.',
+      severity: 'error',
+      from: { path: '^(src|workflows|activities)/' },
+      to: { circular: true, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'workflow-bundle-deterministic',
+      comment:
+        'Temporal replays workflow code: it imports only workflows/, src/thread, src/compaction, src/model.',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: {
+        dependencyTypesNot: ['type-only'],
+        pathNot:
+          '^(workflows|src/thread|src/compaction|src/model)/|^node_modules/@temporalio/(workflow|common)/',
+      },
+    },
+    {
+      name: 'engine-tokenizer-free',
+      comment: 'The compaction core takes counted metas; tokenizers are applied at the edges.',
+      severity: 'error',
+      from: { path: '^src/(compaction|thread)/' },
+      to: { path: '^src/tokenizers/|^node_modules/js-tiktoken/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-postgres-above-stores',
+      comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
+      severity: 'error',
+      from: {
+        path: '^(src/(client|server|cli|tenancy|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
+        // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
+        pathNot: '^src/tenancy/token-store[.]ts$',
+      },
+      to: { path: '^node_modules/pg/|^src/postgres/|^src/store/postgres/|^src/memories/postgres' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|test|bench|examples)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,12 @@
+/**
+ * Every migration, oldest first. Migrations are TypeScript modules exporting SQL, so `tsc` ships them
+ * in dist (a .sql file would be left behind). Add one by creating `NNN_name.ts` and listing it here.
+ */
+import type { Migration } from './migration.js';
+import { migration001 } from './001_init.js';
+import { migration002 } from './002_memories.js';
+import { migration003 } from './003_api_tokens.js';
+import { migration004 } from './004_summary_meta.js';
+
+/** Every migration, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004];
