@@ -3,6 +3,7 @@
  * PostgreSQL has: a pool shared with (and left open for) its owner, and thread deletion that keeps
  * the user's memories.
  */
+import { eraseThread } from '../../src/erasure/erase-thread.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -78,7 +79,10 @@ describe('PostgresMemoryStore on a shared pool', () => {
         proposals: [{ text: 'User lives in Oslo', sourceMessageIds: ['o1'] }],
       });
       assert.equal(await memories.extractedUpTo('keep-thread'), 1);
-      assert.equal(await threads.delete('keep-thread'), true);
+      assert.deepEqual(await eraseThread({ store: threads, memories }, 'keep-thread'), {
+        existed: true,
+        memories: 1,
+      });
       // A deleted thread takes the memories learned in it (and its extraction progress) along;
       // the user's memories from other threads stay.
       const left = await memories.list('keep-user');
