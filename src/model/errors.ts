@@ -28,7 +28,10 @@ export type ValidationCode =
   | 'duplicate_id'
   | 'nul_byte'
   | 'lone_surrogate'
-  | 'invalid_option';
+  | 'invalid_option'
+  | 'too_deep'
+  | 'too_long'
+  | 'out_of_range';
 
 /** Input that cannot be accepted; names the offending message by index and id where there is one. */
 export class ValidationError extends DurableMemoryError {

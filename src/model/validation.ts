@@ -5,6 +5,7 @@
  * Pure on purpose: deterministic code imports it, so no Node built-ins, no clock, no randomness.
  */
 import { ValidationError, type ValidationCode } from './errors.js';
+import { MAX_CREATED_AT, MAX_ID_LENGTH, MAX_JSON_DEPTH, MIN_CREATED_AT } from './limits.js';
 import { ROLES } from './message.js';
 import type { Message, MessageInput, Part, Role, ToolResultPart } from './message.js';
 
@@ -16,8 +17,42 @@ export interface NormalizeOptions {
   idPrefix?: string;
 }
 
-/** Longest accepted message id, in UTF-16 code units. */
-export const MAX_ID_LENGTH = 200;
+export { MAX_ID_LENGTH };
+
+/**
+ * True when `value` nests deeper than `limit` levels of objects and arrays (`{}` is one level).
+ * Never looks further than `limit` levels down, so any input, however deep, is safe to check.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (limit <= 0) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value))
+    if (nestedDeeperThan(item, limit - 1)) return true;
+  return false;
+}
+
+/**
+ * Throws `too_deep` naming `field` when `value` nests deeper than {@link MAX_JSON_DEPTH} levels: such
+ * input would overflow the stack of the code that copies, serialises and stores it.
+ */
+export function assertJsonDepth(value: unknown, field: string, limit = MAX_JSON_DEPTH): void {
+  if (nestedDeeperThan(value, limit))
+    throw new ValidationError('too_deep', `${field} is nested deeper than ${limit} levels`, { field });
+}
+
+/**
+ * Throws `out_of_range` naming `field` unless `value` is a whole number from `min` to `max`.
+ * @returns the number.
+ */
+export function assertWholeNumber(value: unknown, field: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new ValidationError(
+      'out_of_range',
+      `${field}: expected a whole number from ${min} to ${max}, got ${show(value)}`,
+      { field },
+    );
+  return value;
+}
 
 /** A caller's value, shown safely in an error message (JSON.stringify throws on BigInt). */
 function show(x: unknown): string {
@@ -96,7 +131,7 @@ function isRecord(x: unknown): x is Record<string, unknown> {
  * objects, arrays, strings, finite numbers, booleans and null. Undefined properties are left out, as
  * JSON would; anything else (Date, BigInt, NaN, functions, cycles) is rejected rather than altered.
  */
-function copyJson(x: unknown, at: At, path: string, seen: Set<object>): unknown {
+function copyJson(x: unknown, at: At, path: string, seen: Set<object>, depth = 1): unknown {
   if (x === null || typeof x === 'boolean') return x;
   if (typeof x === 'string') return checkText(x, at, path);
   if (typeof x === 'number' && Number.isFinite(x)) return x;
@@ -105,13 +140,16 @@ function copyJson(x: unknown, at: At, path: string, seen: Set<object>): unknown 
     (Array.isArray(x) || Object.getPrototypeOf(x) === Object.prototype || Object.getPrototypeOf(x) === null)
   ) {
     if (seen.has(x)) fail('invalid_message', at, `${path} is cyclic`);
+    if (depth > MAX_JSON_DEPTH)
+      fail('too_deep', at, `metadata is nested deeper than ${MAX_JSON_DEPTH} levels`);
     seen.add(x);
     let copy: unknown;
-    if (Array.isArray(x)) copy = x.map((v, i) => copyJson(v, at, `${path}[${i}]`, seen));
+    if (Array.isArray(x)) copy = x.map((v, i) => copyJson(v, at, `${path}[${i}]`, seen, depth + 1));
     else {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(x)) {
-        if (v !== undefined) out[checkText(k, at, `${path} key`)] = copyJson(v, at, `${path}.${k}`, seen);
+        if (v !== undefined)
+          out[checkText(k, at, `${path} key`)] = copyJson(v, at, `${path}.${k}`, seen, depth + 1);
       }
       copy = out;
     }
@@ -125,6 +163,13 @@ function copyJson(x: unknown, at: At, path: string, seen: Set<object>): unknown 
 function argumentsText(value: unknown, at: At): string {
   if (typeof value === 'string') return checkText(value, at, 'tool_call.arguments');
   if (value === undefined) return '{}';
+  // JSON.stringify recurses: thousands of levels would overflow the stack (a cycle counts as deep).
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH))
+    fail(
+      'invalid_arguments',
+      at,
+      `tool_call.arguments is cyclic or nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -205,12 +250,12 @@ function messageId(raw: Record<string, unknown>, index: number, prefix: string):
 
 function createdAtOf(value: unknown, at: At): string | undefined {
   if (value === undefined) return undefined;
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) fail('invalid_message', at, 'createdAt is an invalid Date');
-    return value.toISOString();
-  }
-  if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
-  return fail('invalid_message', at, `createdAt must be a Date or a date string, got ${show(value)}`);
+  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
+  if (Number.isNaN(time))
+    fail('invalid_message', at, `createdAt must be a Date or a date string, got ${show(value)}`);
+  if (time < MIN_CREATED_AT || time > MAX_CREATED_AT)
+    fail('invalid_message', at, `createdAt ${show(value)} is outside the years 1 to 9999`);
+  return value instanceof Date ? value.toISOString() : (value as string);
 }
 
 /**
@@ -230,6 +275,8 @@ function createdAtOf(value: unknown, at: At): string | undefined {
  *   not repaired: nothing a caller sends is silently altered. {@link sanitizeText} repairs on request.
  * - Special-token strings such as `<|endoftext|>` are ordinary text. There is no size limit and a
  *   message is never split.
+ * - Limits (limits.ts): metadata and tool-call arguments given as values nest at most
+ *   {@link MAX_JSON_DEPTH} levels (`too_deep`); `createdAt` lies in the years 1 to 9999.
  *
  * @param inputs Messages as callers write them.
  * @param options Ids already taken, and the prefix of generated ids.

@@ -3,6 +3,15 @@
  * compaction strategy. Pure, so the workflow's update validator can use it.
  */
 import { ValidationError } from '../model/errors.js';
+import {
+  MAX_BUDGET,
+  MAX_EXTRACT_EVERY_TURNS,
+  MAX_IDLE_MS,
+  MAX_JSON_DEPTH,
+  MAX_MODEL_LENGTH,
+  MAX_STRATEGY_DEPTH,
+} from '../model/limits.js';
+import { nestedDeeperThan } from '../model/validation.js';
 import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
 import { pipeline } from '../compaction/strategies/pipeline.js';
 import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
@@ -96,6 +105,35 @@ export function withViewCap(strategy: StrategySpec): StrategySpec {
   ) as StrategySpec;
 }
 
+/** Upper bounds of the whole-number settings (README "Limits"). */
+const MAXIMA = { idleMs: MAX_IDLE_MS, extractEveryTurns: MAX_EXTRACT_EVERY_TURNS, budget: MAX_BUDGET };
+
+/** How deep strategies nest in `spec` (a pipeline holding a pipeline is 2); stops past `limit`. */
+function strategyDepth(spec: unknown, limit: number): number {
+  const children = (spec as { strategies?: unknown } | null)?.strategies;
+  if (!Array.isArray(children) || limit <= 0) return 1;
+  return 1 + Math.max(0, ...children.map((child) => strategyDepth(child, limit - 1)));
+}
+
+/**
+ * Checks a strategy's shape before parsing it: parsing recurses through every level, so input nested
+ * thousands deep must be refused first (it would overflow the stack, here and wherever it is stored).
+ */
+function checkStrategyShape(strategy: unknown): void {
+  if (strategyDepth(strategy, MAX_STRATEGY_DEPTH) > MAX_STRATEGY_DEPTH)
+    throw new ValidationError(
+      'invalid_option',
+      `configure.strategy: strategies nest at most ${MAX_STRATEGY_DEPTH} deep`,
+      { field: 'strategy' },
+    );
+  if (nestedDeeperThan(strategy, MAX_JSON_DEPTH))
+    throw new ValidationError(
+      'too_deep',
+      `configure.strategy: nested deeper than ${MAX_JSON_DEPTH} levels of JSON`,
+      { field: 'strategy' },
+    );
+}
+
 /** Validates a partial configuration and merges it over `base`. Throws ValidationError. */
 export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
@@ -111,10 +149,10 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   for (const key of ['idleMs', 'extractEveryTurns'] as const) {
     const v = p[key];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAXIMA[key]) {
       throw new ValidationError(
         'invalid_option',
-        `configure.${key}: expected a whole number ≥ 0, got ${String(v)}`,
+        `configure.${key}: expected a whole number from 0 to ${MAXIMA[key]}, got ${String(v)}`,
       );
     }
   }
@@ -131,21 +169,24 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   if (share !== undefined) out.memoryShare = share as number;
   if (p['budget'] !== undefined) {
     const b = p['budget'];
-    if (typeof b !== 'number' || !Number.isInteger(b) || b < 1) {
+    if (typeof b !== 'number' || !Number.isInteger(b) || b < 1 || b > MAXIMA.budget) {
       throw new ValidationError(
         'invalid_option',
-        `configure.budget: expected a whole number ≥ 1, got ${String(b)}`,
+        `configure.budget: expected a whole number from 1 to ${MAXIMA.budget}, got ${String(b)}`,
       );
     }
     out.budget = b;
   }
   if (p['model'] !== undefined) {
-    if (typeof p['model'] !== 'string' || !p['model'] || p['model'].length > 200) {
+    if (typeof p['model'] !== 'string' || !p['model'] || p['model'].length > MAX_MODEL_LENGTH) {
       throw new ValidationError('invalid_option', 'configure.model: expected a model name');
     }
     out.model = p['model'];
   }
   if (p['strategy'] === null) delete out.strategy;
-  else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);
+  else if (p['strategy'] !== undefined) {
+    checkStrategyShape(p['strategy']);
+    out.strategy = parseStrategy(p['strategy']);
+  }
   return out;
 }

@@ -3,6 +3,14 @@ import assert from 'node:assert/strict';
 import { ValidationError } from '../../src/model/errors.js';
 import type { MessageInput } from '../../src/model/message.js';
 import { MAX_ID_LENGTH, normalizeMessages, sanitizeText } from '../../src/model/validation.js';
+import {
+  MAX_BUDGET,
+  MAX_EXTRACT_EVERY_TURNS,
+  MAX_IDLE_MS,
+  MAX_JSON_DEPTH,
+  MAX_STRATEGY_DEPTH,
+} from '../../src/model/limits.js';
+import { DEFAULT_CONFIG, mergeConfig } from '../../src/thread/config.js';
 
 /** Asserts that normalising `inputs` throws a ValidationError with this code, index and messageId. */
 function rejects(
@@ -324,6 +332,86 @@ describe('normalizeMessages: errors name the message by index and id', () => {
     rejects([{ ...user('x', 'd'), metadata: { at: new Date(0) } }], 'invalid_message', 0, 'd'));
   test('metadata that JSON would alter (NaN)', () =>
     rejects([{ ...user('x', 'd'), metadata: { n: NaN } }], 'invalid_message', 0, 'd'));
+});
+
+/** `{ a: { a: … { a: leaf } } }`, `levels` objects deep (built without recursion). */
+function nested(levels: number, leaf: unknown = 1): Record<string, unknown> {
+  let value: Record<string, unknown> = { a: leaf };
+  for (let i = 1; i < levels; i++) value = { a: value };
+  return value;
+}
+
+describe('limits: messages', () => {
+  test(`metadata nested ${MAX_JSON_DEPTH} levels is accepted`, () => {
+    const [m] = normalizeMessages([{ ...user('x', 'd'), metadata: nested(MAX_JSON_DEPTH) }]);
+    assert.deepEqual(m!.metadata, nested(MAX_JSON_DEPTH));
+  });
+  test('metadata nested one level deeper is too_deep', () =>
+    rejects([ok, { ...user('x', 'd'), metadata: nested(MAX_JSON_DEPTH + 1) }], 'too_deep', 1, 'd'));
+  test('metadata nested 100,000 levels is too_deep, not a stack overflow', () =>
+    rejects([{ ...user('x', 'd'), metadata: nested(100_000) }], 'too_deep', 0, 'd'));
+  test('metadata arrays count as levels too', () => {
+    let value: unknown = 1;
+    for (let i = 0; i < MAX_JSON_DEPTH; i++) value = [value];
+    rejects([{ ...user('x', 'd'), metadata: { list: value } }], 'too_deep', 0, 'd');
+  });
+  test('tool-call arguments nested 100,000 levels are refused, not a stack overflow', () =>
+    rejects(
+      [
+        {
+          id: 'a',
+          role: 'assistant',
+          parts: [{ type: 'tool_call', callId: 'c', name: 'f', arguments: nested(100_000) }],
+        },
+      ],
+      'invalid_arguments',
+      0,
+      'a',
+    ));
+  test('createdAt outside the years 1 to 9999 is refused', () => {
+    for (const createdAt of ['-100000-01-01T00:00:00Z', '+010000-01-01T00:00:00Z', new Date(-8.64e15)])
+      rejects([{ ...user('x', 'd'), createdAt }], 'invalid_message', 0, 'd');
+    for (const createdAt of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z'])
+      assert.equal(normalizeMessages([{ ...user('x', 'd'), createdAt }])[0]!.createdAt, createdAt);
+  });
+});
+
+/** Asserts that merging `patch` throws a ValidationError of `code` whose message names `field`. */
+function rejectsConfig(patch: unknown, field: string, code = 'invalid_option'): void {
+  assert.throws(
+    () => mergeConfig(DEFAULT_CONFIG, patch),
+    (err: unknown) =>
+      err instanceof ValidationError && err.code === code && err.message.includes(`configure.${field}`),
+  );
+}
+
+describe('limits: configuration', () => {
+  test('budget, idleMs and extractEveryTurns have upper bounds', () => {
+    const max = { budget: MAX_BUDGET, idleMs: MAX_IDLE_MS, extractEveryTurns: MAX_EXTRACT_EVERY_TURNS };
+    assert.deepEqual(mergeConfig(DEFAULT_CONFIG, max), { ...DEFAULT_CONFIG, ...max });
+    for (const [key, value] of Object.entries(max)) rejectsConfig({ [key]: value + 1 }, key);
+    rejectsConfig({ budget: 1e300 }, 'budget');
+    rejectsConfig({ idleMs: Number.MAX_SAFE_INTEGER }, 'idleMs');
+  });
+
+  /** A pipeline holding a pipeline … `levels` strategies deep, a truncation innermost. */
+  const pipelines = (levels: number): Record<string, unknown> => {
+    let spec: Record<string, unknown> = { type: 'truncation', max: 100 };
+    for (let i = 1; i < levels; i++) spec = { type: 'pipeline', strategies: [spec] };
+    return spec;
+  };
+
+  test(`strategies nest at most ${MAX_STRATEGY_DEPTH} deep`, () => {
+    assert.ok(mergeConfig(DEFAULT_CONFIG, { strategy: pipelines(MAX_STRATEGY_DEPTH) }).strategy);
+    rejectsConfig({ strategy: pipelines(MAX_STRATEGY_DEPTH + 1) }, 'strategy');
+    rejectsConfig({ strategy: pipelines(2_000) }, 'strategy');
+  });
+
+  test('a trigger nested 100,000 deep is refused, not a stack overflow', () => {
+    let trigger: Record<string, unknown> = { type: 'always' };
+    for (let i = 0; i < 100_000; i++) trigger = { type: 'not', trigger };
+    rejectsConfig({ strategy: { type: 'truncation', trigger } }, 'strategy', 'too_deep');
+  });
 });
 
 describe('sanitizeText', () => {

@@ -1,0 +1,48 @@
+/**
+ * The documented limits of what callers may send (README "Limits"). One home, read by the validation
+ * that enforces them (messages, configuration, imports, memories) and by the HTTP API's schemas, so
+ * the client library and the API refuse the same input with the same bound. Each limit keeps input
+ * away from something that would otherwise fail with an internal error: a stack overflow on deeply
+ * nested JSON, a PostgreSQL `integer` column or a btree index row, a timer beyond any use.
+ */
+
+/** Longest message id, in UTF-16 code units. */
+export const MAX_ID_LENGTH = 200;
+
+/**
+ * Deepest nesting of free-form JSON (message metadata, a compaction record's details, a thread's
+ * configuration): `{}` is one level, `{"a": {}}` two. Deeper input would overflow the stack of the
+ * code that copies and serialises it (at a few thousand levels) long before any real use needs it.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Deepest nesting of strategies in a configuration (a pipeline holding a pipeline is two). */
+export const MAX_STRATEGY_DEPTH = 8;
+
+/** Largest token budget of a thread or a context request. */
+export const MAX_BUDGET = 1_000_000_000;
+
+/** Longest `idleMs` of a thread: 7 days. */
+export const MAX_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Largest `extractEveryTurns` of a thread. */
+export const MAX_EXTRACT_EVERY_TURNS = 10_000;
+
+/** Longest model name. */
+export const MAX_MODEL_LENGTH = 200;
+
+/** Largest token count of one stored message or summary (a PostgreSQL `integer`): 2³¹ − 1. */
+export const MAX_TOKEN_COUNT = 2_147_483_647;
+
+/** Largest sequence number in an import (exact in a JavaScript number and a PostgreSQL `bigint`). */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+/** Longest id of a compaction record in an import (a thread id of 128 and its suffix fit). */
+export const MAX_RECORD_ID_LENGTH = 300;
+
+/** Longest text of one long-term memory, in characters (a fact is one sentence; this is generous). */
+export const MAX_MEMORY_TEXT_LENGTH = 10_000;
+
+/** Earliest and latest `createdAt` of a message: years 1 to 9999 (what every backend can store). */
+export const MIN_CREATED_AT = new Date('0001-01-01T00:00:00.000Z').getTime();
+export const MAX_CREATED_AT = new Date('9999-12-31T23:59:59.999Z').getTime();
