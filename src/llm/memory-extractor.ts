@@ -7,10 +7,13 @@
  * Rules of the LLM extractor: no new messages, no call; a reply that is not JSON or not the schema is
  * an `LlmReplyError` (retried), never "no memories"; a `supersedes` id that is not one of the existing
  * memories, and source ids that are not among the new messages, are dropped rather than trusted;
- * facts with empty text, facts equal to an existing memory and repeats within the reply are dropped.
+ * facts with empty text, facts longer than a memory may be (`MAX_MEMORY_TEXT_LENGTH`: no fact is
+ * that long, and the store would refuse the whole extraction), facts equal to an existing memory and
+ * repeats within the reply are dropped.
  */
 import type OpenAI from 'openai';
 import type { Message } from '../model/message.js';
+import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
 import { MEMORY_SCHEMA, parseMemoryReply, type MemoryCategory } from './memory-schema.js';
 import { complete } from './complete.js';
 import { renderTranscript } from './transcript.js';
@@ -137,7 +140,7 @@ function toProposals(facts: ReturnType<typeof parseMemoryReply>, req: ExtractReq
   const out: MemoryProposal[] = [];
   for (const fact of facts) {
     const text = fact.text.trim();
-    if (!text || seen.has(normalize(text))) continue;
+    if (!text || text.length > MAX_MEMORY_TEXT_LENGTH || seen.has(normalize(text))) continue;
     seen.add(normalize(text));
     const proposal: MemoryProposal = {
       text,

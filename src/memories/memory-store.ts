@@ -12,6 +12,7 @@
  *   resource's memories plus the user-wide ones (no resource); reads without one see all of the user's.
  */
 import { ValidationError } from '../model/errors.js';
+import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
 import { assertStorableText } from '../store/internal/prepare.js';
 
 /** One long-term memory. Absent optional fields are absent, never null. */
@@ -107,7 +108,7 @@ export interface MemoryStore {
    * names a memory to supersede, that memory is superseded by the existing equal one. `supersedes` may
    * name any live memory of the same user, whatever its resource; an unknown, other user's or already
    * superseded id adds the fact without superseding anything.
-   * @throws ValidationError (`invalid_id`, `invalid_option`, `empty_message`, `nul_byte`,
+   * @throws ValidationError (`invalid_id`, `invalid_option`, `empty_message`, `too_long`, `nul_byte`,
    *   `lone_surrogate`) before anything is written; `duplicate_id` when the id was used for another
    *   user.
    */
@@ -135,6 +136,7 @@ export interface MemoryStore {
    * exists, that one supersedes it instead and is returned.
    * @returns the memory now holding the fact; undefined when the id is unknown, another user's, or
    *   already superseded (a superseded fact is history, not something to correct).
+   * @throws ValidationError (`empty_message`, `too_long`, `nul_byte`, `lone_surrogate`) for the text.
    */
   correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined>;
 
@@ -200,11 +202,20 @@ export function assertIds(userId: unknown, memoryId: unknown): void {
   assertId(memoryId, 'memoryId');
 }
 
-/** Throws `empty_message` for a text with nothing but whitespace, and the text codes for NUL etc. */
+/**
+ * Throws `empty_message` for a text with nothing but whitespace, `too_long` past
+ * {@link MAX_MEMORY_TEXT_LENGTH} characters, and the text codes for NUL etc.
+ */
 export function assertMemoryText(text: unknown, index?: number): asserts text is string {
   const where = index === undefined ? {} : { index };
   if (typeof text !== 'string' || text.trim().length === 0)
     throw new ValidationError('empty_message', 'memory text must be a non-empty string', where);
+  if (text.length > MAX_MEMORY_TEXT_LENGTH)
+    throw new ValidationError(
+      'too_long',
+      `memory text is ${text.length} characters long, more than ${MAX_MEMORY_TEXT_LENGTH}`,
+      where,
+    );
   assertStorableText(text, where);
 }
 

@@ -1,5 +1,5 @@
 /**
- * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001 and 002).
+ * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001, 002, 005).
  * Parameterized queries only. An extraction is one transaction that first claims its id in
  * `memory_extractions`: a concurrent retry waits on that row and then returns the recorded result.
  * Duplicates are decided by the unique index over live facts, so racing extractions cannot both add
@@ -55,6 +55,12 @@ const RECORD = `jsonb_strip_nulls(jsonb_build_object(
   'supersededBy', superseded_by, 'supersededAt', ${iso('superseded_at')}, 'supersededReason', superseded_reason,
   'createdAt', ${iso('created_at')}, 'updatedAt', ${iso('updated_at')}, 'extractionId', extraction_id)) AS record`;
 
+/**
+ * The hash that makes a fact unique per scope (migration 005), of a text key given as SQL: the index
+ * holds it instead of the key, which may be longer than a btree entry allows.
+ */
+const textHash = (key: string): string => `sha256(convert_to(${key}, 'UTF8'))`;
+
 /** Reads see that resource's memories and user-wide ones ($2 null: all of the user's). */
 const IN_SCOPE = '($2::text IS NULL OR resource_id IS NULL OR resource_id = $2)';
 
@@ -79,15 +85,16 @@ async function insertOrFind(
   // No conflict target: the live-fact index (a duplicate) is the conflict expected here.
   const inserted = await db.query<RecordRow>(
     `INSERT INTO memories (id, user_id, resource_id, text, category, source_thread_id, source_message_ids,
-       extraction_id, text_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING ${RECORD}`,
+       extraction_id, text_key, text_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${textHash('$9::text')})
+     ON CONFLICT DO NOTHING RETURNING ${RECORD}`,
     // node-postgres sends undefined as NULL.
     [id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId, key],
   );
   if (inserted.rows[0]) return { memory: inserted.rows[0].record, added: true };
   const found = await db.query<RecordRow>(
-    `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND resource_id IS NOT DISTINCT FROM $2
-       AND text_key = $3 AND status = 'active'`,
+    `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND coalesce(resource_id, '') = coalesce($2, '')
+       AND text_hash = ${textHash('$3::text')} AND text_key = $3 AND status = 'active'`,
     [userId, resourceId, key],
   );
   // The duplicate was superseded or removed between the two statements (a concurrent writer): rare,

@@ -5,9 +5,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+import { startLlmServer } from '../support/llm-server.js';
+import { LOCAL_LLM_LABEL, llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { MAX_MEMORY_TEXT_LENGTH } from '../../src/model/limits.js';
 import { waitForState } from '../support/wait-for-state.js';
-import { LOCAL_LLM_LABEL } from '../../activities/llm-runtime.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { MEMORY_BLOCK_HEADER } from '../../src/thread/memory-block.js';
 import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
@@ -158,4 +160,43 @@ test('a resourceId narrows a user’s memories: learned in a resource, seen ther
   const anywhere = p.memory.thread('rita-any', { userId: 'rita' });
   await say(anywhere, 'x1', 'Hello again.');
   assert.equal((await anywhere.memories()).length, learned.length);
+});
+
+test('an LLM proposing a 4 KB fact: stored at once, never retried; a fact over the limit is dropped', async () => {
+  const llm = await startLlmServer();
+  const queue = `${p.taskQueue}-llm`;
+  const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, DURABLE_MEMORY_LLM_MODEL: 'facts' });
+  const worker = await startWorker(p.stack, queue, runtime);
+  const memory = await p.connect({ taskQueue: queue });
+  try {
+    // Distinct words, so PostgreSQL cannot compress the text under an index limit.
+    const long = `User wrote ${Array.from({ length: 600 }, (_, i) => `w${i * 7919}`).join(' ')}`
+      .slice(0, 4096)
+      .trimEnd();
+    const tooLong = `User said ${'x'.repeat(MAX_MEMORY_TEXT_LENGTH)}`;
+    const fact = (text: string) => ({
+      text,
+      category: 'other',
+      supersedes: null,
+      reason: null,
+      source_message_ids: ['g1'],
+    });
+    llm.setDefault({ json: { facts: [fact(long), fact(tooLong), fact('User likes long notes')] } });
+    const t = memory.thread('gina-1', { userId: 'gina' });
+    await t.append({ id: 'g1', role: 'user', content: 'Please remember all of this.' });
+    await t.configure({ extractEveryTurns: 1, idleMs: 0 }); // extracts the turn already there
+    const s = await waitForState(t, 'the extraction', (x) => x.memory.extractions >= 1);
+    assert.equal(s.lastError, undefined);
+    assert.equal(s.memory.lastExtraction!.added, 2);
+    const texts = (await t.memories()).map((m) => m.text);
+    assert.equal(texts.length, 2);
+    assert.ok(texts.includes('User likes long notes'));
+    assert.ok(texts.includes(long), 'the 4 KB fact is stored whole');
+    const extractions = llm.requests.filter((r) => r.body.response_format !== undefined);
+    assert.equal(extractions.length, 1, 'one LLM call: the extraction was not retried');
+  } finally {
+    await memory.close();
+    await worker.stop();
+    await llm.close();
+  }
 });

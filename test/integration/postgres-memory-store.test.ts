@@ -9,6 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/index.js';
+import { migrate } from '../../src/postgres/migrate.js';
+import { MIGRATIONS } from '../../src/postgres/migrations/migration.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { memoryStoreContract } from '../unit/memory-store-contract.js';
 
@@ -94,6 +96,43 @@ describe('PostgresMemoryStore on a shared pool', () => {
     } finally {
       await memories.close();
       await threads.close();
+    }
+  });
+});
+
+describe('migration 005 (the live-fact index holds a hash of the text)', () => {
+  it('backfills the hash of memories stored before it, as the store computes it', async () => {
+    const old = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: old.url });
+    try {
+      await migrate(
+        pool,
+        MIGRATIONS.filter((m) => m.version < 5),
+      );
+      await pool.query(
+        `INSERT INTO memories (id, user_id, text, text_key, source_message_ids)
+         VALUES ('old-1', 'old-user', 'User likes tea.', 'user likes tea', '{}')`,
+      );
+      assert.deepEqual(
+        await migrate(
+          pool,
+          MIGRATIONS.filter((m) => m.version <= 5),
+        ),
+        [5],
+      );
+      const memories = new PostgresMemoryStore(pool);
+      const again = await memories.applyExtraction({
+        extractionId: 'after-005',
+        userId: 'old-user',
+        fromSeq: 1,
+        toSeq: 1,
+        model: 'test-model',
+        proposals: [{ text: 'User likes TEA', sourceMessageIds: [] }],
+      });
+      assert.deepEqual(again.duplicates, ['User likes TEA'], 'the old row is found by its backfilled hash');
+    } finally {
+      await pool.end();
+      await old.drop();
     }
   });
 });

@@ -115,7 +115,8 @@ describe('004_summary_meta', () => {
           [s.message.id, JSON.stringify(s.message), s.tokens, s.positionSeq],
         );
       }
-      assert.deepEqual(await migrate(pool), [4]);
+      // Later migrations apply too; 004 is the one under test.
+      assert.deepEqual((await migrate(pool)).slice(0, 1), [4]);
       const { rows } = await pool.query<{ meta: unknown }>(`SELECT meta FROM summaries ORDER BY ord`);
       assert.deepEqual(
         rows.map((r) => r.meta),

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ValidationError } from '../../src/model/errors.js';
 import type { ExtractionInput, MemoryProposalInput, MemoryStore } from '../../src/memories/memory-store.js';
+import { MAX_MEMORY_TEXT_LENGTH } from '../../src/model/limits.js';
 
 /** A fresh id with a readable prefix. */
 const fresh = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -34,6 +35,16 @@ const extraction = (
   proposals,
   ...more,
 });
+
+/**
+ * A fact of about `chars` characters that does not compress (distinct numbered words): PostgreSQL
+ * compresses index entries, so a repetitive text could hide an index size limit.
+ */
+const longFact = (chars: number, seed = randomUUID()): string => {
+  const words: string[] = ['User', 'noted'];
+  for (let i = 0; words.join(' ').length < chars; i++) words.push(`${seed.slice(0, 8)}${i.toString(36)}`);
+  return words.join(' ').slice(0, chars);
+};
 
 /** Asserts a rejection with a ValidationError of `code`. */
 const rejectsWith = (promise: Promise<unknown>, code: string) =>
@@ -257,6 +268,38 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       assert.equal(await store.correct(user, old.id, 'User is 32'), undefined);
       await rejectsWith(store.correct(user, corrected!.id, 'bad\u0000text'), 'nul_byte');
       assert.equal((await store.get(user, corrected!.id))?.status, 'active');
+    });
+
+    it('stores long facts (4 KB) and corrections (3,000 characters), still one per fact', async () => {
+      const user = fresh('user');
+      const text = longFact(4096);
+      const first = await store.applyExtraction(extraction(user, [fact(text)]));
+      assert.equal(first.added[0]?.text, text);
+      // The same fact again (case and a final period aside) is a duplicate, however long.
+      const again = await store.applyExtraction(extraction(user, [fact(`${text.toUpperCase()}.`)]));
+      assert.deepEqual(again, { added: [], superseded: [], duplicates: [`${text.toUpperCase()}.`] });
+      const correction = longFact(3000);
+      const corrected = await store.correct(user, first.added[0]!.id, correction);
+      assert.equal(corrected?.text, correction);
+      assert.deepEqual(
+        (await store.list(user)).map((m) => m.text),
+        [correction],
+      );
+      const longest = longFact(MAX_MEMORY_TEXT_LENGTH);
+      const stored = await store.applyExtraction(extraction(user, [fact(longest)]));
+      assert.equal(stored.added[0]?.text.length, MAX_MEMORY_TEXT_LENGTH);
+    });
+
+    it(`refuses a memory text over ${MAX_MEMORY_TEXT_LENGTH} characters, naming the proposal`, async () => {
+      const user = fresh('user');
+      const tooLong = longFact(MAX_MEMORY_TEXT_LENGTH + 1);
+      await assert.rejects(
+        store.applyExtraction(extraction(user, [fact('User is fine'), fact(tooLong)])),
+        (err: unknown) => err instanceof ValidationError && err.code === 'too_long' && err.index === 1,
+      );
+      const { added } = await store.applyExtraction(extraction(user, [fact('User is fine')]));
+      await rejectsWith(store.correct(user, added[0]!.id, tooLong), 'too_long');
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), added);
     });
 
     it('removes a memory only on request, and only the user’s own', async () => {
