@@ -34,6 +34,7 @@ import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
 import { Announcer } from './announcer.js';
+import { checkThreadExport } from './import-check.js';
 import type { TemporalLink } from './temporal-link.js';
 
 /** What the client needs from its connection. */
@@ -238,8 +239,13 @@ export class ThreadHandle {
     return data;
   }
 
-  /** Restores an export into this thread id (idempotent), then lets the workflow catch up. */
+  /**
+   * Restores an export into this thread id (idempotent), then lets the workflow catch up. Throws
+   * ValidationError naming the field (`messages[3].tokens`, `thread.config.budget`, …) before
+   * anything is written if any part of it breaks a rule an append or a configure would enforce.
+   */
   async import(data: ThreadExport): Promise<ImportResult> {
+    checkThreadExport(data); // all of it, before anything is written
     const result = await this.deps.store.import(data, { threadId: this.threadId });
     await this.sync();
     return result;

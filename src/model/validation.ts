@@ -248,13 +248,24 @@ function messageId(raw: Record<string, unknown>, index: number, prefix: string):
   return id;
 }
 
+/** What is wrong with a timestamp (a Date or a date string within the years 1 to 9999), if anything. */
+function timestampProblem(value: unknown): string | undefined {
+  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
+  if (Number.isNaN(time)) return `must be a Date or a date string, got ${show(value)}`;
+  if (time < MIN_CREATED_AT || time > MAX_CREATED_AT) return `${show(value)} is outside the years 1 to 9999`;
+  return undefined;
+}
+
+/** Throws `invalid_message` naming `field` unless `value` is a timestamp every backend can store. */
+export function assertTimestamp(value: unknown, field: string): void {
+  const problem = timestampProblem(value);
+  if (problem) throw new ValidationError('invalid_message', `${field} ${problem}`, { field });
+}
+
 function createdAtOf(value: unknown, at: At): string | undefined {
   if (value === undefined) return undefined;
-  const time = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
-  if (Number.isNaN(time))
-    fail('invalid_message', at, `createdAt must be a Date or a date string, got ${show(value)}`);
-  if (time < MIN_CREATED_AT || time > MAX_CREATED_AT)
-    fail('invalid_message', at, `createdAt ${show(value)} is outside the years 1 to 9999`);
+  const problem = timestampProblem(value);
+  if (problem) fail('invalid_message', at, `createdAt ${problem}`);
   return value instanceof Date ? value.toISOString() : (value as string);
 }
 

@@ -11,8 +11,16 @@ import {
   DEFAULT_IMPORT_BODY_LIMIT,
   openApiDocument,
 } from '../../src/server/api-server.js';
+import {
+  MAX_BUDGET,
+  MAX_EXTRACT_EVERY_TURNS,
+  MAX_IDLE_MS,
+  MAX_JSON_DEPTH,
+  MAX_MEMORY_TEXT_LENGTH,
+  MAX_TOKEN_COUNT,
+} from '../../src/model/limits.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
-import { startApiFixture, text, type ApiClient, type ApiFixture } from '../support/api.js';
+import { startApiFixture, text, type ApiClient, type ApiFixture, type Json } from '../support/api.js';
 
 let f: ApiFixture;
 let acme: ApiClient;
@@ -659,6 +667,187 @@ describe('DELETE /v1/threads/{id}', () => {
     assertError(await acme.get('/v1/threads/doomed'), 404, 'unknown_thread');
     assertError(await acme.get('/v1/threads/doomed/messages'), 404, 'unknown_thread');
     assertError(await acme.delete('/v1/threads/doomed'), 404, 'unknown_thread', 'id');
+  });
+});
+
+describe('limits: 400 naming the field, never a 500', () => {
+  /** JSON text of `{"a": {"a": … 1}}`, `levels` objects deep (JSON.stringify would overflow). */
+  const deep = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+  /** `value` as JSON with the string "DEEP" replaced by {@link deep}(`levels`). */
+  const withDeep = (value: unknown, levels: number): string =>
+    JSON.stringify(value).replace('"DEEP"', deep(levels));
+  let exported: Json;
+  before(async () => {
+    await seed('limits-src', 2, { userId: 'lim' });
+    exported = (await acme.get('/v1/threads/limits-src/export')).body;
+  });
+
+  test('append: metadata nested 5,000 levels (or one past the limit) is too_deep', async () => {
+    const raw = withDeep(
+      { messages: [text('a', 'user', 'x'), { ...text('b', 'user', 'y'), metadata: 'DEEP' }] },
+      5000,
+    );
+    assertError(
+      await acme.call('POST', '/v1/threads/limits/messages', { raw }),
+      400,
+      'too_deep',
+      'messages[1]',
+    );
+    const justOver = withDeep(
+      { message: { ...text('c', 'user', 'z'), metadata: 'DEEP' } },
+      MAX_JSON_DEPTH + 1,
+    );
+    assertError(
+      await acme.call('POST', '/v1/threads/limits/messages', { raw: justOver }),
+      400,
+      'too_deep',
+      'message',
+    );
+    const atLimit = withDeep({ message: { ...text('c', 'user', 'z'), metadata: 'DEEP' } }, MAX_JSON_DEPTH);
+    assert.equal((await acme.call('POST', '/v1/threads/limits/messages', { raw: atLimit })).status, 200);
+  });
+
+  test('append: a createdAt PostgreSQL cannot store is invalid_message', async () => {
+    assertError(
+      await acme.post('/v1/threads/limits/messages', {
+        message: { ...text('old', 'user', 'x'), createdAt: '-100000-01-01T00:00:00Z' },
+      }),
+      400,
+      'invalid_message',
+      'message',
+    );
+  });
+
+  test('import: 10,000-deep metadata, config or compaction details are too_deep', async () => {
+    const message = { ...exported.messages[0], metadata: 'DEEP' };
+    assertError(
+      await acme.call('POST', '/v1/threads/import?threadId=limits-1', {
+        raw: withDeep({ ...exported, messages: [message] }, 10_000),
+      }),
+      400,
+      'too_deep',
+      'messages[0]',
+    );
+    assertError(
+      await acme.call('POST', '/v1/threads/import?threadId=limits-2', {
+        raw: withDeep({ ...exported, thread: { ...exported.thread, config: 'DEEP' } }, 10_000),
+      }),
+      400,
+      'too_deep',
+      'thread.config',
+    );
+    const record = {
+      id: 'c1',
+      threadId: 'limits-src',
+      strategy: 'test',
+      reason: 'test',
+      excludedMessageIds: [],
+      supersededSummaryIds: [],
+      summaries: [],
+      details: 'DEEP',
+    };
+    assertError(
+      await acme.call('POST', '/v1/threads/import?threadId=limits-3', {
+        raw: withDeep({ ...exported, compactions: [record] }, 10_000),
+      }),
+      400,
+      'too_deep',
+      'compactions[0].details',
+    );
+    // Nothing of a refused import was stored.
+    for (const id of ['limits-1', 'limits-2', 'limits-3'])
+      assertError(await acme.get(`/v1/threads/${id}`), 404, 'unknown_thread', 'id');
+  });
+
+  test('import: token counts past 2³¹ − 1 and a configuration out of bounds name the field', async () => {
+    const big = { ...exported, messages: [{ ...exported.messages[0], tokens: MAX_TOKEN_COUNT + 1 }] };
+    assertError(
+      await acme.post('/v1/threads/import?threadId=limits-4', big),
+      400,
+      'invalid_field',
+      'messages[0].tokens',
+    );
+    const config = { ...exported.thread.config, budget: MAX_BUDGET + 1 };
+    assertError(
+      await acme.post('/v1/threads/import?threadId=limits-5', {
+        ...exported,
+        thread: { ...exported.thread, config },
+      }),
+      400,
+      'invalid_option',
+      'thread.config.budget',
+    );
+    const bad = { ...exported, messages: [{ ...exported.messages[0], id: 'x'.repeat(3000) }] };
+    assertError(
+      await acme.post('/v1/threads/import?threadId=limits-6', bad),
+      400,
+      'invalid_id',
+      'messages[0]',
+    );
+  });
+
+  test('PATCH: budget, idleMs and extractEveryTurns past their bounds; strategies nested too deep', async () => {
+    const over = {
+      budget: MAX_BUDGET + 1,
+      idleMs: MAX_IDLE_MS + 1,
+      extractEveryTurns: MAX_EXTRACT_EVERY_TURNS + 1,
+    };
+    for (const [key, value] of Object.entries(over))
+      assertError(await acme.patch('/v1/threads/limits-src', { [key]: value }), 400, 'invalid_field', key);
+    let pipelines: Json = { type: 'truncation', max: 100 };
+    for (let i = 0; i < 2_000; i++) pipelines = { type: 'pipeline', strategies: [pipelines] };
+    assertError(
+      await acme.patch('/v1/threads/limits-src', { strategy: pipelines }),
+      400,
+      'invalid_option',
+      'strategy',
+    );
+    const trigger = '{"type":"not","trigger":'.repeat(10_000) + '{"type":"always"}' + '}'.repeat(10_000);
+    assertError(
+      await acme.call('PATCH', '/v1/threads/limits-src', {
+        raw: `{"strategy":{"type":"truncation","trigger":${trigger}}}`,
+      }),
+      400,
+      'too_deep',
+      'strategy',
+    );
+    assertError(
+      await acme.get(`/v1/threads/limits-src/context?budget=${MAX_BUDGET + 1}`),
+      400,
+      'invalid_field',
+      'budget',
+    );
+    const ok = await acme.patch('/v1/threads/limits-src', { budget: MAX_BUDGET });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  });
+
+  test('memory correction: 3,000 characters are stored, more than the limit are too long', async () => {
+    const added = await f.p.memory.memoryStore!.applyExtraction({
+      extractionId: 'acme:limits-src:x:1-2',
+      userId: 'acme:lim',
+      threadId: 'acme:limits-src',
+      fromSeq: 1,
+      toSeq: 2,
+      model: 'test',
+      proposals: [{ text: 'Lim likes limits', sourceMessageIds: ['m1'] }],
+    });
+    const id = added.added[0]!.id.slice('acme:'.length);
+    // Random letters: PostgreSQL compresses repetitive text under its index size limit.
+    let seed = 12345;
+    const letter = () =>
+      'abcdefghij klmnopqrstuvwxyz'[(seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 27];
+    const long = `Lim ${Array.from({ length: 2996 }, letter).join('')}`.replace(/\s+$/u, '.');
+    const corrected = await acme.patch(`/v1/users/lim/memories/${id}`, { text: long });
+    assert.equal(corrected.status, 200, corrected.text.slice(0, 300));
+    assert.equal(corrected.body.text, long);
+    assertError(
+      await acme.patch(`/v1/users/lim/memories/${corrected.body.id}`, {
+        text: 'y'.repeat(MAX_MEMORY_TEXT_LENGTH + 1),
+      }),
+      400,
+      'invalid_field',
+      'text',
+    );
   });
 });
 

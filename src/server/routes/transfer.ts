@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ThreadExport as ThreadExportData } from '../../store/types.js';
 import { InvalidRecordError } from '../../store/errors.js';
+import { checkThreadExport } from '../../client/import-check.js';
 import { ApiError } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
 import { ThreadExport } from '../schemas/records.js';
@@ -58,6 +59,9 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
       const storedId = query.threadId
         ? scope.scoped(query.threadId, 'threadId')
         : scope.scoped(body.thread.threadId, 'thread.threadId');
+      // Checked as sent (fields named as the caller wrote them) before ids are mapped: mapping walks
+      // compaction details, which must not be nested thousands deep.
+      checkThreadExport(body as ThreadExportData);
       const data = scope.importData(body as ThreadExportData, storedId);
       const handle = deps.memory.thread(storedId, { userId: data.thread.userId });
       try {

@@ -2,6 +2,7 @@
  * Schemas of the memory routes (facts about a user, shared across the user's threads).
  */
 import Type from 'typebox';
+import { MAX_MEMORY_TEXT_LENGTH } from '../../model/limits.js';
 import { userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
@@ -26,4 +27,7 @@ export const MemoryList = Type.Object(
 );
 
 /** PATCH body: the corrected text. The old memory is kept, superseded by the new one. */
-export const CorrectBody = Type.Object({ text: Type.String() }, { additionalProperties: false });
+export const CorrectBody = Type.Object(
+  { text: Type.String({ maxLength: MAX_MEMORY_TEXT_LENGTH }) },
+  { additionalProperties: false },
+);

@@ -4,6 +4,7 @@
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
 import Type from 'typebox';
+import { MAX_BUDGET, MAX_MODEL_LENGTH } from '../../model/limits.js';
 import { userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
@@ -95,11 +96,13 @@ export const HistoryPage = Type.Object(
 
 /** GET /v1/threads/{id}/context. */
 export const ContextQuery = Type.Object({
-  budget: Type.Optional(Type.Integer({ minimum: 1, description: "Default: the thread's budget." })),
+  budget: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: "Default: the thread's budget." }),
+  ),
   model: Type.Optional(
     Type.String({
       minLength: 1,
-      maxLength: 200,
+      maxLength: MAX_MODEL_LENGTH,
       description: "Count tokens with this model's tokenizer (default: the thread's model).",
     }),
   ),

@@ -5,6 +5,13 @@
  * them by name (see shared.ts); request bodies embed them.
  */
 import Type from 'typebox';
+import {
+  MAX_BUDGET,
+  MAX_EXTRACT_EVERY_TURNS,
+  MAX_IDLE_MS,
+  MAX_SEQ,
+  MAX_TOKEN_COUNT,
+} from '../../model/limits.js';
 
 /** The body of every failure: a stable code, a message for people, and the offending field if any. */
 export const ErrorBody = Type.Object({
@@ -18,6 +25,10 @@ export const ErrorBody = Type.Object({
 });
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
+
+/** A token count: what a PostgreSQL `integer` holds. */
+const Tokens = (description?: string) =>
+  Type.Integer({ minimum: 0, maximum: MAX_TOKEN_COUNT, ...(description ? { description } : {}) });
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), {
   description: 'Free-form metadata, kept as given (OpenAI `name` lands in `metadata.name`).',
@@ -65,8 +76,12 @@ export const StoredMessage = Type.Object({
   parts: Type.Array(Part),
   createdAt: Type.String({ description: 'ISO-8601; the time it was stored when the caller gave none.' }),
   metadata: Type.Optional(Metadata),
-  seq: Type.Integer({ minimum: 1, description: 'Position in the history, 1-based, gap-free.' }),
-  tokens: Int("Counted once, at append, with the thread's model."),
+  seq: Type.Integer({
+    minimum: 1,
+    maximum: MAX_SEQ,
+    description: 'Position in the history, 1-based, gap-free.',
+  }),
+  tokens: Tokens("Counted once, at append, with the thread's model."),
   bytes: Int(),
   excludedBy: Type.Optional(
     Type.String({ description: 'The compaction that excluded it from the view; absent while included.' }),
@@ -84,11 +99,19 @@ export const Strategy = Type.Object(
 
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
-  budget: Type.Integer({ minimum: 1, description: 'Tokens of the memory view.' }),
+  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the memory view.' }),
   model: Type.String({ description: 'Picks the tokenizer.' }),
   strategy: Type.Optional(Strategy),
-  idleMs: Int('Background work after this long without a message (0: off).'),
-  extractEveryTurns: Int('Memory extraction after this many new user turns (0: off).'),
+  idleMs: Type.Integer({
+    minimum: 0,
+    maximum: MAX_IDLE_MS,
+    description: 'Background work after this long without a message (0: off).',
+  }),
+  extractEveryTurns: Type.Integer({
+    minimum: 0,
+    maximum: MAX_EXTRACT_EVERY_TURNS,
+    description: 'Memory extraction after this many new user turns (0: off).',
+  }),
   memoryShare: Type.Number({ minimum: 0, maximum: 0.5 }),
 });
 
@@ -136,11 +159,11 @@ export const MemoryRecord = Type.Object({
 
 const StoredSummary = Type.Object({
   message: Message,
-  tokens: Int(),
-  positionSeq: Int(),
+  tokens: Tokens(),
+  positionSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
   model: Type.Optional(Type.String()),
-  inputTokens: Type.Optional(Int()),
-  outputTokens: Type.Optional(Int()),
+  inputTokens: Type.Optional(Tokens()),
+  outputTokens: Type.Optional(Tokens()),
 });
 
 /** A thread as JSON: history, compaction records, summaries, configuration. */

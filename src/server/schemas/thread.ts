@@ -2,6 +2,7 @@
  * Schemas of the thread routes: list, state, configure, compact, import.
  */
 import Type from 'typebox';
+import { MAX_BUDGET, MAX_EXTRACT_EVERY_TURNS, MAX_IDLE_MS, MAX_MODEL_LENGTH } from '../../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
 import { Strategy } from './records.js';
@@ -12,11 +13,11 @@ const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description
 /** PATCH body: any subset of the configuration; `strategy: null` returns to the default strategy. */
 export const ConfigurePatch = Type.Object(
   {
-    budget: Type.Optional(Type.Integer({ minimum: 1 })),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    budget: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BUDGET })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MODEL_LENGTH })),
     strategy: Type.Optional(Type.Union([Strategy, Type.Null()])),
-    idleMs: Type.Optional(Int()),
-    extractEveryTurns: Type.Optional(Int()),
+    idleMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_IDLE_MS })),
+    extractEveryTurns: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EXTRACT_EVERY_TURNS })),
     memoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
   },
   { additionalProperties: false },
