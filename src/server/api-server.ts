@@ -15,6 +15,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DurableMemory } from '../client/connect.js';
 import { createAuthHook, isLoopbackHost, LOCAL_TENANT } from './auth.js';
 import { DEFAULT_COMPACT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from './deadline.js';
+import { ApiError } from './api-error.js';
 import { installErrorHandling } from './error-handler.js';
 import { SWAGGER_OPTIONS } from './openapi.js';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness.js';
@@ -111,6 +112,29 @@ function loggerOption(logger: FastifyServerOptions['logger']): FastifyServerOpti
 }
 
 /**
+ * Parses JSON bodies as fastify does (prototype poisoning refused), after decoding them as strict
+ * UTF-8: fastify's own parser decodes leniently, storing invalid bytes as U+FFFD, so text a client
+ * garbled would be silently altered. A body that is not UTF-8 is 400 `invalid_utf8`, as a `\ud800`
+ * escape inside valid UTF-8 is `lone_surrogate` (the validation of messages).
+ */
+function acceptStrictUtf8Json(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Not streaming, so one decoder serves every request; a BOM is kept (and is invalid JSON), as before.
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      done(new ApiError(400, 'invalid_utf8', 'the request body is not valid UTF-8', 'body'), undefined);
+      return;
+    }
+    void parseJson(request, text, done); // calls done itself
+  });
+}
+
+/**
  * Builds the API (not listening; call `listen`, or use {@link startApi}). Routes: /v1/… (bearer
  * auth), /healthz, /readyz, /openapi.json. More routes (a UI) may be registered before `ready()`.
  */
@@ -127,6 +151,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   app.setValidatorCompiler(validatorCompiler);
   // Bodies are JSON only: without this, fastify would hand a text/plain body to the JSON schema.
   app.removeContentTypeParser('text/plain');
+  acceptStrictUtf8Json(app);
   installErrorHandling(app);
   addSharedSchemas(app);
 

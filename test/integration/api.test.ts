@@ -707,6 +707,50 @@ describe('limits: 400 naming the field, never a 500', () => {
     assert.equal((await acme.call('POST', '/v1/threads/limits/messages', { raw: atLimit })).status, 200);
   });
 
+  test('append: a body that is not UTF-8 is invalid_utf8, as a \\ud800 escape is lone_surrogate', async () => {
+    // "café" in Latin-1: the é is the byte 0xe9, which UTF-8 does not allow there.
+    const latin1 = Buffer.concat([
+      Buffer.from('{"message":{"id":"u8","role":"user","content":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}}'),
+    ]);
+    assertError(
+      await acme.call('POST', '/v1/threads/utf8/messages', { raw: latin1 }),
+      400,
+      'invalid_utf8',
+      'body',
+    );
+    // A surrogate encoded in UTF-8 (CESU-8), an overlong slash, a sequence cut short.
+    for (const bad of [
+      [0xed, 0xa0, 0x80],
+      [0xc0, 0xaf],
+      [0xe2, 0x82],
+    ]) {
+      const raw = Buffer.concat([
+        Buffer.from('{"message":{"role":"user","content":"x'),
+        Buffer.from(bad),
+        Buffer.from('"}}'),
+      ]);
+      assertError(await acme.call('POST', '/v1/threads/utf8/messages', { raw }), 400, 'invalid_utf8', 'body');
+    }
+    assertError(
+      await acme.call('POST', '/v1/threads/utf8/messages', {
+        raw: '{"message":{"role":"user","content":"a\\ud800"}}',
+      }),
+      400,
+      'lone_surrogate',
+      'message',
+    );
+    // Nothing was stored; valid multi-byte text still is, unchanged.
+    assertError(await acme.get('/v1/threads/utf8/messages'), 404, 'unknown_thread', 'id');
+    const ok = await acme.call('POST', '/v1/threads/utf8/messages', {
+      raw: Buffer.from('{"message":{"id":"ok","role":"user","content":"café 🙂"}}', 'utf8'),
+    });
+    assert.equal(ok.status, 200, ok.text);
+    const stored = await acme.get('/v1/threads/utf8/messages');
+    assert.equal(stored.body.messages[0].parts[0].text, 'café 🙂');
+  });
+
   test('append: a createdAt PostgreSQL cannot store is invalid_message', async () => {
     assertError(
       await acme.post('/v1/threads/limits/messages', {
@@ -861,12 +905,18 @@ describe('bodies on every endpoint that takes one', () => {
   ];
 
   for (const [method, path, limit] of endpoints) {
-    test(`${method} ${path}: over the limit 413, malformed JSON 400, another type 415`, async () => {
+    test(`${method} ${path}: over the limit 413, malformed JSON or UTF-8 400, another type 415`, async () => {
       // Valid JSON, one byte over the limit: only the size is wrong.
       const raw = `{"pad":"${'x'.repeat(limit - 9)}"}`;
       assert.equal(raw.length, limit + 1);
       assertError(await acme.call(method, path, { raw }), 413, 'body_too_large');
       assertError(await acme.call(method, path, { raw: '{"budget": ' }), 400, 'invalid_json', 'body');
+      const notUtf8 = Buffer.concat([
+        Buffer.from('{"text": "'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}'),
+      ]);
+      assertError(await acme.call(method, path, { raw: notUtf8 }), 400, 'invalid_utf8', 'body');
       assertError(
         await acme.call(method, path, { raw: 'budget=1', contentType: 'application/x-www-form-urlencoded' }),
         415,

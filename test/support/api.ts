@@ -31,8 +31,8 @@ export interface RequestOptions {
   token?: string | null;
   /** Sent as JSON. */
   body?: unknown;
-  /** Sent as is (with `contentType`, default application/json). */
-  raw?: string;
+  /** Sent as is (with `contentType`, default application/json); bytes for bodies that are not UTF-8. */
+  raw?: string | Uint8Array;
   contentType?: string;
   headers?: Record<string, string>;
 }
@@ -55,9 +55,9 @@ export class ApiClient {
     const token = options.token === undefined ? this.token : options.token;
     const headers: Record<string, string> = { ...options.headers };
     if (token !== null) headers['authorization'] = `Bearer ${token}`;
-    let body: string | undefined;
+    let body: BodyInit | undefined;
     if (options.raw !== undefined) {
-      body = options.raw;
+      body = typeof options.raw === 'string' ? options.raw : new Uint8Array(options.raw).buffer;
       headers['content-type'] = options.contentType ?? 'application/json';
     } else if (options.body !== undefined) {
       body = JSON.stringify(options.body);

@@ -30,7 +30,7 @@ export const ThreadParams = Type.Object({ id: threadIdSchema() });
 
 /** Why each error status happens, for the OpenAPI description. */
 const ERROR_REASONS = {
-  400: 'Invalid input: `code` says what, `field` says where (also `invalid_json`).',
+  400: 'Invalid input: `code` says what, `field` says where (also `invalid_json`, `invalid_utf8`).',
   401: 'Missing, unknown or revoked bearer token (`missing_token`, `invalid_token`).',
   404: 'No such thread, user or memory for this tenant (`unknown_thread`, `unknown_user`, `unknown_memory`).',
   409: 'Conflicts with stored data (`id_conflict`, `memory_superseded`).',
