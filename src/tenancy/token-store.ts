@@ -5,9 +5,12 @@
  * safe to print and enough to revoke it.
  *
  * Rules:
- * - Tokens are revoked, never deleted; a revoked token stops working at once in this process and
- *   within {@link TokenStoreOptions.cacheTtlMs} in other processes (verified hashes are cached that
- *   long so that an append costs no token query).
+ * - Tokens are revoked, never deleted; a revoked token stops working at once in every process.
+ *   Verified tokens are cached (an append costs no token query), each under the revocation version
+ *   it was verified at: a counter in PostgreSQL that a trigger bumps on every revocation (migration
+ *   006), however it is made. Every {@link TokenStore.verify} reads the counter (one tiny query,
+ *   shared by the requests that arrive while it runs) and trusts a cached token only if the counter
+ *   has not moved since.
  * - Comparing hashes in constant time is moot: an attacker who times the lookup learns about a hash,
  *   whose preimage they cannot compute.
  */
@@ -51,7 +54,10 @@ export interface CreatedToken extends TokenInfo {
 
 /** Options of {@link TokenStore}. */
 export interface TokenStoreOptions {
-  /** How long a verified token is trusted without asking PostgreSQL again. Default 10 s. */
+  /**
+   * How long a verified token is trusted, revocations aside, without asking PostgreSQL again (and so
+   * how often its `lastUsedAt` is refreshed). Default 10 s.
+   */
   cacheTtlMs?: number;
   /** Apply the schema migrations on connect (default true). */
   migrate?: boolean;
@@ -88,8 +94,12 @@ export function assertTenant(tenant: unknown): asserts tenant is string {
 
 /** Tokens in PostgreSQL; see the module comment. */
 export class TokenStore {
-  private readonly cache = new Map<string, { tenant: string; until: number }>();
+  /** Verified tokens by hash, with the revocation version they were verified at. */
+  private readonly cache = new Map<string, { tenant: string; until: number; version: string }>();
   private readonly ttl: number;
+  /** The revocation-version read in flight, and the one queued behind it (see {@link revocationVersion}). */
+  private versionRead?: Promise<string>;
+  private nextVersionRead?: Promise<string>;
 
   /**
    * @param pool where `api_tokens` lives.
@@ -177,9 +187,12 @@ export class TokenStore {
   async verify(token: string): Promise<string | undefined> {
     if (!TOKEN_SHAPE.test(token)) return undefined; // garbage never reaches the database
     const hash = hashToken(token);
+    // Read before the token is looked up: a revocation committed after this read moves the counter,
+    // so a token cached now under the old version is checked again by the next request.
+    const version = await this.revocationVersion();
     const now = Date.now();
     const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return hit.tenant;
+    if (hit && hit.until > now && hit.version === version) return hit.tenant;
     // One statement checks and records the use; it runs once per token per cache period.
     const { rows } = await this.pool.query<{ tenant: string }>(
       `UPDATE api_tokens SET last_used_at = now()
@@ -192,8 +205,39 @@ export class TokenStore {
       return undefined;
     }
     if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(hash, { tenant, until: now + this.ttl });
+    this.cache.set(hash, { tenant, until: now + this.ttl, version });
     return tenant;
+  }
+
+  /**
+   * The revocation counter as of a read that started after this call: the read in flight may predate
+   * a revocation this caller must see, so callers arriving while one runs share the next one, which
+   * starts when it ends. However many requests arrive at once, at most two reads are under way.
+   */
+  private revocationVersion(): Promise<string> {
+    if (this.nextVersionRead) return this.nextVersionRead;
+    const read = async (): Promise<string> => {
+      const { rows } = await this.pool.query<{ version: string }>(
+        'SELECT version FROM api_token_revocations',
+      );
+      return rows[0]?.version ?? '0';
+    };
+    const start = (): Promise<string> => {
+      const running = read().finally(() => {
+        if (this.versionRead === running) this.versionRead = undefined;
+      });
+      this.versionRead = running;
+      return running;
+    };
+    if (!this.versionRead) return start();
+    const next = this.versionRead
+      .catch(() => undefined)
+      .then(() => {
+        this.nextVersionRead = undefined;
+        return start();
+      });
+    this.nextVersionRead = next;
+    return next;
   }
 
   /**

@@ -139,6 +139,64 @@ describe('bearer tokens', () => {
     assert.equal(res.body.error.code, 'invalid_token');
   });
 
+  test('a token revoked through one API process is refused by another on its very next request', async () => {
+    // A second API process on the same database, with the default cache of verified tokens.
+    const otherTokens = await TokenStore.connect(f.p.stack.databaseUrl);
+    const other = await startApi({ memory: f.p.memory, tokens: otherTokens, logger: false });
+    const db = new pg.Client({ connectionString: f.p.stack.databaseUrl });
+    await db.connect();
+    try {
+      const [first, second, third] = await Promise.all(
+        ['revoked-by-api', 'revoked-by-sql', 'kept'].map((label) => f.tokens.create('acme', label)),
+      );
+      const there = (token: string) => new ApiClient(other.url, token, f.validator);
+      const here = (token: string) => f.acme.as(token);
+      for (const { token } of [first!, second!, third!])
+        for (let i = 0; i < 2; i++) assert.equal((await there(token).get('/v1/threads/shared')).status, 200);
+
+      await f.tokens.revoke(first!.id);
+      const refused = await there(first!.token).get('/v1/threads/shared');
+      assert.equal(refused.status, 401, 'refused by the other process at once');
+      assert.equal(refused.body.error.code, 'invalid_token');
+
+      // Revoked behind the API's back (an operator in psql): refused at once as well, everywhere.
+      await db.query('UPDATE api_tokens SET revoked_at = now() WHERE token_hash = $1', [
+        hashToken(second!.token),
+      ]);
+      assert.equal((await there(second!.token).get('/v1/threads/shared')).status, 401);
+      assert.equal((await here(second!.token).get('/v1/threads/shared')).status, 401);
+
+      // The tokens nobody revoked keep working in both.
+      assert.equal((await there(third!.token).get('/v1/threads/shared')).status, 200);
+      assert.equal((await here(third!.token).get('/v1/threads/shared')).status, 200);
+    } finally {
+      await db.end();
+      await other.close();
+      await otherTokens.close();
+    }
+  });
+
+  test('the revocation check costs one small read, shared by the requests that arrive together', async () => {
+    const pool = new pg.Pool({ connectionString: f.p.stack.databaseUrl, max: 4 });
+    let reads = 0;
+    const query = pool.query.bind(pool);
+    pool.query = ((...args: Parameters<typeof query>) => {
+      if (String(args[0]).includes('api_token_revocations')) reads++;
+      return query(...args);
+    }) as typeof pool.query;
+    try {
+      const store = new TokenStore(pool);
+      const { token } = await f.tokens.create('acme', 'burst');
+      assert.equal(await store.verify(token), 'acme');
+      reads = 0;
+      const tenants = await Promise.all(Array.from({ length: 100 }, () => store.verify(token)));
+      assert.deepEqual(new Set(tenants), new Set(['acme']));
+      assert.ok(reads >= 1 && reads <= 2, `${reads} reads of the revocation version for 100 requests`);
+    } finally {
+      await pool.end();
+    }
+  });
+
   test('only the SHA-256 of a token is stored; its id is the start of that hash', async () => {
     const created = await f.tokens.create('acme', 'audit');
     const client = new pg.Client({ connectionString: f.p.stack.databaseUrl });

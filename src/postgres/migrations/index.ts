@@ -8,6 +8,14 @@ import { migration002 } from './002_memories.js';
 import { migration003 } from './003_api_tokens.js';
 import { migration004 } from './004_summary_meta.js';
 import { migration005 } from './005_memory_fact_hash.js';
+import { migration006 } from './006_token_revocations.js';
 
 /** Every migration, oldest first. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration006,
+];
