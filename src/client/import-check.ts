@@ -7,7 +7,13 @@
  * places (src/model/validation.ts, src/model/limits.ts, src/thread/config.ts).
  */
 import { ValidationError } from '../model/errors.js';
-import { MAX_ID_LENGTH, MAX_RECORD_ID_LENGTH, MAX_SEQ, MAX_TOKEN_COUNT } from '../model/limits.js';
+import {
+  MAX_ID_LENGTH,
+  MAX_JSON_DEPTH,
+  MAX_RECORD_ID_LENGTH,
+  MAX_SEQ,
+  MAX_TOKEN_COUNT,
+} from '../model/limits.js';
 import type { MessageInput } from '../model/message.js';
 import {
   assertJsonDepth,
@@ -28,6 +34,13 @@ const MAX_SUMMARY_ID_LENGTH = 2 * MAX_ID_LENGTH + 32;
 function isObject(x: unknown): x is Record<string, unknown> & object {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
+
+/**
+ * How deep a whole export may nest: the deepest field it holds (a summary's metadata, seven levels
+ * down) with its own limit. Checked last, it catches deep JSON in fields the import ignores or copies
+ * unread (an unknown field of a part or a record), which would overflow the stack of that copy.
+ */
+const MAX_EXPORT_DEPTH = MAX_JSON_DEPTH + 8;
 
 /** Runs `check`; a ValidationError it throws is thrown again naming `field`. */
 function within(field: string, check: () => void): void {
@@ -113,4 +126,5 @@ export function checkThreadExport(data: ThreadExport): void {
           assertWholeNumber(summary[key], `${where}.${key}`, 0, MAX_TOKEN_COUNT);
     });
   });
+  assertJsonDepth(data, 'body', MAX_EXPORT_DEPTH);
 }

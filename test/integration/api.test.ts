@@ -751,6 +751,46 @@ describe('limits: 400 naming the field, never a 500', () => {
     assert.equal(stored.body.messages[0].parts[0].text, 'café 🙂');
   });
 
+  test('import: deep JSON in a field the import ignores is too_deep too (it was copied: a 500)', async () => {
+    const message = { ...exported.messages[0], parts: [{ ...exported.messages[0].parts[0], extra: 'DEEP' }] };
+    assertError(
+      await acme.call('POST', '/v1/threads/import?threadId=limits-7', {
+        raw: withDeep({ ...exported, messages: [message] }, 10_000),
+      }),
+      400,
+      'too_deep',
+      'body',
+    );
+    const record = {
+      id: 'c1',
+      threadId: 'limits-src',
+      strategy: 'test',
+      reason: 'test',
+      excludedMessageIds: [],
+      supersededSummaryIds: [],
+      summaries: [],
+      extra: 'DEEP',
+    };
+    assertError(
+      await acme.call('POST', '/v1/threads/import?threadId=limits-8', {
+        raw: withDeep({ ...exported, compactions: [record] }, 10_000),
+      }),
+      400,
+      'too_deep',
+      'body',
+    );
+  });
+
+  test('import: a message id stored with other content is a documented 409 id_conflict', async () => {
+    const first = await acme.post('/v1/threads/import?threadId=limits-9', exported);
+    assert.equal(first.status, 200, first.text);
+    const changed = {
+      ...exported,
+      messages: [{ ...exported.messages[0], parts: [{ type: 'text', text: 'other words' }] }],
+    };
+    assertError(await acme.post('/v1/threads/import?threadId=limits-9', changed), 409, 'id_conflict');
+  });
+
   test('append: a createdAt PostgreSQL cannot store is invalid_message', async () => {
     assertError(
       await acme.post('/v1/threads/limits/messages', {

@@ -45,13 +45,13 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
         summary: 'Import a thread',
         description:
           "Restores an export into `threadId` (default: the export's own id). Idempotent: messages " +
-          'are appended by id and compactions recorded by id. Into a thread that holds other messages, ' +
-          'imported ones follow them.',
+          'are appended by id and compactions recorded by id (a message id the thread holds with other ' +
+          'content is 409 `id_conflict`). Into a thread that holds other messages, imported ones follow them.',
         tags: ['threads'],
         security: BEARER,
         querystring: ImportQuery,
         body: ThreadExport,
-        response: { 200: ImportResult, ...errorResponses(...BODY_ERRORS) },
+        response: { 200: ImportResult, ...errorResponses(409, ...BODY_ERRORS) },
       },
     },
     async (request) => {
