@@ -791,6 +791,19 @@ describe('limits: 400 naming the field, never a 500', () => {
     assertError(await acme.post('/v1/threads/import?threadId=limits-9', changed), 409, 'id_conflict');
   });
 
+  test('PATCH: a model or strategy text PostgreSQL cannot store is a 400, and the thread keeps working', async () => {
+    for (const model of ['a\u0000', 'a\ud800']) {
+      const res = await acme.patch('/v1/threads/limits-src', { model });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.error.field, 'model');
+    }
+    const strategy = { type: 'truncation', max: 100, name: 'x\u0000' };
+    assert.equal((await acme.patch('/v1/threads/limits-src', { strategy })).status, 400);
+    const ok = await acme.patch('/v1/threads/limits-src', { budget: 5000 });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.model, 'gpt-4o');
+  });
+
   test('append: a createdAt PostgreSQL cannot store is invalid_message', async () => {
     assertError(
       await acme.post('/v1/threads/limits/messages', {

@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { ValidationError } from '../../model/errors.js';
+import { assertStorableText } from '../../store/internal/prepare.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../../thread/config.js';
 import { validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
@@ -24,12 +25,14 @@ const DEFAULT_LIMIT = 100;
 
 /**
  * Checks each setting on its own, so a rejection names the setting (`budget`, `strategy`, …); the
- * workflow validates the patch again before applying it.
+ * workflow validates the patch again before applying it. Text the store cannot keep (NUL, a lone
+ * surrogate) is refused here too: the workflow would apply it and then fail to save it.
  */
 function checkPatch(patch: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(patch)) {
     try {
       mergeConfig(DEFAULT_CONFIG, { [key]: value });
+      assertStorableText(value, {});
     } catch (err) {
       if (err instanceof ValidationError) throw validationFailure(err, key);
       throw err;
