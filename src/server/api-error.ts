@@ -59,7 +59,9 @@ function fastifyError(err: { code?: unknown; statusCode?: unknown }): ApiError |
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'send the body as application/json');
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ApiError(400, 'invalid_id', 'a path parameter is longer than 512 characters');
+      return new ApiError(400, 'invalid_id', 'a path parameter is longer than 512 characters', 'path');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(400, 'invalid_url', 'the path is not valid percent-encoded UTF-8', 'path');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'invalid_content_length', 'Content-Length does not match the body');
   }

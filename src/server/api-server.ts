@@ -16,7 +16,7 @@ import type { DurableMemory } from '../client/connect.js';
 import { createAuthHook, isLoopbackHost, LOCAL_TENANT } from './auth.js';
 import { DEFAULT_COMPACT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from './deadline.js';
 import { ApiError } from './api-error.js';
-import { installErrorHandling } from './error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './error-handler.js';
 import { SWAGGER_OPTIONS } from './openapi.js';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness.js';
 import { addSharedSchemas } from './schemas/shared.js';
@@ -147,6 +147,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     return503OnClosing: true,
     // Ids are at most 128 characters, memory ids 300; a longer path parameter is an invalid id.
     routerOptions: { maxParamLength: 512 },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   // Bodies are JSON only: without this, fastify would hand a text/plain body to the JSON schema.

@@ -3,7 +3,7 @@
  * fastify's own errors (malformed JSON, body too large), engine errors and backend outages. 5xx are
  * logged with their type, code and message only: no stack traces, no SQL, no headers.
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
 import { ID_PATTERN } from './schemas/common.js';
 
@@ -78,6 +78,16 @@ function send(
   }
   if (api.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="durable-memory"');
   return reply.code(api.status).send(api.body());
+}
+
+/**
+ * fastify's `frameworkErrors` option: what it answers before any route is found (a path that is not
+ * valid percent-encoded UTF-8, a path parameter past `maxParamLength`). Without it fastify answers
+ * in its own shape and with 414 for the latter, neither of which the API documents.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // The reply's generic send signature is narrower than `send` needs to know.
+  send(request, reply as unknown as Parameters<typeof send>[1], toApiError(err), err);
 }
 
 /** Installs the error and not-found handlers on `app` (they apply to every route and plugin). */

@@ -804,6 +804,12 @@ describe('limits: 400 naming the field, never a 500', () => {
     assert.equal(ok.body.model, 'gpt-4o');
   });
 
+  test('malformed URLs: bad percent-encoding and overlong path parameters are JSON 400s', async () => {
+    assertError(await acme.get('/v1/threads/%FF%FE/messages'), 400, 'invalid_url', 'path');
+    assertError(await acme.get(`/v1/threads/${'x'.repeat(600)}`), 400, 'invalid_id', 'path');
+    assertError(await acme.delete(`/v1/users/alice/memories/${'x'.repeat(600)}`), 400, 'invalid_id', 'path');
+  });
+
   test('append: a createdAt PostgreSQL cannot store is invalid_message', async () => {
     assertError(
       await acme.post('/v1/threads/limits/messages', {
