@@ -12,6 +12,7 @@ export * from './compaction/index.js';
 export * from './model/message.js';
 export * from './model/errors.js';
 export { normalizeMessages, sanitizeText } from './model/validation.js';
+export * from './model/limits.js';
 export { toOpenAI, fromOpenAI, isOpenAIMessage } from './model/openai.js';
 export * from './tokenizers/index.js';
 export * from './store/index.js';
