@@ -51,6 +51,11 @@ before(async () => {
     message: text('d1', 'user', 'bye'),
   });
   assert.equal(doomed.status, 200);
+  const erased = await f.acme.post('/v1/threads/fuzz-erased/messages', {
+    userId: 'fuzz-erased',
+    message: text('e1', 'user', 'erase me'),
+  });
+  assert.equal(erased.status, 200);
 });
 after(() => f?.stop());
 
@@ -133,6 +138,7 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       path: '/v1/users/fuzzer/memories/fuzz:x:1-8:0',
       body: { text: 'Fuzzer likes odd input a lot' },
     },
+    'DELETE /v1/users/{userId}': { path: '/v1/users/fuzz-erased' },
     'DELETE /v1/users/{userId}/memories/{memoryId}': { path: '/v1/users/fuzzer/memories/fuzz:x:1-8:1' },
   };
 }
