@@ -10,7 +10,7 @@ import pg from 'pg';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/index.js';
 import { migrate } from '../../src/postgres/migrate.js';
-import { MIGRATIONS } from '../../src/postgres/migrations/migration.js';
+import { MIGRATIONS } from '../../src/postgres/migrations/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { memoryStoreContract } from '../unit/memory-store-contract.js';
 
