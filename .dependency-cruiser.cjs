@@ -58,7 +58,7 @@ module.exports = {
       to: {
         dependencyTypesNot: ['type-only'],
         pathNot:
-          '^(workflows|src/thread|src/compaction|src/model)/|^node_modules/@temporalio/(workflow|common)/',
+          '^(workflows|src/thread|src/compaction|src/model)/|(^|/)node_modules/@temporalio/(workflow|common)/',
       },
     },
     {
@@ -66,7 +66,7 @@ module.exports = {
       comment: 'The compaction core takes counted metas; tokenizers are applied at the edges.',
       severity: 'error',
       from: { path: '^src/(compaction|thread)/' },
-      to: { path: '^src/tokenizers/|^node_modules/js-tiktoken/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/tokenizers/|(^|/)node_modules/js-tiktoken/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-postgres-above-stores',
@@ -77,7 +77,7 @@ module.exports = {
         // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
         pathNot: '^src/tenancy/token-store[.]ts$',
       },
-      to: { path: '^node_modules/pg/|^src/postgres/|^src/store/postgres/|^src/memories/postgres' },
+      to: { path: '(^|/)node_modules/pg/|^src/postgres/|^src/store/postgres/|^src/memories/postgres' },
     },
   ],
   options: {
