@@ -67,6 +67,20 @@ export interface AppendResult {
   announced: boolean;
 }
 
+/** Options of {@link ThreadHandle.import}. */
+export interface ImportOptions {
+  /** Store the messages this many at a time (default: all at once); a rerun resumes where it stopped. */
+  chunkSize?: number;
+  /** Told after each chunk, before the records, and before waiting for the workflow to index. */
+  onProgress?: (step: { phase: 'messages' | 'records' | 'indexing'; done: number; total: number }) => void;
+}
+
+/** What an import leaves indexed. */
+export interface ImportedState {
+  /** Every imported message up to this seq is indexed by the thread's workflow. */
+  indexedSeq: number;
+}
+
 /** Options of a thread handle (see `DurableMemory.thread`). */
 export interface ThreadOptions {
   /** Whose long-term memories the thread reads and feeds. */
@@ -244,11 +258,42 @@ export class ThreadHandle {
    * ValidationError naming the field (`messages[3].tokens`, `thread.config.budget`, …) before
    * anything is written if any part of it breaks a rule an append or a configure would enforce.
    */
-  async import(data: ThreadExport): Promise<ImportResult> {
+  async import(data: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
     checkThreadExport(data); // all of it, before anything is written
-    const result = await this.deps.store.import(data, { threadId: this.threadId });
-    await this.sync();
-    return result;
+    const { chunkSize = Infinity, onProgress } = options;
+    const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
+    const store = (part: ThreadExport) =>
+      this.storeCall(() => this.deps.store.import(part, { threadId: this.threadId }));
+    let imported = 0;
+    let skipped = 0;
+    let rest = data;
+    if (chunkSize < messages.length) {
+      // Messages in chunks, each an idempotent import of its own, so a rerun resumes an interrupted
+      // import. The configuration and compaction records wait for the whole export, below.
+      const thread = { ...data.thread, config: undefined };
+      for (let i = 0; i < messages.length; i += chunkSize) {
+        const part = messages.slice(i, i + chunkSize);
+        const result = await store({
+          version: data.version,
+          thread,
+          messages: part,
+          compactions: [],
+          summaries: [],
+        });
+        imported += result.imported;
+        skipped += result.skipped;
+        onProgress?.({ phase: 'messages', done: i + part.length, total: messages.length });
+      }
+      const recordsLeft = data.compactions.length > 0 || data.thread.config !== undefined;
+      if (!recordsLeft) rest = { ...data, messages: [] }; // nothing left but the bookkeeping
+    }
+    onProgress?.({ phase: 'records', done: data.compactions.length, total: data.compactions.length });
+    // The whole export (its records' positions are mapped through its messages); stored messages skip.
+    const whole = await store(rest);
+    if (rest === data && !(chunkSize < messages.length)) ({ imported, skipped } = whole);
+    onProgress?.({ phase: 'indexing', done: 0, total: messages.length });
+    const state = await this.sync();
+    return { threadId: whole.threadId, imported, skipped, indexedSeq: state.indexedSeq };
   }
 
   /** Deletes the thread entirely: history, records, workflow. Returns false if it did not exist. */

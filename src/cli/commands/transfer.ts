@@ -93,45 +93,32 @@ async function importThread(session: Session, file: string, o: { id?: string; ch
   const handle = memory.thread(target); // validates the id before anything is written
   // With a tenant, the export's thread, user and compaction ids become the tenant's.
   const data = session.scope ? session.scope.importData(read, target) : read;
-  const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
-  const progress = new Progress({
-    label: 'importing',
-    done: 'imported',
-    unit: 'messages',
-    total: messages.length,
+  const total = data.messages.length;
+  const progress = new Progress({ label: 'importing', done: 'imported', unit: 'messages', total });
+  const imported = await handle.import(data, {
+    chunkSize: o.chunk,
+    onProgress: ({ phase, done }) => {
+      if (phase === 'messages') progress.update(done);
+      if (phase === 'records') {
+        progress.finish();
+        if (!session.json && data.compactions.length > 0)
+          note(`recording ${int(data.compactions.length)} compaction records…`);
+      }
+      if (phase === 'indexing' && !session.json)
+        note('waiting for the thread’s workflow to index the history…');
+    },
   });
-  // The configuration is left for the last pass: it is not part of what a chunk restores.
-  const thread = { ...data.thread, config: undefined };
-  let imported = 0;
-  let skipped = 0;
-  for (let i = 0; i < messages.length; i += o.chunk) {
-    const chunk = messages.slice(i, i + o.chunk);
-    const result = await memory.store.import(
-      { version: 1, thread, messages: chunk, compactions: [], summaries: [] },
-      { threadId: target },
-    );
-    imported += result.imported;
-    skipped += result.skipped;
-    progress.update(i + chunk.length);
-  }
-  progress.finish();
-  if (data.compactions.length > 0 || data.thread.config !== undefined || messages.length === 0) {
-    if (!session.json) note(`recording ${int(data.compactions.length)} compaction records…`);
-    await memory.store.import(data, { threadId: target });
-  }
-  if (!session.json) note('waiting for the thread’s workflow to index the history…');
-  const state = await handle.sync();
   const result = {
     threadId,
-    messages: messages.length,
-    imported,
-    skipped,
+    messages: total,
+    imported: imported.imported,
+    skipped: imported.skipped,
     compactions: data.compactions.length,
-    indexedSeq: state.indexedSeq,
+    indexedSeq: imported.indexedSeq,
   };
   if (session.json) return printJson(result);
   await printLines([
-    `imported ${int(imported)} messages into ${threadId} (${int(skipped)} were already there), ` +
-      `${int(result.compactions)} compaction records; indexed up to seq ${int(state.indexedSeq)}`,
+    `imported ${int(result.imported)} messages into ${threadId} (${int(result.skipped)} were already there), ` +
+      `${int(result.compactions)} compaction records; indexed up to seq ${int(result.indexedSeq)}`,
   ]);
 }
