@@ -14,6 +14,7 @@ import type { ThreadInfo, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
 import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
+import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 
@@ -57,7 +58,8 @@ export async function readContext(
   const model = options.model ?? config.model;
   const tokenizer = tokenizerForModel(model);
   const count = (message: Message) => countMessageTokens(message, tokenizer);
-  let view = await sources.store.view(info.threadId);
+  // Retracted messages (and their markers) stay in history but never reach a model.
+  let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
   const block = await rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count);
   const built = await buildContext(view, budget, block);

@@ -33,6 +33,8 @@ import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
+import { retractionMarker } from '../thread/retraction.js';
+import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
 import type { TemporalLink } from './temporal-link.js';
@@ -143,6 +145,21 @@ export class ThreadHandle {
       messages: stored.map((m) => ({ id: m.id, seq: m.seq, tokens: m.tokens, duplicate: m.duplicate })),
       announced,
     };
+  }
+
+  /**
+   * Takes back a stored message without rewriting history: appends a retraction marker (idempotent:
+   * one marker per message) so `context()` leaves the message out, along with the results of its
+   * tool calls. History keeps both, the marker naming what it retracts. Throws ValidationError for
+   * an id that is not in the thread.
+   */
+  async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
+    const metas = await this.storeCall(() => this.deps.store.metas(this.threadId));
+    if (!metas.some((m) => m.id === messageId))
+      throw new ValidationError('invalid_id', `no message ${messageId} in thread ${this.threadId}`, {
+        messageId,
+      });
+    return this.append(retractionMarker(messageId, options.reason));
   }
 
   /**
