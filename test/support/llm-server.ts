@@ -1,6 +1,7 @@
 /**
  * A real, local OpenAI-compatible HTTP server for tests: `POST /v1/chat/completions` (and
- * `/chat/completions`) on 127.0.0.1, scripted per test. The `openai` client talks to it over a real
+ * `/chat/completions`) and the Responses API's `POST /v1/responses` (non-streaming) on 127.0.0.1,
+ * scripted per test; the same steps answer both. The `openai` client talks to it over a real
  * socket, so timeouts, status codes, headers and broken bodies reach the code exactly as they would
  * from a provider.
  *
@@ -53,7 +54,8 @@ export interface RecordedRequest {
 
 /** How the server answers one request. */
 export type Step =
-  | { reply: string | ((req: RecordedRequest) => string); model?: string }
+  /** `reasoning` adds a reasoning item before the reply (Responses API only). */
+  | { reply: string | ((req: RecordedRequest) => string); model?: string; reasoning?: string }
   /** Content is `JSON.stringify(json)`. */
   | { json: unknown; model?: string }
   | { delayMs: number; then: Step }
@@ -67,7 +69,7 @@ export type Step =
   | { emptyChoices: true }
   | { emptyContent: true }
   /** An assistant message calling tools (`finish_reason: 'tool_calls'`), as agents receive. */
-  | { toolCalls: { id: string; name: string; arguments: Record<string, unknown> }[] };
+  | { toolCalls: { id: string; name: string; arguments: Record<string, unknown> }[]; reasoning?: string };
 
 /** A running server. */
 export interface LlmServer {
@@ -93,6 +95,7 @@ const DEFAULT_REPLY = 'Default reply from the local test LLM server.';
 /** Requests larger than this are refused: the server is a test fixture, not a sink. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
+const RESPONSES_PATHS = new Set(['/v1/responses', '/responses']);
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /**
@@ -134,9 +137,16 @@ export async function startLlmServer(): Promise<LlmServer> {
     requests.push(recorded);
     for (const wake of [...waiters]) wake();
 
-    if (!PATHS.has(path)) return sendError(res, 404, `Unknown path ${path}`, 'invalid_request_error');
+    const responses = RESPONSES_PATHS.has(path);
+    if (!PATHS.has(path) && !responses)
+      return sendError(res, 404, `Unknown path ${path}`, 'invalid_request_error');
     if (req.method !== 'POST') return sendError(res, 405, 'Use POST', 'invalid_request_error');
     if (raw === undefined) return sendError(res, 413, 'Request body too large', 'invalid_request_error');
+    if (responses) {
+      const invalidInput = validateResponsesRequest(body);
+      if (invalidInput) return sendError(res, 400, invalidInput, 'invalid_request_error');
+      return answerResponses(queue.shift() ?? fallback, recorded, res);
+    }
     const invalid = validateRequest(body);
     if (invalid) return sendError(res, 400, invalid, 'invalid_request_error');
     await answer(queue.shift() ?? fallback, recorded, res);
@@ -196,6 +206,71 @@ export async function startLlmServer(): Promise<LlmServer> {
           ? step.reply(req)
           : step.reply;
     sendJson(res, 200, completion(req, model, content));
+  }
+
+  /**
+   * A Responses API answer: the step's reply as an output message, its tool calls as function_call
+   * items (after a reasoning item when the step has one). Statuses, delays and hangs as for chat.
+   */
+  async function answerResponses(step: Step, req: RecordedRequest, res: ServerResponse): Promise<void> {
+    if ('delayMs' in step) {
+      await new Promise((resolve) => setTimeout(resolve, step.delayMs));
+      return res.destroyed ? undefined : answerResponses(step.then, req, res);
+    }
+    if (!('reply' in step) && !('toolCalls' in step) && !('json' in step)) return answer(step, req, res);
+    const n = ++counter;
+    const output: Record<string, unknown>[] = [];
+    const reasoning = 'reasoning' in step ? step.reasoning : undefined;
+    if (reasoning !== undefined)
+      output.push({
+        type: 'reasoning',
+        id: `rs_test_${n}`,
+        summary: [{ type: 'summary_text', text: reasoning }],
+      });
+    if ('toolCalls' in step) {
+      for (const c of step.toolCalls)
+        output.push({
+          type: 'function_call',
+          id: `fc_test_${n}_${c.id}`,
+          call_id: c.id,
+          name: c.name,
+          arguments: JSON.stringify(c.arguments),
+          status: 'completed',
+        });
+    } else {
+      const text =
+        'json' in step
+          ? JSON.stringify(step.json)
+          : typeof step.reply === 'function'
+            ? step.reply(req)
+            : step.reply;
+      output.push({
+        type: 'message',
+        id: `msg_test_${n}`,
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      });
+    }
+    const inputTokens = Math.ceil(JSON.stringify(req.body['input'] ?? '').length / 4);
+    sendJson(res, 200, {
+      id: `resp_test_${n}`,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      model: ('model' in step && step.model) || req.body.model || DEFAULT_MODEL,
+      status: 'completed',
+      output,
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      usage: {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 10,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: inputTokens + 10,
+      },
+    });
   }
 
   /** A completion; `content` undefined gives empty `choices`. */
@@ -327,6 +402,29 @@ function validateRequest(body: unknown): string | undefined {
       if (typeof js.schema !== 'object' || js.schema === null)
         return "Missing 'response_format.json_schema.schema'";
     }
+  }
+  return undefined;
+}
+
+/**
+ * What the Responses API would reject, as its error message: a model, and an input (a string or a
+ * non-empty list) in which each function_call_output answers an earlier function_call.
+ */
+function validateResponsesRequest(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Body must be a JSON object';
+  const b = body as { model?: unknown; input?: unknown; stream?: unknown };
+  if (typeof b.model !== 'string' || !b.model) return "Missing required parameter: 'model'";
+  if (b.stream === true) return 'this test server answers Responses requests without streaming only';
+  if (typeof b.input === 'string') return undefined;
+  if (!Array.isArray(b.input) || b.input.length === 0) return "'input' must be a string or a non-empty array";
+  const calls = new Set<string>();
+  for (const [i, item] of (b.input as Record<string, unknown>[]).entries()) {
+    if (typeof item !== 'object' || item === null) return `input[${i}]: not an object`;
+    if (item['type'] === 'function_call') calls.add(String(item['call_id']));
+    if (item['type'] === 'function_call_output' && !calls.has(String(item['call_id'])))
+      return `input[${i}]: No tool call found for function call output with call_id ${String(item['call_id'])}`;
+    if ((item['type'] ?? 'message') === 'message' && !ROLES.has(item['role'] as string))
+      return `input[${i}]: unknown role`;
   }
   return undefined;
 }
