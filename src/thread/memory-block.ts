@@ -14,6 +14,9 @@ export interface RankedMemory {
 /** Header of the block, so the model knows what it reads. */
 export const MEMORY_BLOCK_HEADER = 'Known facts about the user (long-term memory; may be out of date):';
 
+/** The id of the injected long-term memory message (never a history message). */
+export const MEMORY_BLOCK_ID = 'long-term-memory';
+
 /**
  * Builds the block from memories in rank order, taking as many as fit in `maxTokens` as `count`
  * measures a message (the caller's tokenizer: this module stays free of one). Returns undefined when
@@ -29,7 +32,7 @@ export function memoryBlock(
   for (const memory of ranked) {
     const candidate = [...used, memory];
     const message: Message = {
-      id: 'long-term-memory',
+      id: MEMORY_BLOCK_ID,
       role: 'system',
       parts: [
         { type: 'text', text: [MEMORY_BLOCK_HEADER, ...candidate.map((m) => `- ${m.text}`)].join('\n') },

@@ -160,3 +160,25 @@ test('http_api.py: Python with only the standard library appends, reads the cont
     await api?.stop();
   }
 });
+
+test('openai-agents-session.ts: an Agents SDK agent on a thread, turn two sees turn one', async () => {
+  llm.reset();
+  const result = await tsx('openai-agents-session.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-agents',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /user: Should I take an umbrella\?\nassistant: \S/);
+  assert.match(result.stdout, /session items: user assistant user assistant\n/);
+  // The second turn's request (Responses API) carried the first turn.
+  const turns = llm.requests.filter((r) => r.path === '/v1/responses');
+  assert.equal(turns.length, 2);
+  assert.match(JSON.stringify(turns[1]!.body['input']), /weather in Paris\?.*umbrella\?/);
+  const { messages } = await p.memory.thread('example-agents').history();
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant'],
+  );
+});

@@ -33,3 +33,8 @@ test("the package's public API resolves from its name and works", async () => {
   );
   assert.deepEqual(warnings, []);
 });
+
+test('each adapter resolves from its own entry point', async () => {
+  const agents = await import('durable-memory/openai-agents');
+  assert.equal(typeof agents.DurableMemorySession, 'function');
+});

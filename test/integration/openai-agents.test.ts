@@ -1,0 +1,181 @@
+/**
+ * The OpenAI Agents SDK runs an agent on a durable-memory session: several turns through the real
+ * `@openai/agents` runner against the local test server's Responses API, the worker stopped between
+ * turns; each turn's request holds the earlier turns (tool calls, outputs and reasoning included).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import { z } from 'zod';
+import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { DurableMemorySession } from '../../src/adapters/openai-agents.js';
+import { startLlmServer, type LlmServer } from '../support/llm-server.js';
+import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+
+let workerLlm: LlmServer;
+let agentLlm: LlmServer;
+let p: TestPipeline;
+
+before(async () => {
+  setTracingDisabled(true); // no trace export to OpenAI from a test
+  // Two servers: the worker's background calls (summaries, memory extraction) never take a step
+  // scripted for the agent.
+  workerLlm = await startLlmServer();
+  workerLlm.setDefault({ reply: (req) => (req.body.response_format ? '{"facts":[]}' : 'A summary.') });
+  agentLlm = await startLlmServer();
+  const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: workerLlm.baseURL, OPENAI_API_KEY: 'test' });
+  p = await startPipeline({}, { llm: runtime });
+});
+after(async () => {
+  await p?.stop();
+  await workerLlm?.close();
+  await agentLlm?.close();
+});
+
+const getWeather = tool({
+  name: 'get_weather',
+  description: 'Current weather in a city',
+  parameters: z.object({ city: z.string() }),
+  execute: ({ city }) => `${city}: sunny, 18°C`,
+});
+
+function agentRunner() {
+  const modelProvider = new OpenAIProvider({ baseURL: agentLlm.baseURL, apiKey: 'test', useResponses: true });
+  return new Runner({ modelProvider });
+}
+
+type InputItem = { type?: string; role?: string; content?: unknown; call_id?: string };
+const inputOf = (i: number) => agentLlm.requests[i]!.body['input'] as InputItem[];
+const texts = (items: InputItem[]) => JSON.stringify(items);
+
+test('turns of an agent survive worker restarts; tool calls, outputs and reasoning come back', async () => {
+  const agent = new Agent({
+    name: 'weather',
+    instructions: 'Answer briefly.',
+    model: 'gpt-4o-mini',
+    tools: [getWeather],
+  });
+  const runner = agentRunner();
+  agentLlm.script(
+    {
+      reasoning: 'I need the weather tool.',
+      toolCalls: [{ id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } }],
+    },
+    { reply: 'Sunny in Paris, 18°C.' },
+    { reply: 'No umbrella needed.' },
+    { reply: 'You asked about Paris.' },
+  );
+  const session = () => new DurableMemorySession({ memory: p.memory, threadId: 'agents-1', userId: 'alice' });
+
+  const first = await runner.run(agent, 'Weather in Paris?', { session: session() });
+  assert.equal(first.finalOutput, 'Sunny in Paris, 18°C.');
+
+  // A restart between turns: the worker goes, a new one comes.
+  await p.worker.stop();
+  p.worker = await startWorker(
+    p.stack,
+    p.taskQueue,
+    llmRuntimeFromEnv({ OPENAI_BASE_URL: workerLlm.baseURL, OPENAI_API_KEY: 'test' }),
+  );
+  const second = await runner.run(agent, 'Umbrella?', { session: session() });
+  assert.equal(second.finalOutput, 'No umbrella needed.');
+  const seen = inputOf(2);
+  assert.deepEqual(
+    seen.map((i) => i.type ?? 'message'),
+    ['message', 'reasoning', 'function_call', 'function_call_output', 'message', 'message'],
+    texts(seen),
+  );
+  assert.equal(seen[2]!.call_id, 'call_paris');
+  assert.match(texts(seen), /Weather in Paris\?.*Paris: sunny, 18°C.*Sunny in Paris, 18°C\..*Umbrella\?/);
+
+  // With no worker at all: appends wait in Temporal, reads come from the store.
+  await p.worker.stop();
+  const third = await runner.run(agent, 'What did I ask first?', { session: session() });
+  assert.equal(third.finalOutput, 'You asked about Paris.');
+  assert.match(
+    texts(inputOf(3)),
+    /Weather in Paris\?.*Umbrella\?.*No umbrella needed\..*What did I ask first\?/,
+  );
+  p.worker = await startWorker(
+    p.stack,
+    p.taskQueue,
+    llmRuntimeFromEnv({ OPENAI_BASE_URL: workerLlm.baseURL, OPENAI_API_KEY: 'test' }),
+  );
+  const thread = p.memory.thread('agents-1');
+  const state = await thread.sync();
+  const { messages } = await thread.history();
+  assert.equal(state.indexedSeq, messages.length);
+  assert.deepEqual(
+    messages.map((m) => [m.role, m.parts.map((part) => part.type).join('+')]),
+    [
+      ['user', 'text'],
+      ['assistant', 'reasoning'],
+      ['assistant', 'tool_call'],
+      ['tool', 'tool_result'],
+      ['assistant', 'text'],
+      ['user', 'text'],
+      ['assistant', 'text'],
+      ['user', 'text'],
+      ['assistant', 'text'],
+    ],
+  );
+
+  // The items come back as the SDK gave them (ids, statuses, call ids), newest last.
+  const items = await session().getItems();
+  assert.equal(items.length, 9);
+  const newest = await session().getItems(2);
+  assert.deepEqual(newest, items.slice(-2));
+  assert.deepEqual(
+    newest.map((i) => ('role' in i ? i.role : i.type)),
+    ['user', 'assistant'],
+  );
+});
+
+test('popItem retracts: the item leaves getItems and the next request, history keeps it marked', async () => {
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-pop' });
+  assert.deepEqual(await s.getItems(), []);
+  assert.equal(await s.popItem(), undefined);
+  await s.addItems([
+    { role: 'user', content: 'keep me' },
+    { role: 'user', content: 'take me back' },
+  ]);
+  const popped = await s.popItem();
+  assert.deepEqual(popped, { role: 'user', content: 'take me back' });
+  assert.deepEqual(await s.getItems(), [{ role: 'user', content: 'keep me' }]);
+
+  const { messages } = await s.thread.history();
+  assert.equal(messages.length, 3, 'nothing rewritten: the message and its retraction marker');
+  assert.equal(messages[2]!.metadata?.['retracts'], messages[1]!.id);
+
+  agentLlm.reset();
+  agentLlm.script({ reply: 'ok' });
+  const agent = new Agent({ name: 'plain', model: 'gpt-4o-mini' });
+  await agentRunner().run(agent, 'next', { session: s });
+  assert.doesNotMatch(texts(inputOf(0)), /take me back/);
+  assert.match(texts(inputOf(0)), /keep me.*next/);
+});
+
+test('re-adding items with ids stores each once; clearSession erases the thread', async () => {
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-idem' });
+  const items = [
+    {
+      type: 'function_call' as const,
+      callId: 'c1',
+      name: 'f',
+      arguments: '{}',
+      status: 'completed' as const,
+    },
+    {
+      type: 'function_call_result' as const,
+      callId: 'c1',
+      name: 'f',
+      output: 'done',
+      status: 'completed' as const,
+    },
+  ];
+  await s.addItems(items);
+  await s.addItems(items);
+  assert.deepEqual(await s.getItems(), items);
+  await s.clearSession();
+  assert.deepEqual(await s.getItems(), []);
+});
