@@ -32,7 +32,7 @@ export function retractedBy(message: Pick<Message, 'metadata'>): string | undefi
 
 /**
  * `entries` without retraction markers, the messages they retract, and the tool results answering
- * a retracted tool call (a result without its call is not a valid context).
+ * a call that only retracted messages made (a result without its call is not a valid context).
  */
 export function withoutRetracted<E extends { message: Message }>(entries: readonly E[]): E[] {
   const retracted = new Set<string>();
@@ -41,10 +41,13 @@ export function withoutRetracted<E extends { message: Message }>(entries: readon
     if (target !== undefined) retracted.add(target);
   }
   if (retracted.size === 0) return [...entries];
+  // Calls made only by retracted messages (a newer version of a message may call the same id again).
   const calls = new Set<string>();
+  const kept = new Set<string>();
   for (const e of entries)
-    if (retracted.has(e.message.id))
-      for (const p of e.message.parts) if (p.type === 'tool_call') calls.add(p.callId);
+    for (const p of e.message.parts)
+      if (p.type === 'tool_call') (retracted.has(e.message.id) ? calls : kept).add(p.callId);
+  for (const id of kept) calls.delete(id);
   return entries.filter(
     (e) =>
       retractedBy(e.message) === undefined &&

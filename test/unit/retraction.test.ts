@@ -63,3 +63,17 @@ test("a retracted tool call takes its results with it; other messages' order is 
 test('retracting twice stores one marker (its id is fixed)', () => {
   assert.equal(retractionMarker('m1').id, retractionMarker('m1', 'again').id);
 });
+
+test('a result stays when a newer, kept message makes the same call again', () => {
+  const c = conversation();
+  c.call(['k', 'confirm']);
+  c.call(['k', 'confirm']);
+  c.result('k', 'done');
+  const entries = [...c.messages, ...normalizeMessages([retractionMarker(c.messages[0]!.id)])].map(
+    (message) => ({ message }),
+  );
+  assert.deepEqual(
+    withoutRetracted(entries).map((e) => e.message.id),
+    [c.messages[1]!.id, c.messages[2]!.id],
+  );
+});
