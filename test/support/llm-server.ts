@@ -1,6 +1,6 @@
 /**
  * A real, local OpenAI-compatible HTTP server for tests: `POST /v1/chat/completions` (and
- * `/chat/completions`) and the Responses API's `POST /v1/responses` (non-streaming) on 127.0.0.1,
+ * `/chat/completions`; text replies stream as server-sent events when the request says `stream`) and the Responses API's `POST /v1/responses` (non-streaming) on 127.0.0.1,
  * scripted per test; the same steps answer both. The `openai` client talks to it over a real
  * socket, so timeouts, status codes, headers and broken bodies reach the code exactly as they would
  * from a provider.
@@ -205,7 +205,24 @@ export async function startLlmServer(): Promise<LlmServer> {
         : typeof step.reply === 'function'
           ? step.reply(req)
           : step.reply;
+    if (req.body['stream'] === true) return sendStream(res, completion(req, model, content));
     sendJson(res, 200, completion(req, model, content));
+  }
+
+  /** A text completion as chat-completions server-sent events (`stream: true`): role, text, stop. */
+  function sendStream(res: ServerResponse, done: unknown): void {
+    const { id, created, model, choices } = done as {
+      id: string;
+      created: number;
+      model: string;
+      choices: { message: { content: string } }[];
+    };
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(chunk({ role: 'assistant', content: '' }, null));
+    res.write(chunk({ content: choices[0]?.message.content ?? '' }, null));
+    res.end(chunk({}, 'stop') + 'data: [DONE]\n\n');
   }
 
   /**
