@@ -182,3 +182,25 @@ test('openai-agents-session.ts: an Agents SDK agent on a thread, turn two sees t
     ['user', 'assistant', 'user', 'assistant'],
   );
 });
+
+test('ai-sdk-chat.ts: streamText on the context, the whole chat saved each turn, each message once', async () => {
+  llm.reset();
+  const result = await tsx('ai-sdk-chat.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-ai-sdk',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /user: Should I take an umbrella\?\nassistant: \S/);
+  assert.match(result.stdout, /saved messages: user assistant user assistant\n/);
+  // The second model call (streamed chat completions) carried the first turn.
+  const calls = llm.requests.filter((r) => r.body.stream === true);
+  assert.equal(calls.length, 2);
+  assert.match(JSON.stringify(calls[1]!.body.messages), /weather in Paris\?.*umbrella\?/);
+  const { messages } = await p.memory.thread('example-ai-sdk').history();
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant'],
+  );
+});

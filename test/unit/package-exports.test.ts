@@ -37,4 +37,6 @@ test("the package's public API resolves from its name and works", async () => {
 test('each adapter resolves from its own entry point', async () => {
   const agents = await import('durable-memory/openai-agents');
   assert.equal(typeof agents.DurableMemorySession, 'function');
+  const aiSdk = await import('durable-memory/ai-sdk');
+  assert.equal(typeof aiSdk.DurableMemoryChats, 'function');
 });

@@ -1,0 +1,121 @@
+/**
+ * Vercel AI SDK chats on durable threads, with the real `ai` package: UIMessages (text, reasoning,
+ * tool parts in their states, files by URL, sources, metadata) saved and loaded without loss, the
+ * whole list saved every turn stored once, a changed message stored as a new version (the old one
+ * retracted, history kept), and the context as ModelMessages equal to `convertToModelMessages`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { convertToModelMessages, modelMessageSchema, type UIMessage } from 'ai';
+import { DurableMemoryChats } from '../../src/adapters/ai-sdk.js';
+import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+
+let p: TestPipeline;
+before(async () => {
+  p = await startPipeline();
+});
+after(async () => {
+  await p?.stop();
+});
+
+const turn1: UIMessage[] = [
+  {
+    id: 'u1',
+    role: 'user',
+    metadata: { sentAt: '2026-11-24T10:00:00Z' },
+    parts: [
+      { type: 'text', text: 'What is in this picture, and the weather in Paris?' },
+      { type: 'file', mediaType: 'image/png', url: 'https://example.com/p.png', filename: 'p.png' },
+    ],
+  },
+  {
+    id: 'a1',
+    role: 'assistant',
+    metadata: { model: 'gpt-4o-mini' },
+    parts: [
+      { type: 'step-start' },
+      { type: 'reasoning', text: 'Look at the picture, then call the tool.', state: 'done' },
+      { type: 'text', text: 'A bridge. Checking the weather.', state: 'done' },
+      {
+        type: 'tool-weather',
+        toolCallId: 'c1',
+        state: 'output-available',
+        input: { city: 'Paris' },
+        output: { tempC: 18, sky: 'sunny' },
+      },
+      {
+        type: 'dynamic-tool',
+        toolName: 'lookup',
+        toolCallId: 'c2',
+        state: 'output-error',
+        input: { q: 'bridge' },
+        errorText: 'index offline',
+      },
+      { type: 'step-start' },
+      { type: 'source-url', sourceId: 's1', url: 'https://example.com/weather', title: 'Weather' },
+      { type: 'text', text: 'Sunny, 18°C.', state: 'done' },
+    ],
+  },
+];
+const turn2: UIMessage[] = [
+  ...turn1,
+  { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Umbrella?' }] },
+  { id: 'a2', role: 'assistant', parts: [{ type: 'text', text: 'No.' }] },
+];
+
+const json = (x: unknown) => JSON.parse(JSON.stringify(x)) as unknown;
+
+test('round trip without loss; saving the whole list each turn stores each message once', async () => {
+  const chats = new DurableMemoryChats({ memory: p.memory });
+  assert.deepEqual(await chats.loadChat('chat-1'), []);
+  await chats.saveChat({ chatId: 'chat-1', messages: turn1 });
+  assert.deepEqual(await chats.loadChat('chat-1'), turn1);
+  const stored = (await chats.thread('chat-1').history()).messages.length;
+
+  // The worker restarts between turns; the next turn saves the whole list again.
+  await p.worker.stop();
+  p.worker = await startWorker(p.stack, p.taskQueue);
+  await chats.saveChat({ chatId: 'chat-1', messages: turn2 });
+  await chats.saveChat({ chatId: 'chat-1', messages: await chats.loadChat('chat-1') }); // as loaded: no change
+  const loaded = await chats.loadChat('chat-1');
+  assert.deepEqual(loaded, turn2);
+  const { messages } = await chats.thread('chat-1').history();
+  assert.equal(messages.length, stored + 2, 'only the two new messages were stored');
+
+  // The context is what convertToModelMessages makes of the chat, and valid for the SDK.
+  const context = await chats.context('chat-1');
+  assert.deepEqual(json(context), json(await convertToModelMessages(turn2)));
+  for (const m of context) modelMessageSchema.parse(m);
+});
+
+test('a changed message is a new version: the old one retracted, history kept', async () => {
+  const chats = new DurableMemoryChats({ memory: p.memory });
+  const pending: UIMessage = {
+    id: 'a1',
+    role: 'assistant',
+    parts: [{ type: 'tool-confirm', toolCallId: 'k1', state: 'input-available', input: { ok: true } }],
+  };
+  const user: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'delete it' }] };
+  await chats.saveChat({ chatId: 'chat-2', messages: [user, pending] });
+  const answered: UIMessage = {
+    ...pending,
+    parts: [
+      {
+        type: 'tool-confirm',
+        toolCallId: 'k1',
+        state: 'output-available',
+        input: { ok: true },
+        output: 'done',
+      },
+    ],
+  };
+  await chats.saveChat({ chatId: 'chat-2', messages: [user, answered] });
+  assert.deepEqual(await chats.loadChat('chat-2'), [user, answered]);
+  const context = await chats.context('chat-2');
+  assert.deepEqual(json(context), json(await convertToModelMessages([user, answered])));
+  const { messages } = await chats.thread('chat-2').history();
+  assert.ok(
+    messages.some((m) => m.metadata?.['retracts'] !== undefined),
+    'the first version is retracted, not rewritten',
+  );
+});
