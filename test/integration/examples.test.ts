@@ -204,3 +204,25 @@ test('ai-sdk-chat.ts: streamText on the context, the whole chat saved each turn,
     ['user', 'assistant', 'user', 'assistant'],
   );
 });
+
+test('langchain-history.ts: RunnableWithMessageHistory on a thread, turn two sees turn one', async () => {
+  llm.reset();
+  const result = await tsx('langchain-history.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-langchain',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /user: What is my name\?\nassistant: \S/);
+  const calls = llm.requests.filter((r) => /My name is Ada/.test(JSON.stringify(r.body)));
+  assert.ok(
+    calls.some((r) => /My name is Ada.*What is my name\?/.test(JSON.stringify(r.body))),
+    'the second call carried the first turn',
+  );
+  const { messages } = await p.memory.thread('example-langchain').history();
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant'],
+  );
+});

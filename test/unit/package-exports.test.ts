@@ -39,4 +39,6 @@ test('each adapter resolves from its own entry point', async () => {
   assert.equal(typeof agents.DurableMemorySession, 'function');
   const aiSdk = await import('durable-memory/ai-sdk');
   assert.equal(typeof aiSdk.DurableMemoryChats, 'function');
+  const langchain = await import('durable-memory/langchain');
+  assert.equal(typeof langchain.DurableMemoryChatMessageHistory, 'function');
 });

@@ -1,0 +1,166 @@
+/**
+ * LangChain.js chat history on a durable thread: `durable-memory/langchain`.
+ *
+ * `new DurableMemoryChatMessageHistory({ memory, threadId })` is a `BaseListChatMessageHistory`
+ * (for `RunnableWithMessageHistory` and friends). Each LangChain message is one message of the
+ * thread — human, AI (text, reasoning blocks, tool calls), tool (a result) and system — and keeps its
+ * LangChain serialization in `metadata.langchain`, so what comes back is what went in (ids,
+ * additional_kwargs, response metadata, content blocks). `getMessages()` is the thread's compacted
+ * context (recall included); messages from elsewhere (summaries, the memory block, appends through
+ * the client) are turned into LangChain messages from their parts.
+ */
+import { randomUUID } from 'node:crypto';
+import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
+import {
+  AIMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type BaseMessage,
+  type StoredMessage,
+} from '@langchain/core/messages';
+import type { DurableMemory } from '../client/connect.js';
+import { UnknownThreadError } from '../client/errors.js';
+import type { ThreadHandle } from '../client/thread-handle.js';
+import type { Message, MessageInput, PartInput } from '../model/message.js';
+
+/** Where a message keeps its LangChain serialization. */
+export const LANGCHAIN_KEY = 'langchain';
+
+/** Options of {@link DurableMemoryChatMessageHistory}. */
+export interface DurableMemoryChatMessageHistoryOptions {
+  memory: DurableMemory;
+  threadId: string;
+  userId?: string;
+  resourceId?: string;
+  /** Token budget of `getMessages()` (default: the thread's). */
+  budget?: number;
+  model?: string;
+}
+
+/** A LangChain chat message history whose messages live in a durable-memory thread. */
+export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory {
+  lc_namespace = ['durable_memory', 'langchain'];
+  readonly thread: ThreadHandle;
+
+  constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
+    super();
+    const { memory, threadId, userId, resourceId } = options;
+    this.thread = memory.thread(threadId, { userId, resourceId });
+  }
+
+  /** The thread's context as LangChain messages; none for a thread that does not exist yet. */
+  async getMessages(): Promise<BaseMessage[]> {
+    try {
+      const { budget, model } = this.options;
+      const { messages } = await this.thread.context({ budget, model });
+      return messages.flatMap(toLangChain);
+    } catch (err) {
+      if (err instanceof UnknownThreadError) return [];
+      throw err;
+    }
+  }
+
+  override async addMessage(message: BaseMessage): Promise<void> {
+    await this.addMessages([message]);
+  }
+
+  /** Appends the messages in one call (idempotent for messages with an id). */
+  override async addMessages(messages: BaseMessage[]): Promise<void> {
+    if (messages.length > 0) await this.thread.append(messages.map(fromLangChain));
+  }
+
+  /** Erases the thread (history, summaries, workflow). */
+  override async clear(): Promise<void> {
+    await this.thread.delete();
+  }
+}
+
+/** Text of a LangChain content (a string, or blocks). */
+function blocks(content: BaseMessage['content']): { texts: string[]; reasoning: string[] } {
+  if (typeof content === 'string') return { texts: [content], reasoning: [] };
+  const texts: string[] = [];
+  const reasoning: string[] = [];
+  for (const b of content as Record<string, unknown>[]) {
+    if (b['type'] === 'text' && typeof b['text'] === 'string') texts.push(b['text']);
+    else if (b['type'] === 'reasoning' && typeof b['reasoning'] === 'string') reasoning.push(b['reasoning']);
+    else if (b['type'] === 'thinking' && typeof b['thinking'] === 'string') reasoning.push(b['thinking']);
+  }
+  return { texts, reasoning };
+}
+
+/** One LangChain message as ours, its serialization kept for a lossless return. */
+export function fromLangChain(message: BaseMessage): MessageInput & { id: string } {
+  const [stored] = mapChatMessagesToStoredMessages([message]) as [StoredMessage];
+  const id = message.id ? `lc:${message.id}` : randomUUID();
+  const metadata = { [LANGCHAIN_KEY]: JSON.parse(JSON.stringify(stored)) as unknown };
+  const { texts, reasoning } = blocks(message.content);
+  const text = texts.filter((t) => t !== '').join('\n');
+  const type = message.getType();
+  if (type === 'tool') {
+    const tool = message as ToolMessage;
+    const part: PartInput = {
+      type: 'tool_result',
+      callId: tool.tool_call_id,
+      result: text || JSON.stringify(tool.content),
+      ...(tool.name ? { name: tool.name } : {}),
+      ...(tool.status === 'error' ? { isError: true } : {}),
+    };
+    return { id, role: 'tool', parts: [part], metadata };
+  }
+  if (type === 'ai') {
+    const ai = message as AIMessage;
+    const parts: PartInput[] = [
+      ...reasoning.map((r) => ({ type: 'reasoning' as const, text: r })),
+      ...(text ? [{ type: 'text' as const, text }] : []),
+      ...(ai.tool_calls ?? []).map((c) => ({
+        type: 'tool_call' as const,
+        callId: c.id ?? randomUUID(),
+        name: c.name,
+        arguments: c.args,
+      })),
+    ];
+    if (parts.length === 0) parts.push({ type: 'text', text: '[no text]' });
+    return { id, role: 'assistant', parts, metadata };
+  }
+  const role = type === 'system' ? 'system' : 'user';
+  return { id, role, content: text || '[no text]', metadata };
+}
+
+/** Our message as LangChain messages: the kept one when it has one, else from its parts. */
+export function toLangChain(message: Message): BaseMessage[] {
+  const stored = message.metadata?.[LANGCHAIN_KEY] as StoredMessage | undefined;
+  if (stored && typeof stored === 'object') return mapStoredMessagesToChatMessages([stored]);
+  const text = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+  if (message.role === 'system') return [new SystemMessage(text)];
+  if (message.role === 'user') return [new HumanMessage(text)];
+  if (message.role === 'assistant') {
+    const tool_calls = message.parts.flatMap((p) =>
+      p.type === 'tool_call'
+        ? [
+            {
+              id: p.callId,
+              name: p.name,
+              args: JSON.parse(p.arguments) as Record<string, unknown>,
+              type: 'tool_call' as const,
+            },
+          ]
+        : [],
+    );
+    return [new AIMessage({ content: text, tool_calls })];
+  }
+  return message.parts.flatMap((p) =>
+    p.type === 'tool_result'
+      ? [
+          new ToolMessage({
+            content: p.result,
+            tool_call_id: p.callId,
+            ...(p.name ? { name: p.name } : {}),
+            status: p.isError ? 'error' : 'success',
+          }),
+        ]
+      : [],
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * LangChain.js chat history on a durable thread, with the real `@langchain/core`: human, AI (text,
+ * reasoning, tool calls), tool and system messages come back as they went in; messages with ids are
+ * stored once; RunnableWithMessageHistory runs turns on it across a worker restart.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import {
+  AIMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  mapChatMessagesToStoredMessages,
+  type BaseMessage,
+} from '@langchain/core/messages';
+import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
+import { RunnableWithMessageHistory } from '@langchain/core/runnables';
+import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { DurableMemoryChatMessageHistory } from '../../src/adapters/langchain.js';
+import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+
+let p: TestPipeline;
+before(async () => {
+  p = await startPipeline();
+});
+after(async () => {
+  await p?.stop();
+});
+
+const stored = (messages: BaseMessage[]) =>
+  JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages(messages))) as unknown;
+
+test('messages incl. tool calls and reasoning round-trip; ids make adds idempotent', async () => {
+  const history = new DurableMemoryChatMessageHistory({ memory: p.memory, threadId: 'lc-1' });
+  assert.deepEqual(await history.getMessages(), []);
+  const messages: BaseMessage[] = [
+    new SystemMessage('be brief'),
+    new HumanMessage({ id: 'h1', content: 'Weather in Paris?' }),
+    new AIMessage({
+      id: 'a1',
+      content: [
+        { type: 'reasoning', reasoning: 'Call the tool.' },
+        { type: 'text', text: 'Checking.' },
+      ],
+      tool_calls: [{ id: 'call_1', name: 'get_weather', args: { city: 'Paris' }, type: 'tool_call' }],
+      response_metadata: { model_name: 'gpt-4o-mini' },
+    }),
+    new ToolMessage({ id: 't1', content: 'sunny', tool_call_id: 'call_1', name: 'get_weather' }),
+    new AIMessage({ id: 'a2', content: 'Sunny.' }),
+  ];
+  await history.addMessages(messages);
+  await history.addMessages(messages.slice(1)); // with ids: stored once
+  assert.deepEqual(stored(await history.getMessages()), stored(messages));
+  const { messages: ours } = await history.thread.history();
+  assert.deepEqual(
+    ours.map((m) => [m.role, m.parts.map((part) => part.type).join('+')]),
+    [
+      ['system', 'text'],
+      ['user', 'text'],
+      ['assistant', 'reasoning+text+tool_call'],
+      ['tool', 'tool_result'],
+      ['assistant', 'text'],
+    ],
+  );
+  await history.clear();
+  assert.deepEqual(await history.getMessages(), []);
+});
+
+test('RunnableWithMessageHistory: the second turn sees the first, across a worker restart', async () => {
+  const model = new FakeListChatModel({ responses: ['Hello Ada.', 'Your name is Ada.'] });
+  const seen: BaseMessage[][] = [];
+  const prompt = ChatPromptTemplate.fromMessages([
+    ['system', 'You are helpful.'],
+    new MessagesPlaceholder('history'),
+    ['human', '{input}'],
+  ]);
+  const chain = new RunnableWithMessageHistory({
+    runnable: prompt
+      .pipe((value) => {
+        seen.push(value.toChatMessages());
+        return value;
+      })
+      .pipe(model),
+    getMessageHistory: (threadId: string) =>
+      new DurableMemoryChatMessageHistory({ memory: p.memory, threadId }),
+    inputMessagesKey: 'input',
+    historyMessagesKey: 'history',
+  });
+  const config = { configurable: { sessionId: 'lc-2' } };
+  await chain.invoke({ input: 'I am Ada.' }, config);
+  await p.worker.stop();
+  p.worker = await startWorker(p.stack, p.taskQueue);
+  const answer = await chain.invoke({ input: 'What is my name?' }, config);
+  assert.equal(answer.content, 'Your name is Ada.');
+  assert.deepEqual(
+    seen[1]!.map((m) => [m.getType(), m.content]),
+    [
+      ['system', 'You are helpful.'],
+      ['human', 'I am Ada.'],
+      ['ai', 'Hello Ada.'],
+      ['human', 'What is my name?'],
+    ],
+  );
+});
