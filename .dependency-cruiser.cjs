@@ -17,7 +17,7 @@ const LAYERS = [
   ['workflows'],
   ['src/settings'],
   ['src/client'],
-  ['src/tenancy'],
+  ['src/tenancy', 'src/adapters'],
   ['src/ui'],
   ['src/server'],
   ['src/runtime'],
@@ -73,7 +73,7 @@ module.exports = {
       comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
       severity: 'error',
       from: {
-        path: '^(src/(client|server|cli|tenancy|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
+        path: '^(src/(client|server|cli|tenancy|adapters|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
         // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
         pathNot: '^src/tenancy/token-store[.]ts$',
       },
