@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-/** Entry point of `npm start`: see src/runtime/start.ts. */
+/** Entry point of `npm start` (`npm start -- --headless`): see src/runtime/start.ts. */
+import { parseArgs } from 'node:util';
 import { start } from '../runtime/start.js';
 
-start().catch((err: unknown) => {
+const { values } = parseArgs({ options: { headless: { type: 'boolean', default: false } } });
+
+start(process.env, { headless: values.headless }).catch((err: unknown) => {
   console.error(`durable-memory: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -6,6 +6,7 @@
  */
 import { appendedSignal, type SeqMeta, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import type { TemporalLink } from './temporal-link.js';
+import { startVisible } from './visibility.js';
 
 /** Announces appends; owns the background retries. */
 export class Announcer {
@@ -34,13 +35,17 @@ export class Announcer {
     // Connecting (on the first append) is bounded by its own timeout; the signal by the attempt's.
     return this.temporal.call(
       (client) =>
-        client.workflow.signalWithStart('threadWorkflow', {
-          workflowId,
-          taskQueue: this.taskQueue,
-          args: [input],
-          signal: appendedSignal,
-          signalArgs: [metas],
-        }),
+        // The search attributes and memo are used only when this signal starts the workflow.
+        startVisible(input, (visibility) =>
+          client.workflow.signalWithStart('threadWorkflow', {
+            workflowId,
+            taskQueue: this.taskQueue,
+            args: [input],
+            signal: appendedSignal,
+            signalArgs: [metas],
+            ...visibility,
+          }),
+        ),
       Date.now() + this.attemptTimeoutMs,
     );
   }

@@ -38,6 +38,7 @@ import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
 import type { TemporalLink } from './temporal-link.js';
+import { startVisible } from './visibility.js';
 
 /** What the client needs from its connection. */
 export interface ThreadDeps {
@@ -353,17 +354,22 @@ export class ThreadHandle {
 
   /** Runs an update, starting the workflow first if it is not running. */
   private async update<R, A extends unknown[]>(def: UpdateDefinition<R, A>, args: A): Promise<R> {
-    const start = new WithStartWorkflowOperation('threadWorkflow', {
-      workflowId: this.workflowId,
-      taskQueue: this.deps.taskQueue,
-      args: [this.input()],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
     const ms = this.updateTimeoutMs;
     try {
       // Bounded: with no worker polling, an update would otherwise wait for one indefinitely.
       return await this.deps.temporal.call(
-        (client) => client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start }),
+        (client) =>
+          startVisible(this.input(), (visibility) => {
+            // An operation is used once, so each attempt makes its own.
+            const start = new WithStartWorkflowOperation('threadWorkflow', {
+              workflowId: this.workflowId,
+              taskQueue: this.deps.taskQueue,
+              args: [this.input()],
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              ...visibility,
+            });
+            return client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start });
+          }),
         Date.now() + ms,
       );
     } catch (err) {

@@ -20,6 +20,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgre
 import { readRuntimeState, updateRuntimeState } from './home.js';
 import { describeOrigin } from '../settings/origin.js';
 import { assertListening } from '../settings/probe.js';
+import { pickPort } from '../settings/ports.js';
 import { isConfigured, resolveSettings, type Settings } from '../settings/settings.js';
 import { stderrLog, type RuntimeLog } from './log.js';
 import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
@@ -28,6 +29,8 @@ import { startTemporalDevServer, type TemporalDevServer } from './temporal-serve
 
 /** The dev server's preferred port: the Temporal default, so tools and the UI find it without flags. */
 export const DEFAULT_TEMPORAL_PORT = 7233;
+/** The dev server's Web UI: where `temporal server start-dev` puts it by default, then the next ports. */
+export const DEFAULT_TEMPORAL_UI_PORT = 8233;
 /** The embedded PostgreSQL's preferred port: next to the standard 5432, which a system server may hold. */
 export const DEFAULT_POSTGRES_PORT = 5433;
 
@@ -46,6 +49,8 @@ export interface EmbeddedStackOptions {
    * stop() (see supervisor.ts). What `npm start` does; default false.
    */
   supervise?: boolean;
+  /** Run the dev server without its Web UI (by default it serves one on 8233 or the next free port). */
+  headless?: boolean;
 }
 
 /** The servers of a local stack. */
@@ -56,6 +61,8 @@ export interface EmbeddedStack {
   namespace: string;
   /** PostgreSQL URL of the application database. */
   databaseUrl: string;
+  /** The dev server's Web UI, when one was started with it. */
+  temporalUiUrl?: string;
   /** The CLI used, when a dev server was started. */
   cli?: TemporalCli;
   /** The dev server, when one was started (not with TEMPORAL_ADDRESS). */
@@ -101,15 +108,22 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   } else {
     cli = await findTemporalCli(home, { env, log });
     const state = await readRuntimeState(home);
+    const uiPort = options.headless
+      ? undefined
+      : await pickPort([state.temporalUiPort, ...range(DEFAULT_TEMPORAL_UI_PORT, 10)]);
     temporal = await startTemporalDevServer({
       cliPath: cli.path,
       dbFile: path.join(home, 'temporal.db'),
       preferredPorts: [state.temporalPort, DEFAULT_TEMPORAL_PORT],
+      uiPort,
       namespace,
       log,
     });
     temporalAddress = temporal.address;
-    await updateRuntimeState(home, { temporalPort: temporal.port });
+    await updateRuntimeState(home, {
+      temporalPort: temporal.port,
+      ...(uiPort ? { temporalUiPort: uiPort } : {}),
+    });
   }
 
   let postgres: EmbeddedPostgres | undefined;
@@ -146,5 +160,11 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     })();
     return stopping;
   };
-  return { temporalAddress, namespace, databaseUrl, cli, temporal, postgres, stop };
+  const temporalUiUrl = temporal?.uiUrl;
+  return { temporalAddress, temporalUiUrl, namespace, databaseUrl, cli, temporal, postgres, stop };
+}
+
+/** `count` consecutive ports from `first`. */
+function range(first: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => first + i);
 }

@@ -13,6 +13,8 @@ export { readJson, writeJsonAtomic };
 export interface RuntimeState {
   /** Port of the Temporal dev server started last time (PostgreSQL keeps its own, in its data dir). */
   temporalPort?: number;
+  /** Port of the dev server's Web UI last time. */
+  temporalUiPort?: number;
   /** Port of the HTTP API started last time. */
   apiPort?: number;
 }

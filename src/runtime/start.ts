@@ -26,6 +26,8 @@ export interface ReadyFacts {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** The dev server's Web UI, when `npm start` started one (not with --headless or TEMPORAL_ADDRESS). */
+  temporalUi?: string;
   /** The database URL with its password redacted. */
   database: string;
   home: string;
@@ -35,6 +37,8 @@ export interface ReadyFacts {
 export interface StartOptions {
   /** Settings given as `--flags` (they override the environment; see src/settings/settings.ts). */
   given?: GivenSettings;
+  /** Run the dev server without its Web UI (`--headless`). */
+  headless?: boolean;
   /** Called once everything is up; by default a line containing `ready` is printed on stdout. */
   onReady?: (facts: ReadyFacts) => void;
 }
@@ -43,7 +47,8 @@ export interface StartOptions {
 export function readyMessage(facts: ReadyFacts): string {
   return (
     `durable-memory ready: api=${facts.apiUrl} temporal=${facts.temporalAddress} namespace=${facts.namespace} ` +
-    `taskQueue=${facts.taskQueue} database=${facts.database}`
+    `taskQueue=${facts.taskQueue} database=${facts.database}` +
+    (facts.temporalUi ? ` temporalUi=${facts.temporalUi}` : '')
   );
 }
 
@@ -59,7 +64,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
   log(`home: ${home}`);
-  const stack = await startEmbeddedStack({ home, log, env, settings, supervise: true });
+  const stack = await startEmbeddedStack({
+    home,
+    log,
+    env,
+    settings,
+    supervise: true,
+    headless: options.headless,
+  });
   // What the worker and the API connect to: the configured servers, else the ones started here.
   const local = (value: string, name: string): Setting => ({
     value,
@@ -153,6 +165,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     temporalAddress: stack.temporalAddress,
     namespace: stack.namespace,
     taskQueue,
+    ...(stack.temporalUiUrl ? { temporalUi: stack.temporalUiUrl } : {}),
     database: database.shown,
     home,
   });

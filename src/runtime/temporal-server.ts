@@ -11,6 +11,7 @@ import { silentLog, type RuntimeLog } from './log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { LOOPBACK, canConnect, pickPort } from '../settings/ports.js';
+import { THREAD_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../client/visibility.js';
 
 /** Options of {@link startTemporalDevServer}. */
 export interface TemporalDevServerOptions {
@@ -41,6 +42,8 @@ export interface TemporalDevServer {
   port: number;
   namespace: string;
   dbFile: string;
+  /** `http://127.0.0.1:<uiPort>` when the Web UI is on. */
+  uiUrl?: string;
   /** The server's pid (of the current run, after a restart). */
   readonly pid: number;
   /** Settles when the current run of the server exited. */
@@ -80,6 +83,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   // per-write fsync: signal-with-start measured 25 ms → 9 ms here.
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']));
+  // Thread workflows' search attributes (src/client/visibility.ts); a database file from before they
+  // existed gets them in waitUntilServing, since start-dev registers them only in a new file.
+  args.push(...searchAttributeFlags());
   if (namespace !== 'default') args.push('--namespace', namespace);
   args.push(...(options.extraArgs ?? []));
 
@@ -117,6 +123,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     port,
     namespace,
     dbFile,
+    ...(options.uiPort ? { uiUrl: `http://${LOOPBACK}:${options.uiPort}` } : {}),
     get pid() {
       return child!.pid;
     },
@@ -155,6 +162,7 @@ async function waitUntilServing(
       try {
         connection = await Connection.connect({ address, connectTimeout: 2_000 });
         await connection.workflowService.describeNamespace({ namespace });
+        await registerSearchAttributes(connection, namespace);
         return;
       } catch (error) {
         lastError = error;
@@ -165,4 +173,18 @@ async function waitUntilServing(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`no answer from ${address} within ${timeoutMs} ms`, { cause: lastError });
+}
+
+/** `IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD` of the Temporal API (temporal/api/enums/v1). */
+const KEYWORD = 2;
+
+/** Adds the thread search attributes the namespace lacks (a no-op once they exist). */
+async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = THREAD_SEARCH_ATTRIBUTES.filter((key) => !customAttributes?.[key.name]);
+  if (missing.length === 0) return;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, KEYWORD])),
+  });
 }

@@ -21,8 +21,11 @@ after(async () => {
   }
 });
 
-async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild & { readyLine: string }> {
-  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env });
+async function startOnce(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): Promise<TestChild & { readyLine: string }> {
+  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts', ...args], { env });
   const readyLine = await child.waitForLine(/ready/, 120_000);
   return Object.assign(child, { readyLine });
 }
@@ -51,6 +54,10 @@ test(
     assert.ok(first.readyLine.includes(`api=${endpoints.apiUrl}`), first.readyLine);
     const apiReady = await fetch(`${endpoints.apiUrl}/readyz`);
     assert.deepEqual(await apiReady.json(), { ready: true, postgres: 'ok', temporal: 'ok', worker: 'ok' });
+    // The dev server's Web UI, on the ready line (8233 unless taken), answers.
+    const ui = /temporalUi=(http:\/\/127\.0\.0\.1:\d+)/u.exec(first.readyLine)?.[1];
+    assert.ok(ui, first.readyLine);
+    assert.equal((await fetch(ui)).status, 200);
 
     let memory = await connect({ home });
     await memory.thread('survivor').append([
@@ -65,7 +72,9 @@ test(
     const port = Number(endpoints.temporalAddress.split(':')[1]);
     assert.equal(await canConnect(port), false, 'the dev server stopped with npm start');
 
-    const second = await startOnce(env);
+    const second = await startOnce(env, ['--headless']);
+    assert.doesNotMatch(second.readyLine, /temporalUi=/u, 'with --headless the dev server has no UI');
+    assert.equal(await canConnect(Number(new URL(ui).port)), false, 'no UI with --headless');
     memory = await connect({ home });
     const t = memory.thread('survivor');
     assert.deepEqual(

@@ -32,6 +32,7 @@ import type {
   StartedTestContainer,
   WaitStrategy,
 } from 'testcontainers';
+import { searchAttributeFlags } from '../../src/client/visibility.js';
 import { createDatabaseIfMissing, type EmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
 import { silentLog } from '../../src/runtime/log.js';
 import type { ProcessExit } from '../../src/runtime/managed-process.js';
@@ -302,6 +303,7 @@ function temporalContainer(
   args.push('--db-filename', TEMPORAL_DB_FILE);
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   if (o.namespace !== 'default') args.push('--namespace', o.namespace);
+  args.push(...searchAttributeFlags());
   args.push(...o.extraArgs);
   return new GenericContainer(TEMPORAL_IMAGE)
     .withUser('0:0')

@@ -29,6 +29,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ajvModule, { type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
+import { THREAD_SEARCH_ATTRIBUTES } from '../../src/client/visibility.js';
 import { REPO_ROOT } from '../support/processes.js';
 
 interface Healthcheck {
@@ -195,6 +196,17 @@ describe('docker-compose.yml', () => {
     assert.match(commandOf('temporal-namespace'), new RegExp(`--namespace ${env.TEMPORAL_NAMESPACE} `));
     assert.match(commandOf('temporal-namespace'), new RegExp(`--address ${env.TEMPORAL_ADDRESS}`));
     assert.equal(envOf('temporal-ui').TEMPORAL_ADDRESS, env.TEMPORAL_ADDRESS);
+  });
+
+  test('the namespace job registers every search attribute thread workflows carry', () => {
+    const command = commandOf('temporal-namespace');
+    assert.match(command, /temporal operator search-attribute create .*--name "\$\$sa" --type Keyword/u);
+    const loop = /for sa in ([\w ]+); do/u.exec(command);
+    assert.ok(loop, 'a loop over the attribute names');
+    assert.deepEqual(
+      loop[1]!.trim().split(/\s+/u).sort(),
+      THREAD_SEARCH_ATTRIBUTES.map((k) => k.name).sort(),
+    );
   });
 
   test('Temporal persists to the postgres service, its schema set up by admin-tools', () => {

@@ -25,15 +25,20 @@ export function registerRuntime(program: Command, session: Session): void {
         'prints "ready" (with --json: one JSON line {"ready":true,"apiUrl":…}) and writes endpoints.json ' +
         'for other commands',
     )
+    .option(
+      '--headless',
+      'run the Temporal dev server without its Web UI (else on 8233 or the next free port)',
+    )
     .action(
-      session.action(async () => {
+      session.action(async (flags: { headless?: boolean }) => {
         // With --json, stdout carries one JSON line once ready; the human line joins the logs on stderr.
         const onReady = (facts: ReadyFacts) => {
           console.error(readyMessage(facts));
           readyLine({ ready: true, ...facts });
         };
         const given = givenByFlags(session.global);
-        await start(process.env, session.json ? { given, onReady } : { given });
+        const headless = flags.headless === true;
+        await start(process.env, session.json ? { given, onReady, headless } : { given, headless });
         session.keepRunning = true; // start() stops everything and exits on SIGINT/SIGTERM
       }),
     );
