@@ -9,6 +9,15 @@ import { compactThreadActivity } from './compact-thread.js';
 import { extractMemoriesActivity } from './extract-memories.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
 import type { ThreadActivities } from './types.js';
+import {
+  compactionDuration,
+  compactionsTotal,
+  extractionDuration,
+  extractionsTotal,
+  measured,
+  memoriesAddedTotal,
+  summariesTotal,
+} from '../src/observability/metrics.js';
 
 /** What the activities need. */
 export interface ActivityDeps {
@@ -25,6 +34,8 @@ export type { ThreadActivities } from './types.js';
 export function createActivities(options: ActivityDeps): ThreadActivities {
   const deps = { ...options, llm: options.llm ?? llmRuntimeFromEnv() };
   const store: ThreadStore = deps.store;
+  const compactThread = compactThreadActivity(deps);
+  const extractMemories = extractMemoriesActivity(deps);
   return {
     async loadMetas({ threadId, after, limit }) {
       return store.metas(threadId, { after, limit });
@@ -32,14 +43,22 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
     async lastSeq({ threadId }) {
       return (await store.thread(threadId))?.lastSeq ?? 0;
     },
-    compactThread: compactThreadActivity(deps),
+    async compactThread(input) {
+      const outcome = await measured(compactionDuration, compactionsTotal, () => compactThread(input));
+      summariesTotal.inc(outcome.report.summaries);
+      return outcome;
+    },
     async saveConfig({ threadId, config }) {
       await store.setConfig(threadId, config as unknown as Record<string, unknown>);
     },
     async deleteThread({ threadId }) {
       return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;
     },
-    extractMemories: extractMemoriesActivity(deps),
+    async extractMemories(input) {
+      const summary = await measured(extractionDuration, extractionsTotal, () => extractMemories(input));
+      memoriesAddedTotal.inc(summary.added);
+      return summary;
+    },
     async extractedUpTo({ threadId }) {
       return deps.memories ? deps.memories.extractedUpTo(threadId) : 0;
     },

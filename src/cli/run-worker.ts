@@ -9,6 +9,10 @@ import { createWorker } from '../runtime/worker.js';
 import { openPostgresStores } from '../backends/postgres.js';
 import { reach } from '../settings/errors.js';
 import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serveMetrics } from '../observability/metrics.js';
+import { readEnv } from '../settings/settings.js';
 
 /**
  * Runs a worker until a signal stops it.
@@ -27,7 +31,11 @@ export async function runWorker(
   const stores = await reach('postgres', database, () =>
     openPostgresStores(database.value, { migrate: true }),
   );
+  let metrics: Server | undefined;
   try {
+    // A worker has no API: its metrics get a listener of their own when asked for.
+    const metricsPort = metricsPortFromEnv(process.env);
+    if (metricsPort !== undefined) metrics = await serveMetrics(metricsPort);
     const { worker, connection } = await createWorker({
       temporalAddress: settings.temporalAddress,
       namespace: settings.namespace.value,
@@ -36,7 +44,8 @@ export async function runWorker(
       memories: stores.memories,
     });
     ready(
-      `durable-memory worker ready: temporal=${settings.temporalAddress.shown} taskQueue=${settings.taskQueue.value}`,
+      `durable-memory worker ready: temporal=${settings.temporalAddress.shown} taskQueue=${settings.taskQueue.value}` +
+        (metrics ? ` metrics=http://127.0.0.1:${(metrics.address() as AddressInfo).port}/metrics` : ''),
     );
     try {
       await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
@@ -44,6 +53,20 @@ export async function runWorker(
       await connection.close();
     }
   } finally {
+    metrics?.close();
     await stores.close();
   }
+}
+
+/**
+ * DURABLE_MEMORY_METRICS_PORT: where a worker serves `/metrics` (unset: nowhere).
+ * @throws Error naming the variable when it is not a port number
+ */
+export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const value = readEnv(env, 'DURABLE_MEMORY_METRICS_PORT');
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/u.test(value) || port < 1 || port > 65535)
+    throw new Error(`DURABLE_MEMORY_METRICS_PORT=${value}: expected a TCP port (1–65535), or leave it unset`);
+  return port;
 }

@@ -7,6 +7,7 @@
 import { appendedSignal, type SeqMeta, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import type { TemporalLink } from './temporal-link.js';
 import { startVisible } from './visibility.js';
+import { announcementsPending } from '../observability/metrics.js';
 
 /** Announces appends; owns the background retries. */
 export class Announcer {
@@ -64,7 +65,11 @@ export class Announcer {
       }
     })();
     this.pending.add(run);
-    void run.finally(() => this.pending.delete(run));
+    announcementsPending.inc();
+    void run.finally(() => {
+      this.pending.delete(run);
+      announcementsPending.dec();
+    });
   }
 
   /** Announcements still being retried. */

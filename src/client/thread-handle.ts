@@ -39,6 +39,13 @@ import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
 import type { TemporalLink } from './temporal-link.js';
 import { startVisible } from './visibility.js';
+import {
+  appendDuration,
+  appendedMessagesTotal,
+  appendsTotal,
+  contextDuration,
+  measured,
+} from '../observability/metrics.js';
 
 /** What the client needs from its connection. */
 export interface ThreadDeps {
@@ -122,6 +129,10 @@ export class ThreadHandle {
    * anything is stored if any message is invalid.
    */
   async append(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
+    return measured(appendDuration, appendsTotal, () => this.appendNow(messages));
+  }
+
+  private async appendNow(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
     const list = (Array.isArray(messages) ? messages : [messages]) as AppendInput[];
     const inputs = toMessageInputs(list);
     // Messages without an id get a random one; callers who retry appends should give their own ids.
@@ -140,6 +151,7 @@ export class ThreadHandle {
         resourceId: this.options.resourceId,
       }),
     );
+    appendedMessagesTotal.inc(stored.filter((m) => !m.duplicate).length);
     const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
     const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
     return {
@@ -202,11 +214,16 @@ export class ThreadHandle {
    * Throws UnknownThreadError for a thread that does not exist. See src/client/context.ts.
    */
   async context(options: ContextOptions = {}): Promise<ContextResult> {
-    const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
-    if (!info) throw new UnknownThreadError(this.threadId);
-    return this.storeCall(() =>
-      readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
-    );
+    const end = contextDuration.startTimer();
+    try {
+      const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+      if (!info) throw new UnknownThreadError(this.threadId);
+      return await this.storeCall(() =>
+        readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
+      );
+    } finally {
+      end();
+    }
   }
 
   /** The long-term memories of this thread's user (live ones; `includeSuperseded` for the rest). */

@@ -5,6 +5,7 @@
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { llmDuration, llmRequestsTotal, llmTokensTotal } from '../observability/metrics.js';
 import { readCompletion, type CompletionReply } from './reply.js';
 
 /**
@@ -17,6 +18,21 @@ export async function complete(
   request: ChatCompletionCreateParamsNonStreaming,
   signal?: AbortSignal,
 ): Promise<CompletionReply> {
-  const completion = await client.chat.completions.create(request, signal ? { signal } : undefined);
-  return readCompletion(completion);
+  const model = request.model;
+  const end = llmDuration.startTimer({ model });
+  try {
+    const completion = await client.chat.completions.create(request, signal ? { signal } : undefined);
+    const reply = readCompletion(completion);
+    llmRequestsTotal.inc({ model, result: 'ok' });
+    if (completion.usage) {
+      llmTokensTotal.inc({ model, kind: 'prompt' }, completion.usage.prompt_tokens);
+      llmTokensTotal.inc({ model, kind: 'completion' }, completion.usage.completion_tokens);
+    }
+    return reply;
+  } catch (err) {
+    llmRequestsTotal.inc({ model, result: 'error' });
+    throw err;
+  } finally {
+    end();
+  }
 }

@@ -10,6 +10,7 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { stderrLog, type RuntimeLog } from './log.js';
+import { installTemporalRuntime } from './temporal-runtime.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 
 /** Options of {@link createWorker}. */
@@ -44,6 +45,7 @@ export async function createWorker(
   const llm = options.llm ?? llmRuntimeFromEnv();
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
+  installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const connection = await connectTemporalWorker(options.temporalAddress);
   let worker: Worker;
   try {

@@ -1,12 +1,15 @@
 /**
  * Liveness and readiness, for orchestrators and load balancers; no token needed, no tenant data.
  * /healthz: the process answers. /readyz: both backends answer now (503 with Retry-After if not).
+ * /metrics: Prometheus metrics of this process (src/observability/metrics.ts); under `npm start` they
+ * include the worker's, which runs in the same process.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { RETRY_AFTER_SECONDS } from '../api-error.js';
 import { checkReadiness } from '../readiness.js';
 import type { RouteDeps } from './deps.js';
+import { metricsText } from '../../observability/metrics.js';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
 const Readiness = Type.Object({
@@ -33,6 +36,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     },
     async () => ({ status: 'ok' as const }),
   );
+
+  // Prometheus text format, not JSON: kept out of the OpenAPI document.
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const { contentType, body } = await metricsText();
+    return reply.type(contentType).send(body);
+  });
 
   app.get(
     '/readyz',
