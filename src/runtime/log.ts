@@ -4,19 +4,18 @@
  * that a user can tell what `npm start` did without reading code. Library code never prints on its own
  * initiative beyond this hook, and the hook writes to stderr so stdout stays free for the `ready` line.
  */
+import { writeLog } from '../observability/log.js';
 
 /** Receives one human-readable line, without a trailing newline. */
 export type RuntimeLog = (line: string) => void;
 
 /**
- * The default {@link RuntimeLog}: one line on stderr, prefixed so it can be told apart from the output
- * of the processes it supervises.
+ * The default {@link RuntimeLog}: one record on stderr, component `runtime`, in the one log format
+ * (src/observability/log.ts: JSON lines, or `[durable-memory] …` on a terminal).
  *
  * @param line - the message to print
  */
-export const stderrLog: RuntimeLog = (line) => {
-  process.stderr.write(`[durable-memory] ${line}\n`);
-};
+export const stderrLog: RuntimeLog = (line) => writeLog(process.stderr, 'runtime', 'info', line);
 
 /** A {@link RuntimeLog} that drops everything; for tests and callers that report on their own. */
 export const silentLog: RuntimeLog = () => undefined;

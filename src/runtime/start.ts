@@ -15,6 +15,7 @@ import type { Setting } from '../settings/origin.js';
 import { redactUrl } from '../settings/redact.js';
 import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
 import { stderrLog } from './log.js';
+import { writeLog } from '../observability/log.js';
 import { supervise, type Supervision } from './supervisor.js';
 import { createWorker } from './worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
@@ -26,6 +27,8 @@ export interface ReadyFacts {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /** How the worker got its workflow code: the build's bundle, or bundled at start (from source). */
+  workflows?: string;
   /** The dev server's Web UI, when `npm start` started one (not with --headless or TEMPORAL_ADDRESS). */
   temporalUi?: string;
   /** The database URL with its password redacted. */
@@ -48,12 +51,15 @@ export function readyMessage(facts: ReadyFacts): string {
   return (
     `durable-memory ready: api=${facts.apiUrl} temporal=${facts.temporalAddress} namespace=${facts.namespace} ` +
     `taskQueue=${facts.taskQueue} database=${facts.database}` +
+    (facts.workflows ? ` workflows=${facts.workflows}` : '') +
     (facts.temporalUi ? ` temporalUi=${facts.temporalUi}` : '')
   );
 }
 
+/** On stdout: the human line on a terminal, else a JSON record of the one log format with the facts. */
 function printReady(facts: ReadyFacts): void {
-  console.log(readyMessage(facts));
+  if (process.stdout.isTTY) console.log(readyMessage(facts));
+  else writeLog(process.stdout, 'runtime', 'info', readyMessage(facts), { ready: true, ...facts });
 }
 
 /** Runs the local pipeline until a signal stops it. */
@@ -106,10 +112,11 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
   let connection: Awaited<ReturnType<typeof createWorker>>['connection'] | undefined;
   let running: Promise<void> | undefined;
+  let workflows: string | undefined;
   // Also how the supervisor starts a worker again after it failed: a new connection and worker.
   const startWorker = async (open: Stores): Promise<void> => {
     await connection?.close().catch(() => undefined);
-    ({ worker, connection } = await createWorker({
+    ({ worker, connection, workflows } = await createWorker({
       temporalAddress: temporal,
       namespace: stack.namespace,
       taskQueue,
@@ -165,6 +172,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     temporalAddress: stack.temporalAddress,
     namespace: stack.namespace,
     taskQueue,
+    workflows,
     ...(stack.temporalUiUrl ? { temporalUi: stack.temporalUiUrl } : {}),
     database: database.shown,
     home,

@@ -5,7 +5,8 @@
  * when DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS (`host:port`, e.g. `0.0.0.0:9464`) is set; they are
  * separate from ours (src/observability/metrics.ts) because the core serves them itself.
  */
-import { Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import { writeLog, type LogLevel } from '../observability/log.js';
 import { readEnv } from '../settings/settings.js';
 
 let installed: { metricsAddress?: string } | undefined;
@@ -17,12 +18,27 @@ let installed: { metricsAddress?: string } | undefined;
 export function installTemporalRuntime(env: NodeJS.ProcessEnv = process.env): { metricsAddress?: string } {
   if (installed) return installed;
   const bindAddress = readEnv(env, 'DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS');
-  if (bindAddress === undefined) return (installed = {});
+  // Someone (an embedding application, a test harness) installed it already: theirs stays.
+  if (Runtime._instance) return (installed = {});
   Runtime.install({
+    // The SDK's lines (and the core's, forwarded) in the one log format, component `worker`.
+    logger: new DefaultLogger('INFO', workerLog),
     telemetryOptions: {
+      logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
       // Seconds and a `_total` suffix, as Prometheus names them and our own metrics do.
-      metrics: { prometheus: { bindAddress, useSecondsForDurations: true, countersTotalSuffix: true } },
+      ...(bindAddress === undefined
+        ? {}
+        : {
+            metrics: {
+              prometheus: { bindAddress, useSecondsForDurations: true, countersTotalSuffix: true },
+            },
+          }),
     },
   });
-  return (installed = { metricsAddress: bindAddress });
+  return (installed = bindAddress === undefined ? {} : { metricsAddress: bindAddress });
+}
+
+function workerLog(entry: LogEntry): void {
+  const level = entry.level.toLowerCase() as LogLevel;
+  writeLog(process.stderr, 'worker', level, entry.message, entry.meta ?? {});
 }

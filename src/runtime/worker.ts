@@ -2,8 +2,6 @@
  * The worker: runs thread workflows and their activities against a store. Graceful shutdown gives
  * in-flight activities `shutdownGraceTime` to finish.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps } from '../../activities/index.js';
@@ -11,6 +9,7 @@ import { TASK_QUEUE } from '../../workflows/shared.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { stderrLog, type RuntimeLog } from './log.js';
 import { installTemporalRuntime } from './temporal-runtime.js';
+import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 
 /** Options of {@link createWorker}. */
@@ -19,7 +18,7 @@ export interface CreateWorkerOptions extends ActivityDeps {
   temporalAddress: TemporalTarget;
   namespace?: string;
   taskQueue?: string;
-  /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
+  /** A workflow bundle (tests build it once); default: the build's, else bundled at start (workflow-bundle.ts). */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Where the worker's own lines go (default: stderr). */
   log?: RuntimeLog;
@@ -29,23 +28,21 @@ export interface CreateWorkerOptions extends ActivityDeps {
   stickyQueueScheduleToStartTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
 }
 
-/** Path of the workflows entry, next to this module in source (`.ts`) or build (`.js`) layout. */
-export function workflowsPath(): string {
-  for (const ext of ['.js', '.ts']) {
-    const file = fileURLToPath(new URL(`../../workflows/index${ext}`, import.meta.url));
-    if (existsSync(file)) return file;
-  }
-  throw new Error('workflows/index not found next to the runtime module');
-}
+export { workflowsPath } from './workflows-path.js';
 
 /** Creates (does not run) a worker. Call `run()` on it; `shutdown()` stops it gracefully. */
-export async function createWorker(
-  options: CreateWorkerOptions,
-): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createWorker(options: CreateWorkerOptions): Promise<{
+  worker: Worker;
+  connection: NativeConnection;
+  workflows: 'given' | 'prebuilt' | 'bundled-at-start';
+}> {
   const llm = options.llm ?? llmRuntimeFromEnv();
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
+  const code = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle, workflows: 'given' as const }
+    : await loadWorkflowBundle();
   const connection = await connectTemporalWorker(options.temporalAddress);
   let worker: Worker;
   try {
@@ -53,9 +50,7 @@ export async function createWorker(
       connection,
       namespace: options.namespace ?? 'default',
       taskQueue: options.taskQueue ?? TASK_QUEUE,
-      ...(options.workflowBundle
-        ? { workflowBundle: options.workflowBundle }
-        : { workflowsPath: workflowsPath() }),
+      workflowBundle: code.workflowBundle,
       activities: createActivities({ ...options, llm }),
       shutdownGraceTime: options.shutdownGraceTime ?? '10s',
       // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
@@ -72,5 +67,5 @@ export async function createWorker(
     await connection.close().catch(() => undefined);
     throw err;
   }
-  return { worker, connection };
+  return { worker, connection, workflows: code.workflows };
 }

@@ -21,6 +21,7 @@ import { pickPort } from '../settings/ports.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
 import { TokenStore } from '../tenancy/token-store.js';
+import { pinoStream } from '../observability/log.js';
 
 /** The API's default port (as in the Dockerfile and docker-compose.yml). */
 export const DEFAULT_API_PORT = 8080;
@@ -104,7 +105,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
       // Request logs go to stderr, so stdout keeps only what scripts read (the `ready` line).
       logger: options.logger ?? {
         level: readEnv(env, 'DURABLE_MEMORY_API_LOG_LEVEL') ?? 'info',
-        stream: process.stderr,
+        stream: pinoStream(process.stderr), // the one log format (src/observability/log.ts)
       },
       register: (app) => registerInspector(app),
       workerUp: options.workerUp,

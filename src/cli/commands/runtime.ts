@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { readyMessage, start, type ReadyFacts } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
+import { stderrLog } from '../../runtime/log.js';
 import { givenByFlags, requireDatabase, resolveConnection } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { configuredApiPort, serveApi } from '../../server/serve.js';
@@ -33,7 +34,7 @@ export function registerRuntime(program: Command, session: Session): void {
       session.action(async (flags: { headless?: boolean }) => {
         // With --json, stdout carries one JSON line once ready; the human line joins the logs on stderr.
         const onReady = (facts: ReadyFacts) => {
-          console.error(readyMessage(facts));
+          stderrLog(readyMessage(facts));
           readyLine({ ready: true, ...facts });
         };
         const given = givenByFlags(session.global);
