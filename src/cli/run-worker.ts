@@ -32,17 +32,21 @@ export async function runWorker(
     openPostgresStores(database.value, { migrate: true }),
   );
   let metrics: Server | undefined;
+  let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
   try {
-    // A worker has no API: its metrics get a listener of their own when asked for.
+    // A worker has no API: its metrics and probes get a listener of their own when asked for.
     const metricsPort = metricsPortFromEnv(process.env);
-    if (metricsPort !== undefined) metrics = await serveMetrics(metricsPort);
-    const { worker, connection } = await createWorker({
+    if (metricsPort !== undefined)
+      metrics = await serveMetrics(metricsPort, '0.0.0.0', () => worker?.getState() === 'RUNNING');
+    const created = await createWorker({
       temporalAddress: settings.temporalAddress,
       namespace: settings.namespace.value,
       taskQueue: settings.taskQueue.value,
       store: stores.threads,
       memories: stores.memories,
     });
+    worker = created.worker;
+    const { connection } = created;
     ready(
       `durable-memory worker ready: temporal=${settings.temporalAddress.shown} taskQueue=${settings.taskQueue.value}` +
         (metrics ? ` metrics=http://127.0.0.1:${(metrics.address() as AddressInfo).port}/metrics` : ''),

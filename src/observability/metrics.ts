@@ -129,12 +129,26 @@ export async function metricsText(): Promise<{ contentType: string; body: string
 }
 
 /**
- * A small HTTP listener answering `GET /metrics` (for a worker process, which has no API).
+ * A small HTTP listener for a worker process, which has no API: `GET /metrics`, and the probes
+ * `GET /healthz` (the process answers: liveness) and `GET /readyz` (200 while `ready()` says the
+ * worker polls, else 503: readiness, and the signal that a drain has begun).
  * @returns the server, listening; close it on shutdown
  */
-export async function serveMetrics(port: number, host = '0.0.0.0'): Promise<http.Server> {
+export async function serveMetrics(
+  port: number,
+  host = '0.0.0.0',
+  ready: () => boolean = () => true,
+): Promise<http.Server> {
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+    const path = req.url?.split('?')[0];
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method === 'GET' && path === '/healthz') return json(200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/readyz') {
+      const up = ready();
+      return json(up ? 200 : 503, { ready: up, worker: up ? 'ok' : 'not running' });
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404).end();
       return;
     }

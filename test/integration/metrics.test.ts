@@ -89,19 +89,27 @@ describe('/metrics', () => {
     }
   });
 
-  test('a worker process serves them on its own port (DURABLE_MEMORY_METRICS_PORT)', async () => {
+  test('a worker process serves them, and its probes, on its own port (DURABLE_MEMORY_METRICS_PORT)', async () => {
     assert.equal(metricsPortFromEnv({}), undefined);
     assert.equal(metricsPortFromEnv({ DURABLE_MEMORY_METRICS_PORT: '9464' }), 9464);
     assert.throws(
       () => metricsPortFromEnv({ DURABLE_MEMORY_METRICS_PORT: 'abc' }),
       /DURABLE_MEMORY_METRICS_PORT=abc/u,
     );
-    const server = await serveMetrics(await freePort(), '127.0.0.1');
+    let running = true;
+    const server = await serveMetrics(await freePort(), '127.0.0.1', () => running);
     try {
       const { port } = server.address() as AddressInfo;
       const body = await scrape(`http://127.0.0.1:${port}/metrics`);
       assert.match(body, /^durable_memory_appended_messages_total \d+/mu);
       assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
+      // The worker's probes on the same listener: liveness, and readiness while it polls.
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+      running = false; // draining after SIGTERM
+      const draining = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(draining.status, 503);
+      assert.deepEqual(await draining.json(), { ready: false, worker: 'not running' });
     } finally {
       server.close();
     }
