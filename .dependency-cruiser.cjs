@@ -8,7 +8,7 @@
 const LAYERS = [
   ['src/model'],
   ['src/tokenizers', 'src/compaction'],
-  ['src/thread'],
+  ['src/thread', 'src/observability'],
   ['src/llm', 'src/postgres'],
   ['src/store'],
   ['src/memories', 'src/chat-memory'],
