@@ -7,12 +7,20 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker, type ReplayResult } from '@temporalio/worker';
+import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { silentLog } from '../../src/runtime/log.js';
+import { workflowsPath } from '../../src/runtime/worker.js';
 import { workflowIdFor } from '../../workflows/shared.js';
-import { workflowBundle } from '../support/pipeline.js';
-import { HISTORIES_DIR, historyFromJson } from '../support/record-histories.js';
+import { startPipeline, workflowBundle } from '../support/pipeline.js';
+import { HISTORIES_DIR } from '../support/record-histories.js';
+import { TEST_CLI_HOME } from '../support/stack.js';
+import { waitForState } from '../support/wait-for-state.js';
 
 interface Fixture {
   file: string;
@@ -75,7 +83,7 @@ test('the recorded histories cover the workflow paths', async () => {
 test('every recorded history replays deterministically against the current workflow code', async () => {
   const all = await fixtures();
   assert.ok(all.length >= 5, `found ${all.length} histories in ${HISTORIES_DIR}`);
-  const histories = all.map((f) => ({ workflowId: f.workflowId, history: historyFromJson(f.json) }));
+  const histories = all.map((f) => ({ workflowId: f.workflowId, history: historyFromJSON(f.json) }));
   const results: ReplayResult[] = [];
   const started = Date.now();
   for await (const result of Worker.runReplayHistories(
@@ -94,4 +102,48 @@ test('every recorded history replays deterministically against the current workf
     return [`${all[i]!.file}: ${r.error.name}: ${detail}`];
   });
   assert.equal(failures.length, 0, `nondeterminism or replay failure:\n${failures.join('\n')}`);
+});
+
+test('a history exported by the temporal CLI replays through Worker.runReplayHistory, as a user does it', async () => {
+  const p = await startPipeline();
+  try {
+    const t = p.memory.thread('cli-export');
+    await t.append({ role: 'system', content: 'You are terse.' });
+    await t.configure({ budget: 60 });
+    for (let i = 0; i < 6; i++) {
+      await t.append([
+        { role: 'user', content: `question ${i} `.repeat(5) },
+        { role: 'assistant', content: `answer ${i} `.repeat(5) },
+      ]);
+    }
+    await t.sync();
+    await waitForState(t, 'a compaction', (s) => s.compactions >= 1 && s.pending.length === 0);
+
+    // `temporal workflow show -w ID --output json > h.json`, then JSON.parse(h.json).
+    const cli = await findTemporalCli(TEST_CLI_HOME, { log: silentLog });
+    const { stdout } = await promisify(execFile)(
+      cli.path,
+      [
+        'workflow',
+        'show',
+        '-w',
+        workflowIdFor(t.threadId),
+        '--output',
+        'json',
+        '--address',
+        p.stack.temporalAddress,
+        '--namespace',
+        p.stack.namespace,
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const history: unknown = JSON.parse(stdout);
+    await Worker.runReplayHistory(
+      { workflowsPath: workflowsPath() },
+      history as Parameters<typeof Worker.runReplayHistory>[1],
+      workflowIdFor(t.threadId),
+    );
+  } finally {
+    await p.stop();
+  }
 });
