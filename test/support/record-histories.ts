@@ -7,17 +7,17 @@
  * the workflow has (appends with tool calls, a lost signal caught up after the gap timer, a sync that
  * catches up, configure, background and explicit compaction, memory extraction, continue-as-new at a
  * low threshold, delete, and a delete that cancels LLM work held open), then writes every run's
- * history (SDK JSON format) to test/fixtures/histories/<generation>-<scenario>.run<k>.json.
+ * history to test/fixtures/histories/<generation>-<scenario>.run<k>.json, in the JSON that
+ * `temporal workflow show --output json` prints (the SDK's historyToJSON).
  * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
  * `patched()`), and commit the new files beside the old ones: old histories must keep replaying as
  * long as such runs may still be open. Generations: `replay` (before background lanes), `lanes`.
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
-import type { History } from '@temporalio/common/lib/proto-utils.js';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import type { DurableMemory } from '../../src/client/connect.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
@@ -32,38 +32,6 @@ import { REPO_ROOT } from './processes.js';
 
 /** Where the replay test finds the histories. */
 export const HISTORIES_DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'histories');
-
-// The SDK's historyToJSON / historyFromJSON (@temporalio/common) fail in this install with "type must
-// be a Type": @temporalio/common and @temporalio/proto each got their own copy of protobufjs, and
-// protojson checks `instanceof Type` against its own copy. So convert with the protojson of the copy
-// that @temporalio/proto's types were built with (the same one whenever the install is deduplicated).
-interface ProtoJson {
-  toJson(type: unknown, message: unknown): unknown;
-  fromJson(type: unknown, json: unknown, options?: { ignoreUnknownFields?: boolean }): unknown;
-}
-const requireHere = createRequire(import.meta.url);
-// CommonJS modules, loaded as such: the patch walks the root's own namespace objects.
-const proto = requireHere('@temporalio/proto') as typeof import('@temporalio/proto');
-const { patchProtobufRoot } = requireHere(
-  '@temporalio/proto/lib/patch-protobuf-root',
-) as typeof import('@temporalio/proto/lib/patch-protobuf-root.js');
-const protojson = createRequire(requireHere.resolve('@temporalio/proto'))(
-  'protobufjs/ext/protojson',
-) as ProtoJson;
-const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType(
-  'temporal.api.history.v1.History',
-);
-
-/** A history as (unindented) JSON in the format of `temporal workflow show --output json` and the SDK. */
-export function historyToJson(history: History): string {
-  const message = proto.temporal.api.history.v1.History.fromObject(history);
-  return JSON.stringify(protojson.toJson(historyType, message));
-}
-
-/** Parses {@link historyToJson}'s output into a History for `Worker.runReplayHistories`. */
-export function historyFromJson(json: unknown): History {
-  return protojson.fromJson(historyType, json, { ignoreUnknownFields: true }) as History;
-}
 
 const text = (id: string, role: 'user' | 'assistant', t: string) => ({
   id,
@@ -212,7 +180,7 @@ async function runsOf(client: Client, workflowId: string): Promise<{ runId: stri
   let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
   while (runId) {
     const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    runs.unshift({ runId, json: historyToJson(history) });
+    runs.unshift({ runId, json: historyToJSON(history) });
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes ?? undefined;
     runId = started?.continuedExecutionRunId || undefined;
   }
