@@ -19,6 +19,23 @@ export function workflowIdFor(threadId: string): string {
   return WORKFLOW_ID_PREFIX + threadId;
 }
 
+// The thread workflow's messages. Payloads carry ids, seqs, counts and settings, never bodies.
+
+/** Appends committed to the store, announced with their sequence numbers. */
+export const appendedSignal = defineSignal<[SeqMeta[]]>('appended');
+/** Runs the thread's strategy now; answers what it did. */
+export const compactUpdate = defineUpdate<CompactionReport | null, []>('compact');
+/** Changes budget, model or strategy; answers the resulting configuration. */
+export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>]>('configure');
+/** Returns once every message up to `seq` (default: the store's last) is indexed. */
+export const syncUpdate = defineUpdate<ThreadStateView, [{ seq?: number }]>('sync');
+/** Deletes the thread's data and ends the workflow. */
+export const deleteUpdate = defineUpdate<{ deleted: boolean }, []>('delete');
+/** Counts, tokens, indexed sequence, pending work. */
+export const stateQuery = defineQuery<ThreadStateView>('state');
+
+// Their payload types.
+
 /** A stored message as announced to the workflow: body-free, with its sequence number. */
 export type SeqMeta = MessageMeta & { seq: number };
 
@@ -48,9 +65,7 @@ export interface ThreadSnapshot {
   run: number;
   compactions: number;
   lastCompaction?: CompactionReport;
-  /** The most recent standing error (what runs before {@link ThreadSnapshot.errors} carried). */
-  lastError?: string;
-  errors?: ThreadErrors;
+  errors: ThreadErrors;
   lastErrorFrom?: keyof ThreadErrors;
   memory?: MemoryProgress;
   /** Which summarizer/extractor the worker runs (an LLM, or the labelled local fallback). */
@@ -121,16 +136,3 @@ export interface ThreadStateView {
   /** Which summarizer/extractor the worker runs: an LLM, or `local fallback (no LLM configured)`. */
   llm?: string;
 }
-
-/** Appends committed to the store, announced with their sequence numbers. */
-export const appendedSignal = defineSignal<[SeqMeta[]]>('appended');
-/** Runs the thread's strategy now; answers what it did. */
-export const compactUpdate = defineUpdate<CompactionReport | null, []>('compact');
-/** Changes budget, model or strategy; answers the resulting configuration. */
-export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>]>('configure');
-/** Returns once every message up to `seq` (default: the store's last) is indexed. */
-export const syncUpdate = defineUpdate<ThreadStateView, [{ seq?: number }]>('sync');
-/** Deletes the thread's data and ends the workflow. */
-export const deleteUpdate = defineUpdate<{ deleted: boolean }, []>('delete');
-/** Counts, tokens, indexed sequence, pending work. */
-export const stateQuery = defineQuery<ThreadStateView>('state');

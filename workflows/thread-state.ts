@@ -62,9 +62,8 @@ export class ThreadState {
     this.run = (carried?.run ?? 0) + 1;
     this.compactions = carried?.compactions ?? 0;
     this.lastCompaction = carried?.lastCompaction;
-    // Runs carried before errors were kept per kind carried one `lastError`.
-    this.errors = carried?.errors ?? (carried?.lastError ? { compaction: carried.lastError } : {});
-    this.lastErrorFrom = carried?.lastErrorFrom ?? (this.errors.compaction ? 'compaction' : undefined);
+    this.errors = { ...carried?.errors };
+    this.lastErrorFrom = carried?.lastErrorFrom;
     this.llm = carried?.llm;
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
   }
@@ -152,10 +151,10 @@ export class ThreadState {
   }
 
   /**
-   * Records a failed extraction of the messages up to `upToSeq` (default: all indexed): not retried
-   * until more messages arrive. Messages indexed while it ran were not part of it, so they may go on.
+   * Records a failed extraction of the messages up to `upToSeq`: not retried until more messages
+   * arrive. Messages indexed while it ran were not part of it, so they may go on.
    */
-  markExtractionFailed(upToSeq = this.index.lastSeq): void {
+  markExtractionFailed(upToSeq: number): void {
     this.memory.failedAt = upToSeq;
   }
 
@@ -210,9 +209,14 @@ export class ThreadState {
     this.lastCompaction = result.report;
   }
 
+  /** The configuration a change would give, without applying it. Throws ValidationError. */
+  validateConfigure(patch: Partial<ThreadConfig>): ThreadConfig {
+    return mergeConfig(this.config, patch);
+  }
+
   /** Validates and applies a configuration change. Throws ValidationError. */
   configure(patch: Partial<ThreadConfig>): ThreadConfig {
-    this.config = mergeConfig(this.config, patch);
+    this.config = this.validateConfigure(patch);
     this.compactedAt = -1; // a new strategy may have work to do now
     return this.config;
   }
@@ -249,7 +253,6 @@ export class ThreadState {
       run: this.run,
       compactions: this.compactions,
       lastCompaction: this.lastCompaction,
-      lastError: this.lastError,
       errors: { ...this.errors },
       lastErrorFrom: this.lastErrorFrom,
       memory: this.memory,

@@ -3,7 +3,8 @@
  * test/support/record-histories.ts) are replayed against the current workflow code. A change that
  * makes the workflow issue different commands for the same history (an added or reordered activity,
  * timer, continue-as-new) fails here with a DeterminismViolationError, before it can break threads
- * that are open in production.
+ * that are open in production: such a change goes behind `patched()` (workflows/patches.ts) with a
+ * new recorded generation. The last test replays a history exported by the `temporal` CLI.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { Worker, type ReplayResult } from '@temporalio/worker';
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
 import { silentLog } from '../../src/runtime/log.js';
 import { workflowsPath } from '../../src/runtime/worker.js';
+import { PATCHES } from '../../workflows/patches.js';
 import { workflowIdFor } from '../../workflows/shared.js';
 import { startPipeline, workflowBundle } from '../support/pipeline.js';
 import { HISTORIES_DIR } from '../support/record-histories.js';
@@ -25,7 +27,28 @@ import { waitForState } from '../support/wait-for-state.js';
 interface Fixture {
   file: string;
   workflowId: string;
-  json: { events: { eventType: string; activityTaskScheduledEventAttributes?: unknown }[] };
+  json: {
+    events: {
+      eventType: string;
+      activityTaskScheduledEventAttributes?: unknown;
+      markerRecordedEventAttributes?: {
+        markerName?: string;
+        details?: Record<string, { payloads?: { data?: string }[] }>;
+      };
+    }[];
+  };
+}
+
+/** The ids of the patches (`patched()` markers) a history recorded; not the SDK's own internal ones. */
+function patchesOf(f: Fixture): string[] {
+  return f.json.events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data =
+      marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    if (!data) return [];
+    const { id } = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string };
+    return id.startsWith('__sdk_internal') ? [] : [id];
+  });
 }
 
 async function fixtures(): Promise<Fixture[]> {
@@ -49,7 +72,6 @@ test('the recorded histories cover the workflow paths', async () => {
     'TIMER_FIRED', // a gap that no signal filled: the wait before catching up
     'WORKFLOW_EXECUTION_CONTINUED_AS_NEW',
     'WORKFLOW_EXECUTION_COMPLETED', // a deleted thread
-    'MARKER_RECORDED', // the background-lanes patch: runs since then record it, older ones replay without
     'ACTIVITY_TASK_CANCELED', // delete cancelling LLM work in flight, which stops and writes nothing
   ]) {
     assert.ok(events.has(`EVENT_TYPE_${type}`), `some history has ${type}`);
@@ -78,6 +100,17 @@ test('the recorded histories cover the workflow paths', async () => {
   );
   // Later runs of a continued thread start from carried state: replay those too, not only run 1.
   assert.ok(all.some((f) => /\.run[2-9]\.json$/.test(f.file)));
+  // Each patch replays both ways: runs recorded since it (with its marker) and runs from before.
+  for (const id of Object.values(PATCHES)) {
+    const marked = all.filter((f) => patchesOf(f).includes(id)).length;
+    assert.ok(marked > 0, `some history records the patch ${id}`);
+    assert.ok(marked < all.length, `some history is from before the patch ${id}`);
+  }
+  assert.equal(
+    all.filter((f) => patchesOf(f).some((id) => !Object.values(PATCHES).includes(id))).length,
+    0,
+    'every patch marker in the histories is listed in workflows/patches.ts',
+  );
 });
 
 test('every recorded history replays deterministically against the current workflow code', async () => {

@@ -10,8 +10,8 @@
  * history to test/fixtures/histories/<generation>-<scenario>.run<k>.json, in the JSON that
  * `temporal workflow show --output json` prints (the SDK's historyToJSON).
  * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
- * `patched()`), and commit the new files beside the old ones: old histories must keep replaying as
- * long as such runs may still be open. Generations: `replay` (before background lanes), `lanes`.
+ * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
+ * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -188,7 +188,7 @@ async function runsOf(client: Client, workflowId: string): Promise<{ runId: stri
 }
 
 async function main(gen: string): Promise<void> {
-  if (!/^[a-z][a-z0-9]*$/.test(gen)) throw new Error('usage: record-histories.ts <generation> (e.g. lanes)');
+  if (!/^[a-z][a-z0-9]*$/.test(gen)) throw new Error('usage: record-histories.ts <generation> (e.g. base)');
   const llm = await startLlmServer();
   llm.setDefault(ANSWER);
   const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });

@@ -1,0 +1,231 @@
+/**
+ * The thread workflow's work, each kind in a lane of its own: catch-up (reads the store to close a gap
+ * or answer a sync), compaction and memory extraction (LLM work). A lane runs one thing at a time,
+ * and no lane waits for another, so an LLM that is slow or retrying for minutes never holds `sync`,
+ * catch-up or the other kind of LLM work. LLM work runs in a cancellation scope that `delete` cancels.
+ */
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  condition,
+  log,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { ThreadActivities } from '../activities/types.js';
+import { strategyOf } from '../src/thread/config.js';
+import { Lock } from './lock.js';
+import type { ThreadState } from './thread-state.js';
+import type { CompactionReport } from './shared.js';
+
+/** Store calls: quick, retried until the store answers. */
+const store = proxyActivities<ThreadActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+
+/** Activities that may call an LLM: heartbeats, exponential backoff with a cap, bounded total time. */
+function llmActivities(heartbeatMs: number) {
+  return proxyActivities<ThreadActivities>({
+    startToCloseTimeout: '5 minutes',
+    scheduleToCloseTimeout: '15 minutes',
+    heartbeatTimeout: heartbeatMs,
+    // A cancelled call (the thread is being deleted) is waited for until the worker has stopped it,
+    // so nothing it would write can land after the delete. The heartbeat timeout bounds the wait.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 12,
+      nonRetryableErrorTypes: ['LlmBadRequest'],
+    },
+  });
+}
+
+/** Metas read from the store per catch-up call. */
+const CATCH_UP_PAGE = 1000;
+
+/** The lanes of one thread workflow run. */
+export class Lanes {
+  private readonly catchUpLane = new Lock();
+  private readonly compactionLane = new Lock();
+  private readonly extractionLane = new Lock();
+  /** LLM work runs in this scope: `delete` cancels it rather than waiting out minutes of retries. */
+  private readonly background = new CancellationScope();
+  private readonly llm: ThreadActivities;
+  /** Set by `delete`: no new work starts, and cancelled work is not an error. */
+  deleting = false;
+
+  constructor(
+    private readonly state: ThreadState,
+    options: { heartbeatTimeoutMs?: number } = {},
+  ) {
+    this.llm = llmActivities(options.heartbeatTimeoutMs ?? 30_000);
+  }
+
+  /** True while compaction or extraction runs. */
+  get llmBusy(): boolean {
+    return this.compactionLane.held || this.extractionLane.held;
+  }
+
+  /** True while an extraction runs (its messages are not idle work meanwhile). */
+  get extracting(): boolean {
+    return this.extractionLane.held;
+  }
+
+  /** True when a compaction is due and its lane is free. */
+  compactionReady(): boolean {
+    return !this.deleting && !this.compactionLane.held && this.state.compactionDue();
+  }
+
+  /** True when an extraction is due (or `idle` and pending) and its lane is free. */
+  extractionReady(idle = false): boolean {
+    const s = this.state;
+    return (
+      !this.deleting && !this.extractionLane.held && (s.extractionDue() || (idle && s.extractionPending()))
+    );
+  }
+
+  /** Reads the store until the state needs nothing more from it (in the catch-up lane). */
+  catchUp(): Promise<void> {
+    return this.catchUpLane.run(async () => {
+      const s = this.state;
+      while (s.needsCatchUp() && !s.deleted) {
+        const metas = await store.loadMetas({
+          threadId: s.threadId,
+          after: s.indexedSeq,
+          limit: CATCH_UP_PAGE,
+        });
+        if (metas.length === 0) {
+          // The store has nothing more: a sync asked beyond what exists, or announced messages are
+          // gone from it (the thread's rows were deleted underneath, or the database was restored from
+          // an older backup). Seqs are announced only after their commit, so waiting cannot help:
+          // drop them rather than read the store every few seconds for ever. Appends after a restore
+          // reuse those seqs and are announced again.
+          s.wantSeq = Math.min(s.wantSeq, s.indexedSeq);
+          const dropped = s.dropBuffered();
+          if (dropped > 0) {
+            log.error('announced messages are missing from the store; dropped them', {
+              threadId: s.threadId,
+              indexedSeq: s.indexedSeq,
+              dropped,
+            });
+          }
+          return;
+        }
+        s.receive(metas);
+      }
+    });
+  }
+
+  /** The store's last sequence number for the thread. */
+  lastSeq(): Promise<number> {
+    return store.lastSeq({ threadId: this.state.threadId });
+  }
+
+  /** Stores the thread's configuration, so reads use the same budget and model. */
+  saveConfig(): Promise<void> {
+    return store.saveConfig({ threadId: this.state.threadId, config: this.state.config });
+  }
+
+  /**
+   * For a new workflow of a thread that existed (imported, or its workflow was reset): resumes memory
+   * extraction where the store says it stopped, not from the beginning.
+   */
+  async resume(): Promise<void> {
+    const s = this.state;
+    if (!s.userId) return;
+    s.memory.extractedSeq = Math.max(
+      s.memory.extractedSeq,
+      await store.extractedUpTo({ threadId: s.threadId }),
+    );
+  }
+
+  /** Runs the strategy in the compaction lane; answers what it did (null if it failed or was cancelled). */
+  compact(): Promise<CompactionReport | null> {
+    return this.inBackground(this.compactionLane, () => this.runCompaction());
+  }
+
+  /** Extracts memories from what is new, in the extraction lane. */
+  extract(): Promise<void> {
+    return this.inBackground(this.extractionLane, () => this.runExtraction());
+  }
+
+  /** Cancels LLM work, waits until it has stopped, then deletes the thread's data. */
+  async delete(): Promise<{ deleted: boolean }> {
+    this.deleting = true;
+    // Wait until the cancelled activities have stopped, so none writes after the delete.
+    this.background.cancel();
+    await condition(() => !this.llmBusy);
+    return this.catchUpLane.run(async () => {
+      const deleted = await store.deleteThread({ threadId: this.state.threadId });
+      this.state.deleted = true;
+      return { deleted };
+    });
+  }
+
+  private inBackground<T>(lane: Lock, fn: () => Promise<T>): Promise<T> {
+    return lane.run(() => this.background.run(fn));
+  }
+
+  private async runCompaction(): Promise<CompactionReport | null> {
+    const s = this.state;
+    s.markCompactionAttempt();
+    s.compacting = true;
+    try {
+      const result = await this.llm.compactThread({
+        threadId: s.threadId,
+        compactionId: s.nextCompactionId(),
+        strategy: strategyOf(s.config),
+        model: s.config.model,
+        upToSeq: s.indexedSeq,
+      });
+      s.applyCompaction(result);
+      if (result.llm) s.llm = result.llm;
+      // A summarizer that failed for good (e.g. a 400) leaves the fallback's work: say so in state.
+      const failed = result.report.warnings.find((w) => w.startsWith('summarizer_failed'));
+      s.setError('compaction', failed);
+      if (failed) log.warn('summarization failed; fell back', { threadId: s.threadId, error: failed });
+      return result.report;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      if (this.deleting) return null; // cancelled by `delete`: nothing went wrong
+      // The thread goes on: reads stay within budget by truncation on read; the error is visible.
+      const error = `compaction failed: ${err.cause?.message ?? err.message}`;
+      s.setError('compaction', error);
+      log.warn('compaction failed', { threadId: s.threadId, error });
+      return null;
+    } finally {
+      s.compacting = false;
+    }
+  }
+
+  private async runExtraction(): Promise<void> {
+    const s = this.state;
+    const fromSeq = s.memory.extractedSeq;
+    const toSeq = s.indexedSeq;
+    const turns = s.memory.turnsSince;
+    if (!s.userId || toSeq <= fromSeq) return;
+    try {
+      const { llm: label, ...summary } = await this.llm.extractMemories({
+        extractionId: `${s.threadId}:x:${fromSeq}-${toSeq}`,
+        threadId: s.threadId,
+        userId: s.userId,
+        ...(s.resourceId === undefined ? {} : { resourceId: s.resourceId }),
+        fromSeq,
+        toSeq,
+      });
+      s.markExtracted(summary, turns);
+      s.setError('extraction', undefined);
+      s.llm = label;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      if (this.deleting) return; // cancelled by `delete`: nothing went wrong
+      s.markExtractionFailed(toSeq);
+      const error = `memory extraction failed: ${err.cause?.message ?? err.message}`;
+      s.setError('extraction', error);
+      log.warn('memory extraction failed', { threadId: s.threadId, error });
+    }
+  }
+}

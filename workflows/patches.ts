@@ -1,0 +1,8 @@
+/**
+ * Patch ids of the thread workflow. A change to workflow logic that alters its commands (an activity,
+ * timer or continue-as-new added, removed or reordered) goes behind `patched(PATCHES.x)`, so runs that
+ * began before it replay on the old path. List its id here and record a new history generation with it
+ * (test/support/record-histories.ts): the replay test checks that the recorded histories replay each
+ * patch both ways. A patch is removed (after `deprecatePatch`) only once no run from before it can be open.
+ */
+export const PATCHES: Readonly<Record<string, string>> = {};
