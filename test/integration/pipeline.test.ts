@@ -392,6 +392,32 @@ describe('export, import, delete', () => {
     assert.equal((await copy.state()).indexedSeq, 2);
   });
 
+  test('an imported thread runs with its stored configuration: budget 1200 is in force and compacts', async () => {
+    const words = (i: number) => `word${i} `.repeat(50);
+    const t = p.memory.thread('budget-source');
+    await t.append(text('bs0', 'user', words(0)));
+    await t.configure({ budget: 1200 });
+    for (let i = 1; i < 8; i++) await t.append(text(`bs${i}`, i % 2 ? 'assistant' : 'user', words(i)));
+    const before = await t.sync();
+    assert.ok(before.metrics.includedTokens < 1200, `under budget: ${before.metrics.includedTokens}`);
+    const data = await t.export();
+    assert.equal((data.thread.config as { budget?: number }).budget, 1200);
+
+    const copy = p.memory.thread('budget-imported');
+    await copy.import(data);
+    assert.equal((await copy.state()).config.budget, 1200, 'the new workflow runs with the stored budget');
+    for (let i = 8; i < 14; i++) await copy.append(text(`bs${i}`, i % 2 ? 'assistant' : 'user', words(i)));
+    await copy.sync();
+    let s = await copy.state();
+    for (let i = 0; i < 100 && (s.compactions === 0 || s.pending.includes('compaction')); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      s = await copy.state();
+    }
+    assert.ok(s.compactions >= 1, `compaction fired at the stored budget: ${JSON.stringify(s.metrics)}`);
+    assert.ok(s.metrics.includedTokens <= 1200, `included ${s.metrics.includedTokens}`);
+    assert.ok((await copy.context()).tokens <= 1200);
+  });
+
   test("delete removes history, the thread's memories and the workflow; the id can start afresh", async () => {
     const t = p.memory.thread('deleting', { userId: 'del-user' });
     await t.append(text('d1', 'user', 'bye'));
