@@ -59,8 +59,12 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       memoriesAddedTotal.inc(summary.added);
       return summary;
     },
-    async extractedUpTo({ threadId }) {
-      return deps.memories ? deps.memories.extractedUpTo(threadId) : 0;
+    async loadThread({ threadId }) {
+      const [info, extractedSeq] = await Promise.all([
+        store.thread(threadId),
+        deps.memories ? deps.memories.extractedUpTo(threadId) : 0,
+      ]);
+      return { config: info?.config, userId: info?.userId, resourceId: info?.resourceId, extractedSeq };
     },
   };
 }

@@ -43,8 +43,18 @@ export interface ThreadActivities {
   deleteThread(input: { threadId: string }): Promise<boolean>;
   /** Reads the new turns, proposes facts about the user and applies them (exactly once by id). */
   extractMemories(input: ExtractMemoriesInput): Promise<ExtractionSummary & { llm: string }>;
-  /** Where extraction of this thread stopped last time (a new workflow resumes from there). */
-  extractedUpTo(input: { threadId: string }): Promise<number>;
+  /** What the store holds of a thread, read once by a new (not continued) workflow run. */
+  loadThread(input: { threadId: string }): Promise<StoredThread>;
+}
+
+/** What a new workflow of a thread starts from: its stored configuration and extraction progress. */
+export interface StoredThread {
+  /** The configuration saved by an earlier workflow or an import; absent for a new thread. */
+  config?: Record<string, unknown>;
+  userId?: string;
+  resourceId?: string;
+  /** Every message up to this seq has been read by a memory extraction (0: none yet). */
+  extractedSeq: number;
 }
 
 /** Input of `extractMemories`: messages with seq in (fromSeq, toSeq]. */

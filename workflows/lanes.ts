@@ -12,7 +12,7 @@ import {
   log,
   proxyActivities,
 } from '@temporalio/workflow';
-import type { ThreadActivities } from '../activities/types.js';
+import type { StoredThread, ThreadActivities } from '../activities/types.js';
 import { strategyOf } from '../src/thread/config.js';
 import { Lock } from './lock.js';
 import type { ThreadState } from './thread-state.js';
@@ -129,17 +129,9 @@ export class Lanes {
     return store.saveConfig({ threadId: this.state.threadId, config: this.state.config });
   }
 
-  /**
-   * For a new workflow of a thread that existed (imported, or its workflow was reset): resumes memory
-   * extraction where the store says it stopped, not from the beginning.
-   */
-  async resume(): Promise<void> {
-    const s = this.state;
-    if (!s.userId) return;
-    s.memory.extractedSeq = Math.max(
-      s.memory.extractedSeq,
-      await store.extractedUpTo({ threadId: s.threadId }),
-    );
+  /** What the store holds of the thread: a new (not continued) run starts from it. */
+  loadThread(): Promise<StoredThread> {
+    return store.loadThread({ threadId: this.state.threadId });
   }
 
   /** Runs the strategy in the compaction lane; answers what it did (null if it failed or was cancelled). */

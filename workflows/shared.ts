@@ -76,6 +76,8 @@ export interface ThreadSnapshot {
 export interface ThreadErrors {
   compaction?: string;
   extraction?: string;
+  /** The configuration could not be stored, or a stored one could not be used. */
+  config?: string;
 }
 
 /** Long-term memory extraction progress of a thread. */

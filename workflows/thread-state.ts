@@ -12,7 +12,7 @@ import {
   type ThreadConfig,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
-import type { CompactionOutcome } from '../activities/types.js';
+import type { CompactionOutcome, StoredThread } from '../activities/types.js';
 import type {
   ThreadErrors,
   CompactionReport,
@@ -26,8 +26,8 @@ import type {
 
 export class ThreadState {
   readonly threadId: string;
-  readonly userId?: string;
-  readonly resourceId?: string;
+  userId?: string;
+  resourceId?: string;
   config: ThreadConfig;
   readonly index: MessageIndex;
   /** Early arrivals keyed by seq. */
@@ -48,6 +48,8 @@ export class ThreadState {
   compacting = false;
   memory: MemoryProgress;
   llm?: string;
+  /** False until a new run has read the stored thread ({@link resume}); a carried run is ready. */
+  ready: boolean;
 
   constructor(input: ThreadWorkflowInput) {
     this.threadId = input.threadId;
@@ -66,6 +68,26 @@ export class ThreadState {
     this.lastErrorFrom = carried?.lastErrorFrom;
     this.llm = carried?.llm;
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
+    this.ready = carried !== undefined;
+  }
+
+  /**
+   * Starts a new run from what the store holds of the thread: its configuration (saved by an earlier
+   * run or imported) over the input's, its owner if the input has none, and where memory extraction
+   * stopped. A stored configuration that is no longer valid is ignored, and the error shown.
+   */
+  resume(stored: StoredThread): void {
+    this.userId ??= stored.userId;
+    this.resourceId ??= stored.resourceId;
+    if (stored.config) {
+      try {
+        this.config = mergeConfig(this.config, stored.config);
+      } catch (err) {
+        this.setError('config', `stored configuration ignored: ${(err as Error).message}`);
+      }
+    }
+    this.memory.extractedSeq = Math.max(this.memory.extractedSeq, stored.extractedSeq);
+    this.ready = true;
   }
 
   /** Highest seq such that every message up to it is indexed. */
@@ -176,7 +198,8 @@ export class ThreadState {
     return (
       (this.lastErrorFrom && this.errors[this.lastErrorFrom]) ||
       this.errors.compaction ||
-      this.errors.extraction
+      this.errors.extraction ||
+      this.errors.config
     );
   }
 

@@ -34,13 +34,16 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
 
   setHandler(appendedSignal, (metas) => state.receive(metas, Date.now()));
   setHandler(stateQuery, () => state.view());
-  setHandler(compactUpdate, () => {
+  const ready = () => condition(() => state.ready);
+  setHandler(compactUpdate, async () => {
+    await ready();
     if (lanes.deleting) throw ApplicationFailure.nonRetryable('the thread is being deleted', 'not_found');
     return lanes.compact();
   });
   setHandler(
     configureUpdate,
     async (patch) => {
+      await ready();
       const config = state.configure(patch);
       await lanes.saveConfig();
       return config;
@@ -50,6 +53,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   setHandler(
     syncUpdate,
     async (args) => {
+      await ready();
       const target = args?.seq ?? (await lanes.lastSeq());
       state.wantSeq = Math.max(state.wantSeq, target);
       await lanes.catchUp();
@@ -68,7 +72,9 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   );
   setHandler(deleteUpdate, () => lanes.delete());
 
-  if (!input.carried) await lanes.resume();
+  // A new run (not one continued as new) starts from what the store holds: an imported thread's
+  // configuration, where its memory extraction stopped. Commands wait for it (see `ready`).
+  if (!state.ready) state.resume(await lanes.loadThread());
 
   const gapTimeout = input.gapTimeoutMs ?? 2000;
   const canAfter = input.continueAsNewAfterEvents ?? DEFAULT_CAN_EVENTS;
@@ -107,7 +113,14 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     if (continueAsNewDue() && !lanes.llmBusy) {
       await condition(allHandlersFinished);
       if (state.deleted) break;
-      await continueAsNew<typeof threadWorkflow>({ ...input, config: undefined, carried: state.snapshot() });
+      const { userId, resourceId } = state; // the stored owner, when the input had none
+      await continueAsNew<typeof threadWorkflow>({
+        ...input,
+        userId,
+        resourceId,
+        config: undefined,
+        carried: state.snapshot(),
+      });
     }
   }
   // Deleted: `delete` already stopped the LLM work; let its own handler finish answering.

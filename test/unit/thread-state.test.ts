@@ -136,3 +136,21 @@ test('the cap truncates the oldest groups down to VIEW_GROUPS_AFTER_CAP, after t
   assert.equal(metrics.includedGroups, VIEW_GROUPS_AFTER_CAP);
   assert.equal(view[0]!.id, `m${MAX_VIEW_GROUPS + 1 - VIEW_GROUPS_AFTER_CAP}`, 'the oldest went first');
 });
+
+test('a new run starts from the stored thread: its configuration, owner and extraction progress', () => {
+  const s = new ThreadState({ threadId: 't', config: { budget: 500 } });
+  assert.equal(s.ready, false, 'commands wait until the stored thread is read');
+  s.resume({ config: { ...DEFAULT_CONFIG, budget: 1200 }, userId: 'u', extractedSeq: 7 });
+  assert.equal(s.ready, true);
+  assert.equal(s.config.budget, 1200, 'the stored configuration wins over the input');
+  assert.equal(s.userId, 'u');
+  assert.equal(s.memory.extractedSeq, 7);
+  const carried = new ThreadState({ threadId: 't', carried: JSON.parse(JSON.stringify(s.snapshot())) });
+  assert.equal(carried.ready, true, 'a continued run carries it');
+  assert.equal(carried.config.budget, 1200);
+
+  const bad = new ThreadState({ threadId: 't' });
+  bad.resume({ config: { budget: -3 }, extractedSeq: 0 });
+  assert.equal(bad.config.budget, DEFAULT_CONFIG.budget, 'an invalid stored configuration is ignored');
+  assert.match(bad.view().lastError ?? '', /stored configuration ignored: configure\.budget/);
+});
