@@ -389,7 +389,26 @@ describe('PATCH, compact, GET state', () => {
       'unknown_field',
       'colour',
     );
-    assertError(await acme.patch('/v1/threads/nope', { budget: 100 }), 404, 'unknown_thread', 'id');
+  });
+
+  test('PATCH of a thread that has no message yet creates it with its settings and owner', async () => {
+    const res = await acme.patch('/v1/threads/configured-first', { budget: 1500, userId: 'dora' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.budget, 1500);
+    assert.equal(res.body.userId, undefined, 'the answer is the configuration');
+    const state = await acme.get('/v1/threads/configured-first');
+    assert.equal(state.status, 200, JSON.stringify(state.body));
+    assert.equal(state.body.config.budget, 1500);
+    assert.equal(state.body.userId, 'dora');
+    assert.equal(state.body.messageCount, 0);
+    const appended = await acme.post('/v1/threads/configured-first/messages', {
+      message: text('cf1', 'user', 'hello'),
+    });
+    assert.equal(appended.status, 200, JSON.stringify(appended.body));
+    const synced = await acme.get('/v1/threads/configured-first?sync=true');
+    assert.equal(synced.body.indexedSeq, 1);
+    assert.equal(synced.body.config.budget, 1500);
+    assert.equal((await acme.get('/v1/threads/configured-first/context')).body.budget, 1500);
   });
 
   test('compact runs the strategy: excluded messages and ids carry no tenant prefix', async () => {

@@ -291,6 +291,25 @@ describe('validation and unknown threads', () => {
     assert.equal(state.config.budget, 5000);
   });
 
+  test('configure before the first append creates the thread with its settings and owner', async () => {
+    const t = p.memory.thread('configured-first', { userId: 'cf-user', resourceId: 'cf-res' });
+    assert.equal((await t.configure({ budget: 1500, extractEveryTurns: 0 })).budget, 1500);
+    const info = await p.memory.store.thread('configured-first');
+    assert.ok(info, 'the store holds the thread');
+    assert.equal(info.userId, 'cf-user');
+    assert.equal(info.resourceId, 'cf-res');
+    assert.equal(info.messageCount, 0);
+    assert.equal((info.config as { budget?: number }).budget, 1500);
+    // Another handle (no owner given) sees the same thread and its settings.
+    const again = p.memory.thread('configured-first');
+    const state = await again.state();
+    assert.equal(state.config.budget, 1500);
+    assert.equal(state.userId, 'cf-user');
+    await again.append(text('cf1', 'user', 'hello'));
+    assert.equal((await again.sync()).indexedSeq, 1);
+    assert.equal((await again.context()).budget, 1500);
+  });
+
   test('unknown threads and bad thread ids', async () => {
     await assert.rejects(p.memory.thread('never-written').context(), UnknownThreadError);
     await assert.rejects(p.memory.thread('never-written').history(), UnknownThreadError);
