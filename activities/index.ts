@@ -48,8 +48,8 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       summariesTotal.inc(outcome.report.summaries);
       return outcome;
     },
-    async saveConfig({ threadId, config }) {
-      await store.setConfig(threadId, config as unknown as Record<string, unknown>);
+    async saveConfig({ threadId, config, userId, resourceId }) {
+      await store.setConfig(threadId, config as unknown as Record<string, unknown>, { userId, resourceId });
     },
     async deleteThread({ threadId }) {
       return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;

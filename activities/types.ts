@@ -37,8 +37,16 @@ export interface ThreadActivities {
   lastSeq(input: { threadId: string }): Promise<number>;
   /** Runs a strategy over the stored view and records the decision (exactly once by id). */
   compactThread(input: CompactThreadInput): Promise<CompactionOutcome>;
-  /** Stores the thread's configuration, so reads use the same budget and model. */
-  saveConfig(input: { threadId: string; config: ThreadConfig }): Promise<void>;
+  /**
+   * Stores the thread's configuration, so reads use the same budget and model; creates the thread
+   * (with its owner) when it has no message yet.
+   */
+  saveConfig(input: {
+    threadId: string;
+    config: ThreadConfig;
+    userId?: string;
+    resourceId?: string;
+  }): Promise<void>;
   /** Deletes everything stored for the thread. */
   deleteThread(input: { threadId: string }): Promise<boolean>;
   /** Reads the new turns, proposes facts about the user and applies them (exactly once by id). */

@@ -124,9 +124,10 @@ export class Lanes {
     return store.lastSeq({ threadId: this.state.threadId });
   }
 
-  /** Stores the thread's configuration, so reads use the same budget and model. */
+  /** Stores the thread's configuration (and creates the thread with its owner if it has no message yet). */
   saveConfig(): Promise<void> {
-    return store.saveConfig({ threadId: this.state.threadId, config: this.state.config });
+    const { threadId, config, userId, resourceId } = this.state;
+    return store.saveConfig({ threadId, config, userId, resourceId });
   }
 
   /** What the store holds of the thread: a new (not continued) run starts from it. */

@@ -73,12 +73,13 @@ export class ThreadState {
 
   /**
    * Starts a new run from what the store holds of the thread: its configuration (saved by an earlier
-   * run or imported) over the input's, its owner if the input has none, and where memory extraction
-   * stopped. A stored configuration that is no longer valid is ignored, and the error shown.
+   * run or imported) over the input's, its owner (the store's first writer wins, as for appends) and
+   * where memory extraction stopped. A stored configuration that is no longer valid is ignored, and
+   * the error shown.
    */
   resume(stored: StoredThread): void {
-    this.userId ??= stored.userId;
-    this.resourceId ??= stored.resourceId;
+    this.userId = stored.userId ?? this.userId;
+    this.resourceId = stored.resourceId ?? this.resourceId;
     if (stored.config) {
       try {
         this.config = mergeConfig(this.config, stored.config);

@@ -251,9 +251,11 @@ export class ThreadHandle {
     return this.update(compactUpdate, []);
   }
 
-  /** Changes budget, model or strategy (validated by the workflow; a bad value throws ValidationError). */
+  /**
+   * Changes budget, model or strategy (validated by the workflow; a bad value throws ValidationError).
+   * A thread with no message yet is created, with this handle's userId and resourceId.
+   */
   async configure(patch: Partial<ThreadConfig>): Promise<ThreadConfig> {
-    await this.requireThread();
     const config = await this.update(configureUpdate, [patch]);
     this.cachedModel = Promise.resolve(config.model);
     return config;

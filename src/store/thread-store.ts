@@ -73,8 +73,11 @@ export interface ThreadStore {
   /** Threads ordered by id, optionally of one user, paginated by the last id seen. */
   listThreads(options?: ListThreadsOptions): Promise<ThreadInfo[]>;
 
-  /** Replaces the thread's configuration (creates the thread if needed). */
-  setConfig(threadId: string, config: Record<string, unknown>): Promise<void>;
+  /**
+   * Replaces the thread's configuration, creating the thread if needed (configured before its first
+   * message). `owner` is recorded as by {@link append}: filled in when missing, never overwritten.
+   */
+  setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void>;
 
   /**
    * Deletes the thread's own data: history, summaries, compaction records, configuration. Long-term

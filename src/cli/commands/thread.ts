@@ -59,7 +59,9 @@ export function registerThread(program: Command, session: Session): void {
 
   thread
     .command('configure <threadId>')
-    .description('change budget, model, strategy or memory settings; prints the configuration')
+    .description(
+      'change budget, model, strategy or memory settings (creates the thread); prints the configuration',
+    )
     .option('--budget <tokens>', 'token budget of the memory view', positiveInt)
     .option('--model <name>', 'model (picks the tokenizer)')
     .option('--strategy <json>', 'compaction strategy as JSON (see README)', json)
@@ -67,6 +69,8 @@ export function registerThread(program: Command, session: Session): void {
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
+    .option('--user <userId>', "the thread's owner, when this creates the thread")
+    .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
 
   registerTransfer(thread, session);
@@ -154,6 +158,8 @@ interface ConfigureOptions {
   idleMs?: number;
   extractEveryTurns?: number;
   memoryShare?: number;
+  user?: string;
+  resource?: string;
 }
 
 async function configure(session: Session, id: string, o: ConfigureOptions) {
@@ -166,7 +172,10 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
   const config = await (
     await session.memory()
   )
-    .thread(session.stored(id))
+    .thread(session.stored(id), {
+      userId: o.user === undefined ? undefined : session.stored(o.user),
+      resourceId: o.resource,
+    })
     .configure(patch as Partial<ThreadConfig>);
   if (session.json) return printJson({ threadId: id, config });
   await printLines(

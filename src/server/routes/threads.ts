@@ -107,28 +107,31 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     '/threads/:id',
     {
       schema: {
-        summary: 'Configure a thread',
+        summary: 'Configure a thread (creates it)',
         description:
           'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare; ' +
-          '`strategy: null` returns to the default strategy. Answers the whole configuration.',
+          '`strategy: null` returns to the default strategy. Answers the whole configuration. ' +
+          'A thread with no message yet is created (with `userId` and `resourceId` if given).',
         tags: ['threads'],
         security: BEARER,
         params: ThreadParams,
         body: ConfigurePatch,
         response: {
           200: ref('ThreadConfig', 'The whole configuration now in force.'),
-          ...errorResponses(404, ...BODY_ERRORS),
+          ...errorResponses(...BODY_ERRORS),
         },
       },
     },
     async (request) => {
       const { scope, params, body } = request;
-      checkPatch(body);
-      const { storedId, info } = await requireThread(deps, scope, params.id);
-      const handle = deps.memory.thread(storedId, { userId: info.userId });
+      const { userId, resourceId, ...patch } = body;
+      checkPatch(patch);
+      const storedId = scope.scoped(params.id, 'id');
+      const owner = userId === undefined ? undefined : scope.scoped(userId, 'userId');
+      const handle = deps.memory.thread(storedId, { userId: owner, resourceId });
       return run(
         deps,
-        () => handle.configure(body as Parameters<typeof handle.configure>[0]),
+        () => handle.configure(patch as Parameters<typeof handle.configure>[0]),
         'configure',
         params.id,
       );

@@ -10,9 +10,18 @@ import { ref } from './shared.js';
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
 
-/** PATCH body: any subset of the configuration; `strategy: null` returns to the default strategy. */
+/**
+ * PATCH body: any subset of the configuration; `strategy: null` returns to the default strategy. A
+ * thread with no message yet is created, with the owner given here.
+ */
 export const ConfigurePatch = Type.Object(
   {
+    userId: Type.Optional(
+      userIdSchema("The thread's owner, when this request creates the thread (later ones are ignored)."),
+    ),
+    resourceId: Type.Optional(
+      userIdSchema("Narrows the owner's long-term memories to one resource; set like `userId`."),
+    ),
     budget: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BUDGET })),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MODEL_LENGTH })),
     strategy: Type.Optional(Type.Union([Strategy, Type.Null()])),

@@ -226,10 +226,10 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.setConfig */
-  async setConfig(threadId: string, config: Record<string, unknown>): Promise<void> {
-    assertStorableText(config, {});
+  async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
+    assertStorableText([config, owner ?? null], {});
     const now = new Date().toISOString();
-    const state = this.ensure(threadId, now);
+    const state = this.ensure(threadId, now, owner);
     state.info.config = jsonCopy(config);
     state.info.updatedAt = now;
   }

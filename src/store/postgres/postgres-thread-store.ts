@@ -170,12 +170,14 @@ export class PostgresThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.setConfig */
-  async setConfig(threadId: string, config: Record<string, unknown>): Promise<void> {
-    assertStorableText(config, {});
+  async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
+    assertStorableText([config, owner ?? null], {});
     await this.pool.query(
-      `INSERT INTO threads (thread_id, config) VALUES ($1, $2)
-       ON CONFLICT (thread_id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()`,
-      [threadId, JSON.stringify(config)],
+      `INSERT INTO threads (thread_id, config, user_id, resource_id) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (thread_id) DO UPDATE SET config = EXCLUDED.config, updated_at = now(),
+         user_id = COALESCE(threads.user_id, EXCLUDED.user_id),
+         resource_id = COALESCE(threads.resource_id, EXCLUDED.resource_id)`,
+      [threadId, JSON.stringify(config), owner?.userId ?? null, owner?.resourceId ?? null],
     );
   }
 

@@ -164,17 +164,23 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.setConfig */
-  async setConfig(threadId: string, config: Record<string, unknown>): Promise<void> {
-    assertStorableText(config, {});
+  async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
+    assertStorableText([config, owner ?? null], {});
     const { info } = this.keys.thread(threadId);
     const now = new Date().toISOString();
-    await this.client
+    const write = this.client
       .multi()
       .hSetNX(info, 'createdAt', now)
       .hSetNX(info, 'lastSeq', '0')
       .hSet(info, { config: JSON.stringify(config), updatedAt: now })
-      .zAdd(this.keys.threads(), { score: 0, value: threadId })
-      .exec();
+      .zAdd(this.keys.threads(), { score: 0, value: threadId });
+    if (owner?.resourceId !== undefined) write.hSetNX(info, 'resourceId', owner.resourceId);
+    if (owner?.userId !== undefined) write.hSetNX(info, 'userId', owner.userId);
+    const replies = await write.exec();
+    // Indexed under its user only if this call recorded the owner (first writer wins, as in append).
+    if (owner?.userId !== undefined && Number(replies[replies.length - 1]) === 1) {
+      await this.client.zAdd(this.keys.user(owner.userId), { score: 0, value: threadId });
+    }
   }
 
   /** @inheritDoc ThreadStore.delete */

@@ -32,6 +32,26 @@ export function threadsContract(store: GetStore): void {
     assert.equal(first?.seq, 1);
   });
 
+  it('a configuration set before any message creates the thread with its owner, never overwritten', async () => {
+    const thread = threadId();
+    const user = threadId('owner');
+    await store().setConfig(thread, { budget: 1500 }, { userId: user, resourceId: 'r1' });
+    const created = await store().thread(thread);
+    assert.deepEqual(
+      [created?.userId, created?.resourceId, created?.lastSeq, created?.config],
+      [user, 'r1', 0, { budget: 1500 }],
+    );
+    assert.deepEqual(
+      (await store().listThreads({ userId: user })).map((t) => t.threadId),
+      [thread],
+    );
+    await store().setConfig(thread, { budget: 10 }, { userId: 'mallory', resourceId: 'r2' });
+    await store().append(thread, entries(text('a', 'x')), { userId: 'mallory' });
+    const after = await store().thread(thread);
+    assert.deepEqual([after?.userId, after?.resourceId, after?.config], [user, 'r1', { budget: 10 }]);
+    assert.ok(!(await store().listThreads({ userId: 'mallory' })).some((t) => t.threadId === thread));
+  });
+
   it('lists threads by id, filtered by user and paged by the last id', async () => {
     const user = threadId('user');
     const threads = ['b', 'a', 'c', 'd'].map((s) => `${user}-${s}`);
