@@ -310,6 +310,18 @@ describe('validation and unknown threads', () => {
     assert.equal((await again.context()).budget, 1500);
   });
 
+  test('concurrent configures: the stored configuration is the last one the workflow applied', async () => {
+    const t = p.memory.thread('configure-race');
+    await t.append(text('cr1', 'user', 'hello'));
+    for (let round = 0; round < 6; round++) {
+      // Eight at once (Temporal allows ten updates in flight), each with its own budget.
+      await Promise.all(Array.from({ length: 8 }, (_, i) => t.configure({ budget: 1000 + round * 100 + i })));
+      const applied = (await t.state()).config;
+      const stored = (await p.memory.store.thread('configure-race'))?.config;
+      assert.deepEqual(stored, JSON.parse(JSON.stringify(applied)), `round ${round}`);
+    }
+  });
+
   test('unknown threads and bad thread ids', async () => {
     await assert.rejects(p.memory.thread('never-written').context(), UnknownThreadError);
     await assert.rejects(p.memory.thread('never-written').history(), UnknownThreadError);
