@@ -1,6 +1,6 @@
 /**
  * The thread workflow's work, each kind in a lane of its own: catch-up (reads the store to close a gap
- * or answer a sync), compaction and memory extraction (LLM work). A lane runs one thing at a time,
+ * or answer a sync), compaction and memory extraction (LLM work), and configuration saves. A lane runs one thing at a time,
  * and no lane waits for another, so an LLM that is slow or retrying for minutes never holds `sync`,
  * catch-up or the other kind of LLM work. LLM work runs in a cancellation scope that `delete` cancels.
  */
@@ -51,6 +51,10 @@ export class Lanes {
   private readonly catchUpLane = new Lock();
   private readonly compactionLane = new Lock();
   private readonly extractionLane = new Lock();
+  private readonly configLane = new Lock();
+  /** Configuration changes applied, and how many of them are stored. */
+  private configChanges = 0;
+  private configSaved = 0;
   /** LLM work runs in this scope: `delete` cancels it rather than waiting out minutes of retries. */
   private readonly background = new CancellationScope();
   private readonly llm: ThreadActivities;
@@ -124,10 +128,21 @@ export class Lanes {
     return store.lastSeq({ threadId: this.state.threadId });
   }
 
-  /** Stores the thread's configuration (and creates the thread with its owner if it has no message yet). */
+  /**
+   * Stores the configuration in force (and creates the thread with its owner if it has no message
+   * yet), after the change just applied. Saves run one at a time, each writing the configuration
+   * current when it starts, so the last to land is the last applied; one save covers every change
+   * before it, so a burst of changes is saved once or twice, not once each.
+   */
   saveConfig(): Promise<void> {
-    const { threadId, config, userId, resourceId } = this.state;
-    return store.saveConfig({ threadId, config, userId, resourceId });
+    const change = ++this.configChanges;
+    return this.configLane.run(async () => {
+      if (this.configSaved >= change) return;
+      const upTo = this.configChanges;
+      const { threadId, config, userId, resourceId } = this.state;
+      await store.saveConfig({ threadId, config, userId, resourceId });
+      this.configSaved = upTo;
+    });
   }
 
   /** What the store holds of the thread: a new (not continued) run starts from it. */

@@ -14,8 +14,9 @@ export class Lock {
 
   /** Waits for the lock, runs `fn` holding it, and releases it however `fn` ends. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    await condition(() => !this.locked);
-    this.locked = true;
+    // Taken inside the predicate: the SDK checks every waiting predicate in one pass before any
+    // waiter resumes, so a separate `locked = true` after the wait would let two waiters in at once.
+    await condition(() => !this.locked && (this.locked = true));
     try {
       return await fn();
     } finally {
