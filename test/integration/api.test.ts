@@ -411,6 +411,32 @@ describe('PATCH, compact, GET state', () => {
     assert.equal((await acme.get('/v1/threads/configured-first/context')).body.budget, 1500);
   });
 
+  test('a setting the store could not keep answers 400 at once and never wedges the thread', async () => {
+    await seed('unwedged', 2);
+    let nested: Record<string, unknown> = { type: 'slidingWindow', keepTurns: 1 };
+    for (let i = 0; i < 2000; i++) nested = { type: 'pipeline', steps: [nested] };
+    const bad: [string, Record<string, unknown>, string][] = [
+      ['NUL', { model: 'a\u0000' }, 'model'],
+      ['lone surrogate', { model: 'a\ud800' }, 'model'],
+      ['strategy nested 2,000 deep', { strategy: nested }, 'strategy'],
+    ];
+    for (const [what, body, field] of bad) {
+      const started = Date.now();
+      const res = await acme.patch('/v1/threads/unwedged', body);
+      assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      assert.equal(res.body.error?.field, field, what);
+      assert.ok(Date.now() - started < 3000, `${what}: answered in ${Date.now() - started} ms`);
+    }
+    const started = Date.now();
+    const good = await acme.patch('/v1/threads/unwedged', { budget: 5000 });
+    assert.equal(good.status, 200, JSON.stringify(good.body));
+    assert.ok(Date.now() - started < 3000, `the next PATCH answered in ${Date.now() - started} ms`);
+    const state = await acme.get('/v1/threads/unwedged?sync=true');
+    assert.equal(state.body.config.budget, 5000);
+    assert.equal(state.body.config.model, 'gpt-4o');
+    assert.equal(state.body.lastError, undefined, JSON.stringify(state.body));
+  });
+
   test('compact runs the strategy: excluded messages and ids carry no tenant prefix', async () => {
     const configured = await acme.patch('/v1/threads/compacting', {
       strategy: { type: 'slidingWindow', keepTurns: 1 },
