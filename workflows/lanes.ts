@@ -7,6 +7,7 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   log,
@@ -18,10 +19,21 @@ import { Lock } from './lock.js';
 import type { ThreadState } from './thread-state.js';
 import type { CompactionReport } from './shared.js';
 
+/**
+ * Activity errors no retry can fix (input a store refuses, a record that does not fit): they fail
+ * the activity at once, and the workflow shows them in `state().lastError` instead of retrying.
+ */
+const UNFIXABLE = ['ValidationError', 'InvalidRecordError', 'ConflictError'];
+
 /** Store calls: quick, retried until the store answers. */
 const store = proxyActivities<ThreadActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: UNFIXABLE,
+  },
 });
 
 /** Activities that may call an LLM: heartbeats, exponential backoff with a cap, bounded total time. */
@@ -38,7 +50,7 @@ function llmActivities(heartbeatMs: number) {
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
       maximumAttempts: 12,
-      nonRetryableErrorTypes: ['LlmBadRequest'],
+      nonRetryableErrorTypes: ['LlmBadRequest', ...UNFIXABLE],
     },
   });
 }
@@ -55,6 +67,8 @@ export class Lanes {
   /** Configuration changes applied, and how many of them are stored. */
   private configChanges = 0;
   private configSaved = 0;
+  /** The changes up to `upTo` were refused by the store, with this failure. */
+  private configRefused?: { upTo: number; failure: ApplicationFailure };
   /** LLM work runs in this scope: `delete` cancels it rather than waiting out minutes of retries. */
   private readonly background = new CancellationScope();
   private readonly llm: ThreadActivities;
@@ -138,10 +152,27 @@ export class Lanes {
     const change = ++this.configChanges;
     return this.configLane.run(async () => {
       if (this.configSaved >= change) return;
+      if (this.configRefused && this.configRefused.upTo >= change) throw this.configRefused.failure;
       const upTo = this.configChanges;
-      const { threadId, config, userId, resourceId } = this.state;
-      await store.saveConfig({ threadId, config, userId, resourceId });
+      const s = this.state;
+      const { threadId, config, userId, resourceId } = s;
+      try {
+        await store.saveConfig({ threadId, config, userId, resourceId });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        // Refused for good (the update validator applies the store's rules, so this is a rule it
+        // does not know): go back to the stored configuration, fail every change not stored, say so.
+        const error = `configuration not saved: ${err.cause?.message ?? err.message}`;
+        s.config = s.savedConfig;
+        s.setError('config', error);
+        log.warn('configuration not saved', { threadId, error });
+        const failure = ApplicationFailure.nonRetryable(error, 'ValidationError', { code: 'invalid_option' });
+        this.configRefused = { upTo: this.configChanges, failure };
+        throw failure;
+      }
       this.configSaved = upTo;
+      s.savedConfig = config;
+      s.setError('config', undefined);
     });
   }
 

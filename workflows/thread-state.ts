@@ -29,6 +29,8 @@ export class ThreadState {
   userId?: string;
   resourceId?: string;
   config: ThreadConfig;
+  /** The configuration last stored (what reads use); `config` returns to it if a save is refused. */
+  savedConfig: ThreadConfig;
   readonly index: MessageIndex;
   /** Early arrivals keyed by seq. */
   private buffered = new Map<number, SeqMeta>();
@@ -59,6 +61,7 @@ export class ThreadState {
     this.config = carried
       ? { ...DEFAULT_CONFIG, ...carried.config }
       : mergeConfig(DEFAULT_CONFIG, input.config ?? {});
+    this.savedConfig = this.config;
     this.index = carried ? MessageIndex.fromJSON(carried.index) : new MessageIndex();
     for (const m of carried?.buffered ?? []) this.buffered.set(m.seq, m);
     this.run = (carried?.run ?? 0) + 1;
@@ -82,7 +85,7 @@ export class ThreadState {
     this.resourceId = stored.resourceId ?? this.resourceId;
     if (stored.config) {
       try {
-        this.config = mergeConfig(this.config, stored.config);
+        this.config = this.savedConfig = mergeConfig(this.config, stored.config);
       } catch (err) {
         this.setError('config', `stored configuration ignored: ${(err as Error).message}`);
       }

@@ -12,6 +12,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ValidationError } from '../src/model/errors.js';
 import { Lanes } from './lanes.js';
 import { ThreadState } from './thread-state.js';
 import {
@@ -48,7 +49,18 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       await lanes.saveConfig();
       return config;
     },
-    { validator: (patch) => void state.validateConfigure(patch) },
+    {
+      // Everything the workflow will store is checked here, with the store's own rules, before it
+      // is applied: a rejected update leaves nothing behind to retry.
+      validator: (patch) => {
+        try {
+          state.validateConfigure(patch);
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          throw ApplicationFailure.nonRetryable(err.message, 'ValidationError', { code: err.code });
+        }
+      },
+    },
   );
   setHandler(
     syncUpdate,

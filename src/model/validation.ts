@@ -78,10 +78,10 @@ function fail(code: ValidationCode, at: At, what: string): never {
 }
 
 /**
- * Position of the first NUL or lone UTF-16 surrogate in `s`, or -1. One pass, no allocation: it runs
- * over every string of every message, some of them megabytes long.
+ * Position of the first NUL or lone UTF-16 surrogate in `s` (text no store can keep), or -1. One
+ * pass, no allocation: it runs over every string of every message, some of them megabytes long.
  */
-function firstBadChar(s: string, from = 0): number {
+export function firstBadChar(s: string, from = 0): number {
   for (let i = from; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 0) return i;

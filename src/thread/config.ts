@@ -11,7 +11,7 @@ import {
   MAX_MODEL_LENGTH,
   MAX_STRATEGY_DEPTH,
 } from '../model/limits.js';
-import { nestedDeeperThan } from '../model/validation.js';
+import { firstBadChar, nestedDeeperThan } from '../model/validation.js';
 import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
 import { pipeline } from '../compaction/strategies/pipeline.js';
 import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
@@ -134,11 +134,56 @@ function checkStrategyShape(strategy: unknown): void {
     );
 }
 
-/** Validates a partial configuration and merges it over `base`. Throws ValidationError. */
-export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
-  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
+/**
+ * The rules of what a store keeps of a configuration (JSON whose text has no NUL and no lone
+ * surrogate, nested at most {@link MAX_JSON_DEPTH} deep), in one place: {@link mergeConfig}, and so
+ * the workflow's update validator, checks them before a change is applied, and every store's
+ * `setConfig` checks them again. Throws ValidationError naming the setting.
+ */
+export function assertStorableConfig(config: unknown): void {
+  if (!config || typeof config !== 'object' || Array.isArray(config)) {
     throw new ValidationError('invalid_option', 'configure: expected an object');
   }
+  for (const [key, value] of Object.entries(config)) {
+    checkText(key, key);
+    // Iterative, so a hostile nesting depth cannot overflow the stack before it is refused.
+    const stack: [unknown, number][] = [[value, 1]];
+    for (let item = stack.pop(); item; item = stack.pop()) {
+      const [v, depth] = item;
+      if (typeof v === 'string') checkText(v, key);
+      else if (v !== null && typeof v === 'object') {
+        if (depth > MAX_JSON_DEPTH) {
+          throw new ValidationError(
+            'too_deep',
+            `configure.${key}: nested deeper than ${MAX_JSON_DEPTH} levels of JSON`,
+            { field: key },
+          );
+        }
+        for (const [k, inner] of Object.entries(v)) {
+          if (!Array.isArray(v)) checkText(k, key);
+          stack.push([inner, depth + 1]);
+        }
+      }
+    }
+  }
+}
+
+function checkText(s: string, field: string): void {
+  const bad = firstBadChar(s);
+  if (bad < 0) return;
+  if (s.charCodeAt(bad) === 0)
+    throw new ValidationError('nul_byte', `configure.${field}: text contains a NUL (U+0000)`, { field });
+  throw new ValidationError('lone_surrogate', `configure.${field}: text contains a lone surrogate`, {
+    field,
+  });
+}
+
+/**
+ * Validates a partial configuration and merges it over `base`; the result is one a store can keep
+ * ({@link assertStorableConfig}). Throws ValidationError.
+ */
+export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
+  assertStorableConfig(patch);
   const p = patch as Record<string, unknown>;
   const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'];
   for (const key of Object.keys(p)) {
@@ -188,5 +233,6 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
     checkStrategyShape(p['strategy']);
     out.strategy = parseStrategy(p['strategy']);
   }
+  assertStorableConfig(out);
   return out;
 }

@@ -414,7 +414,7 @@ describe('PATCH, compact, GET state', () => {
   test('a setting the store could not keep answers 400 at once and never wedges the thread', async () => {
     await seed('unwedged', 2);
     let nested: Record<string, unknown> = { type: 'slidingWindow', keepTurns: 1 };
-    for (let i = 0; i < 2000; i++) nested = { type: 'pipeline', steps: [nested] };
+    for (let i = 0; i < 2000; i++) nested = { type: 'pipeline', strategies: [nested] };
     const bad: [string, Record<string, unknown>, string][] = [
       ['NUL', { model: 'a\u0000' }, 'model'],
       ['lone surrogate', { model: 'a\ud800' }, 'model'],

@@ -291,6 +291,27 @@ describe('validation and unknown threads', () => {
     assert.equal(state.config.budget, 5000);
   });
 
+  test('a configure the store could not keep is rejected by the workflow before it applies it', async () => {
+    const t = p.memory.thread('unstorable-configure');
+    await t.append(text('uc1', 'user', 'hello'));
+    let nested: Record<string, unknown> = { type: 'slidingWindow', keepTurns: 1 };
+    for (let i = 0; i < 2000; i++) nested = { type: 'pipeline', strategies: [nested] };
+    for (const [patch, code] of [
+      [{ model: 'a\u0000' }, 'nul_byte'],
+      [{ model: 'a\ud800' }, 'lone_surrogate'],
+      [{ strategy: nested }, 'too_deep'],
+    ] as const) {
+      const started = Date.now();
+      await assert.rejects(t.configure(patch as never), { name: 'ValidationError', code });
+      assert.ok(Date.now() - started < 3000, `${code}: rejected in ${Date.now() - started} ms`);
+    }
+    assert.equal((await t.configure({ budget: 5000 })).budget, 5000);
+    const state = await t.state();
+    assert.equal(state.config.model, 'gpt-4o');
+    assert.equal(state.lastError, undefined);
+    assert.equal((await p.memory.store.thread('unstorable-configure'))?.config?.['budget'], 5000);
+  });
+
   test('configure before the first append creates the thread with its settings and owner', async () => {
     const t = p.memory.thread('configured-first', { userId: 'cf-user', resourceId: 'cf-res' });
     assert.equal((await t.configure({ budget: 1500, extractEveryTurns: 0 })).budget, 1500);

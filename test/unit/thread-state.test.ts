@@ -14,6 +14,8 @@ import {
   withViewCap,
 } from '../../src/thread/config.js';
 import { compact } from '../../src/chat-memory/compact.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { MAX_STRATEGY_DEPTH } from '../../src/model/limits.js';
 
 function metas(n: number, tokens = 10): SeqMeta[] {
   const c = conversation();
@@ -153,4 +155,29 @@ test('a new run starts from the stored thread: its configuration, owner and extr
   bad.resume({ config: { budget: -3 }, extractedSeq: 0 });
   assert.equal(bad.config.budget, DEFAULT_CONFIG.budget, 'an invalid stored configuration is ignored');
   assert.match(bad.view().lastError ?? '', /stored configuration ignored: configure\.budget/);
+});
+
+test('a configuration the store could not keep is refused before it is applied, by the store’s own rules', async () => {
+  const nest = (levels: number) => {
+    let strategy: Record<string, unknown> = { type: 'slidingWindow', keepTurns: 1 };
+    for (let i = 0; i < levels; i++) strategy = { type: 'pipeline', strategies: [strategy] };
+    return strategy;
+  };
+  const s = new ThreadState({ threadId: 't' });
+  const store = new InMemoryThreadStore();
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ model: 'a\u0000' }, 'nul_byte', /^configure\.model: /],
+    [{ model: 'a\ud800' }, 'lone_surrogate', /^configure\.model: /],
+    [{ strategy: { type: 'truncation', note: 'x\u0000' } }, 'nul_byte', /^configure\.strategy: /],
+    [{ strategy: nest(2000) }, 'too_deep', /^configure\.strategy: nested deeper than/],
+    [{ strategy: nest(100_000) }, 'too_deep', /^configure\.strategy: nested deeper than/],
+  ];
+  for (const [patch, code, message] of cases) {
+    assert.throws(() => s.validateConfigure(patch), { code, message }, String(message));
+    assert.throws(() => s.configure(patch), { code });
+    // The store refuses the same configuration with the same error.
+    await assert.rejects(store.setConfig('t', { ...DEFAULT_CONFIG, ...patch }), { code, message });
+  }
+  assert.deepEqual(s.config, DEFAULT_CONFIG, 'nothing was applied');
+  assert.ok(s.configure({ strategy: nest(MAX_STRATEGY_DEPTH - 2) }).strategy, 'reasonable nesting is fine');
 });

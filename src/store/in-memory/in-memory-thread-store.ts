@@ -31,6 +31,7 @@ import type {
   ThreadInfo,
   ViewEntry,
 } from '../types.js';
+import { assertStorableConfig } from '../../thread/config.js';
 
 interface MessageRow {
   stored: StoredMessage;
@@ -227,7 +228,8 @@ export class InMemoryThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.setConfig */
   async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
-    assertStorableText([config, owner ?? null], {});
+    assertStorableConfig(config);
+    assertStorableText(owner ?? null, {});
     const now = new Date().toISOString();
     const state = this.ensure(threadId, now, owner);
     state.info.config = jsonCopy(config);

@@ -28,6 +28,7 @@ import { appendPrepared } from './pg-append.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
+import { assertStorableConfig } from '../../thread/config.js';
 
 /** Options of {@link PostgresThreadStore.connect}. */
 export interface PostgresThreadStoreOptions {
@@ -171,7 +172,8 @@ export class PostgresThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.setConfig */
   async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
-    assertStorableText([config, owner ?? null], {});
+    assertStorableConfig(config);
+    assertStorableText(owner ?? null, {});
     await this.pool.query(
       `INSERT INTO threads (thread_id, config, user_id, resource_id) VALUES ($1, $2, $3, $4)
        ON CONFLICT (thread_id) DO UPDATE SET config = EXCLUDED.config, updated_at = now(),

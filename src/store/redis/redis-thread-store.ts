@@ -27,6 +27,7 @@ import type {
   ThreadInfo,
   ViewEntry,
 } from '../types.js';
+import { assertStorableConfig } from '../../thread/config.js';
 
 /** Options of {@link RedisThreadStore}. */
 export interface RedisThreadStoreOptions {
@@ -165,7 +166,8 @@ export class RedisThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.setConfig */
   async setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void> {
-    assertStorableText([config, owner ?? null], {});
+    assertStorableConfig(config);
+    assertStorableText(owner ?? null, {});
     const { info } = this.keys.thread(threadId);
     const now = new Date().toISOString();
     const write = this.client
