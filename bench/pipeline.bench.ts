@@ -16,7 +16,9 @@
  * 7. worker RSS with 1,000 threads open (vs before they were opened);
  * 8. append p50/p99 while summaries and memory extractions run on the same threads vs idle threads;
  * 9. summaries per minute the worker sustains (LLM replies after 200 ms);
- * 10. time from the append that crosses the budget to the summary being in `context()`.
+ * 10. time from the append that crosses the budget to the summary being in `context()`;
+ * 11. append p99 at 100 appends/s on a thread across five continue-as-new runs (default threshold)
+ *     vs a thread that does not continue; announcements missed, failed syncs, run sizes.
  *
  * Threads use the default configuration (budget 8,000 tokens, the default strategy with LLM
  * summarization) unless a phase says otherwise. Progress goes to stderr; the report (markdown) to
@@ -31,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import protos from '@temporalio/proto';
-import { connect, type DurableMemory } from '../src/client/connect.js';
+import { connect, type ConnectOptions, type DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import { compactionMarkOf } from '../src/model/message.js';
@@ -51,7 +53,10 @@ const LLM_DELAY_MS = 200;
 /** `--quick`: every phase at a fraction of its size, to check the benchmark itself (figures meaningless). */
 const QUICK = process.argv.includes('--quick');
 const size = (full: number, quick: number) => (QUICK ? quick : full);
-const COMMAND = `npm run bench:pipeline${QUICK ? ' -- --quick' : ''}`;
+/** `--phase <n>`: only that phase (e.g. `--phase 11`, which `npm run bench:can` runs). */
+const ONLY = process.argv.includes('--phase') ? process.argv[process.argv.indexOf('--phase') + 1] : undefined;
+const COMMAND =
+  ONLY === '11' && !QUICK ? 'npm run bench:can' : `npm run bench:pipeline${QUICK ? ' -- --quick' : ''}`;
 
 // Sizes of each phase, chosen to keep the whole run under ~10 minutes on 2 cores.
 const SEQ_WARMUP = size(50, 5);
@@ -74,6 +79,8 @@ const SUMMARY_APPEND_EVERY_MS = 300;
 const SUMMARY_RAMP_MS = size(5_000, 1_000);
 const SUMMARY_WINDOW_MS = size(30_000, 5_000);
 const TRIGGER_TRIALS = size(10, 2);
+const CAN_RATE = 100; // appends per second
+const CAN_MAX_SECONDS = size(240, 30); // the load stops once the thread has continued as new 5 times
 
 // ---------------------------------------------------------------------------------------------------
 // Small helpers
@@ -295,6 +302,8 @@ interface Bench {
   db: pg.Pool;
   /** Duration of every `store.append` (the PostgreSQL transaction of an append), in call order. */
   storeMs: number[];
+  /** Another client on the same stack, with other options (e.g. a continue-as-new threshold). */
+  connect(options: Partial<ConnectOptions>): Promise<DurableMemory>;
 }
 
 /** Times the client's store appends into `storeMs`, so an append can be split into its halves. */
@@ -862,6 +871,103 @@ async function triggerToContext(b: Bench): Promise<void> {
   );
 }
 
+/**
+ * 11. Sustained appends across continue-as-new at the default threshold, until the thread has
+ * continued as new five times, vs the same load on a thread that does not continue: 100 appends/s on
+ * one thread at a time, the first 30 s in alternating five-second segments (so both see the same
+ * machine), then on the continuing thread alone.
+ */
+async function continueAsNewUnderLoad(b: Bench): Promise<void> {
+  const continuing = await b.connect({ workflowInput: QUICK ? { continueAsNewAfterEvents: 200 } : {} });
+  const staying = await b.connect({ workflowInput: { continueAsNewAfterEvents: 1_000_000 } });
+  try {
+    const threads = [continuing.thread('p11-continues'), staying.thread('p11-baseline')];
+    for (const t of threads) await t.append(message(500, 'user'));
+    const latencies: number[][] = [[], []];
+    let notAnnounced = 0;
+    const syncFailures: string[] = [];
+    let run = 1;
+    let loading = true;
+    // A reader that waits for everything appended so far, four times a second, on the continuing thread.
+    const syncer = (async () => {
+      while (loading) {
+        await threads[0]!
+          .sync()
+          .then((s) => (run = s.run))
+          .catch((err: Error) => syncFailures.push(err.message));
+        await sleep(250);
+      }
+    })();
+    const pending: Promise<void>[] = [];
+    const started = performance.now();
+    const segment = () => Math.floor((performance.now() - started) / 5000);
+    for (let i = 0; run <= 5 && performance.now() - started < CAN_MAX_SECONDS * 1000; i++) {
+      // Paced by the clock, not by the answers: a stall shows as latency, not as a lower rate.
+      const due = started + (i * 1000) / CAN_RATE;
+      if (due > performance.now()) await sleep(due - performance.now());
+      const k = segment() < 6 && segment() % 2 === 1 ? 1 : 0;
+      const sent = performance.now();
+      pending.push(
+        threads[k]!.append(message(500, i % 2 ? 'assistant' : 'user')).then((r) => {
+          latencies[k]!.push(performance.now() - sent);
+          if (!r.announced) notAnnounced++;
+        }),
+      );
+    }
+    await Promise.all(pending);
+    loading = false;
+    await syncer;
+    await threads[0]!.sync();
+    const runs = await runsOf(b, workflowIdFor(threads[0]!.threadId));
+    const baselineRuns = await runsOf(b, workflowIdFor(threads[1]!.threadId));
+    const [c, base] = [stats(latencies[0]!), stats(latencies[1]!)];
+    const ok =
+      notAnnounced === 0 && syncFailures.length === 0 && runs.length >= 5 && Math.max(...runs) < 10_000;
+    row({
+      item: '11',
+      measure: `append p99 at ${CAN_RATE}/s across ${runs.length} runs (default continue-as-new threshold)`,
+      figure: ms(c.p99),
+      baseline: `same load, no continue-as-new ${ms(base.p99)}`,
+      ratio: ratio(c.p99, base.p99),
+      target: '≤ 3×',
+      met: c.p99 <= 3 * base.p99,
+    });
+    row({
+      item: '11',
+      measure: 'announced: false / failed syncs / largest run',
+      figure: `${notAnnounced} / ${syncFailures.length} / ${Math.max(...runs)} events`,
+      baseline: '',
+      ratio: '',
+      target: '0 / 0 / < 10,000, ≥ 5 runs',
+      met: ok,
+    });
+    notes.push(
+      `11: ${CAN_RATE} appends/s (500 B, paced by the clock) for ${((performance.now() - started) / 1000).toFixed(0)} s: ` +
+        `${c.n} on a thread at the default continue-as-new threshold, ${base.n} on one that never continues ` +
+        `(the first 30 s alternate between them every 5 s); a sync() every 250 ms on the first. Runs of ` +
+        `${runs.join(', ')} events (the other: ${baselineRuns.join(', ')}). p50 ${ms(c.p50)} vs ${ms(base.p50)}, ` +
+        `max ${ms(c.max)} vs ${ms(base.max)}.` +
+        (syncFailures[0] ? ` First sync failure: ${syncFailures[0]}` : ''),
+    );
+  } finally {
+    await continuing.close();
+    await staying.close();
+  }
+}
+
+/** Events of each run of a workflow, oldest first (walked back by continuedExecutionRunId). */
+async function runsOf(b: Bench, workflowId: string): Promise<number[]> {
+  const runs: number[] = [];
+  let runId: string | undefined = (await b.memory.client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history = await b.memory.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.unshift(history.events?.length ?? 0);
+    runId =
+      history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  return runs;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Main
 
@@ -924,14 +1030,17 @@ async function main(): Promise<void> {
       DURABLE_MEMORY_TASK_QUEUE: TASK_QUEUE,
       OPENAI_BASE_URL: llm.baseURL,
     });
-    memory = await connect({
-      temporalAddress: stack.temporalAddress,
-      namespace: stack.namespace,
-      databaseUrl: stack.databaseUrl,
-      taskQueue: TASK_QUEUE,
-    });
+    const open = (options: Partial<ConnectOptions> = {}) =>
+      connect({
+        temporalAddress: stack!.temporalAddress,
+        namespace: stack!.namespace,
+        databaseUrl: stack!.databaseUrl,
+        taskQueue: TASK_QUEUE,
+        ...options,
+      });
+    memory = await open();
     db = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
-    const b: Bench = { memory, llm, replies, worker, db, storeMs: [] };
+    const b: Bench = { memory, llm, replies, worker, db, storeMs: [], connect: open };
     timeStoreAppends(memory, b.storeMs);
     progress(`stack up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
@@ -944,8 +1053,10 @@ async function main(): Promise<void> {
       ['8 appends under background work', appendUnderBackgroundWork],
       ['9 summaries per minute', summariesPerMinute],
       ['10 trigger to context', triggerToContext],
+      ['11 continue-as-new under load', continueAsNewUnderLoad],
     ];
     for (const [name, phase] of phases) {
+      if (ONLY && name.split(' ')[0] !== ONLY) continue;
       progress(`phase ${name}`);
       const t0 = performance.now();
       try {

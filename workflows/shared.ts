@@ -48,7 +48,7 @@ export interface ThreadWorkflowInput {
   config?: Partial<ThreadConfig>;
   /** Carried state from the previous run. */
   carried?: ThreadSnapshot;
-  /** Test hook: continue-as-new after this many history events (default 10,000 or when suggested). */
+  /** Test hook: continue-as-new after this many history events (default 500 or when suggested). */
   continueAsNewAfterEvents?: number;
   /** Wait this long for a missing sequence number before loading it from the store. Default 2 s. */
   gapTimeoutMs?: number;

@@ -25,22 +25,40 @@ import {
   type ThreadWorkflowInput,
 } from './shared.js';
 
-/** Continue-as-new after this many history events, unless the server suggests it sooner. */
-const DEFAULT_CAN_EVENTS = 10_000;
+/**
+ * Continue-as-new after this many history events, unless the server suggests it sooner. Far below
+ * the server's 51,200 on purpose: when an append's signal races the hand-over (the server then
+ * refuses the continue-as-new once), the worker replays the whole run before trying again, and a
+ * short run replays in a moment. What a run carries does not grow with its length.
+ */
+const DEFAULT_CAN_EVENTS = 500;
 
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
   const lanes = new Lanes(state, { heartbeatTimeoutMs: input.heartbeatTimeoutMs });
 
+  // Set once the run hands over to the next (continue-as-new): commands are refused from then on,
+  // with `handing_over`, and the client sends them again, to the next run. So the hand-over never
+  // waits for a command, and no command starts work that the next run would have to carry.
+  let handingOver = false;
+  const notHandingOver = () => {
+    if (handingOver)
+      throw ApplicationFailure.nonRetryable('the thread hands over to its next run', 'handing_over');
+  };
+  const ready = () => condition(() => state.ready);
+
   setHandler(appendedSignal, (metas) => state.receive(metas, Date.now()));
   setHandler(stateQuery, () => state.view());
-  const ready = () => condition(() => state.ready);
-  setHandler(compactUpdate, async () => {
-    await ready();
-    if (lanes.deleting) throw ApplicationFailure.nonRetryable('the thread is being deleted', 'not_found');
-    return lanes.compact();
-  });
+  setHandler(
+    compactUpdate,
+    async () => {
+      await ready();
+      if (lanes.deleting) throw ApplicationFailure.nonRetryable('the thread is being deleted', 'not_found');
+      return lanes.compact();
+    },
+    { validator: notHandingOver },
+  );
   setHandler(
     configureUpdate,
     async (patch) => {
@@ -53,6 +71,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       // Everything the workflow will store is checked here, with the store's own rules, before it
       // is applied: a rejected update leaves nothing behind to retry.
       validator: (patch) => {
+        notHandingOver();
         try {
           state.validateConfigure(patch);
         } catch (err) {
@@ -76,13 +95,14 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     },
     {
       validator: (args) => {
+        notHandingOver();
         if (args?.seq !== undefined && (!Number.isInteger(args.seq) || args.seq < 0)) {
           throw new Error('sync.seq: expected a whole number ≥ 0');
         }
       },
     },
   );
-  setHandler(deleteUpdate, () => lanes.delete());
+  setHandler(deleteUpdate, () => lanes.delete(), { validator: notHandingOver });
 
   // A new run (not one continued as new) starts from what the store holds: an imported thread's
   // configuration, where its memory extraction stopped. Commands wait for it (see `ready`).
@@ -123,6 +143,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     if (mayStart() && lanes.extractionReady(idle)) void lanes.extract();
 
     if (continueAsNewDue() && !lanes.llmBusy) {
+      handingOver = true;
       await condition(allHandlersFinished);
       if (state.deleted) break;
       const { userId, resourceId } = state; // the stored owner, when the input had none

@@ -3,37 +3,104 @@
  * accepted the messages, so a Temporal outage must not fail the append: a failed announcement is
  * retried in the background (and the workflow would catch up from the store anyway on the next
  * announcement or `sync`).
+ *
+ * Announcements are sent in batches: one signal per workflow in flight at a time, and whatever was
+ * appended meanwhile goes in the next one. Under sustained appends a thread's workflow then sees a
+ * signal per round trip rather than one per append, so its history grows slower, its workflow tasks
+ * stay short, and a hand-over (continue-as-new, when the server holds signals back for a moment) is
+ * waited out by one signal rather than by every append.
  */
 import { appendedSignal, type SeqMeta, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import type { TemporalLink } from './temporal-link.js';
 import { startVisible } from './visibility.js';
 import { announcementsPending } from '../observability/metrics.js';
 
-/** Announces appends; owns the background retries. */
+/** Most metas one signal carries (about 150 bytes each, far below the 2 MB payload limit). */
+const MAX_BATCH_METAS = 2000;
+
+/** An append waiting for its metas to be announced. */
+interface Pending {
+  input: ThreadWorkflowInput;
+  metas: SeqMeta[];
+  /** When the append stops waiting (and its announcement goes on in the background). */
+  deadline: number;
+  resolve(announced: boolean): void;
+}
+
+/** Announces appends; owns the batches and the background retries. */
 export class Announcer {
-  private readonly pending = new Set<Promise<void>>();
+  private readonly retries = new Set<Promise<void>>();
+  /** Appends waiting per workflow, and the workflows with a signal in flight. */
+  private readonly waiting = new Map<string, Pending[]>();
+  private readonly sending = new Set<string>();
   private closed = false;
 
   constructor(
     private readonly temporal: TemporalLink,
     private readonly taskQueue: string,
-    /** How long one attempt may take before the append returns without it. */
+    /** How long an append may wait for its announcement before it returns without it. */
     private readonly attemptTimeoutMs = 5000,
   ) {}
 
   /** Signals the workflow (starting it if needed). Returns false if it has to be retried later. */
-  async announce(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): Promise<boolean> {
+  announce(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): Promise<boolean> {
+    return new Promise((resolve) => {
+      const pending = { input, metas, deadline: Date.now() + this.attemptTimeoutMs, resolve };
+      const queue = this.waiting.get(workflowId);
+      if (queue) queue.push(pending);
+      else this.waiting.set(workflowId, [pending]);
+      if (!this.sending.has(workflowId)) void this.send(workflowId);
+    });
+  }
+
+  /** Sends the workflow's waiting announcements, a batch at a time, until none is left. */
+  private async send(workflowId: string): Promise<void> {
+    this.sending.add(workflowId);
     try {
-      await this.signal(workflowId, input, metas);
-      return true;
-    } catch {
-      this.retryInBackground(workflowId, input, metas);
-      return false;
+      for (let batch = this.take(workflowId); batch.length > 0; batch = this.take(workflowId)) {
+        const metas = batch.flatMap((p) => p.metas);
+        // A workflow started by this signal gets the first append's input (the workflow reads the
+        // thread's owner and settings from the store anyway).
+        const input = batch[0]!.input;
+        const deadline = Math.min(...batch.map((p) => p.deadline));
+        let announced = false;
+        if (deadline > Date.now()) {
+          try {
+            await this.signal(workflowId, input, metas, deadline);
+            announced = true;
+          } catch {
+            // unavailable: retried below
+          }
+        }
+        if (!announced) this.retryInBackground(workflowId, input, metas);
+        for (const p of batch) p.resolve(announced);
+      }
+    } finally {
+      this.sending.delete(workflowId);
     }
   }
 
-  private signal(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): Promise<unknown> {
-    // Connecting (on the first append) is bounded by its own timeout; the signal by the attempt's.
+  /** Removes and returns the next batch of the workflow's waiting announcements. */
+  private take(workflowId: string): Pending[] {
+    const queue = this.waiting.get(workflowId) ?? [];
+    let count = 0;
+    let n = 0;
+    while (n < queue.length && (n === 0 || count + queue[n]!.metas.length <= MAX_BATCH_METAS)) {
+      count += queue[n]!.metas.length;
+      n++;
+    }
+    const batch = queue.splice(0, n);
+    if (queue.length === 0) this.waiting.delete(workflowId);
+    return batch;
+  }
+
+  private signal(
+    workflowId: string,
+    input: ThreadWorkflowInput,
+    metas: SeqMeta[],
+    deadline: number,
+  ): Promise<unknown> {
+    // Connecting (on the first append) is bounded by its own timeout; the signal by the deadline.
     return this.temporal.call(
       (client) =>
         // The search attributes and memo are used only when this signal starts the workflow.
@@ -47,7 +114,7 @@ export class Announcer {
             ...visibility,
           }),
         ),
-      Date.now() + this.attemptTimeoutMs,
+      deadline,
     );
   }
 
@@ -57,24 +124,24 @@ export class Announcer {
         await new Promise((r) => setTimeout(r, delay).unref());
         if (this.closed) return;
         try {
-          await this.signal(workflowId, input, metas);
+          await this.signal(workflowId, input, metas, Date.now() + this.attemptTimeoutMs);
           return;
         } catch {
           // still unavailable: try again later
         }
       }
     })();
-    this.pending.add(run);
+    this.retries.add(run);
     announcementsPending.inc();
     void run.finally(() => {
-      this.pending.delete(run);
+      this.retries.delete(run);
       announcementsPending.dec();
     });
   }
 
   /** Announcements still being retried. */
   get backlog(): number {
-    return this.pending.size;
+    return this.retries.size;
   }
 
   /** Stops retrying (the workflows catch up from the store when they next hear from anyone). */

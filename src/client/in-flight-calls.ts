@@ -8,7 +8,7 @@
  * attempt has ended.
  */
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { retryInterceptor } from './hand-over-retry.js';
 
 /** Counts calls from start to final status; {@link idle} waits for none to be left. */
 export class InFlightCalls {
@@ -20,9 +20,9 @@ export class InFlightCalls {
     return this.count;
   }
 
-  /** The interceptors to give `Connection.connect`: this tracker, then the SDK's default retries. */
+  /** The interceptors to give `Connection.connect`: this tracker, then the retries. */
   interceptors(): Interceptor[] {
-    return [this.interceptor, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())];
+    return [this.interceptor, retryInterceptor()];
   }
 
   private readonly interceptor: Interceptor = (options, nextCall) =>

@@ -4,7 +4,7 @@
  * signal-with-start. Reads go to the store; commands that answer are workflow updates.
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message, MessageInput } from '../model/message.js';
@@ -14,7 +14,7 @@ import { toMessageInputs } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { HistoryPage, ImportResult, ThreadExport } from '../store/types.js';
+import type { HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
 import {
   compactUpdate,
@@ -46,6 +46,7 @@ import {
   contextDuration,
   measured,
 } from '../observability/metrics.js';
+import { HAND_OVER_FIRST_RETRY_MS, isHandOverError } from './hand-over-retry.js';
 
 /** What the client needs from its connection. */
 export interface ThreadDeps {
@@ -263,8 +264,9 @@ export class ThreadHandle {
 
   /** Returns once everything appended so far is indexed by the workflow. */
   async sync(): Promise<ThreadStateView> {
-    await this.requireThread();
-    return this.update(syncUpdate, [{}]);
+    // The store's last seq, read here: the workflow need not ask the store (an activity) itself.
+    const { lastSeq } = await this.requireThread();
+    return this.update(syncUpdate, [{ seq: lastSeq }]);
   }
 
   /** Counts, tokens, indexed sequence, last compaction, pending work. */
@@ -352,9 +354,10 @@ export class ThreadHandle {
     return existed;
   }
 
-  private async requireThread(): Promise<void> {
+  private async requireThread(): Promise<ThreadInfo> {
     const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
     if (!info) throw new UnknownThreadError(this.threadId);
+    return info;
   }
 
   private get updateTimeoutMs(): number {
@@ -373,26 +376,41 @@ export class ThreadHandle {
 
   /** Runs an update, starting the workflow first if it is not running. */
   private async update<R, A extends unknown[]>(def: UpdateDefinition<R, A>, args: A): Promise<R> {
-    const ms = this.updateTimeoutMs;
     try {
-      // Bounded: with no worker polling, an update would otherwise wait for one indefinitely.
-      return await this.deps.temporal.call(
-        (client) =>
-          startVisible(this.input(), (visibility) => {
-            // An operation is used once, so each attempt makes its own.
-            const start = new WithStartWorkflowOperation('threadWorkflow', {
-              workflowId: this.workflowId,
-              taskQueue: this.deps.taskQueue,
-              args: [this.input()],
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              ...visibility,
-            });
-            return client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start });
-          }),
-        Date.now() + ms,
+      return await this.command((client) =>
+        startVisible(this.input(), (visibility) => {
+          // An operation is used once, so each attempt makes its own.
+          const start = new WithStartWorkflowOperation('threadWorkflow', {
+            workflowId: this.workflowId,
+            taskQueue: this.deps.taskQueue,
+            args: [this.input()],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            ...visibility,
+          });
+          return client.workflow.executeUpdateWithStart(def, { args, startWorkflowOperation: start });
+        }),
       );
     } catch (err) {
       throw this.typed(err, `${def.name} update`);
+    }
+  }
+
+  /**
+   * Runs a workflow command, bounded (with no worker polling, it would otherwise wait for one
+   * indefinitely), and sends it again while the workflow hands over to its next run: refused or
+   * aborted there, it ran nothing. (An update answers through its own error, past the connection's
+   * retries.)
+   */
+  private async command<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.updateTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.temporal.call(fn, deadline);
+      } catch (err) {
+        const delay = HAND_OVER_FIRST_RETRY_MS * 1.7 ** attempt;
+        if (!isHandOverError(err) || Date.now() + delay >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, delay));
+      }
     }
   }
 }

@@ -130,7 +130,7 @@ describe('appends', () => {
   test('continue-as-new with appends in flight: nothing lost, nothing duplicated', async () => {
     // A lower threshold than the suite's, so the thread continues as new several times while eight
     // appenders (with pauses, so continue-as-new is not deferred forever) and retries are in flight.
-    const client = await p.connect({ workflowInput: { continueAsNewAfterEvents: 100, gapTimeoutMs: 300 } });
+    const client = await p.connect({ workflowInput: { continueAsNewAfterEvents: 40, gapTimeoutMs: 300 } });
     try {
       const t = client.thread('can-in-flight');
       const acked = new Map<string, number>();

@@ -26,7 +26,7 @@ import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { startLlmServer, type LlmServer, type Step } from './llm-server.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
-import { workflowIdFor } from '../../workflows/shared.js';
+import { syncUpdate, workflowIdFor } from '../../workflows/shared.js';
 import { startPipeline } from './pipeline.js';
 import { REPO_ROOT } from './processes.js';
 
@@ -118,11 +118,13 @@ async function lostSignalThread(memory: DurableMemory, databaseUrl: string, gen:
   }
   const s = await t.sync();
   if (s.indexedSeq !== 4) throw new Error(`lost-signal: indexed ${s.indexedSeq}, expected 4`);
+  // A sync that names no seq (the client names the store's last): the workflow asks the store.
+  await memory.client.workflow.getHandle(workflowIdFor(t.threadId)).executeUpdate(syncUpdate, { args: [{}] });
   await settle(t);
   return t.threadId;
 }
 
-/** Enough appends (and compactions) for several runs at a threshold of 60 events. */
+/** Enough appends (and compactions) for several runs at a threshold of 30 events. */
 async function continueAsNewThread(memory: DurableMemory, gen: string): Promise<string> {
   const t = memory.thread(`${gen}-can`);
   await t.append({ id: 'can-sys', role: 'system', content: 'You are terse.' });
@@ -194,7 +196,7 @@ async function main(gen: string): Promise<void> {
   const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });
   const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } }, { llm: runtime });
   try {
-    const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 60, gapTimeoutMs: 200 } });
+    const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 30, gapTimeoutMs: 200 } });
     const threads = [
       await toolsThread(p.memory, gen),
       await lostSignalThread(p.memory, p.stack.databaseUrl, gen),

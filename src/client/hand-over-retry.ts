@@ -1,0 +1,60 @@
+/**
+ * How the client retries Temporal calls. The SDK's default policy, except for the answers the server
+ * gives while a thread workflow hands over to its next run (continue-as-new): "workflow is closing"
+ * (RESOURCE_EXHAUSTED, which the SDK backs off from for a second, then longer, as from a real rate
+ * limit) and an update's "Workflow Task in failed state" and the like (which it does not retry at
+ * all). They last as long as a workflow task or two, so they are retried at once and then quickly:
+ * an append's announcement or a `sync` waits out a hand-over instead of stalling for seconds or
+ * failing.
+ */
+import { status as grpcStatus, type Interceptor, type StatusObject } from '@grpc/grpc-js';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+
+/** First retry delay of a hand-over answer; it grows by 1.7 each time (about 6 s over 10 attempts). */
+export const HAND_OVER_FIRST_RETRY_MS = 20;
+const HAND_OVER_ATTEMPTS = 10;
+
+/**
+ * The Temporal server's answers while a workflow run closes, by gRPC code and text: a signal or an
+ * update refused while the run closes, an update refused or aborted because the workflow task that
+ * would have run it failed (a continue-as-new raced by a signal), and an update aborted because the
+ * run continued as new. None of them ran anything, so the same call can be sent again.
+ */
+const HAND_OVER: [number, string][] = [
+  [grpcStatus.RESOURCE_EXHAUSTED, 'workflow is closing'],
+  [grpcStatus.FAILED_PRECONDITION, 'Workflow Task in failed state'],
+  [grpcStatus.FAILED_PRECONDITION, 'unexpected workflow task failure'],
+  [grpcStatus.NOT_FOUND, 'aborted by closing workflow'],
+];
+
+/** True for an answer of {@link HAND_OVER}. */
+export function isHandOver(status: Pick<StatusObject, 'code' | 'details'>): boolean {
+  return HAND_OVER.some(([code, text]) => status.code === code && status.details.includes(text));
+}
+
+/**
+ * True when `err`, or one of its causes, is such an answer (found by its text), or the thread
+ * workflow's refusal of a command while it hands over (`handing_over`).
+ */
+export function isHandOverError(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    const { message, details, type } = e as { message?: unknown; details?: unknown; type?: unknown };
+    // The thread workflow's own refusal while it hands over (an ApplicationFailure of that type).
+    if (type === 'handing_over') return true;
+    const text = `${typeof message === 'string' ? message : ''} ${typeof details === 'string' ? details : ''}`;
+    if (HAND_OVER.some(([, known]) => text.includes(known))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The retry interceptor every client connection uses. */
+export function retryInterceptor(): Interceptor {
+  const sdk = defaultGrpcRetryOptions();
+  return makeGrpcRetryInterceptor({
+    retryableDecider: (attempt, status) =>
+      isHandOver(status) ? attempt < HAND_OVER_ATTEMPTS : sdk.retryableDecider(attempt, status),
+    delayFunction: (attempt, status) =>
+      isHandOver(status) ? HAND_OVER_FIRST_RETRY_MS * 1.7 ** attempt : sdk.delayFunction(attempt, status),
+  });
+}

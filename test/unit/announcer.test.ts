@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TemporalLink } from '../../src/client/temporal-link.js';
+import { Announcer } from '../../src/client/announcer.js';
+import { isHandOver } from '../../src/client/hand-over-retry.js';
+import type { SeqMeta } from '../../workflows/shared.js';
+
+/** A client whose signal-with-start calls wait until released, recording what they carried. */
+function fakeClient(fail = () => false) {
+  const signals: { workflowId: string; seqs: number[]; release(): void }[] = [];
+  const client = {
+    workflow: {
+      signalWithStart: (_type: string, o: { workflowId: string; signalArgs: [SeqMeta[]] }) =>
+        new Promise<void>((resolve, reject) => {
+          signals.push({
+            workflowId: o.workflowId,
+            seqs: o.signalArgs[0].map((m) => m.seq),
+            release: () => (fail() ? reject(new Error('unavailable')) : resolve()),
+          });
+        }),
+    },
+  };
+  const link = { call: (fn: (c: unknown) => Promise<unknown>) => fn(client) };
+  return { client: link as unknown as TemporalLink, signals };
+}
+
+const meta = (seq: number) => ({ seq }) as SeqMeta;
+const tick = () => new Promise((r) => setImmediate(r));
+
+test('announcements to one workflow go in batches: one signal in flight, the rest in the next', async () => {
+  const { client, signals } = fakeClient();
+  const a = new Announcer(client, 'q');
+  const input = { threadId: 't' };
+  const first = a.announce('w', input, [meta(1)]);
+  await tick();
+  const rest = [2, 3, 4].map((seq) => a.announce('w', input, [meta(seq)]));
+  const other = a.announce('w2', input, [meta(1)]);
+  await tick();
+  assert.deepEqual(
+    signals.map((s) => [s.workflowId, s.seqs]),
+    [
+      ['w', [1]],
+      ['w2', [1]],
+    ],
+    'the second workflow does not wait for the first',
+  );
+  signals[0]!.release();
+  assert.equal(await first, true);
+  await tick();
+  assert.deepEqual(signals[2]!.seqs, [2, 3, 4], 'what waited went in one signal');
+  signals[2]!.release();
+  signals[1]!.release();
+  assert.deepEqual(await Promise.all([...rest, other]), [true, true, true, true]);
+  a.close();
+});
+
+test('a batch whose signal fails answers not announced, and is retried in the background', async () => {
+  let failing = true;
+  const { client, signals } = fakeClient(() => failing);
+  const a = new Announcer(client, 'q');
+  const pending = a.announce('w', { threadId: 't' }, [meta(1)]);
+  await tick();
+  signals[0]!.release();
+  assert.equal(await pending, false);
+  assert.equal(a.backlog, 1);
+  failing = false;
+  a.close();
+});
+
+test('the hand-over answers of the Temporal server are told apart from real rate limits', () => {
+  assert.ok(
+    isHandOver({ code: 8, details: 'workflow operation can not be applied because workflow is closing' }),
+  );
+  assert.ok(
+    isHandOver({
+      code: 9,
+      details: 'Unable to perform workflow execution update due to Workflow Task in failed state.',
+    }),
+  );
+  assert.ok(
+    isHandOver({
+      code: 9,
+      details: 'Unable to perform workflow execution update due to unexpected workflow task failure.',
+    }),
+  );
+  assert.ok(isHandOver({ code: 5, details: 'workflow update was aborted by closing workflow' }));
+  assert.ok(!isHandOver({ code: 8, details: 'namespace rate limit exceeded' }));
+  assert.ok(!isHandOver({ code: 14, details: 'workflow is closing' }));
+});
