@@ -338,12 +338,8 @@ export class ThreadHandle {
   /** Deletes the thread entirely: history, records, workflow. Returns false if it did not exist. */
   async delete(): Promise<boolean> {
     const existed = (await this.storeCall(() => this.deps.store.thread(this.threadId))) !== undefined;
-    const ms = this.updateTimeoutMs;
     try {
-      await this.deps.temporal.call(
-        (client) => client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate),
-        Date.now() + ms,
-      );
+      await this.command((client) => client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate));
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'delete update');
     }
