@@ -183,8 +183,13 @@ function checkText(s: string, field: string): void {
  * ({@link assertStorableConfig}). Throws ValidationError.
  */
 export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
-  assertStorableConfig(patch);
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
+    throw new ValidationError('invalid_option', 'configure: expected an object');
+  }
   const p = patch as Record<string, unknown>;
+  // A strategy's own limits first (they name what is wrong), then what any store could keep.
+  if (p['strategy'] !== undefined && p['strategy'] !== null) checkStrategyShape(p['strategy']);
+  assertStorableConfig(p);
   const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'];
   for (const key of Object.keys(p)) {
     if (!known.includes(key)) {
@@ -229,10 +234,7 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
     out.model = p['model'];
   }
   if (p['strategy'] === null) delete out.strategy;
-  else if (p['strategy'] !== undefined) {
-    checkStrategyShape(p['strategy']);
-    out.strategy = parseStrategy(p['strategy']);
-  }
+  else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);
   assertStorableConfig(out);
   return out;
 }
