@@ -34,7 +34,6 @@ const layerRules = LAYERS.flatMap((folders, i) =>
     from: { path: `^${esc(folder)}/` },
     to: {
       path: `^(${[...higher(i), ...folders.filter((f) => f !== folder)].map(esc).join('|')})/`,
-      dependencyTypesNot: ['type-only'],
     },
   })),
 );
@@ -47,7 +46,7 @@ module.exports = {
       comment: 'No import cycles between modules either.',
       severity: 'error',
       from: { path: '^(src|workflows|activities)/' },
-      to: { circular: true, dependencyTypesNot: ['type-only'] },
+      to: { circular: true },
     },
     {
       name: 'workflow-bundle-deterministic',

@@ -10,8 +10,7 @@ import type { MemoryStore } from '../src/memories/memory-store.js';
 import type { Message } from '../src/model/message.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';
-import type { ExtractionSummary } from '../workflows/shared.js';
-import type { ExtractMemoriesInput } from './types.js';
+import type { ExtractionSummary, ExtractMemoriesInput } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 
 /** Most messages one extraction reads (the newest are kept when there are more). */

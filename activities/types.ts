@@ -5,7 +5,6 @@
 import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { ThreadConfig } from '../src/thread/config.js';
-import type { CompactionReport, ExtractionSummary, SeqMeta } from '../workflows/shared.js';
 
 /** Input of `compactThread`. */
 export interface CompactThreadInput {
@@ -74,4 +73,30 @@ export interface ExtractMemoriesInput {
   resourceId?: string;
   fromSeq: number;
   toSeq: number;
+}
+
+/** A stored message as announced to the workflow: body-free, with its sequence number. */
+export type SeqMeta = MessageMeta & { seq: number };
+
+/** What an extraction did. */
+export interface ExtractionSummary {
+  id: string;
+  fromSeq: number;
+  toSeq: number;
+  added: number;
+  superseded: number;
+  duplicates: number;
+  model: string;
+}
+
+/** What a compaction did, as the workflow reports it. */
+export interface CompactionReport {
+  id: string;
+  strategy: string;
+  excludedGroups: number;
+  summaries: number;
+  includedTokensBefore: number;
+  includedTokensAfter: number;
+  upToSeq: number;
+  warnings: string[];
 }

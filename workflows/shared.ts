@@ -7,6 +7,10 @@ import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { Metrics } from '../src/compaction/metrics.js';
 import type { ThreadConfig } from '../src/thread/config.js';
+import type { CompactionReport, ExtractionSummary, SeqMeta } from '../activities/types.js';
+
+// What the activities report, as clients see it (defined with the activities, which the workflow calls).
+export type { CompactionReport, ExtractionSummary, SeqMeta };
 
 /** Default task queue of thread workflows and their activities. */
 export const TASK_QUEUE = 'durable-memory';
@@ -35,9 +39,6 @@ export const deleteUpdate = defineUpdate<{ deleted: boolean }, []>('delete');
 export const stateQuery = defineQuery<ThreadStateView>('state');
 
 // Their payload types.
-
-/** A stored message as announced to the workflow: body-free, with its sequence number. */
-export type SeqMeta = MessageMeta & { seq: number };
 
 /** Workflow input (also what continue-as-new carries). */
 export interface ThreadWorkflowInput {
@@ -92,29 +93,6 @@ export interface MemoryProgress {
   /** The seq at which the last extraction attempt failed (no retry until more messages). */
   failedAt?: number;
   lastExtraction?: ExtractionSummary;
-}
-
-/** What an extraction did. */
-export interface ExtractionSummary {
-  id: string;
-  fromSeq: number;
-  toSeq: number;
-  added: number;
-  superseded: number;
-  duplicates: number;
-  model: string;
-}
-
-/** What a compaction did, as the workflow reports it. */
-export interface CompactionReport {
-  id: string;
-  strategy: string;
-  excludedGroups: number;
-  summaries: number;
-  includedTokensBefore: number;
-  includedTokensAfter: number;
-  upToSeq: number;
-  warnings: string[];
 }
 
 /** The `state` query's answer. */
