@@ -3,7 +3,6 @@
  * queue, and how a thread id becomes a workflow id. Clients import this file, never the workflow.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { Metrics } from '../src/compaction/metrics.js';
 import type { ThreadConfig } from '../src/thread/config.js';
