@@ -224,7 +224,6 @@ describe('tenant isolation', () => {
       'GET /v1/threads/{id}/messages': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/context': [404, 'unknown_thread'],
       'POST /v1/threads/{id}/compact': [404, 'unknown_thread'],
-      'PATCH /v1/threads/{id}': [404, 'unknown_thread'],
       'GET /v1/threads/{id}': [404, 'unknown_thread'],
       'DELETE /v1/threads/{id}': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/export': [404, 'unknown_thread'],
@@ -242,6 +241,11 @@ describe('tenant isolation', () => {
       assert.equal(res.body.error.code, want[1], op.key);
       assert.ok(!res.text.includes('acme'), `${op.key} says nothing of the other tenant: ${res.text}`);
     }
+    // PATCH configures (and so creates) the caller's own thread of that id, never acme's.
+    const patched = await beta.patch('/v1/threads/shared', { budget: 1234 });
+    assert.equal(patched.status, 200, patched.text);
+    assert.ok(!patched.text.includes('acme'));
+    assert.equal((await beta.delete('/v1/threads/shared')).status, 204); // beta's, not acme's
     // Erasing "alice" as beta erases beta's alice (nobody): acme's is untouched.
     const erased = await beta.delete('/v1/users/alice');
     assert.deepEqual(erased.body, { userId: 'alice', threads: 0, messages: 0, summaries: 0, memories: 0 });
