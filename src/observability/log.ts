@@ -79,6 +79,10 @@ export function pinoStream(stream: NodeJS.WritableStream & { isTTY?: boolean }):
 /** Fields may hold what JSON cannot (the SDK's bigint timestamps, errors): write them readably. */
 function jsonSafe(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value instanceof Error) {
+    // An ApplicationFailure's `type` (e.g. LlmMalformedReply) is what an operator greps for.
+    const type = (value as { type?: unknown }).type;
+    return { name: value.name, ...(typeof type === 'string' ? { type } : {}), message: value.message };
+  }
   return value;
 }
