@@ -5,4 +5,7 @@
  * (test/support/record-histories.ts): the replay test checks that the recorded histories replay each
  * patch both ways. A patch is removed (after `deprecatePatch`) only once no run from before it can be open.
  */
-export const PATCHES: Readonly<Record<string, string>> = {};
+export const PATCHES: Readonly<Record<string, string>> = {
+  /** A configure that shortens idleMs re-arms a waiting idle timer (it waited out the old one). */
+  idleRearm: 'idle-rearm',
+};

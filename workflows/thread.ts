@@ -9,11 +9,13 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ValidationError } from '../src/model/errors.js';
 import { Lanes } from './lanes.js';
+import { PATCHES } from './patches.js';
 import { ThreadState } from './thread-state.js';
 import {
   appendedSignal,
@@ -116,16 +118,20 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   // the run continues as soon as the work in flight has landed.
   const mayStart = () => !continueAsNewDue();
 
+  const idleRearm = patched(PATCHES.idleRearm!);
   while (!state.deleted) {
     // One idle timer at a time, and only when there is idle work (re-armed lazily if appends came).
     // While an extraction runs, its messages are not idle work: no timer, no second extraction.
     const idleIn = lanes.extracting ? undefined : state.idleIn(Date.now());
+    const idleAt = idleIn === undefined ? undefined : Date.now() + idleIn;
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
       (mayStart() && (lanes.compactionReady() || lanes.extractionReady())) ||
       // idle work appeared (or an extraction ended with some left): arm the timer
       (idleIn === undefined && !lanes.extracting && state.idleIn(Date.now()) !== undefined) ||
+      // the idle time came nearer (a configure shortened idleMs): arm a shorter timer
+      (idleAt !== undefined && idleRearm && (state.idleIn(Date.now()) ?? Infinity) + Date.now() < idleAt) ||
       (continueAsNewDue() && !lanes.llmBusy);
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
     if (state.deleted) break;
