@@ -46,7 +46,7 @@ import {
   contextDuration,
   measured,
 } from '../observability/metrics.js';
-import { HAND_OVER_FIRST_RETRY_MS, isHandOverError } from './hand-over-retry.js';
+import { HAND_OVER_RETRY_MS, isHandOverError } from './hand-over-retry.js';
 
 /** What the client needs from its connection. */
 export interface ThreadDeps {
@@ -399,13 +399,12 @@ export class ThreadHandle {
    */
   private async command<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.updateTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       try {
         return await this.deps.temporal.call(fn, deadline);
       } catch (err) {
-        const delay = HAND_OVER_FIRST_RETRY_MS * 1.7 ** attempt;
-        if (!isHandOverError(err) || Date.now() + delay >= deadline) throw err;
-        await new Promise((r) => setTimeout(r, delay));
+        if (!isHandOverError(err) || Date.now() + HAND_OVER_RETRY_MS >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, HAND_OVER_RETRY_MS));
       }
     }
   }
