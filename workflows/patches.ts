@@ -8,4 +8,6 @@
 export const PATCHES: Readonly<Record<string, string>> = {
   /** A configure that shortens idleMs re-arms a waiting idle timer (it waited out the old one). */
   idleRearm: 'idle-rearm',
+  /** Runs continue as new after 150 events, not 500: a shorter replay when a signal races the hand-over. */
+  shortRuns: 'short-runs',
 };

@@ -29,11 +29,15 @@ import {
 
 /**
  * Continue-as-new after this many history events, unless the server suggests it sooner. Far below
- * the server's 51,200 on purpose: when an append's signal races the hand-over (the server then
- * refuses the continue-as-new once), the worker replays the whole run before trying again, and a
- * short run replays in a moment. What a run carries does not grow with its length.
+ * the server's 51,200 on purpose: under sustained appends a signal races the hand-over, the server
+ * refuses the continue-as-new and then holds signals back (appends wait) while the worker replays the
+ * whole run before trying again. That replay costs a few ms per workflow task, so a run's length is
+ * the stall of every hand-over under load: 500 events stalled appends for about 600 ms at 100
+ * appends/s; runs since the patch `short-runs` are {@link SHORT_RUN_EVENTS} long. What a run carries
+ * does not grow with its length.
  */
 const DEFAULT_CAN_EVENTS = 500;
+const SHORT_RUN_EVENTS = 150;
 
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
@@ -111,7 +115,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   if (!state.ready) state.resume(await lanes.loadThread());
 
   const gapTimeout = input.gapTimeoutMs ?? 2000;
-  const canAfter = input.continueAsNewAfterEvents ?? DEFAULT_CAN_EVENTS;
+  const canAfter =
+    input.continueAsNewAfterEvents ?? (patched(PATCHES.shortRuns!) ? SHORT_RUN_EVENTS : DEFAULT_CAN_EVENTS);
   const continueAsNewDue = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= canAfter;
   // Once continue-as-new is due, no new LLM work starts (it is carried as due into the next run), and

@@ -11,7 +11,7 @@
  * `temporal workflow show --output json` prints (the SDK's historyToJSON).
  * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
  * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
- * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch).
+ * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch), `rearm` (idle-rearm), `shortruns` (short-runs).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
