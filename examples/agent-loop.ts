@@ -6,12 +6,24 @@
  * the whole history in PostgreSQL; `context()` hands the model a view within the budget that never
  * holds a tool result without its call.
  *
- * Run it against a local stack (`npm start` in another terminal) and any OpenAI-compatible endpoint:
- *   OPENAI_BASE_URL=… OPENAI_API_KEY=… npx tsx examples/agent-loop.ts
+ * It needs a chat model (the local fallback of `npm start` writes summaries without one, but cannot
+ * answer a chat). Run it against a local stack (`npm start` in another terminal) and any
+ * OpenAI-compatible endpoint, e.g. OpenAI itself or a local Ollama:
+ *   OPENAI_API_KEY=sk-… npx tsx examples/agent-loop.ts
+ *   OPENAI_BASE_URL=http://localhost:11434/v1 AGENT_MODEL=llama3.2 npx tsx examples/agent-loop.ts
  * THREAD_ID and AGENT_MODEL choose the thread and the model.
  */
 import OpenAI from 'openai';
 import { connect } from 'durable-memory';
+
+if (!process.env['OPENAI_BASE_URL'] && !process.env['OPENAI_API_KEY']) {
+  console.error(
+    'agent-loop needs a chat model: set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
+      '(e.g. a local Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 AGENT_MODEL=llama3.2), ' +
+      'or OPENAI_API_KEY to use OpenAI itself.',
+  );
+  process.exit(1);
+}
 
 const model = process.env['AGENT_MODEL'] ?? 'gpt-4o-mini';
 const llm = new OpenAI({
@@ -63,6 +75,17 @@ try {
   console.log(`assistant: ${await turn('u2', 'Thanks! Should I take an umbrella?')}`);
   const { messages } = await thread.history();
   console.log(`history: ${messages.map((m) => `${m.seq}:${m.role}`).join(' ')}`);
+} catch (err) {
+  // The model's endpoint is the part most likely to be wrong: say which one, without a stack.
+  if (!(err instanceof OpenAI.APIError)) throw err;
+  let cause: unknown = err; // `Connection error.` ← `fetch failed` ← `connect ECONNREFUSED …`
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  const what =
+    err instanceof OpenAI.APIConnectionError
+      ? `could not reach the chat model at ${llm.baseURL} (${(cause as Error).message})`
+      : `the chat model at ${llm.baseURL} answered ${err.status}: ${err.message}`;
+  console.error(`${what}; OPENAI_BASE_URL, OPENAI_API_KEY and AGENT_MODEL choose it.`);
+  process.exitCode = 1;
 } finally {
   await memory.close();
 }

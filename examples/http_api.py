@@ -33,8 +33,15 @@ def call(method, path, body=None):
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read() or b"null")
     except urllib.error.HTTPError as error:
-        detail = json.loads(error.read() or b"{}")
-        raise SystemExit(f"{method} {path}: HTTP {error.code} {detail.get('code')}: {detail.get('message')}")
+        # Errors come as {"error": {"code": ..., "message": ...}}; a proxy in between may send
+        # something else, which is shown as it came.
+        raw = error.read()
+        try:
+            detail = json.loads(raw or b"{}").get("error") or {}
+        except (ValueError, AttributeError):
+            detail = {}
+        what = f"{detail.get('code')}: {detail.get('message')}" if detail else raw.decode("utf-8", "replace")[:300]
+        raise SystemExit(f"{method} {path}: HTTP {error.code} {what}")
 
 
 # Append a conversation: our format or OpenAI chat messages, with ids so that a retry is harmless.

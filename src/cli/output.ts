@@ -51,6 +51,18 @@ export function clip(text: string, width: number): string {
   return width <= 1 ? '…'.slice(0, width) : `${chars.slice(0, width - 1).join('')}…`;
 }
 
+/**
+ * At most `width` characters, cut between words (`… tokensExceed(1200); …`, never `summa…`), so a
+ * clipped reason still reads right; a text without a space in its second half is cut as {@link clip}.
+ */
+export function clipWords(text: string, width: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= width) return text;
+  const head = chars.slice(0, width - 1).join('');
+  const space = head.lastIndexOf(' ');
+  return space >= width / 2 ? `${head.slice(0, space).trimEnd()} …` : clip(text, width);
+}
+
 /** `text` padded with spaces (or clipped) to exactly `width` characters. */
 export function cell(text: string, width: number): string {
   const clipped = clip(text, width);

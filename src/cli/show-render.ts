@@ -6,7 +6,7 @@
  */
 import type { CompactionRecord } from '../store/types.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
-import { cell, clip, int, right } from './output.js';
+import { cell, clip, clipWords, int, right } from './output.js';
 import { recordReason, recordStrategy, type ContextFacts, type ShowRow } from './show-model.js';
 
 /** What the header says besides the rows. */
@@ -94,7 +94,7 @@ function records(compactions: CompactionRecord[], width: number): string[] {
     if (r.summaries.length) what.push(`${r.summaries.length} summaries in`);
     if (r.supersededSummaryIds.length) what.push(`${r.supersededSummaryIds.length} superseded`);
     lines.push(clip(`  ${when}  ${recordStrategy(r)}: ${what.join(', ')}`, width));
-    lines.push(clip(`      ${recordReason(r)}`, width));
+    lines.push(clipWords(`      ${recordReason(r)}`, width));
   }
   return lines;
 }
@@ -113,7 +113,7 @@ export function renderShow(rows: ShowRow[], facts: ShowFacts, width: number): st
   const textWidth = width - seqWidth - roleWidth - memWidth - 2 - 3;
   const strategyOf = new Map(rows.filter((r) => r.label).map((r) => [r.label!, r.strategy]));
   const line = (seq: string, role: string, text: string, mem: string): string =>
-    `${right(seq, seqWidth)} ${cell(role, roleWidth)} ${cell(text, textWidth)} │ ${clip(mem, memWidth)}`.trimEnd();
+    `${right(seq, seqWidth)} ${cell(role, roleWidth)} ${cell(text, textWidth)} │ ${clipWords(mem, memWidth)}`.trimEnd();
   const body = rows.map((r) =>
     r.kind === 'summary'
       ? line(r.label!, 'sum', `◆ ${r.text}`, memoryCell(r, strategyOf))

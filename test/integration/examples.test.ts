@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -54,6 +56,16 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs 
   });
 }
 
+/** A port nothing listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
 const tsx = (example: string, env: NodeJS.ProcessEnv) =>
   run(process.execPath, ['--import', 'tsx', `examples/${example}`], env);
 
@@ -92,6 +104,37 @@ test('agent-loop.ts: context, model, a tool call and its result, answer; every t
   assert.ok(callAt >= 0 && second[callAt + 1]?.tool_call_id === 'call_paris', JSON.stringify(second));
 });
 
+test('agent-loop.ts without a model endpoint: says which settings it needs, appends nothing', async () => {
+  const result = await tsx('agent-loop.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: undefined,
+    OPENAI_API_KEY: undefined,
+    THREAD_ID: 'example-agent-no-llm',
+  });
+  assert.equal(result.code, 1, result.stdout);
+  assert.match(result.stderr, /needs a chat model: set OPENAI_BASE_URL/);
+  assert.match(result.stderr, /OPENAI_API_KEY/);
+  assert.doesNotMatch(result.stderr, /at .*\.(ts|js):\d+/, 'a message, not a stack trace');
+  // It stopped before its first append: the thread was never created.
+  await assert.rejects(p.memory.thread('example-agent-no-llm').history(), { code: 'unknown_thread' });
+});
+
+test('agent-loop.ts with an unreachable model endpoint: names the URL it tried', async () => {
+  const closed = await closedPort();
+  const result = await tsx('agent-loop.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-agent-unreachable',
+  });
+  assert.equal(result.code, 1, result.stdout);
+  assert.match(
+    result.stderr,
+    new RegExp(`could not reach the chat model at http://127\\.0\\.0\\.1:${closed}/v1`),
+  );
+  assert.doesNotMatch(result.stderr, /at .*\.(ts|js):\d+/, 'a message, not a stack trace');
+});
+
 test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thread show`', async () => {
   const result = await tsx('tool-heavy-session.ts', { ...cliEnv(p), THREAD_ID: 'example-tools' });
   assert.equal(result.code, 0, result.stderr);
@@ -114,6 +157,20 @@ test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thr
   // `thread show` printed both sides: the collapsed tool results and the summaries.
   assert.match(result.stdout, /Tool results: search_code: 3 hits/);
   assert.match(result.stdout, /summar/i);
+  // A reason too long for its column is cut between words, never inside one (`summa…`).
+  const reasons = data.compactions.map((r) => [...new Set(r.reason.split('; '))].join('; '));
+  const clipped = result.stdout
+    .split('\n')
+    .map((line) => line.split(' │ ')[1])
+    .filter((mem): mem is string => mem?.endsWith('…') === true);
+  assert.ok(clipped.length > 0, 'the example has reasons longer than their column');
+  for (const mem of clipped) {
+    const kept = mem.slice(0, -1).trimEnd();
+    assert.ok(
+      reasons.some((r) => `✗ ${r} `.startsWith(`${kept} `)),
+      `"${mem}" is cut inside a word of: ${reasons.join(' | ')}`,
+    );
+  }
 });
 
 test('resume-after-outage.ts: the stack stops mid-conversation, starts again, the thread goes on', async () => {
@@ -155,6 +212,18 @@ test('http_api.py: Python with only the standard library appends, reads the cont
     assert.deepEqual(
       page.body.messages.map((m: { id: string }) => m.id),
       ['py-1', 'py-2', 'py-3', 'py-4'],
+    );
+
+    // A refused request prints the API's error code and message (nested under `error`).
+    const refused = await run('python3', ['examples/http_api.py'], {
+      DURABLE_MEMORY_API_URL: api.api.url,
+      DURABLE_MEMORY_API_TOKEN: 'not-a-token',
+      THREAD_ID: 'from-python',
+    });
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.match(
+      refused.stderr,
+      /POST \/v1\/threads\/from-python\/messages: HTTP 401 invalid_token: the token is unknown or revoked/,
     );
   } finally {
     await api?.stop();
