@@ -75,17 +75,9 @@ export class Api {
     return body as T;
   }
 
-  /** The tenant's threads (every page). */
-  async threads(): Promise<WireThread[]> {
-    const all: WireThread[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const query = `?limit=${PAGE}${after === undefined ? '' : `&after=${enc(after)}`}`;
-      const page = await this.request<{ threads: WireThread[]; next?: string }>(`/threads${query}`);
-      all.push(...page.threads);
-      if (page.next === undefined || page.next === after || page.threads.length === 0) return all;
-      after = page.next;
-    }
+  /** One page of the tenant's threads; `query` from `listQuery` (filters, page size, cursor). */
+  threads(query: string): Promise<{ threads: WireThread[]; next?: string }> {
+    return this.request(`/threads${query}`);
   }
 
   /** The whole history of a thread, in seq order. */

@@ -13,13 +13,23 @@ import { memoriesView, threadRows } from './memories-model.js';
 import { memoriesSection } from './render-memories.js';
 import { budgetView, historyColumn, viewColumn } from './render-thread.js';
 import { budgetBar } from './budget-model.js';
-import { historyBlocks, viewBlocks } from './view-model.js';
+import {
+  historyBlocks,
+  listHash,
+  listQuery,
+  parseListRoute,
+  viewBlocks,
+  type ListRoute,
+} from './view-model.js';
 
 const TOKEN_KEY = 'durable-memory.token';
 const main = document.getElementById('main')!;
 const statusLine = document.getElementById('status')!;
 const tokenInput = document.getElementById('token') as HTMLInputElement;
 const apiBase = document.body.dataset['api'] ?? '/v1';
+
+/** Threads per page of the list (the API pages; `#/?limit=` overrides it). */
+const LIST_PAGE = 50;
 
 const count = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
 
@@ -84,15 +94,38 @@ function fail(err: unknown): void {
   say(text, true);
 }
 
-async function showThreads(api: Api, gen: number): Promise<void> {
+/** The list's filters: thread id prefix and user, searched by the API; submitting starts at page one. */
+function listFilters(route: ListRoute): HTMLElement {
+  const search = h('input', { id: 'thread-search', name: 'q', type: 'search', value: route.search });
+  const user = h('input', { id: 'thread-user', name: 'user', type: 'search', value: route.user });
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Threads' },
+    h('label', { for: 'thread-search' }, 'Thread id starts with'),
+    search,
+    h('label', { for: 'thread-user' }, 'User'),
+    user,
+    h('button', { type: 'submit' }, 'Search'),
+    (route.search || route.user) &&
+      h('a', { href: listHash({ search: '', user: '', limit: route.limit }) }, 'Clear'),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = listHash({ search: search.value, user: user.value, limit: route.limit });
+  });
+  return form;
+}
+
+async function showThreads(api: Api, route: ListRoute, gen: number): Promise<void> {
   say('Loading threads…');
-  const rows = threadRows(await api.threads());
+  const page = await api.threads(listQuery(route, LIST_PAGE));
   if (gen !== generation) return;
-  const heading = h('h2', {}, `Threads (${num(rows.length)})`);
+  const rows = threadRows(page.threads);
+  const filtered = route.search !== '' || route.user !== '';
   const table = h(
     'table',
-    {},
-    h('caption', {}, 'Most recently active first'),
+    { class: 'threads' },
+    h('caption', {}, 'Ordered by thread id'),
     h(
       'thead',
       {},
@@ -120,8 +153,41 @@ async function showThreads(api: Api, gen: number): Promise<void> {
       ),
     ),
   );
-  main.replaceChildren(heading, rows.length > 0 ? table : h('p', {}, 'This tenant has no threads yet.'));
-  say(`${num(rows.length)} thread${rows.length === 1 ? '' : 's'}.`);
+  // The API pages by cursor: each page has its own address, so Back returns to the page before.
+  const pages = h(
+    'nav',
+    { class: 'pages', 'aria-label': 'Pages' },
+    route.after !== undefined && h('a', { href: listHash({ ...route, after: undefined }) }, '« First page'),
+    page.next !== undefined &&
+      h('a', { href: listHash({ ...route, after: page.next }), rel: 'next' }, 'Next page »'),
+  );
+  const empty = filtered
+    ? 'No thread matches.'
+    : route.after
+      ? 'No more threads.'
+      : 'This tenant has no threads yet.';
+  main.replaceChildren(
+    h('h2', {}, 'Threads'),
+    listFilters(route),
+    rows.length > 0 ? table : h('p', {}, empty),
+    pages,
+  );
+  const more = page.next !== undefined ? ', more on the next page' : '';
+  say(`${count(rows.length, 'thread')}${route.after ? ' on this page' : ''}${more}.`);
+}
+
+/** An unknown thread: say so where the page was, with the way back to the list. */
+function showNotFound(threadId: string): void {
+  main.replaceChildren(
+    h(
+      'section',
+      { class: 'not-found', 'aria-labelledby': 'not-found-title' },
+      h('h2', { id: 'not-found-title' }, 'Thread not found'),
+      h('p', {}, 'There is no thread ', h('code', {}, threadId), ' for this token.'),
+      h('p', {}, h('a', { href: '#/' }, '← All threads')),
+    ),
+  );
+  say(`Thread ${threadId} not found.`, true);
 }
 
 /** The facts line under a thread's heading: owner, model, counts, pending work, errors. */
@@ -178,7 +244,13 @@ function renderThread(api: Api, threadId: string, data: ThreadData): void {
 
 async function openThread(api: Api, threadId: string, gen: number): Promise<void> {
   say(`Loading thread ${threadId}…`);
-  const data = await api.thread(threadId);
+  let data: ThreadData;
+  try {
+    data = await api.thread(threadId);
+  } catch (err) {
+    if (gen !== generation || !(err instanceof ApiError && err.code === 'unknown_thread')) throw err;
+    return showNotFound(threadId);
+  }
   if (gen !== generation) return;
   renderThread(api, threadId, data);
   say(
@@ -218,7 +290,9 @@ async function route(): Promise<void> {
   const match = /^#\/threads\/(.+)$/u.exec(location.hash);
   const gen = ++generation;
   try {
-    await (match ? openThread(api, decodeURIComponent(match[1]!), gen) : showThreads(api, gen));
+    await (match
+      ? openThread(api, decodeURIComponent(match[1]!), gen)
+      : showThreads(api, parseListRoute(location.hash) ?? { search: '', user: '' }, gen));
     if (gen !== generation) return;
     if (token() === null) say(`${statusLine.textContent} No token needed: this local API has none yet.`);
   } catch (err) {
@@ -242,7 +316,12 @@ document.getElementById('forget-token')!.addEventListener('click', () => {
   sessionStorage.removeItem(TOKEN_KEY);
   askForToken('Token forgotten.');
 });
-window.addEventListener('hashchange', () => void route());
-const urlNotice = adoptUrlToken();
-if (urlNotice) askForToken(urlNotice, true);
-else void route();
+/** Adopts a token the address carries (on load, and when only the fragment changed), then shows the page. */
+function navigate(): void {
+  const urlNotice = adoptUrlToken();
+  if (urlNotice) askForToken(urlNotice, true);
+  else void route();
+}
+// Editing `#token=` in an open tab changes only the fragment: no reload, just this event.
+window.addEventListener('hashchange', navigate);
+navigate();

@@ -80,14 +80,13 @@ export interface ThreadRow {
   updated: string;
 }
 
-/** The tenant's threads, most recently active first. */
+/** One page of the tenant's threads, as rows. */
 export function threadRows(threads: readonly WireThread[]): ThreadRow[] {
-  return [...threads]
-    .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
-    .map((t) => ({
-      threadId: t.threadId,
-      user: t.userId ?? '—',
-      messages: t.messageCount,
-      updated: t.updatedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC'),
-    }));
+  // In the API's order (by id): sorting one page by activity would reorder it against its neighbours.
+  return threads.map((t) => ({
+    threadId: t.threadId,
+    user: t.userId ?? '—',
+    messages: t.messageCount,
+    updated: t.updatedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC'),
+  }));
 }

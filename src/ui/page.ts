@@ -54,7 +54,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .block.excluded .msg-text { color: var(--muted); }
 .block h4 { margin: 0 0 .2rem; font-size: .8rem; text-transform: uppercase; letter-spacing: .03em;
   color: var(--muted); }
-.exclusion { margin: .1rem 0 .35rem; font-size: .88rem; color: #92400e; }
+.exclusion { margin: .1rem 0 .35rem; font-size: .88rem; color: #92400e; overflow-wrap: anywhere; }
 .exclusion strong { color: #78350f; }
 .msg { padding: .15rem 0; }
 .msg + .msg { border-top: 1px dashed var(--border); }
@@ -70,6 +70,13 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
   color: #115e59; margin-left: .4rem; }
 .badge.superseded { background: #fde68a; color: #78350f; }
 a { color: #1d4ed8; }
+.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: 0 0 .75rem; }
+.filters input { padding: .3rem .5rem; }
+.pages { display: flex; gap: 1.5rem; margin: .75rem 0 0; }
+table.threads td { overflow-wrap: anywhere; }
+.not-found { background: #fff; border: 1px solid var(--border); border-left: 4px solid #b91c1c;
+  border-radius: 4px; padding: .5rem 1rem; max-width: 40rem; }
+.not-found code { overflow-wrap: anywhere; }
 `;
 
 /** Escapes text for an HTML attribute or element (the prefix is configuration, never user input). */

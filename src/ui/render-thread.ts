@@ -46,13 +46,15 @@ function blockTitle(kind: string, messages: readonly WireMessage[]): string {
  * the summary standing for it); the next ones excluded the same way say so briefly.
  */
 function exclusionView(x: ExclusionMark, sameAsPrevious: boolean): HTMLElement {
+  // Repeats are counted (`toolResultCollapse ×8`); the recorded text stays a hover away.
+  const title = x.recorded;
   if (sameAsPrevious) {
-    return h('p', { class: 'exclusion' }, h('strong', {}, 'Excluded'), ` by ${x.strategy}, as above`);
+    return h('p', { class: 'exclusion', title }, h('strong', {}, 'Excluded'), ` by ${x.strategy}, as above`);
   }
   const summary = x.replacedBy;
   return h(
     'p',
-    { class: 'exclusion' },
+    { class: 'exclusion', title },
     h('strong', {}, 'Excluded'),
     ` by ${x.strategy} (${x.reason}) in compaction `,
     h('code', {}, x.compactionId),

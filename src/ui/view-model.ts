@@ -23,6 +23,8 @@ export interface ExclusionMark {
    * names the summary now in the view (absent when none is: it was dropped, not folded).
    */
   replacedBy?: { id: string; strategy: string; live: boolean; text: string; foldedInto?: string };
+  /** The record's own `strategy (reason)`, when the two above shortened repeats of it (a tooltip). */
+  recorded?: string;
 }
 
 /** A block of the history column. */
@@ -100,6 +102,17 @@ export function groupBlocks<M extends WireMessage>(messages: readonly M[]): Bloc
   return blocks;
 }
 
+/**
+ * Repeats counted: a pipeline that ran one strategy per group records it per group, so a record may
+ * say `toolResultCollapse+toolResultCollapse+…` eight times over; that reads `toolResultCollapse ×8`.
+ * Items keep the order they first appear in.
+ */
+export function collapseRepeats(text: string, separator: string): string {
+  const counts = new Map<string, number>();
+  for (const item of text.split(separator)) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return [...counts].map(([item, n]) => (n > 1 ? `${item} ×${n}` : item)).join(` ${separator.trim()} `);
+}
+
 /** Strategies whose exclusions leave a summary behind (the others just drop messages). */
 const SUMMARIZING = new Set(['summarization', 'toolResultCollapse']);
 
@@ -161,11 +174,15 @@ function exclusionOf(
   const summary = replacer.get(message.id);
   const mark = summary && compactionMark(summary.message);
   const picked = reasonOf(record?.reason ?? '', (s) => (mark ? s === mark.strategy : !SUMMARIZING.has(s)));
+  const strategy = mark?.strategy ?? picked.strategy ?? record?.strategy ?? 'unknown';
+  const reason = picked.reason || 'compaction record not found';
   const excluded: ExclusionMark = {
     compactionId: message.excludedBy!,
-    strategy: mark?.strategy ?? picked.strategy ?? record?.strategy ?? 'unknown',
-    reason: picked.reason || 'compaction record not found',
+    strategy: collapseRepeats(strategy, '+'),
+    reason: collapseRepeats(reason, '; '),
   };
+  if (excluded.strategy !== strategy || excluded.reason !== reason)
+    excluded.recorded = `${strategy} (${reason})`;
   if (summary && mark) {
     const live = summary.supersededBy === undefined;
     // Follow the folds to the summary in the view now (bounded: a chain cannot be longer than the map).
@@ -240,4 +257,54 @@ export function viewBlocks(
     const kind = m.role === 'system' ? 'system' : block.kind;
     return { kind, messages: block.messages, tokens: sum };
   });
+}
+
+/** What the thread list shows: threads whose id starts with `search`, of `user`, from cursor `after`. */
+export interface ListRoute {
+  search: string;
+  user: string;
+  /** The last thread id of the page before (the API's `next`); absent on the first page. */
+  after?: string;
+  /** Threads per page, when not the page's default. */
+  limit?: number;
+}
+
+/** The API's largest page of threads. */
+const MAX_LIST_LIMIT = 1000;
+
+/** The list route of an address fragment (`#/?q=…&user=…&after=…`); undefined for a thread page. */
+export function parseListRoute(hash: string): ListRoute | undefined {
+  const fragment = hash.replace(/^#/u, '');
+  const q = fragment.indexOf('?');
+  const path = q === -1 ? fragment : fragment.slice(0, q);
+  if (path !== '' && path !== '/') return undefined;
+  const params = new URLSearchParams(q === -1 ? '' : fragment.slice(q + 1));
+  const after = params.get('after');
+  const limit = Number(params.get('limit') ?? NaN);
+  return {
+    search: params.get('q') ?? '',
+    user: params.get('user') ?? '',
+    ...(after ? { after } : {}),
+    ...(Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT ? { limit } : {}),
+  };
+}
+
+/** The fragment of a list route (blank fields left out), so each page has an address and Back works. */
+export function listHash(route: ListRoute): string {
+  const params = new URLSearchParams();
+  if (route.search.trim()) params.set('q', route.search.trim());
+  if (route.user.trim()) params.set('user', route.user.trim());
+  if (route.after) params.set('after', route.after);
+  if (route.limit !== undefined) params.set('limit', String(route.limit));
+  const query = params.toString();
+  return query ? `#/?${query}` : '#/';
+}
+
+/** The `GET /threads` query of a list route: the API filters and pages, the page only shows. */
+export function listQuery(route: ListRoute, defaultLimit: number): string {
+  const params = new URLSearchParams({ limit: String(route.limit ?? defaultLimit) });
+  if (route.search.trim()) params.set('prefix', route.search.trim());
+  if (route.user.trim()) params.set('userId', route.user.trim());
+  if (route.after) params.set('after', route.after);
+  return `?${params.toString()}`;
 }

@@ -500,9 +500,40 @@ describe('GET /v1/threads', () => {
     );
   });
 
-  test('400 for a bad limit or user id', async () => {
+  test('prefix: only threads whose id starts with it (the id itself included), paginated, with a user', async () => {
+    for (const id of ['list', 'listx-1', 'lista', 'lisz']) await seed(id, 1, { userId: 'erin' });
+    const ids = async (query: string) => {
+      const all: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const res = await acme.get(`/v1/threads?${query}${after ? `&after=${after}` : ''}`);
+        assert.equal(res.status, 200);
+        all.push(...res.body.threads.map((t: { threadId: string }) => t.threadId));
+        after = res.body.next;
+        if (!after) return all;
+      }
+      throw new Error('no last page');
+    };
+    assert.deepEqual(await ids('prefix=list&limit=2'), [
+      'list',
+      'list-a',
+      'list-b',
+      'list-c',
+      'lista',
+      'listx-1',
+    ]);
+    assert.deepEqual(await ids('prefix=list-&limit=1'), ['list-a', 'list-b', 'list-c']);
+    assert.deepEqual(await ids('prefix=list&userId=dave'), ['list-b']);
+    assert.deepEqual(await ids('prefix=nothing-here'), []);
+    // A tenant's prefix never reaches another tenant's threads.
+    const beta = await f.beta.get('/v1/threads?prefix=list');
+    assert.deepEqual(beta.body.threads, []);
+  });
+
+  test('400 for a bad limit, user id or prefix', async () => {
     assertError(await acme.get('/v1/threads?limit=0'), 400, 'invalid_field', 'limit');
     assertError(await acme.get('/v1/threads?userId=no%20spaces'), 400, 'invalid_id', 'userId');
+    assertError(await acme.get('/v1/threads?prefix=no%20spaces'), 400, 'invalid_id', 'prefix');
   });
 });
 

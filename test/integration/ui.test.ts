@@ -246,7 +246,7 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
   assert.equal(new URL(linked.url()).hash, `#/threads/${THREAD}`);
   const listed = await browser.context.newPage();
   await listed.goto(`${base}/ui#token=${encodeURIComponent(token)}`);
-  await listed.getByRole('heading', { name: /^Threads \(\d+\)$/u }).waitFor();
+  await listed.getByRole('heading', { name: 'Threads', exact: true }).waitFor();
   assert.ok(!listed.url().includes('token'), listed.url());
 
   // A token in the query string has been sent to the server already: removed, and not used.
@@ -257,4 +257,110 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
   assert.equal(await queried.evaluate(() => sessionStorage.length), 0, 'the query token is not kept');
 
   assert.deepEqual(errors, [], 'no script errors, no failed requests');
+});
+
+/** Whether any of `selector`'s elements is wider than its box or reaches past its column. */
+async function overflowing(page: Page, selector: string): Promise<string[]> {
+  return page.locator(selector).evaluateAll((els) =>
+    els
+      .filter((el) => {
+        const column = (el.closest('.column') ?? el.parentElement)!.getBoundingClientRect();
+        return el.scrollWidth > el.clientWidth || el.getBoundingClientRect().right > column.right + 0.5;
+      })
+      .map((el) => el.textContent ?? ''),
+  );
+}
+
+test('long reasons stay in their column; #token= edits, unknown threads and the list search and pages', async () => {
+  // A record of a pipeline that ran one strategy per group: its strategy and reason repeat eight
+  // times, as `thread export` shows them. Imported onto a thread, as a restore would bring it.
+  const strategy = Array<string>(8).fill('toolResultCollapse').join('+');
+  const reason = Array<string>(8).fill('toolResultCollapse: tokensExceed(1200)').join('; ');
+  await api('POST', '/v1/threads/long-reasons/messages', {
+    userId: 'bob',
+    messages: ['one', 'two', 'three', 'four'].map((t, i) => ({
+      id: `lr${i}`,
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${t}`,
+    })),
+  });
+  const exported = await api<{ compactions: unknown[] }>('GET', '/v1/threads/long-reasons/export');
+  exported.compactions.push({
+    id: 'long-reasons-c1',
+    threadId: 'long-reasons',
+    strategy,
+    reason,
+    excludedMessageIds: ['lr0', 'lr1'],
+    supersededSummaryIds: [],
+    summaries: [],
+  });
+  await api('POST', '/v1/threads/import?threadId=long-reasons', exported);
+  for (const id of ['page-1', 'page-2', 'page-3'])
+    await api('POST', `/v1/threads/${id}/messages`, {
+      userId: 'bob',
+      messages: [{ id: 'm', role: 'user', content: id }],
+    });
+  // Another tenant, to switch to by editing the fragment.
+  const beta = (await tokens.create('beta', 'inspector test')).token;
+  await fetch(`${base}/v1/threads/beta-only/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${beta}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ id: 'm', role: 'user', content: 'hi' }] }),
+  });
+
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: 1100, height: 900 });
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/ui#/threads/long-reasons?token=${encodeURIComponent(token)}`);
+  await page.getByRole('heading', { name: 'Thread long-reasons' }).waitFor();
+
+  // The repeats are counted; the recorded text is the tooltip; nothing reaches past its column.
+  const mark = page.locator('article[data-excluded] .exclusion').first();
+  assert.match(
+    await mark.innerText(),
+    /by toolResultCollapse ×8 \(toolResultCollapse: tokensExceed\(1200\) ×8\)/u,
+  );
+  assert.equal(await mark.getAttribute('title'), `${strategy} (${reason})`);
+  assert.deepEqual(await overflowing(page, '.exclusion'), []);
+  assert.deepEqual(await overflowing(page, '.msg-text'), []);
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-long-reasons.png'), fullPage: true });
+
+  // Only the fragment changes (`#token=` of another tenant): the page takes the token and reloads.
+  await page.evaluate((t) => (location.hash = `token=${t}`), beta);
+  await page.getByRole('link', { name: 'beta-only' }).waitFor({ timeout: 15_000 });
+  assert.ok(!page.url().includes('token'), page.url());
+  assert.equal(await page.locator('a', { hasText: 'long-reasons' }).count(), 0, "acme's threads are gone");
+
+  // An unknown thread: a panel that says so, with the way back to the list.
+  await page.evaluate(() => (location.hash = '#/threads/no-such-thread'));
+  await page.getByRole('heading', { name: 'Thread not found' }).waitFor({ timeout: 15_000 });
+  await page.getByRole('link', { name: '← All threads' }).click();
+  await page.getByRole('link', { name: 'beta-only' }).waitFor();
+
+  // The list: search by id prefix, filter by user, page through the API's pages.
+  await page.evaluate((t) => (location.hash = `/?limit=2&token=${t}`), token);
+  const rows = page.locator('table.threads tbody tr');
+  const ids = async () => rows.locator('td:first-child').allInnerTexts();
+  await page.getByRole('link', { name: 'Next page »' }).waitFor({ timeout: 15_000 });
+  assert.equal(await rows.count(), 2);
+  await page.getByLabel('Thread id starts with').fill('page-');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForURL(/q=page-/u);
+  await page.getByRole('link', { name: 'page-1' }).waitFor();
+  assert.deepEqual(await ids(), ['page-1', 'page-2']);
+  await page.getByRole('link', { name: 'Next page »' }).click();
+  await page.getByRole('link', { name: 'page-3' }).waitFor();
+  assert.deepEqual(await ids(), ['page-3']);
+  assert.equal(await page.getByRole('link', { name: 'Next page »' }).count(), 0, 'the last page');
+  await page.goBack();
+  await page.getByRole('link', { name: 'page-1' }).waitFor();
+  await page.getByLabel('Thread id starts with').fill('');
+  await page.getByLabel('User', { exact: true }).fill('ada');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('link', { name: THREAD }).waitFor();
+  assert.deepEqual(await ids(), [THREAD]);
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-thread-list.png'), fullPage: true });
+
+  assert.deepEqual(errors, [], 'no script errors');
 });

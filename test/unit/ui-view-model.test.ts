@@ -6,9 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  collapseRepeats,
   groupBlocks,
   historyBlocks,
+  listHash,
+  listQuery,
   messageText,
+  parseListRoute,
   viewBlocks,
   contextTokens,
 } from '../../src/ui/view-model.js';
@@ -252,13 +256,71 @@ test('live memories carry their superseded versions, newest first, and whether t
   );
 });
 
-test('threads are listed most recently active first', () => {
+test('threads are listed in the order of the API pages (by id), so paging never reorders them', () => {
   const rows = threadRows([
-    { threadId: 'old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', messageCount: 3 },
-    { threadId: 'new', userId: 'ada', createdAt: '', updatedAt: '2026-02-01T10:00:00.000Z', messageCount: 9 },
+    { threadId: 'a-old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', messageCount: 3 },
+    {
+      threadId: 'b-new',
+      userId: 'ada',
+      createdAt: '',
+      updatedAt: '2026-02-01T10:00:00.000Z',
+      messageCount: 9,
+    },
   ]);
   assert.deepEqual(rows, [
-    { threadId: 'new', user: 'ada', messages: 9, updated: '2026-02-01 10:00:00 UTC' },
-    { threadId: 'old', user: '—', messages: 3, updated: '2026-01-01 00:00:00 UTC' },
+    { threadId: 'a-old', user: '—', messages: 3, updated: '2026-01-01 00:00:00 UTC' },
+    { threadId: 'b-new', user: 'ada', messages: 9, updated: '2026-02-01 10:00:00 UTC' },
   ]);
+});
+
+test('repeated names collapse into a count: toolResultCollapse+… (×8) reads "toolResultCollapse ×8"', () => {
+  const eight = Array<string>(8).fill('toolResultCollapse');
+  assert.equal(collapseRepeats(eight.join('+'), '+'), 'toolResultCollapse ×8');
+  assert.equal(
+    collapseRepeats('toolResultCollapse+toolResultCollapse+summarization', '+'),
+    'toolResultCollapse ×2 + summarization',
+  );
+  assert.equal(collapseRepeats('truncation', '+'), 'truncation');
+  assert.equal(
+    collapseRepeats(eight.map((s) => `${s}: tokensExceed(1200)`).join('; '), '; '),
+    'toolResultCollapse: tokensExceed(1200) ×8',
+  );
+});
+
+test('an exclusion by a record of repeated strategies shows them counted, and keeps the recorded text', () => {
+  const strategy = Array<string>(8).fill('toolResultCollapse').join('+');
+  const reason = Array<string>(8).fill('toolResultCollapse: tokensExceed(1200)').join('; ');
+  const msgs = [stored(text('x1', 'user', 'old'), 3, 'c8'), stored(text('x2', 'user', 'new'), 3)];
+  const exp: WireExport = {
+    ...exported,
+    messages: msgs,
+    compactions: [
+      { id: 'c8', strategy, reason, excludedMessageIds: ['x1'], supersededSummaryIds: [], summaries: [] },
+    ],
+    summaries: [],
+  };
+  assert.deepEqual(historyBlocks(msgs, exp)[0]!.excluded, {
+    compactionId: 'c8',
+    strategy: 'toolResultCollapse ×8',
+    reason: 'toolResultCollapse: tokensExceed(1200) ×8',
+    recorded: `${strategy} (${reason})`,
+  });
+});
+
+test('the thread list route: search, user and page cursor in the fragment, and the API query they make', () => {
+  assert.deepEqual(parseListRoute('#/'), { search: '', user: '' });
+  assert.deepEqual(parseListRoute(''), { search: '', user: '' });
+  const route = { search: 'trip plan', user: 'ada', after: 'trip-2' };
+  assert.equal(listHash(route), '#/?q=trip+plan&user=ada&after=trip-2');
+  assert.deepEqual(parseListRoute(listHash(route)), route);
+  assert.equal(listHash({ search: ' ', user: '' }), '#/', 'blank fields are left out');
+  assert.equal(listQuery(route, 50), '?limit=50&prefix=trip+plan&userId=ada&after=trip-2');
+  assert.equal(listQuery({ search: '', user: '' }, 50), '?limit=50');
+  assert.equal(parseListRoute('#/threads/x'), undefined, 'a thread page is not the list');
+  // A page size may ride along (within the API's bounds); it is kept from page to page.
+  assert.deepEqual(parseListRoute('#/?limit=2'), { search: '', user: '', limit: 2 });
+  assert.equal(listQuery({ search: '', user: '', limit: 2 }, 50), '?limit=2');
+  assert.equal(listHash({ search: '', user: '', limit: 2, after: 'b' }), '#/?after=b&limit=2');
+  for (const bad of ['0', '-1', '1.5', 'x', '100000'])
+    assert.deepEqual(parseListRoute(`#/?limit=${bad}`), { search: '', user: '' }, bad);
 });

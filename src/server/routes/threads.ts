@@ -47,7 +47,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     {
       schema: {
         summary: "The tenant's threads",
-        description: 'Ordered by id; pass `next` as `after` for the next page.',
+        description:
+          'Ordered by id; pass `next` as `after` for the next page. `prefix` and `userId` narrow the list.',
         tags: ['threads'],
         security: BEARER,
         querystring: ThreadListQuery,
@@ -57,21 +58,29 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     async (request) => {
       const { scope, query } = request;
       const limit = query.limit ?? DEFAULT_LIMIT;
-      // Stored ids sort bytewise ("C" collation), so the tenant's ids form one contiguous range
-      // right after its prefix: start there and stop at the first id outside it.
-      const rows = await run(
+      const prefix = query.prefix ?? '';
+      const userId = query.userId === undefined ? undefined : scope.scoped(query.userId, 'userId');
+      // Stored ids sort bytewise ("C" collation), so the tenant's ids (and those of them starting
+      // with `prefix`) form one contiguous range: start there and stop at the first id outside it.
+      // `after` is exclusive, so on the first page the id equal to `prefix` is looked up on its own.
+      const after = query.after !== undefined && query.after >= prefix ? query.after : undefined;
+      const [exact, rows] = await run(
         deps,
         () =>
-          deps.memory.store.listThreads({
-            after: scope.prefix + (query.after ?? ''),
-            limit: limit + 1,
-            userId: query.userId === undefined ? undefined : scope.scoped(query.userId, 'userId'),
-          }),
+          Promise.all([
+            prefix && after === undefined ? deps.memory.store.thread(scope.prefix + prefix) : undefined,
+            deps.memory.store.listThreads({
+              after: scope.prefix + (after ?? prefix),
+              limit: limit + 1,
+              userId,
+            }),
+          ]),
         'thread list',
       );
       const mine = [];
+      if (exact && (userId === undefined || exact.userId === userId)) mine.push(scope.threadInfo(exact));
       for (const row of rows) {
-        if (!scope.owns(row.threadId)) break;
+        if (!scope.owns(row.threadId) || !scope.strip(row.threadId).startsWith(prefix)) break;
         mine.push(scope.threadInfo(row));
       }
       const threads = mine.slice(0, limit);

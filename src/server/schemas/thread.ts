@@ -46,6 +46,7 @@ export const ThreadListQuery = Type.Object({
   after: Type.Optional(threadIdSchema('The last thread id of the previous page.')),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
   userId: Type.Optional(userIdSchema('Only threads of this user.')),
+  prefix: Type.Optional(threadIdSchema('Only threads whose id starts with this (the id itself included).')),
 });
 
 const Metrics = Type.Object({
