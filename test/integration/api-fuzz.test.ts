@@ -95,6 +95,10 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       },
     },
     'GET /v1/threads/{id}/messages': { path: '/v1/threads/fuzz/messages', query: { after: '2', limit: '3' } },
+    'POST /v1/threads/{id}/retractions': {
+      path: '/v1/threads/fuzz/retractions',
+      body: { messageId: 'm8', reason: 'fuzz' },
+    },
     'GET /v1/threads/{id}/context': {
       path: '/v1/threads/fuzz/context',
       query: { budget: '500', model: 'gpt-4o' },

@@ -57,6 +57,12 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
       body: { message: text('z', 'user', 'hi') },
     },
     { key: 'GET /v1/threads/{id}/messages', method: 'GET', path: '/v1/threads/shared/messages' },
+    {
+      key: 'POST /v1/threads/{id}/retractions',
+      method: 'POST',
+      path: '/v1/threads/shared/retractions',
+      body: { messageId: 'm6' },
+    },
     { key: 'GET /v1/threads/{id}/context', method: 'GET', path: '/v1/threads/shared/context' },
     { key: 'POST /v1/threads/{id}/compact', method: 'POST', path: '/v1/threads/shared/compact' },
     { key: 'PATCH /v1/threads/{id}', method: 'PATCH', path: '/v1/threads/shared', body: { budget: 1234 } },
@@ -222,6 +228,7 @@ describe('tenant isolation', () => {
     const beta = f.beta;
     const expected: Record<string, [number, string?]> = {
       'GET /v1/threads/{id}/messages': [404, 'unknown_thread'],
+      'POST /v1/threads/{id}/retractions': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/context': [404, 'unknown_thread'],
       'POST /v1/threads/{id}/compact': [404, 'unknown_thread'],
       'GET /v1/threads/{id}': [404, 'unknown_thread'],

@@ -321,6 +321,45 @@ describe('GET /v1/threads/{id}/messages', () => {
   });
 });
 
+describe('POST /v1/threads/{id}/retractions', () => {
+  before(() => seed('retracting', 3));
+
+  test('takes a message out of the context, keeps it in history with a marker; once', async () => {
+    const res = await acme.post('/v1/threads/retracting/retractions', { messageId: 'm3', reason: 'popItem' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.messages[0].id, 'retraction:m3');
+    const again = await acme.post('/v1/threads/retracting/retractions', {
+      messageId: 'm3',
+      reason: 'popItem',
+    });
+    assert.equal(again.body.messages[0].duplicate, true);
+    const context = await acme.get('/v1/threads/retracting/context');
+    assert.deepEqual(
+      context.body.messages.map((m: { id: string }) => m.id),
+      ['m1', 'm2'],
+    );
+    const history = await acme.get('/v1/threads/retracting/messages');
+    assert.deepEqual(
+      history.body.messages.map((m: { id: string }) => m.id),
+      ['m1', 'm2', 'm3', 'retraction:m3'],
+    );
+    assert.deepEqual(history.body.messages[3].metadata, { retracts: 'm3', reason: 'popItem' });
+  });
+
+  test('400 naming messageId for a message the thread lacks or a missing field, 404 for an unknown thread', async () => {
+    const path = '/v1/threads/retracting/retractions';
+    assertError(await acme.post(path, { messageId: 'nope' }), 400, 'invalid_id', 'messageId');
+    assertError(await acme.post(path, {}), 400, 'missing_field', 'messageId');
+    assertError(await acme.post(path, { messageId: 'm1', colour: 1 }), 400, 'unknown_field', 'colour');
+    assertError(
+      await acme.post('/v1/threads/nope/retractions', { messageId: 'm1' }),
+      404,
+      'unknown_thread',
+      'id',
+    );
+  });
+});
+
 describe('GET /v1/threads/{id}/context', () => {
   before(() => seed('context', 10));
 

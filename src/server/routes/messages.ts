@@ -14,8 +14,9 @@ import {
   ContextResult,
   HistoryPage,
   HistoryQuery,
+  RetractBody,
 } from '../schemas/message.js';
-import { run, type RouteDeps } from './deps.js';
+import { requireThread, run, type RouteDeps } from './deps.js';
 
 /** Default page size of history. */
 const DEFAULT_LIMIT = 100;
@@ -67,6 +68,41 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
             at < 0 ? undefined : fieldAt(at),
           );
         }
+        throw err;
+      }
+    },
+  );
+
+  app.post(
+    '/threads/:id/retractions',
+    {
+      schema: {
+        summary: 'Take back a message (append-only)',
+        description:
+          'Appends a retraction marker naming the message: the message (and the results of its tool ' +
+          'calls) leaves the context, history keeps both. Idempotent: one marker per message. A ' +
+          'message id the thread does not hold is 400 `invalid_id` naming `messageId`.',
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        body: RetractBody,
+        response: { 200: AppendResult, ...errorResponses(404, ...BODY_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { scope, params, body } = request;
+      const { storedId } = await requireThread(deps, scope, params.id);
+      try {
+        return await run(
+          deps,
+          () => deps.memory.thread(storedId).retract(body.messageId, { reason: body.reason }),
+          'retract',
+          params.id,
+        );
+      } catch (err) {
+        // The retraction's own check names no message; the marker's append names message 0.
+        if (err instanceof ValidationError)
+          throw validationFailure(err, err.index === undefined ? 'messageId' : 'reason');
         throw err;
       }
     },

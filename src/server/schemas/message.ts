@@ -4,7 +4,7 @@
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
 import Type from 'typebox';
-import { MAX_BUDGET, MAX_MODEL_LENGTH } from '../../model/limits.js';
+import { MAX_BUDGET, MAX_ID_LENGTH, MAX_MODEL_LENGTH } from '../../model/limits.js';
 import { userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
@@ -75,6 +75,21 @@ export const AppendResult = Type.Object(
     }),
   },
   { description: 'Stored (or already there): one entry per message, in input order.' },
+);
+
+/** POST /v1/threads/{id}/retractions. */
+export const RetractBody = Type.Object(
+  {
+    messageId: Type.String({
+      minLength: 1,
+      maxLength: MAX_ID_LENGTH,
+      description: 'The stored message to take back.',
+    }),
+    reason: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Why, kept in the marker (e.g. `popItem`).' }),
+    ),
+  },
+  { additionalProperties: false },
 );
 
 /** GET /v1/threads/{id}/messages. */
