@@ -10,6 +10,10 @@
  * `response_format`) and answers 400 otherwise, so a test also proves what we send is valid. It records
  * every request (parsed body, headers, time) so tests can assert what was sent.
  *
+ * A test in another process (the Python tests) scripts it over HTTP: `POST /__test/script` with
+ * `{ "steps": [...] }` (steps as JSON), `POST /__test/reset`, and `GET /__test/requests` for the
+ * recorded requests. These paths are not recorded.
+ *
  * @example
  * const llm = await startLlmServer();
  * llm.script({ status: 429, retryAfter: 2 }, { reply: 'a summary' });
@@ -96,6 +100,8 @@ const DEFAULT_REPLY = 'Default reply from the local test LLM server.';
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
 const RESPONSES_PATHS = new Set(['/v1/responses', '/responses']);
+/** Where a test in another process scripts the server. */
+const CONTROL = '/__test/';
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /**
@@ -127,6 +133,7 @@ export async function startLlmServer(): Promise<LlmServer> {
     } catch {
       body = undefined;
     }
+    if (path.startsWith(CONTROL)) return control(path.slice(CONTROL.length), body, res);
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path,
@@ -150,6 +157,25 @@ export async function startLlmServer(): Promise<LlmServer> {
     const invalid = validateRequest(body);
     if (invalid) return sendError(res, 400, invalid, 'invalid_request_error');
     await answer(queue.shift() ?? fallback, recorded, res);
+  }
+
+  /** The control paths (see the module comment). */
+  function control(what: string, body: unknown, res: ServerResponse): void {
+    if (what === 'script') {
+      const steps = (body as { steps?: unknown } | undefined)?.steps;
+      if (!Array.isArray(steps))
+        return sendError(res, 400, 'expected { "steps": [...] }', 'invalid_request_error');
+      queue.push(...(steps as Step[]));
+      return sendJson(res, 200, { queued: queue.length });
+    }
+    if (what === 'reset') {
+      queue.length = 0;
+      requests.length = 0;
+      return sendJson(res, 200, {});
+    }
+    if (what === 'requests')
+      return sendJson(res, 200, { requests: requests.map((r) => ({ path: r.path, body: r.body })) });
+    return sendError(res, 404, `Unknown control path ${what}`, 'invalid_request_error');
   }
 
   async function answer(step: Step, req: RecordedRequest, res: ServerResponse): Promise<void> {

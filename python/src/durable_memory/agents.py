@@ -1,0 +1,252 @@
+"""OpenAI Agents SDK (Python) sessions on a durable thread, through the HTTP API.
+
+``DurableMemorySession(client, thread_id)`` is a ``Session`` for ``Runner.run(agent, input,
+session=session)``. It maps items the way the TypeScript adapter (``durable-memory/openai-agents``)
+does, so both languages see the same conversation in a thread:
+
+- each Responses-API item is one message: user, system and assistant messages by role and text,
+  function calls as tool-call parts, function outputs as tool results, reasoning as reasoning parts,
+  anything else as an assistant line naming it;
+- the item itself rides along in ``metadata.responsesItem``, so ``get_items()`` returns exactly what
+  was added (provider ids, statuses, images, hosted tool calls). The TypeScript adapter keeps its own
+  item shape (camelCase) under ``metadata.agentsItem``; each language turns the other's messages
+  (and summaries, the long-term memory block, messages appended by a client) into items from parts;
+- message ids come from call ids (``call:<call_id>``, ``result:<call_id>``) and provider item ids
+  (``item:<id>``), so adding an item again stores it once;
+- ``get_items()`` is the thread's context (compacted within the budget, the user's memories as a
+  system item first, retracted items left out), ``get_items(limit)`` its newest ``limit`` items;
+- ``pop_item()`` records a retraction (history is append-only: the item stays there, marked);
+- ``clear_session()`` deletes the thread.
+
+Only the session protocol's shape is used: this module imports nothing from ``agents``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from .client import AsyncClient
+from .errors import NotFoundError
+from .types import Message, MessageInput
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+    from agents.memory import SessionSettings
+
+#: Where a message keeps the item it was made from (the TypeScript adapter's is ``agentsItem``).
+RESPONSES_ITEM_KEY = "responsesItem"
+
+#: The id of the long-term memory block the context starts with (never popped).
+MEMORY_BLOCK_ID = "long-term-memory"
+
+#: Largest append the API takes.
+MAX_BATCH = 1000
+
+#: Ids that name no item: chat-completions models give every item one of these placeholders.
+_FAKE_IDS = {"__fake_id__", "FAKE_ID"}
+
+
+class DurableMemorySession:
+    """A session of the OpenAI Agents SDK whose items live in a durable-memory thread.
+
+    Args:
+        client: An :class:`~durable_memory.AsyncClient` (its token decides the tenant).
+        thread_id: The thread behind the session (its ``session_id``).
+        user_id: Whose long-term memories the thread reads and feeds.
+        resource_id: Narrows the user's memories to one resource.
+        budget: Token budget of ``get_items()`` (default: the thread's configured budget).
+        model: Count tokens for this model (default: the thread's model).
+        session_settings: The SDK's settings; its ``limit`` applies when ``get_items`` gets none.
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        thread_id: str,
+        *,
+        user_id: str | None = None,
+        resource_id: str | None = None,
+        budget: int | None = None,
+        model: str | None = None,
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        self.client = client
+        self.session_id = thread_id
+        self.user_id = user_id
+        self.resource_id = resource_id
+        self.budget = budget
+        self.model = model
+        self.session_settings = session_settings
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The thread's context as items; with ``limit``, its newest ``limit`` items."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        items = [item for message in await self._view() for item in message_to_items(message)]
+        if limit is None:
+            return items
+        return items[-limit:] if limit > 0 else []
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Appends the items, one message each, in order."""
+        messages = [item_to_message(item) for item in items]
+        for start in range(0, len(messages), MAX_BATCH):
+            await self.client.append(
+                self.session_id,
+                messages[start : start + MAX_BATCH],
+                user_id=self.user_id,
+                resource_id=self.resource_id,
+            )
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Takes back the newest item of the view: records a retraction (the item leaves the context
+        and ``get_items()``; history keeps it, with a marker naming it)."""
+        view = [m for m in await self._view() if m["id"] != MEMORY_BLOCK_ID]
+        if not view:
+            return None
+        last = view[-1]
+        await self.client.retract(self.session_id, last["id"], reason="popItem")
+        return message_to_items(last)[-1]
+
+    async def clear_session(self) -> None:
+        """Erases the thread (history, summaries, workflow); the next item starts it afresh."""
+        try:
+            await self.client.delete_thread(self.session_id)
+        except NotFoundError as err:
+            if err.code != "unknown_thread":
+                raise
+
+    async def _view(self) -> list[Message]:
+        """The context's messages; none for a thread that does not exist yet."""
+        try:
+            context = await self.client.context(self.session_id, budget=self.budget, model=self.model)
+        except NotFoundError as err:
+            if err.code == "unknown_thread":
+                return []
+            raise
+        return context["messages"]
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    """The item as plain JSON (what the store keeps); pydantic models as the SDK would send them."""
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        item = dump(exclude_unset=True, mode="json")
+    plain: dict[str, Any] = json.loads(json.dumps(item))
+    return plain
+
+
+def _texts_of(content: Any) -> list[str]:
+    """Text of the text-like entries of an item's content (``input_text``, ``output_text``, ``refusal``, …)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    out: list[str] = []
+    for entry in content:
+        if not isinstance(entry, dict):
+            continue
+        for key in ("text", "refusal", "transcript"):
+            if isinstance(entry.get(key), str):
+                out.append(entry[key])
+                break
+    return out
+
+
+def _or_placeholder(texts: list[str], what: str) -> str:
+    """Our parts' text, or a placeholder naming the item when it has none (images, encrypted reasoning)."""
+    text = "\n".join(t for t in texts if t != "")
+    return text if text != "" else f"[{what}]"
+
+
+def _message_id_for(item: dict[str, Any]) -> str:
+    """A message id for an item: stable where the item identifies itself, so re-adding stores it once."""
+    kind = item.get("type")
+    call_id = item.get("call_id")
+    if kind == "function_call" and isinstance(call_id, str):
+        return f"call:{call_id}"
+    if kind == "function_call_output" and isinstance(call_id, str):
+        return f"result:{call_id}"
+    item_id = item.get("id")
+    if isinstance(item_id, str) and item_id != "" and item_id not in _FAKE_IDS:
+        return f"item:{item_id}"
+    return str(uuid.uuid4())
+
+
+def item_to_message(item: TResponseInputItem | dict[str, Any]) -> MessageInput:
+    """One item as one message of ours, the item itself kept in metadata for a lossless return."""
+    original = _plain(item)
+    base: dict[str, Any] = {"id": _message_id_for(original), "metadata": {RESPONSES_ITEM_KEY: original}}
+    kind = original.get("type", "message")
+    if kind == "message":
+        role = str(original.get("role"))
+        text = _or_placeholder(_texts_of(original.get("content")), f"{role} message without text")
+        return {**base, "role": role if role in ("assistant", "system") else "user", "content": text}
+    if kind == "function_call":
+        part = {
+            "type": "tool_call",
+            "callId": original.get("call_id"),
+            "name": original.get("name"),
+            "arguments": original.get("arguments"),
+        }
+        return {**base, "role": "assistant", "parts": [part]}
+    if kind == "function_call_output":
+        output = original.get("output")
+        entries = output if isinstance(output, list) else [output]
+        result = output if isinstance(output, str) else _or_placeholder(_texts_of(entries), "function output without text")
+        part = {"type": "tool_result", "callId": original.get("call_id"), "result": result}
+        if original.get("status") == "incomplete":
+            part["isError"] = True
+        return {**base, "role": "tool", "parts": [part]}
+    if kind == "reasoning":
+        texts = _texts_of(original.get("summary")) + _texts_of(original.get("content"))
+        part = {"type": "reasoning", "text": _or_placeholder(texts, "reasoning")}
+        return {**base, "role": "assistant", "parts": [part]}
+    # Hosted tool calls, computer and shell calls, compaction and unknown items: kept whole in
+    # metadata, with a line naming them as the text the thread's compaction and summaries see.
+    name = f" {original['name']}" if isinstance(original.get("name"), str) else ""
+    return {**base, "role": "assistant", "content": f"[{kind}{name}]"}
+
+
+def message_to_items(message: Message) -> list[TResponseInputItem]:
+    """A message as items: the original item when it has one, else one item per part."""
+    original = (message.get("metadata") or {}).get(RESPONSES_ITEM_KEY)
+    if isinstance(original, dict):
+        return [copy.deepcopy(original)]  # type: ignore[list-item]
+    parts = message["parts"]
+    text = "\n".join(p["text"] for p in parts if p["type"] == "text")
+    if message["role"] == "system":
+        return [{"role": "system", "content": text}]
+    if message["role"] == "user":
+        return [{"role": "user", "content": text}]
+    items: list[dict[str, Any]] = []
+    for p in parts:
+        if p["type"] == "reasoning":
+            items.append({"type": "reasoning", "summary": [{"type": "summary_text", "text": p["text"]}]})
+        elif p["type"] == "tool_call":
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": p["callId"],
+                    "name": p["name"],
+                    "arguments": p["arguments"],
+                    "status": "completed",
+                }
+            )
+        elif p["type"] == "tool_result":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": p["callId"],
+                    "output": p["result"],
+                    "status": "incomplete" if p.get("isError") else "completed",
+                }
+            )
+    if text != "":
+        # Text before tool calls, as the model said it; after reasoning.
+        at = next((i for i, item in enumerate(items) if item.get("type") != "reasoning"), len(items))
+        items.insert(at, {"role": "assistant", "content": text})
+    return items  # type: ignore[return-value]

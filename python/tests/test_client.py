@@ -1,0 +1,189 @@
+"""The client against the real API: a round trip, errors as exceptions, tenants kept apart, memories."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from durable_memory import (
+    AsyncClient,
+    Client,
+    ConflictError,
+    DurableMemoryError,
+    NotFoundError,
+    UnauthorizedError,
+    UnavailableError,
+    ValidationError,
+)
+
+
+def conversation() -> list[dict]:
+    """Ours and OpenAI chat messages, a tool call with its result among them."""
+    return [
+        {"id": "u1", "role": "user", "content": "Where does rounding happen?"},
+        {
+            "id": "a1",
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call-1", "type": "function", "function": {"name": "search", "arguments": '{"q":"round"}'}}
+            ],
+        },
+        {"id": "t1", "role": "tool", "tool_call_id": "call-1", "content": "billing/round.ts"},
+        {"id": "a2", "role": "assistant", "parts": [{"type": "text", "text": "In billing/round.ts."}]},
+    ]
+
+
+def test_round_trip_append_context_history_export_import(client: Client, thread_id: str) -> None:
+    appended = client.append(thread_id, conversation(), user_id="carol")
+    assert [m["seq"] for m in appended["messages"]] == [1, 2, 3, 4]
+    assert not any(m["duplicate"] for m in appended["messages"])
+    again = client.append(thread_id, conversation()[0])
+    assert again["messages"][0]["duplicate"] is True, "a retried append stores nothing twice"
+
+    context = client.context(thread_id, budget=2000)
+    assert [m["role"] for m in context["openai"]] == ["user", "assistant", "tool", "assistant"]
+    assert context["openai"][1]["tool_calls"][0]["id"] == "call-1"
+    assert context["tokens"] <= context["budget"] == 2000
+    assert [m["id"] for m in context["messages"]] == ["u1", "a1", "t1", "a2"]
+
+    page = client.history(thread_id, limit=3)
+    assert [m["id"] for m in page["messages"]] == ["u1", "a1", "t1"]
+    rest = client.history(thread_id, after=page["next"])
+    assert [(m["id"], m["seq"]) for m in rest["messages"]] == [("a2", 4)]
+    assert rest["messages"][0]["parts"] == [{"type": "text", "text": "In billing/round.ts."}]
+
+    config = client.configure_thread(thread_id, budget=5000)
+    assert config["budget"] == 5000
+    state = client.get_thread(thread_id, sync=True)
+    assert state["messageCount"] == 4 and state["indexedSeq"] == 4 and state["userId"] == "carol"
+    listed = client.list_threads(user_id="carol")
+    assert thread_id in [t["threadId"] for t in listed["threads"]]
+
+    exported = client.export_thread(thread_id)
+    copy = thread_id + "-copy"
+    imported = client.import_thread(exported, thread_id=copy)
+    assert (imported["threadId"], imported["imported"], imported["skipped"]) == (copy, 4, 0)
+    assert client.import_thread(exported, thread_id=copy)["skipped"] == 4, "importing again is idempotent"
+    copied = client.history(copy)["messages"]
+    original = client.history(thread_id)["messages"]
+    assert [(m["id"], m["role"], m["parts"]) for m in copied] == [(m["id"], m["role"], m["parts"]) for m in original]
+
+    client.delete_thread(copy)
+    with pytest.raises(NotFoundError):
+        client.get_thread(copy)
+
+
+async def test_the_async_client_does_the_same(aclient: AsyncClient, thread_id: str) -> None:
+    await aclient.append(thread_id, [{"id": "x1", "role": "user", "content": "hello"}])
+    context = await aclient.context(thread_id)
+    assert context["openai"] == [{"role": "user", "content": "hello"}]
+    retracted = await aclient.retract(thread_id, "x1", reason="test")
+    assert retracted["messages"][0]["id"] == "retraction:x1"
+    assert (await aclient.context(thread_id))["messages"] == []
+    history = (await aclient.history(thread_id))["messages"]
+    assert [m["id"] for m in history] == ["x1", "retraction:x1"], "history keeps both"
+    await aclient.delete_thread(thread_id)
+    with pytest.raises(NotFoundError):
+        await aclient.history(thread_id)
+
+
+def test_errors_are_exceptions_with_code_status_message_and_field(
+    api_url: str, client: Client, thread_id: str
+) -> None:
+    with Client(api_url, "dm_" + "A" * 43) as stranger, pytest.raises(UnauthorizedError) as unknown:
+        stranger.list_threads()
+    assert (unknown.value.status, unknown.value.code) == (401, "invalid_token")
+    with Client(api_url, "") as anonymous, pytest.raises(UnauthorizedError) as missing:
+        anonymous.list_threads()
+    assert missing.value.code == "missing_token"
+
+    with pytest.raises(NotFoundError) as nothing:
+        client.context(thread_id)
+    assert (nothing.value.status, nothing.value.code, nothing.value.field) == (404, "unknown_thread", "id")
+    assert thread_id in nothing.value.message
+
+    with pytest.raises(ValidationError) as bad:
+        client.configure_thread(thread_id, budget=0)
+    assert (bad.value.status, bad.value.code, bad.value.field) == (400, "invalid_field", "budget")
+    with pytest.raises(ValidationError) as bad_message:
+        client.append(thread_id, [{"id": "ok", "role": "user", "content": "fine"}, {"id": "no", "role": "robot"}])
+    assert bad_message.value.field is not None and bad_message.value.field.startswith("messages[1]")
+    with pytest.raises(NotFoundError):
+        client.history(thread_id)  # nothing of the refused batch was stored
+
+    client.append(thread_id, {"id": "m1", "role": "user", "content": "one"})
+    with pytest.raises(ConflictError) as conflict:
+        client.append(thread_id, {"id": "m1", "role": "user", "content": "other"})
+    assert (conflict.value.status, conflict.value.code, conflict.value.field) == (409, "id_conflict", "message")
+    with pytest.raises(ValidationError) as unknown_message:
+        client.retract(thread_id, "nope")
+    assert (unknown_message.value.code, unknown_message.value.field) == ("invalid_id", "messageId")
+    assert isinstance(unknown_message.value, DurableMemoryError)
+
+    with Client("http://127.0.0.1:9", timeout=5) as nowhere, pytest.raises(UnavailableError) as down:
+        nowhere.list_threads()
+    assert (down.value.code, down.value.status) == ("unreachable", None)
+
+
+def test_another_tenant_cannot_read_or_touch_the_thread(
+    client: Client, other_tenant: Client, thread_id: str
+) -> None:
+    client.append(thread_id, [{"id": "s1", "role": "user", "content": "a secret of acme"}], user_id="dora")
+    for call in (
+        lambda: other_tenant.context(thread_id),
+        lambda: other_tenant.history(thread_id),
+        lambda: other_tenant.get_thread(thread_id),
+        lambda: other_tenant.export_thread(thread_id),
+        lambda: other_tenant.delete_thread(thread_id),
+        lambda: other_tenant.retract(thread_id, "s1"),
+    ):
+        with pytest.raises(NotFoundError) as refused:
+            call()
+        assert refused.value.code == "unknown_thread"
+        assert "acme" not in refused.value.message
+    assert thread_id not in [t["threadId"] for t in other_tenant.list_threads()["threads"]]
+    with pytest.raises(NotFoundError) as no_user:
+        other_tenant.list_memories("dora")
+    assert no_user.value.code == "unknown_user"
+    # The other tenant's writes land in its own namespace: acme's thread is as it was.
+    other_tenant.append(thread_id, {"id": "s1", "role": "user", "content": "beta's own"})
+    assert [m["parts"][0]["text"] for m in client.history(thread_id)["messages"]] == ["a secret of acme"]
+    other_tenant.delete_thread(thread_id)
+    assert client.history(thread_id)["messages"][0]["id"] == "s1"
+
+
+def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id: str) -> None:
+    user = thread_id + "-user"
+    client.append(thread_id, {"id": "f0", "role": "user", "content": "Hello there."}, user_id=user)
+    assert client.list_memories(user) == []
+    client.configure_thread(thread_id, extract_every_turns=1)
+    client.append(thread_id, {"id": "f1", "role": "user", "content": "I live in Oslo."})
+    deadline = time.monotonic() + 60
+    while not (memories := client.list_memories(user)) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the worker extracts in the background
+    assert [m["text"] for m in memories] == ["User lives in Oslo"]
+    assert memories[0]["sourceMessageIds"] == ["f1"] and memories[0]["sourceThreadId"] == thread_id
+    assert client.thread_memories(thread_id) == memories
+    assert client.get_memory(user, memories[0]["id"]) == memories[0]
+
+    corrected = client.correct_memory(user, memories[0]["id"], "User lives in Bergen")
+    assert corrected["text"] == "User lives in Bergen"
+    old = client.get_memory(user, memories[0]["id"])
+    assert old["status"] == "superseded", "the old fact is kept, marked"
+    with pytest.raises(ConflictError) as superseded:
+        client.correct_memory(user, old["id"], "again")
+    assert superseded.value.code == "memory_superseded"
+    assert [m["text"] for m in client.list_memories(user)] == ["User lives in Bergen"]
+    assert len(client.list_memories(user, include_superseded=True)) == 2
+
+    client.delete_memory(user, corrected["id"])
+    with pytest.raises(NotFoundError) as gone:
+        client.get_memory(user, corrected["id"])
+    assert gone.value.code == "unknown_memory"
+
+    erased = client.delete_user(user)
+    assert erased["userId"] == user and erased["threads"] == 1 and erased["messages"] >= 2
+    with pytest.raises(NotFoundError):
+        client.history(thread_id)

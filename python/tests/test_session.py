@@ -1,0 +1,207 @@
+"""The OpenAI Agents SDK session against the real `openai-agents` runner, the real API and the local
+test server's Responses API: turns across process restarts, the item mapping, pop_item, clear_session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from agents import Runner, set_tracing_disabled
+from agents.memory import Session, SessionSettings
+
+from durable_memory import AsyncClient, Client
+from durable_memory.agents import RESPONSES_ITEM_KEY, DurableMemorySession
+
+from agent_turn import weather_agent
+
+set_tracing_disabled(True)
+
+HERE = Path(__file__).parent
+
+
+def turn_in_new_process(thread_id: str, text: str) -> str:
+    """Runs one agent turn in a fresh Python process: nothing survives in memory between turns."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "agent_turn.py"), thread_id, text],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def kinds(items: list[dict[str, Any]]) -> list[str]:
+    return [i.get("type", "message") for i in items]
+
+
+def test_is_a_session_of_the_sdk(aclient: AsyncClient) -> None:
+    assert isinstance(DurableMemorySession(aclient, "t"), Session)
+
+
+def test_turns_in_new_processes_see_the_earlier_ones_tool_calls_and_reasoning_included(
+    llm: Any, client: Client, thread_id: str
+) -> None:
+    llm.script(
+        {
+            "reasoning": "I need the weather tool.",
+            "toolCalls": [{"id": "call_paris", "name": "get_weather", "arguments": {"city": "Paris"}}],
+        },
+        {"reply": "Sunny in Paris, 18°C."},
+        {"reply": "No umbrella needed."},
+        {"reply": "You asked about Paris."},
+    )
+    assert turn_in_new_process(thread_id, "Weather in Paris?") == "Sunny in Paris, 18°C."
+    assert turn_in_new_process(thread_id, "Umbrella?") == "No umbrella needed."
+    assert turn_in_new_process(thread_id, "What did I ask first?") == "You asked about Paris."
+
+    inputs = llm.inputs()
+    second_turn = inputs[2]
+    assert kinds(second_turn) == ["message", "reasoning", "function_call", "function_call_output", "message", "message"]
+    assert second_turn[2]["call_id"] == "call_paris" and second_turn[3]["call_id"] == "call_paris"
+    assert second_turn[3]["output"] == "Paris: sunny, 18°C"
+    assert second_turn[1]["summary"] == [{"type": "summary_text", "text": "I need the weather tool."}]
+    third = str(inputs[3])
+    for said in ("Weather in Paris?", "Umbrella?", "No umbrella needed.", "What did I ask first?"):
+        assert said in third
+
+    # Each item is one message of the thread, with the parts the rest of durable-memory reads.
+    history = client.history(thread_id)["messages"]
+    assert [(m["role"], "+".join(p["type"] for p in m["parts"])) for m in history] == [
+        ("user", "text"),
+        ("assistant", "reasoning"),
+        ("assistant", "tool_call"),
+        ("tool", "tool_result"),
+        ("assistant", "text"),
+        ("user", "text"),
+        ("assistant", "text"),
+        ("user", "text"),
+        ("assistant", "text"),
+    ]
+    assert history[2]["id"] == "call:call_paris" and history[3]["id"] == "result:call_paris"
+    assert history[1]["id"] == "item:rs_test_1"
+
+
+async def test_items_come_back_exactly_as_added_and_limit_gives_the_newest(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    items: list[Any] = [
+        {"role": "system", "content": "Be brief."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "What is in this picture?"},
+                {"type": "input_image", "image_url": "https://example.com/cat.png", "detail": "auto"},
+            ],
+        },
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA…"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "cats"}},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}", "status": "completed"},
+        {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "done"}]},
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "A cat.", "annotations": []}],
+        },
+    ]
+    session = DurableMemorySession(aclient, thread_id)
+    assert await session.get_items() == []
+    await session.add_items(items)
+    await session.add_items(items[4:])  # ids from call ids and item ids: stored once
+    assert await session.get_items() == items
+    assert await DurableMemorySession(aclient, thread_id).get_items(2) == items[-2:]
+    limited = DurableMemorySession(aclient, thread_id, session_settings=SessionSettings(limit=3))
+    assert await limited.get_items() == items[-3:]
+
+    history = (await aclient.history(thread_id))["messages"]
+    assert len(history) == len(items)
+    assert [m["parts"][0].get("text") for m in history[2:4]] == ["[reasoning]", "[web_search_call]"]
+    assert history[5]["parts"] == [{"type": "tool_result", "callId": "c1", "result": "done"}]
+    assert history[1]["metadata"][RESPONSES_ITEM_KEY] == items[1]
+
+
+async def test_messages_from_elsewhere_become_items_from_their_parts(aclient: AsyncClient, thread_id: str) -> None:
+    # As a chat-completions client, or the TypeScript adapter (its own item shape under agentsItem), writes them.
+    await aclient.append(
+        thread_id,
+        [
+            {"id": "u", "role": "user", "content": "Weather?"},
+            {
+                "id": "a",
+                "role": "assistant",
+                "parts": [
+                    {"type": "reasoning", "text": "use the tool"},
+                    {"type": "text", "text": "Let me look."},
+                    {"type": "tool_call", "callId": "c9", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                ],
+                "metadata": {"agentsItem": {"type": "function_call", "callId": "c9"}},
+            },
+            {"id": "t", "role": "tool", "tool_call_id": "c9", "content": "rain"},
+        ],
+    )
+    items = await DurableMemorySession(aclient, thread_id).get_items()
+    assert items == [
+        {"role": "user", "content": "Weather?"},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "use the tool"}]},
+        {"role": "assistant", "content": "Let me look."},
+        {
+            "type": "function_call",
+            "call_id": "c9",
+            "name": "get_weather",
+            "arguments": '{"city":"Oslo"}',
+            "status": "completed",
+        },
+        {"type": "function_call_output", "call_id": "c9", "output": "rain", "status": "completed"},
+    ]
+
+
+async def test_pop_item_records_a_retraction_the_next_request_leaves_it_out(
+    aclient: AsyncClient, llm: Any, thread_id: str
+) -> None:
+    session = DurableMemorySession(aclient, thread_id)
+    assert await session.pop_item() is None
+    await session.add_items([{"role": "user", "content": "keep me"}, {"role": "user", "content": "take me back"}])
+    assert await session.pop_item() == {"role": "user", "content": "take me back"}
+    assert await session.get_items() == [{"role": "user", "content": "keep me"}]
+
+    history = (await aclient.history(thread_id))["messages"]
+    assert len(history) == 3, "nothing rewritten: the message and its retraction marker"
+    assert history[2]["metadata"] == {"retracts": history[1]["id"], "reason": "popItem"}
+
+    llm.script({"reply": "ok"})
+    result = await Runner.run(weather_agent(), "next", session=DurableMemorySession(aclient, thread_id))
+    assert result.final_output == "ok"
+    sent = str(llm.inputs()[0])
+    assert "take me back" not in sent and "keep me" in sent and "next" in sent
+
+
+async def test_clear_session_erases_the_thread(aclient: AsyncClient, thread_id: str) -> None:
+    session = DurableMemorySession(aclient, thread_id, user_id="erin")
+    await session.clear_session()  # nothing there yet: fine
+    await session.add_items([{"role": "user", "content": "forget this"}])
+    await session.clear_session()
+    assert await session.get_items() == []
+    await session.add_items([{"role": "user", "content": "a fresh start"}])
+    assert [m["id"] for m in (await aclient.history(thread_id))["messages"]] != []
+    assert await session.get_items() == [{"role": "user", "content": "a fresh start"}]
+
+
+async def test_a_thread_for_the_typescript_adapter_to_read(aclient: AsyncClient) -> None:
+    """Written here, read by the TypeScript adapter in python.test.ts: both languages agree."""
+    session = DurableMemorySession(aclient, "py-cross-language")
+    await session.clear_session()
+    await session.add_items(
+        [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"type": "reasoning", "id": "rs_x", "summary": [{"type": "summary_text", "text": "tool time"}]},
+            {"type": "function_call", "call_id": "cx", "name": "get_weather", "arguments": '{"city":"Paris"}'},
+            {"type": "function_call_output", "call_id": "cx", "output": "sunny"},
+            {"role": "assistant", "content": "Sunny."},
+        ]
+    )
