@@ -33,7 +33,7 @@ import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { toClientError } from './typed-errors.js';
-import { retractionMarker } from '../thread/retraction.js';
+import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
@@ -163,9 +163,9 @@ export class ThreadHandle {
 
   /**
    * Takes back a stored message without rewriting history: appends a retraction marker (idempotent:
-   * one marker per message) so `context()` leaves the message out, along with the results of its
-   * tool calls. History keeps both, the marker naming what it retracts. Throws ValidationError for
-   * an id that is not in the thread.
+   * one marker per message, the first one's reason kept) so `context()` leaves the message out, along
+   * with the results of its tool calls. History keeps both, the marker naming what it retracts.
+   * Throws ValidationError for an id that is not in the thread.
    */
   async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
     const metas = await this.storeCall(() => this.deps.store.metas(this.threadId));
@@ -173,6 +173,14 @@ export class ThreadHandle {
       throw new ValidationError('invalid_id', `no message ${messageId} in thread ${this.threadId}`, {
         messageId,
       });
+    // Retracted already: the first marker stands, whatever reason this call gives (its content
+    // differs, so appending it would be an id conflict).
+    const marker = metas.find((m) => m.id === retractionId(messageId));
+    if (marker)
+      return {
+        messages: [{ id: marker.id, seq: marker.seq, tokens: marker.tokens, duplicate: true }],
+        announced: true,
+      };
     return this.append(retractionMarker(messageId, options.reason));
   }
 

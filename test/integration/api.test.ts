@@ -333,6 +333,13 @@ describe('POST /v1/threads/{id}/retractions', () => {
       reason: 'popItem',
     });
     assert.equal(again.body.messages[0].duplicate, true);
+    // Retracted already: another reason changes nothing (the first marker stands), never a conflict.
+    const otherReason = await acme.post('/v1/threads/retracting/retractions', {
+      messageId: 'm3',
+      reason: 'x',
+    });
+    assert.equal(otherReason.status, 200, otherReason.text);
+    assert.deepEqual(otherReason.body.messages, again.body.messages);
     const context = await acme.get('/v1/threads/retracting/context');
     assert.deepEqual(
       context.body.messages.map((m: { id: string }) => m.id),
