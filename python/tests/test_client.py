@@ -60,6 +60,7 @@ def test_round_trip_append_context_history_export_import(client: Client, thread_
     assert state["messageCount"] == 4 and state["indexedSeq"] == 4 and state["userId"] == "carol"
     listed = client.list_threads(user_id="carol")
     assert thread_id in [t["threadId"] for t in listed["threads"]]
+    assert [t["threadId"] for t in client.list_threads(prefix=thread_id)["threads"]] == [thread_id]
 
     exported = client.export_thread(thread_id)
     copy = thread_id + "-copy"

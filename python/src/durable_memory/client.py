@@ -82,8 +82,8 @@ class _Operations:
     """Every operation of the API as a :class:`_Call`; the clients send them."""
 
     @staticmethod
-    def list_threads(user_id: str | None, after: str | None, limit: int | None) -> _Call:
-        return _Call("GET", "/v1/threads", _query(userId=user_id, after=after, limit=limit))
+    def list_threads(user_id: str | None, prefix: str | None, after: str | None, limit: int | None) -> _Call:
+        return _Call("GET", "/v1/threads", _query(userId=user_id, prefix=prefix, after=after, limit=limit))
 
     @staticmethod
     def get_thread(thread_id: str, sync: bool) -> _Call:
@@ -253,10 +253,16 @@ class Client:
 
     # Threads
     def list_threads(
-        self, *, user_id: str | None = None, after: str | None = None, limit: int | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        prefix: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
     ) -> ThreadList:
-        """The tenant's threads by id, a page at a time (pass ``next`` as ``after``)."""
-        return cast(ThreadList, self._send(_OPS.list_threads(user_id, after, limit)))
+        """The tenant's threads by id (of one user, or whose ids start with ``prefix``), a page at a
+        time (pass ``next`` as ``after``)."""
+        return cast(ThreadList, self._send(_OPS.list_threads(user_id, prefix, after, limit)))
 
     def get_thread(self, thread_id: str, *, sync: bool = False) -> ThreadState:
         """A thread's state; with ``sync``, once everything appended so far is indexed."""
@@ -368,9 +374,14 @@ class AsyncClient:
         await self.aclose()
 
     async def list_threads(
-        self, *, user_id: str | None = None, after: str | None = None, limit: int | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        prefix: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
     ) -> ThreadList:
-        return cast(ThreadList, await self._send(_OPS.list_threads(user_id, after, limit)))
+        return cast(ThreadList, await self._send(_OPS.list_threads(user_id, prefix, after, limit)))
 
     async def get_thread(self, thread_id: str, *, sync: bool = False) -> ThreadState:
         return cast(ThreadState, await self._send(_OPS.get_thread(thread_id, sync)))
