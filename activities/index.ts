@@ -2,6 +2,7 @@
  * The thread workflow's activities, bound to a store. Everything that touches PostgreSQL (or an LLM)
  * from a workflow goes through here.
  */
+import { Context } from '@temporalio/activity';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { eraseThread } from '../src/erasure/erase-thread.js';
@@ -14,10 +15,25 @@ import {
   compactionsTotal,
   extractionDuration,
   extractionsTotal,
+  indexLag,
+  llmRetriesTotal,
   measured,
   memoriesAddedTotal,
   summariesTotal,
 } from '../src/observability/metrics.js';
+import { withSpan } from '../src/observability/tracing.js';
+
+/**
+ * Runs an LLM activity's work as a trace of its own (linked to the activity's span, in the trace of
+ * whatever scheduled it), and counts a retry: Temporal's retry policy is the only retry loop.
+ */
+function llmWork<T>(name: string, threadId: string, work: () => Promise<T>): Promise<T> {
+  const { attempt, activityType } = Context.current().info;
+  if (attempt > 1) llmRetriesTotal.inc({ activity: activityType });
+  return withSpan(name, { 'durable_memory.thread_id': threadId, 'durable_memory.attempt': attempt }, work, {
+    newTrace: true,
+  });
+}
 
 /** What the activities need. */
 export interface ActivityDeps {
@@ -38,13 +54,21 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
   const extractMemories = extractMemoriesActivity(deps);
   return {
     async loadMetas({ threadId, after, limit }) {
-      return store.metas(threadId, { after, limit });
+      // Called only to catch up: how far behind the workflow was is the indexing lag.
+      const [metas, info] = await Promise.all([
+        store.metas(threadId, { after, limit }),
+        store.thread(threadId),
+      ]);
+      indexLag.observe(Math.max(0, (info?.lastSeq ?? after) - after));
+      return metas;
     },
     async lastSeq({ threadId }) {
       return (await store.thread(threadId))?.lastSeq ?? 0;
     },
     async compactThread(input) {
-      const outcome = await measured(compactionDuration, compactionsTotal, () => compactThread(input));
+      const outcome = await llmWork('durable_memory.compaction', input.threadId, () =>
+        measured(compactionDuration, compactionsTotal, () => compactThread(input)),
+      );
       summariesTotal.inc(outcome.report.summaries);
       return outcome;
     },
@@ -55,7 +79,9 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;
     },
     async extractMemories(input) {
-      const summary = await measured(extractionDuration, extractionsTotal, () => extractMemories(input));
+      const summary = await llmWork('durable_memory.extraction', input.threadId, () =>
+        measured(extractionDuration, extractionsTotal, () => extractMemories(input)),
+      );
       memoriesAddedTotal.inc(summary.added);
       return summary;
     },

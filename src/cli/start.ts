@@ -2,10 +2,13 @@
 /** Entry point of `npm start` (`npm start -- --headless`): see src/runtime/start.ts. */
 import { parseArgs } from 'node:util';
 import { start } from '../runtime/start.js';
+import { startTracingFromEnv } from '../observability/tracing.js';
 
 const { values } = parseArgs({ options: { headless: { type: 'boolean', default: false } } });
 
-start(process.env, { headless: values.headless }).catch((err: unknown) => {
-  console.error(`durable-memory: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+startTracingFromEnv()
+  .then(() => start(process.env, { headless: values.headless }))
+  .catch((err: unknown) => {
+    console.error(`durable-memory: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });

@@ -4,9 +4,13 @@
  * TEMPORAL_NAMESPACE, DATABASE_URL, DURABLE_MEMORY_TASK_QUEUE; else the endpoints of a local
  * `npm start`). The same as `durable-memory worker`; see run-worker.ts.
  */
+import { shutdownTracing, startTracingFromEnv } from '../observability/tracing.js';
 import { runWorker } from './run-worker.js';
 
-runWorker().catch((err: unknown) => {
-  console.error(`durable-memory worker: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+startTracingFromEnv()
+  .then(() => runWorker())
+  .then(shutdownTracing)
+  .catch((err: unknown) => {
+    console.error(`durable-memory worker: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });

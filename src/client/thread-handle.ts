@@ -46,6 +46,7 @@ import {
   contextDuration,
   measured,
 } from '../observability/metrics.js';
+import { withSpan } from '../observability/tracing.js';
 import { HAND_OVER_RETRY_MS, isHandOverError } from './hand-over-retry.js';
 
 /** What the client needs from its connection. */
@@ -130,7 +131,17 @@ export class ThreadHandle {
    * anything is stored if any message is invalid.
    */
   async append(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
-    return measured(appendDuration, appendsTotal, () => this.appendNow(messages));
+    const count = Array.isArray(messages) ? messages.length : 1;
+    return withSpan(
+      'durable_memory.append',
+      { ...this.spanAttributes(), 'durable_memory.messages': count },
+      () => measured(appendDuration, appendsTotal, () => this.appendNow(messages)),
+    );
+  }
+
+  /** What our spans say about the thread (ids only). */
+  private spanAttributes(): Record<string, string> {
+    return { 'durable_memory.thread_id': this.threadId };
   }
 
   private async appendNow(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
@@ -223,16 +234,18 @@ export class ThreadHandle {
    * Throws UnknownThreadError for a thread that does not exist. See src/client/context.ts.
    */
   async context(options: ContextOptions = {}): Promise<ContextResult> {
-    const end = contextDuration.startTimer();
-    try {
-      const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
-      if (!info) throw new UnknownThreadError(this.threadId);
-      return await this.storeCall(() =>
-        readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
-      );
-    } finally {
-      end();
-    }
+    return withSpan('durable_memory.context', this.spanAttributes(), async () => {
+      const end = contextDuration.startTimer();
+      try {
+        const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+        if (!info) throw new UnknownThreadError(this.threadId);
+        return await this.storeCall(() =>
+          readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
+        );
+      } finally {
+        end();
+      }
+    });
   }
 
   /** The long-term memories of this thread's user (live ones; `includeSuperseded` for the rest). */
@@ -256,8 +269,10 @@ export class ThreadHandle {
 
   /** Runs the thread's strategy now; returns what it did (null if compaction failed, see state()). */
   async compact(): Promise<CompactionReport | null> {
-    await this.requireThread();
-    return this.update(compactUpdate, []);
+    return withSpan('durable_memory.compact', this.spanAttributes(), async () => {
+      await this.requireThread();
+      return this.update(compactUpdate, []);
+    });
   }
 
   /**

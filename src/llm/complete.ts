@@ -6,6 +6,7 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { llmDuration, llmRequestsTotal, llmTokensTotal } from '../observability/metrics.js';
+import { SpanKind, withSpan } from '../observability/tracing.js';
 import { readCompletion, type CompletionReply } from './reply.js';
 
 /**
@@ -19,20 +20,37 @@ export async function complete(
   signal?: AbortSignal,
 ): Promise<CompletionReply> {
   const model = request.model;
-  const end = llmDuration.startTimer({ model });
-  try {
-    const completion = await client.chat.completions.create(request, signal ? { signal } : undefined);
-    const reply = readCompletion(completion);
-    llmRequestsTotal.inc({ model, result: 'ok' });
-    if (completion.usage) {
-      llmTokensTotal.inc({ model, kind: 'prompt' }, completion.usage.prompt_tokens);
-      llmTokensTotal.inc({ model, kind: 'completion' }, completion.usage.completion_tokens);
-    }
-    return reply;
-  } catch (err) {
-    llmRequestsTotal.inc({ model, result: 'error' });
-    throw err;
-  } finally {
-    end();
-  }
+  // The OpenTelemetry GenAI conventions' span: `chat <model>`, with the tokens; never the prompt.
+  const attributes = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.system': 'openai',
+    'gen_ai.request.model': model,
+  };
+  return withSpan(
+    `chat ${model}`,
+    attributes,
+    async (span) => {
+      const end = llmDuration.startTimer({ model });
+      try {
+        const completion = await client.chat.completions.create(request, signal ? { signal } : undefined);
+        const reply = readCompletion(completion);
+        llmRequestsTotal.inc({ model, result: 'ok' });
+        if (completion.usage) {
+          llmTokensTotal.inc({ model, kind: 'prompt' }, completion.usage.prompt_tokens);
+          llmTokensTotal.inc({ model, kind: 'completion' }, completion.usage.completion_tokens);
+          span.setAttributes({
+            'gen_ai.usage.input_tokens': completion.usage.prompt_tokens,
+            'gen_ai.usage.output_tokens': completion.usage.completion_tokens,
+          });
+        }
+        return reply;
+      } catch (err) {
+        llmRequestsTotal.inc({ model, result: 'error' });
+        throw err;
+      } finally {
+        end();
+      }
+    },
+    { kind: SpanKind.CLIENT },
+  );
 }

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { newPool } from '../postgres/pool.js';
 import { migrate } from '../postgres/migrate.js';
 import { explainTextError, toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
@@ -133,7 +134,7 @@ export class PostgresMemoryStore implements MemoryStore {
       this.pool = poolOrUrl;
       return;
     }
-    this.pool = new pg.Pool({ ...options.pool, connectionString: poolOrUrl });
+    this.pool = newPool({ ...options.pool, connectionString: poolOrUrl });
     // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
     this.pool.on('error', () => undefined);
   }

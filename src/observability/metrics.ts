@@ -94,6 +94,18 @@ export const llmDuration = new Histogram({
   buckets: SECONDS,
   registers: [registry],
 });
+export const llmRetriesTotal = new Counter({
+  name: 'durable_memory_llm_retries_total',
+  help: 'Compaction and extraction attempts after the first, by activity: their LLM call (or store write) failed and Temporal tries again',
+  labelNames: ['activity'] as const,
+  registers: [registry],
+});
+export const indexLag = new Histogram({
+  name: 'durable_memory_index_lag_messages',
+  help: 'Stored messages beyond what the thread workflow had indexed, each time it caught up from the store (its announcement was lost or late)',
+  buckets: [0, 1, 2, 5, 10, 50, 100, 500, 1000, 5000],
+  registers: [registry],
+});
 export const llmTokensTotal = new Counter({
   name: 'durable_memory_llm_tokens_total',
   help: 'Tokens the LLM reported, by model and kind (prompt, completion)',

@@ -16,6 +16,7 @@ import { redactUrl } from '../settings/redact.js';
 import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
 import { stderrLog } from './log.js';
 import { writeLog } from '../observability/log.js';
+import { shutdownTracing } from '../observability/tracing.js';
 import { supervise, type Supervision } from './supervisor.js';
 import { createWorker } from './worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
@@ -107,6 +108,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     await connection?.close().catch(() => undefined);
     await stores?.close().catch(() => undefined);
     await stack.stop();
+    await shutdownTracing(); // exports the spans still buffered
     process.exit(code);
   };
   let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;

@@ -11,6 +11,7 @@ import { stderrLog, type RuntimeLog } from './log.js';
 import { installTemporalRuntime } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
+import { temporalWorkerTracing } from '../observability/tracing.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
@@ -18,7 +19,10 @@ export interface CreateWorkerOptions extends ActivityDeps {
   temporalAddress: TemporalTarget;
   namespace?: string;
   taskQueue?: string;
-  /** A workflow bundle (tests build it once); default: the build's, else bundled at start (workflow-bundle.ts). */
+  /**
+   * A workflow bundle (tests build it once; with tracing on, the traced one); default: the build's,
+   * else bundled at start (workflow-bundle.ts).
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Where the worker's own lines go (default: stderr). */
   log?: RuntimeLog;
@@ -40,9 +44,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
+  const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
   const code = options.workflowBundle
     ? { workflowBundle: options.workflowBundle, workflows: 'given' as const }
-    : await loadWorkflowBundle();
+    : await loadWorkflowBundle(tracing !== undefined);
   const connection = await connectTemporalWorker(options.temporalAddress);
   let worker: Worker;
   try {
@@ -62,6 +67,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
       // stalled every thread of a killed worker). A task on a live, busy worker that waits longer is
       // run elsewhere instead, at the cost of replaying its history there.
       stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? '1 second',
+      ...tracing,
     });
   } catch (err) {
     await connection.close().catch(() => undefined);

@@ -29,6 +29,7 @@ import { transferRoutes } from './routes/transfer.js';
 import { userRoutes } from './routes/users.js';
 import type { TokenStore } from '../tenancy/token-store.js';
 import { validatorCompiler } from './validator-compiler.js';
+import { traceRequests } from './request-tracing.js';
 
 /** Default request body limit: a 1 MB message (4 MB of JSON-escaped worst case) still fits. */
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
@@ -155,6 +156,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   acceptStrictUtf8Json(app);
   installErrorHandling(app);
   addSharedSchemas(app);
+  traceRequests(app);
 
   const deps: RouteDeps = {
     memory: options.memory,

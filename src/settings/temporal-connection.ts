@@ -10,6 +10,7 @@
 import type { Interceptor } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { temporalClientInterceptors } from '../observability/tracing.js';
 import { BackendUnavailableError } from './errors.js';
 import type { Setting } from './origin.js';
 import { PROBE_TIMEOUT_MS, probeTcp, splitAddress } from './probe.js';
@@ -37,7 +38,12 @@ export function lazyTemporalClient(target: TemporalTarget, options: TemporalClie
     connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS,
     interceptors: options.interceptors,
   });
-  return new Client({ connection, namespace: options.namespace });
+  // Tracing on: start, signal and update calls get spans, and their context travels in Temporal headers.
+  return new Client({
+    connection,
+    namespace: options.namespace,
+    interceptors: { workflow: temporalClientInterceptors() },
+  });
 }
 
 /**

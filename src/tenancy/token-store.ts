@@ -16,6 +16,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { newPool } from '../postgres/pool.js';
 import { ValidationError } from '../model/errors.js';
 import { migrate } from '../postgres/migrate.js';
 import { toStoreError } from '../postgres/errors.js';
@@ -120,7 +121,7 @@ export class TokenStore {
   static async connect(databaseUrl: string, options: TokenStoreOptions = {}): Promise<TokenStore> {
     // Short connect timeout: token checks sit in front of every request, and a dead database must
     // turn into a 503 quickly rather than a hung request.
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 5000 });
+    const pool = newPool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 5000 });
     pool.on('error', () => undefined); // an idle client losing its server; the next query reconnects
     try {
       if (options.migrate ?? true) await migrate(pool);

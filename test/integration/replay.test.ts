@@ -105,29 +105,37 @@ test('the recorded histories cover the workflow paths', async () => {
   );
 });
 
-test('every recorded history replays deterministically against the current workflow code', async () => {
-  const all = await fixtures();
-  assert.ok(all.length >= 5, `found ${all.length} histories in ${HISTORIES_DIR}`);
-  const histories = all.map((f) => ({ workflowId: f.workflowId, history: historyFromJSON(f.json) }));
-  const results: ReplayResult[] = [];
-  const started = Date.now();
-  for await (const result of Worker.runReplayHistories(
-    { workflowBundle: await workflowBundle(), replayName: 'durable-memory-fixtures' },
-    histories,
-  )) {
-    results.push(result);
-  }
-  console.log(`# replayed ${results.length} histories in ${Date.now() - started} ms`);
-  assert.equal(results.length, all.length);
-  const failures = results.flatMap((r, i) => {
-    if (!r.error) return [];
-    // The core's message names the mismatch, e.g. "Activity type of scheduled event 'compactThread'
-    // does not match activity type of activity command 'lastSeq'"; the rest is boilerplate.
-    const detail = /Nondeterminism error: ([^"]*)/.exec(r.error.message)?.[1] ?? r.error.message;
-    return [`${all[i]!.file}: ${r.error.name}: ${detail}`];
+// Both bundles: tracing turned on for threads that ran without it (or off for threads that ran with
+// it) must not change their commands. The histories were recorded without tracing.
+for (const traced of [false, true])
+  test(`every recorded history replays deterministically against the current workflow code${traced ? ', with the tracing interceptors' : ''}`, async () => {
+    const all = await fixtures();
+    assert.ok(all.length >= 5, `found ${all.length} histories in ${HISTORIES_DIR}`);
+    const histories = all.map((f) => ({ workflowId: f.workflowId, history: historyFromJSON(f.json) }));
+    const results: ReplayResult[] = [];
+    const started = Date.now();
+    for await (const result of Worker.runReplayHistories(
+      {
+        workflowBundle: await workflowBundle(traced),
+        replayName: 'durable-memory-fixtures',
+        // The traced bundle's spans go to this sink (a worker's exports them; a replay drops them).
+        ...(traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {}),
+      },
+      histories,
+    )) {
+      results.push(result);
+    }
+    console.log(`# replayed ${results.length} histories in ${Date.now() - started} ms`);
+    assert.equal(results.length, all.length);
+    const failures = results.flatMap((r, i) => {
+      if (!r.error) return [];
+      // The core's message names the mismatch, e.g. "Activity type of scheduled event 'compactThread'
+      // does not match activity type of activity command 'lastSeq'"; the rest is boilerplate.
+      const detail = /Nondeterminism error: ([^"]*)/.exec(r.error.message)?.[1] ?? r.error.message;
+      return [`${all[i]!.file}: ${r.error.name}: ${detail}`];
+    });
+    assert.equal(failures.length, 0, `nondeterminism or replay failure:\n${failures.join('\n')}`);
   });
-  assert.equal(failures.length, 0, `nondeterminism or replay failure:\n${failures.join('\n')}`);
-});
 
 test('a history exported by the temporal CLI replays through Worker.runReplayHistory, as a user does it', async () => {
   const p = await startPipeline();

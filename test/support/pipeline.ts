@@ -5,28 +5,25 @@
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { connect, type ConnectOptions, type DurableMemory } from '../../src/client/connect.js';
-import { createWorker, workflowsPath } from '../../src/runtime/worker.js';
+import { tracingEnabled } from '../../src/observability/tracing.js';
+import { createWorker } from '../../src/runtime/worker.js';
+import { bundleOptions } from '../../src/runtime/workflow-bundle.js';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { startTestStack, type TestStack } from './stack.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
 
-let bundle: Promise<WorkflowBundle> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
-/** The workflow bundle, built once per test process. */
-export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+/**
+ * The workflow bundle, built once per test process: the traced one (with the OpenTelemetry workflow
+ * interceptors) when the test turned tracing on, as a worker from the build would pick it.
+ */
+export function workflowBundle(traced = tracingEnabled()): Promise<WorkflowBundle> {
+  let bundle = bundles.get(traced);
+  if (!bundle) bundles.set(traced, (bundle = bundleWorkflowCode(bundleOptions(traced))));
   return bundle;
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: (m: string) => console.error(m),
-};
 
 /** A running worker with its own store. */
 export interface TestWorker {

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { readyMessage, start, type ReadyFacts } from '../../runtime/start.js';
 import { runWorker } from '../run-worker.js';
 import { stderrLog } from '../../runtime/log.js';
+import { shutdownTracing } from '../../observability/tracing.js';
 import { givenByFlags, requireDatabase, resolveConnection } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { configuredApiPort, serveApi } from '../../server/serve.js';
@@ -89,7 +90,10 @@ export function registerRuntime(program: Command, session: Session): void {
         session.keepRunning = true;
         for (const sig of ['SIGINT', 'SIGTERM'] as const)
           process.once(sig, () => {
-            void api.close().finally(() => process.exit(0));
+            void api
+              .close()
+              .then(shutdownTracing)
+              .finally(() => process.exit(0));
           });
       }),
     );

@@ -4,6 +4,7 @@
  * statements, so each sees one consistent snapshot.
  */
 import pg from 'pg';
+import { newPool } from '../../postgres/pool.js';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries, viewMeta } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
@@ -62,7 +63,7 @@ export class PostgresThreadStore implements ThreadStore {
     databaseUrl: string,
     options: PostgresThreadStoreOptions = {},
   ): Promise<PostgresThreadStore> {
-    const pool = new pg.Pool({
+    const pool = newPool({
       ...options.pool,
       connectionString: databaseUrl,
       max: options.max ?? options.pool?.max ?? 10,

@@ -1,0 +1,85 @@
+/**
+ * The one way our stores open a `pg` pool. With tracing off it is a plain `pg.Pool`; on, every
+ * statement is a client span (`pg.query:SELECT`, with the SQL text: parameters are never recorded,
+ * so no message body reaches a trace) under the span that issued it.
+ */
+import { context } from '@opentelemetry/api';
+import pg from 'pg';
+import { failSpan, SpanKind, startSpan, tracingEnabled } from '../observability/tracing.js';
+
+/** Longest SQL text kept on a span. */
+const MAX_STATEMENT = 2000;
+
+/** Opens a pool (traced when tracing is on). */
+export function newPool(config: pg.PoolConfig): pg.Pool {
+  return tracingEnabled() ? new TracedPool(config) : new pg.Pool(config);
+}
+
+type Query = (...args: unknown[]) => unknown;
+
+/** Runs one `client.query(...)` call in a span; cursors and streams (submittables) pass untraced. */
+function tracedQuery(query: Query, args: unknown[], database: string | undefined): unknown {
+  const first = args[0] as { submit?: unknown; text?: unknown } | string | undefined;
+  if (typeof first === 'object' && typeof first?.submit === 'function') return query(...args);
+  const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : '';
+  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
+  const span = startSpan(
+    `pg.query:${operation}`,
+    {
+      'db.system': 'postgresql',
+      'db.operation': operation,
+      'db.statement': text.slice(0, MAX_STATEMENT),
+      ...(database ? { 'db.name': database } : {}),
+    },
+    SpanKind.CLIENT,
+  );
+  if (!span) return query(...args);
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === 'function') {
+    // The pool's own query() uses the callback form.
+    args[last] = (err: unknown, result: unknown) => {
+      if (err) failSpan(span, err);
+      span.end();
+      (callback as (err: unknown, result: unknown) => void)(err, result);
+    };
+    return query(...args);
+  }
+  return (query(...args) as Promise<unknown>).then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (err: unknown) => {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    },
+  );
+}
+
+/** A client whose statements are spans. */
+class TracedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const query = this.query.bind(this) as Query;
+    (this as unknown as { query: Query }).query = (...args) => tracedQuery(query, args, this.database);
+  }
+}
+
+/**
+ * A pool of traced clients. Its callback-form `connect` (which its own `query()` uses) runs the
+ * callback in the caller's context: a client handed over by another request's release would
+ * otherwise parent the statement under that request.
+ */
+class TracedPool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super({ ...config, Client: TracedClient });
+    const connect = this.connect.bind(this) as (...args: unknown[]) => unknown;
+    (this as unknown as { connect: unknown }).connect = (...args: unknown[]) => {
+      const callback = args[0];
+      if (typeof callback === 'function') args[0] = context.bind(context.active(), callback);
+      return connect(...args);
+    };
+  }
+}
