@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { complete } from '../../src/llm/complete.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { serveMetrics } from '../../src/observability/metrics.js';
 import { metricsPortFromEnv } from '../../src/cli/run-worker.js';
 import { installTemporalRuntime } from '../../src/runtime/temporal-runtime.js';
@@ -63,6 +65,35 @@ describe('/metrics', () => {
     assert.equal(delta('durable_memory_compaction_duration_seconds_count'), compactions);
     assert.match(now, /^# HELP durable_memory_llm_requests_total /mu);
     assert.match(now, /^process_cpu_user_seconds_total /mu, 'process metrics too');
+  });
+
+  test('indexing lag: how far the workflow was behind the store when it caught up', async () => {
+    const t = f.p.memory.thread('lagging');
+    await t.append({ id: 'l1', role: 'user', content: 'announced' });
+    await t.sync();
+    const before = await scrape(`${f.api.url}/metrics`);
+    // Two messages stored without their announcement (as if it was lost): the workflow finds them
+    // in the store when asked to sync, two seqs behind.
+    const store = await PostgresThreadStore.connect(f.p.stack.databaseUrl, { migrate: false });
+    try {
+      const messages = normalizeMessages([
+        { id: 'l2', role: 'assistant', content: 'not announced' },
+        { id: 'l3', role: 'user', content: 'nor this' },
+      ]);
+      await store.append(
+        t.threadId,
+        messages.map((message) => ({ message, tokens: 3 })),
+      );
+    } finally {
+      await store.close();
+    }
+    assert.equal((await t.sync()).indexedSeq, 3);
+    const now = await scrape(`${f.api.url}/metrics`);
+    const delta = (name: string) => sample(now, name) - sample(before, name);
+    assert.equal(delta('durable_memory_index_lag_messages_count'), 1, 'one catch-up read');
+    assert.equal(delta('durable_memory_index_lag_messages_sum'), 2, 'two messages behind');
+    assert.equal(delta('durable_memory_index_lag_messages_bucket{le="1"}'), 0);
+    assert.equal(delta('durable_memory_index_lag_messages_bucket{le="2"}'), 1);
   });
 
   test('LLM calls are counted where they are made: latency, results, tokens', async () => {

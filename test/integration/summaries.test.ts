@@ -10,6 +10,7 @@ import { waitForState } from '../support/wait-for-state.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { llmRetriesTotal } from '../../src/observability/metrics.js';
 import { DEFAULT_SUMMARY_PROMPT } from '../../src/compaction/strategies/summarization.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 
@@ -49,6 +50,12 @@ async function overBudget(): Promise<ThreadHandle> {
     ]);
   }
   return t;
+}
+
+/** `durable_memory_llm_retries_total{activity="compactThread"}` (the worker runs in this process). */
+async function compactionRetries(): Promise<number> {
+  const { values } = await llmRetriesTotal.get();
+  return values.find((v) => v.labels.activity === 'compactThread')?.value ?? 0;
 }
 
 const summaryLanded = (s: ThreadStateView) => (s.lastCompaction?.summaries ?? 0) > 0;
@@ -116,9 +123,11 @@ for (const [name, step] of [
     llm.reset();
     llm.script(step);
     llm.setDefault({ reply: `Summary after ${name}.` });
+    const retriesBefore = await compactionRetries();
     const t = await overBudget();
     await waitForState(t, 'the summary', summaryLanded);
     assert.equal(llm.requests.length, 2);
+    assert.equal((await compactionRetries()) - retriesBefore, 1, 'the retry is counted');
     assert.deepEqual(await summaryText(t), {
       type: 'text',
       text: `Summary of the earlier conversation:\nSummary after ${name}.`,
