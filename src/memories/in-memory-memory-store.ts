@@ -9,7 +9,10 @@ import {
   assertId,
   assertIds,
   assertMemoryText,
+  checkRememberInput,
+  CONFIRMED_BY_USER,
   CORRECTED_BY_USER,
+  forgetReason,
   extractedMemoryId,
   memoryTextKey,
   previousResult,
@@ -21,6 +24,7 @@ import {
   type ListMemoriesOptions,
   type MemoryRecord,
   type MemoryStore,
+  type RememberInput,
   type ScoredMemory,
   type SearchMemoriesOptions,
 } from './memory-store.js';
@@ -177,6 +181,43 @@ export class InMemoryMemoryStore implements MemoryStore {
       now,
     });
     return structuredClone(created);
+  }
+
+  /** @inheritDoc MemoryStore.remember */
+  async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
+    const checked = checkRememberInput(userId, input);
+    const equal = this.findLive(userId, checked.resourceId, checked.text)?.record;
+    if (equal) return structuredClone(equal);
+    const created = this.insert({
+      id: randomUUID(),
+      userId,
+      resourceId: checked.resourceId,
+      text: checked.text,
+      category: checked.category,
+      sourceThreadId: checked.sourceThreadId,
+      sourceMessageIds: checked.sourceMessageIds,
+      sourceToolCallId: checked.sourceToolCallId,
+      extractionId: USER_EXTRACTION_ID,
+      confirmation: CONFIRMED_BY_USER,
+      now: new Date().toISOString(),
+    });
+    return structuredClone(created);
+  }
+
+  /** @inheritDoc MemoryStore.forget */
+  async forget(userId: string, memoryId: string, reason?: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    const why = forgetReason(reason);
+    const now = new Date().toISOString();
+    const record = this.memories.get(memoryId)?.record;
+    if (!record || record.userId !== userId || record.status !== 'active') return undefined;
+    Object.assign(record, {
+      status: 'superseded' as const,
+      supersededAt: now,
+      supersededReason: why,
+      updatedAt: now,
+    });
+    return structuredClone(record);
   }
 
   /** @inheritDoc MemoryStore.remove */

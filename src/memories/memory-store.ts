@@ -38,8 +38,25 @@ export interface MemoryRecord {
   supersededReason?: string;
   createdAt: string;
   updatedAt: string;
-  /** The extraction that created it, or {@link USER_EXTRACTION_ID} for a user's correction. */
+  /** The extraction that created it, or {@link USER_EXTRACTION_ID} for what the user said or confirmed. */
   extractionId?: string;
+  /** The tool call that recorded a memory the user confirmed (e.g. an MCP `remember`). */
+  sourceToolCallId?: string;
+  /** {@link CONFIRMED_BY_USER} for a memory the user confirmed; absent for extracted ones. */
+  confirmation?: string;
+}
+
+/** What {@link MemoryStore.remember} stores: a fact the user confirmed, and where it came from. */
+export interface RememberInput {
+  text: string;
+  resourceId?: string;
+  category?: string;
+  /** The thread it came from. A user's own word: deleting that thread keeps it. */
+  sourceThreadId?: string;
+  /** The messages it came from. */
+  sourceMessageIds?: string[];
+  /** The tool call that recorded it. */
+  sourceToolCallId?: string;
 }
 
 /** One fact an extractor proposes. */
@@ -141,6 +158,25 @@ export interface MemoryStore {
   correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined>;
 
   /**
+   * A fact the user confirmed: stored live with its provenance, `extractionId: 'user'` and
+   * `confirmation: 'confirmed by user'` (the user's word, so deleting its source thread keeps it). If
+   * an equal live memory of the same user and resource exists, that one is returned and nothing is
+   * written.
+   * @throws ValidationError (`invalid_id`, `invalid_option`, and the text codes) before anything is
+   *   written.
+   */
+  remember(userId: string, input: RememberInput): Promise<MemoryRecord>;
+
+  /**
+   * Supersedes a live memory without a replacement, on the user's request: it leaves the live set
+   * (lists, search, context) and stays in history, marked superseded with when and `reason` (default
+   * {@link FORGOTTEN_BY_USER}) and no `supersededBy`. Not a delete: {@link remove} is.
+   * @returns the memory as it is now; undefined when the id is unknown, another user's, or already
+   *   superseded.
+   */
+  forget(userId: string, memoryId: string, reason?: string): Promise<MemoryRecord | undefined>;
+
+  /**
    * Deletes one memory on the user's request (the only per-memory delete). Memories it superseded stay
    * superseded and keep its id in `supersededBy`.
    * @returns false if unknown or another user's.
@@ -175,6 +211,12 @@ export const USER_EXTRACTION_ID = 'user';
 
 /** `supersededReason` of a memory the user corrected. */
 export const CORRECTED_BY_USER = 'corrected by user';
+
+/** `confirmation` of a memory the user confirmed ({@link MemoryStore.remember}). */
+export const CONFIRMED_BY_USER = 'confirmed by user';
+
+/** Default `supersededReason` of a memory the user asked to forget ({@link MemoryStore.forget}). */
+export const FORGOTTEN_BY_USER = 'forgotten by user';
 
 /**
  * The key that makes two texts "the same fact": Unicode-normalized, lower-cased, whitespace collapsed,
@@ -246,6 +288,40 @@ export function assertExtractionInput(input: ExtractionInput): void {
       index,
     });
   });
+}
+
+/**
+ * Checks what {@link MemoryStore.remember} stores, before anything is written.
+ * @returns the input with the defaults applied (no source messages: an empty list).
+ */
+export function checkRememberInput(
+  userId: unknown,
+  input: RememberInput,
+): Required<Pick<RememberInput, 'sourceMessageIds'>> & RememberInput {
+  assertId(userId, 'userId');
+  if (typeof input !== 'object' || input === null)
+    throw new ValidationError('invalid_option', 'remember expects an object with a text');
+  assertMemoryText(input.text);
+  for (const field of ['resourceId', 'sourceThreadId', 'sourceToolCallId'] as const)
+    if (input[field] !== undefined) assertId(input[field], field);
+  if (input.category !== undefined && typeof input.category !== 'string')
+    throw new ValidationError('invalid_option', 'category must be a string');
+  const ids = input.sourceMessageIds ?? [];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || id.length === 0))
+    throw new ValidationError('invalid_option', 'sourceMessageIds must be an array of non-empty strings');
+  assertStorableText([ids, input.category ?? ''], {});
+  return { ...input, sourceMessageIds: [...ids] };
+}
+
+/** Checks the reason of {@link MemoryStore.forget}; returns it or the default. */
+export function forgetReason(reason: unknown): string {
+  if (reason === undefined) return FORGOTTEN_BY_USER;
+  if (typeof reason !== 'string' || reason.trim().length === 0)
+    throw new ValidationError('invalid_option', 'reason must be a non-empty string');
+  if (reason.length > MAX_MEMORY_TEXT_LENGTH)
+    throw new ValidationError('too_long', `reason is longer than ${MAX_MEMORY_TEXT_LENGTH} characters`);
+  assertStorableText(reason, {});
+  return reason;
 }
 
 /** `supersededReason` of a memory an extraction replaced. */

@@ -1,5 +1,6 @@
 /**
- * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001, 002, 005).
+ * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001, 002, 005,
+ * 007).
  * Parameterized queries only. An extraction is one transaction that first claims its id in
  * `memory_extractions`: a concurrent retry waits on that row and then returns the recorded result.
  * Duplicates are decided by the unique index over live facts, so racing extractions cannot both add
@@ -18,7 +19,10 @@ import {
   assertId,
   assertIds,
   assertMemoryText,
+  checkRememberInput,
+  CONFIRMED_BY_USER,
   CORRECTED_BY_USER,
+  forgetReason,
   extractedMemoryId,
   memoryTextKey,
   previousResult,
@@ -30,6 +34,7 @@ import {
   type ListMemoriesOptions,
   type MemoryRecord,
   type MemoryStore,
+  type RememberInput,
   type ScoredMemory,
   type SearchMemoriesOptions,
 } from './memory-store.js';
@@ -54,7 +59,8 @@ const RECORD = `jsonb_strip_nulls(jsonb_build_object(
   'id', id, 'userId', user_id, 'resourceId', resource_id, 'text', text, 'category', category,
   'sourceThreadId', source_thread_id, 'sourceMessageIds', to_jsonb(source_message_ids), 'status', status,
   'supersededBy', superseded_by, 'supersededAt', ${iso('superseded_at')}, 'supersededReason', superseded_reason,
-  'createdAt', ${iso('created_at')}, 'updatedAt', ${iso('updated_at')}, 'extractionId', extraction_id)) AS record`;
+  'createdAt', ${iso('created_at')}, 'updatedAt', ${iso('updated_at')}, 'extractionId', extraction_id,
+  'sourceToolCallId', source_tool_call_id, 'confirmation', confirmation)) AS record`;
 
 /**
  * The hash that makes a fact unique per scope (migration 005), of a text key given as SQL: the index
@@ -68,7 +74,15 @@ const IN_SCOPE = '($2::text IS NULL OR resource_id IS NULL OR resource_id = $2)'
 /** What a new memory row holds besides what the database fills in. */
 type NewMemory = Pick<
   MemoryRecord,
-  'id' | 'userId' | 'resourceId' | 'text' | 'category' | 'sourceThreadId' | 'sourceMessageIds'
+  | 'id'
+  | 'userId'
+  | 'resourceId'
+  | 'text'
+  | 'category'
+  | 'sourceThreadId'
+  | 'sourceMessageIds'
+  | 'sourceToolCallId'
+  | 'confirmation'
 > & { extractionId: string };
 
 type RecordRow = { record: MemoryRecord };
@@ -86,11 +100,14 @@ async function insertOrFind(
   // No conflict target: the live-fact index (a duplicate) is the conflict expected here.
   const inserted = await db.query<RecordRow>(
     `INSERT INTO memories (id, user_id, resource_id, text, category, source_thread_id, source_message_ids,
-       extraction_id, text_key, text_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${textHash('$9::text')})
+       extraction_id, text_key, text_hash, source_tool_call_id, confirmation)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${textHash('$9::text')}, $10, $11)
      ON CONFLICT DO NOTHING RETURNING ${RECORD}`,
     // node-postgres sends undefined as NULL.
-    [id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId, key],
+    [
+      ...[id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId, key],
+      ...[m.sourceToolCallId, m.confirmation],
+    ],
   );
   if (inserted.rows[0]) return { memory: inserted.rows[0].record, added: true };
   const found = await db.query<RecordRow>(
@@ -273,6 +290,41 @@ export class PostgresMemoryStore implements MemoryStore {
     }).catch((err: unknown) => {
       throw explainTextError(err);
     });
+  }
+
+  /** @inheritDoc MemoryStore.remember */
+  async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
+    const checked = checkRememberInput(userId, input);
+    return withTransaction(this.pool, async (db) => {
+      const { memory } = await insertOrFind(db, {
+        id: randomUUID(),
+        userId,
+        resourceId: checked.resourceId,
+        text: checked.text,
+        category: checked.category,
+        sourceThreadId: checked.sourceThreadId,
+        sourceMessageIds: checked.sourceMessageIds,
+        sourceToolCallId: checked.sourceToolCallId,
+        extractionId: USER_EXTRACTION_ID,
+        confirmation: CONFIRMED_BY_USER,
+      });
+      return memory;
+    }).catch((err: unknown) => {
+      throw explainTextError(err);
+    });
+  }
+
+  /** @inheritDoc MemoryStore.forget */
+  async forget(userId: string, memoryId: string, reason?: string): Promise<MemoryRecord | undefined> {
+    assertIds(userId, memoryId);
+    const why = forgetReason(reason);
+    const { rows } = await this.pool.query<RecordRow>(
+      `UPDATE memories SET status = 'superseded', superseded_at = now(), superseded_reason = $3,
+         updated_at = now()
+       WHERE user_id = $1 AND id = $2 AND status = 'active' RETURNING ${RECORD}`,
+      [userId, memoryId, why],
+    );
+    return rows[0]?.record;
   }
 
   /** @inheritDoc MemoryStore.remove */

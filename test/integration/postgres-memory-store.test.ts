@@ -120,6 +120,7 @@ describe('migration 005 (the live-fact index holds a hash of the text)', () => {
         ),
         [5],
       );
+      await migrate(pool); // the later ones too: the store of today writes their columns
       const memories = new PostgresMemoryStore(pool);
       const again = await memories.applyExtraction({
         extractionId: 'after-005',

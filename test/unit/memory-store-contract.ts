@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ValidationError } from '../../src/model/errors.js';
-import type { ExtractionInput, MemoryProposalInput, MemoryStore } from '../../src/memories/memory-store.js';
+import {
+  CONFIRMED_BY_USER,
+  FORGOTTEN_BY_USER,
+  USER_EXTRACTION_ID,
+  type ExtractionInput,
+  type MemoryProposalInput,
+  type MemoryStore,
+} from '../../src/memories/memory-store.js';
 import { MAX_MEMORY_TEXT_LENGTH } from '../../src/model/limits.js';
 
 /** A fresh id with a readable prefix. */
@@ -345,6 +352,108 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       await rejectsWith(store.list(''), 'invalid_id');
       assert.deepEqual(await store.list(user, { includeSuperseded: true }), []);
       assert.equal(await store.extractedUpTo(thread), 0);
+    });
+
+    it('remembers a fact the user confirmed, with its provenance, and finds it', async () => {
+      const user = fresh('user');
+      const thread = fresh('thread');
+      const memory = await store.remember(user, {
+        text: 'User prefers window seats',
+        category: 'travel',
+        sourceThreadId: thread,
+        sourceMessageIds: ['m7'],
+        sourceToolCallId: 'call_1',
+      });
+      assert.deepEqual(
+        { ...memory, id: undefined, createdAt: undefined, updatedAt: undefined },
+        {
+          id: undefined,
+          userId: user,
+          text: 'User prefers window seats',
+          category: 'travel',
+          sourceThreadId: thread,
+          sourceMessageIds: ['m7'],
+          sourceToolCallId: 'call_1',
+          status: 'active',
+          extractionId: USER_EXTRACTION_ID,
+          confirmation: CONFIRMED_BY_USER,
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
+      );
+      assert.deepEqual(await store.get(user, memory.id), memory);
+      assert.deepEqual(await store.list(user), [memory]);
+      const [found] = await store.search(user, 'which seats does the user prefer?');
+      assert.equal(found?.id, memory.id);
+      assert.equal(found?.sourceToolCallId, 'call_1');
+    });
+
+    it('remembers without provenance, and an equal live fact only once', async () => {
+      const user = fresh('user');
+      const bare = await store.remember(user, { text: 'User is left-handed' });
+      assert.deepEqual(bare.sourceMessageIds, []);
+      assert.equal('sourceThreadId' in bare, false);
+      assert.equal('sourceToolCallId' in bare, false);
+      const again = await store.remember(user, { text: ' user is LEFT-handed. ', sourceToolCallId: 'c2' });
+      assert.deepEqual(again, bare);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), [bare]);
+    });
+
+    it('keeps a remembered fact when its source thread is deleted (it is the user’s word)', async () => {
+      const user = fresh('user');
+      const thread = fresh('thread');
+      const learned = await store.applyExtraction(
+        extraction(user, [fact('User owns a boat')], { threadId: thread }),
+      );
+      const confirmed = await store.remember(user, {
+        text: 'User sails on weekends',
+        sourceThreadId: thread,
+      });
+      assert.equal(await store.removeThread(thread), 1);
+      assert.equal(await store.get(user, learned.added[0]!.id), undefined);
+      assert.deepEqual(await store.list(user), [confirmed]);
+    });
+
+    it('refuses a malformed remember before writing anything', async () => {
+      const user = fresh('user');
+      await rejectsWith(store.remember(user, { text: '  ' }), 'empty_message');
+      await rejectsWith(store.remember(user, { text: longFact(MAX_MEMORY_TEXT_LENGTH + 1) }), 'too_long');
+      await rejectsWith(store.remember(user, { text: 'a\u0000b' }), 'nul_byte');
+      const badIds = { text: 'ok', sourceMessageIds: [''] };
+      await rejectsWith(store.remember(user, badIds), 'invalid_option');
+      await rejectsWith(store.remember(user, { text: 'ok', sourceThreadId: '' }), 'invalid_id');
+      await rejectsWith(store.remember('', { text: 'ok' }), 'invalid_id');
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), []);
+    });
+
+    it('forgets a memory: superseded without a replacement, kept in history, not erased', async () => {
+      const [user, other] = [fresh('user'), fresh('other')];
+      const memory = await store.remember(user, { text: 'User lives in Lyon' });
+      const theirs = await store.remember(other, { text: 'Other lives in Lyon' });
+      const forgotten = await store.forget(user, memory.id);
+      assert.equal(forgotten?.status, 'superseded');
+      assert.equal(forgotten?.supersededReason, FORGOTTEN_BY_USER);
+      assert.equal('supersededBy' in forgotten!, false);
+      assert.ok(Date.parse(forgotten!.supersededAt!) >= Date.parse(memory.createdAt));
+      assert.deepEqual(await store.list(user), []);
+      assert.deepEqual(await store.search(user, 'Lyon'), []);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), [forgotten]);
+      assert.deepEqual(await store.get(user, memory.id), forgotten);
+      assert.equal(await store.forget(user, memory.id), undefined, 'already superseded');
+      assert.equal(await store.forget(user, theirs.id), undefined, 'another user’s');
+      assert.equal(await store.forget(user, 'no-such-memory'), undefined);
+      assert.equal((await store.get(other, theirs.id))?.status, 'active');
+      const again = await store.remember(user, { text: 'User lives in Lyon' });
+      assert.notEqual(again.id, memory.id, 'a forgotten fact can be remembered anew');
+    });
+
+    it('forgets with the reason given, and refuses a malformed one', async () => {
+      const user = fresh('user');
+      const memory = await store.remember(user, { text: 'User drinks coffee' });
+      await rejectsWith(store.forget(user, memory.id, '  '), 'invalid_option');
+      assert.equal((await store.get(user, memory.id))?.status, 'active');
+      const forgotten = await store.forget(user, memory.id, 'user quit coffee');
+      assert.equal(forgotten?.supersededReason, 'user quit coffee');
     });
   });
 }

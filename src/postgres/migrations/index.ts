@@ -9,6 +9,7 @@ import { migration003 } from './003_api_tokens.js';
 import { migration004 } from './004_summary_meta.js';
 import { migration005 } from './005_memory_fact_hash.js';
 import { migration006 } from './006_token_revocations.js';
+import { migration007 } from './007_memory_confirmation.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration004,
   migration005,
   migration006,
+  migration007,
 ];
