@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { MemoryStore } from '../memories/memory-store.js';
 import { assertId } from '../memories/memory-store.js';
+import type { ListThreadsOptions, ThreadInfo } from '../store/types.js';
 import { openPostgresStores } from '../backends/postgres.js';
 import { noDatabaseConfigured, reach } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
@@ -20,6 +21,7 @@ import { Announcer } from './announcer.js';
 import { Backends, type Stores } from './backends.js';
 import { eraseUser, type ErasedUser } from './erase-user.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
+import { userMemories, type UserMemories } from './user-memories.js';
 
 /** Options of {@link connect}; each falls back to the environment, then to `endpoints.json`. */
 export interface ConnectOptions {
@@ -156,17 +158,22 @@ export class DurableMemory {
   }
 
   /**
-   * A user's long-term memories: list (newest first), correct (the old one is kept, superseded) and
-   * remove (a real delete, on the user's request).
+   * Threads by id (ascending), optionally only one user's; page with `after` (the last id seen).
+   * @throws ValidationError for a malformed `userId` or `limit`.
    */
-  userMemories(userId: string) {
+  listThreads(options: ListThreadsOptions = {}): Promise<ThreadInfo[]> {
+    if (options.userId !== undefined) assertId(options.userId, 'userId');
+    return this.store.listThreads(options);
+  }
+
+  /**
+   * A user's long-term memories: list, search, remember (a fact the user confirmed), correct and
+   * forget (the old one is kept, superseded) and remove (a real delete, on the user's request).
+   */
+  userMemories(userId: string): UserMemories {
     const store = this.memoryStore;
     if (!store) throw new Error('no memory store: connect with a DATABASE_URL or pass `memories`');
-    return {
-      list: (options?: { includeSuperseded?: boolean }) => store.list(userId, options),
-      correct: (memoryId: string, text: string) => store.correct(userId, memoryId, text),
-      remove: (memoryId: string) => store.remove(userId, memoryId),
-    };
+    return userMemories({ memories: store, threads: this.store }, userId);
   }
 
   /**

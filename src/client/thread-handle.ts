@@ -373,6 +373,11 @@ export class ThreadHandle {
     return existed;
   }
 
+  /** The thread's bookkeeping (owner, resource, counts, configuration); UnknownThreadError if none. */
+  info(): Promise<ThreadInfo> {
+    return this.requireThread();
+  }
+
   private async requireThread(): Promise<ThreadInfo> {
     const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
     if (!info) throw new UnknownThreadError(this.threadId);

@@ -137,6 +137,16 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       path: '/v1/users/fuzzer/memories',
       query: { includeSuperseded: 'false' },
     },
+    'POST /v1/users/{userId}/memories': {
+      path: '/v1/users/fuzzer/memories',
+      body: {
+        text: 'Fuzzer confirmed this',
+        threadId: 'fuzz',
+        messageIds: ['m1'],
+        toolCallId: 'c1',
+        category: 'x',
+      },
+    },
     'GET /v1/users/{userId}/memories/{memoryId}': { path: '/v1/users/fuzzer/memories/fuzz:x:1-8:0' },
     'PATCH /v1/users/{userId}/memories/{memoryId}': {
       path: '/v1/users/fuzzer/memories/fuzz:x:1-8:0',

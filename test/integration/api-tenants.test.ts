@@ -74,6 +74,12 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
     { key: 'POST /v1/threads/import', method: 'POST', path: '/v1/threads/import', body: { version: 1 } },
     { key: 'GET /v1/users/{userId}/memories', method: 'GET', path: '/v1/users/alice/memories' },
     {
+      key: 'POST /v1/users/{userId}/memories',
+      method: 'POST',
+      path: '/v1/users/alice/memories',
+      body: { text: 'Alice likes jazz', threadId: 'shared' },
+    },
+    {
       key: 'GET /v1/users/{userId}/memories/{memoryId}',
       method: 'GET',
       path: `/v1/users/alice/memories/${MEMORY}`,
@@ -236,6 +242,7 @@ describe('tenant isolation', () => {
       'GET /v1/threads/{id}/export': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/memories': [404, 'unknown_thread'],
       'GET /v1/users/{userId}/memories': [404, 'unknown_user'],
+      'POST /v1/users/{userId}/memories': [404, 'unknown_thread'],
       'GET /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'PATCH /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'DELETE /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],

@@ -757,6 +757,51 @@ describe('memories', () => {
     );
   });
 
+  test('POST remembers a fact the user confirmed, with provenance; it survives its thread', async () => {
+    await seed('mem-confirm', 2, { userId: 'alice' });
+    const res = await acme.post('/v1/users/alice/memories', {
+      text: 'Alice prefers aisle seats',
+      threadId: 'mem-confirm',
+      messageIds: ['m2'],
+      toolCallId: 'call_7',
+      category: 'travel',
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const { id, createdAt, updatedAt, ...rest } = res.body;
+    assert.ok(id && createdAt && updatedAt);
+    assert.deepEqual(rest, {
+      userId: 'alice',
+      text: 'Alice prefers aisle seats',
+      category: 'travel',
+      sourceThreadId: 'mem-confirm',
+      sourceMessageIds: ['m2'],
+      sourceToolCallId: 'call_7',
+      status: 'active',
+      extractionId: 'user',
+      confirmation: 'confirmed by user',
+    });
+    const again = await acme.post('/v1/users/alice/memories', { text: 'alice prefers AISLE seats.' });
+    assert.equal(again.body.id, id, 'an equal live fact is not stored twice');
+    assert.equal((await acme.delete('/v1/threads/mem-confirm')).status, 204);
+    assert.equal((await acme.get(`/v1/users/alice/memories/${id}`)).body.text, 'Alice prefers aisle seats');
+    assert.equal((await acme.delete(`/v1/users/alice/memories/${id}`)).status, 204);
+  });
+
+  test('POST refuses bad input naming the field, and another user’s or an unknown thread', async () => {
+    await seed('mem-bob', 1, { userId: 'bob' });
+    const post = (body: unknown) => acme.post('/v1/users/alice/memories', body);
+    assertError(await post({ text: '  ' }), 400, 'empty_message', 'text');
+    assertError(await post({}), 400, 'missing_field', 'text');
+    assertError(await post({ text: 'x', threadId: 'bad id' }), 400, 'invalid_id', 'threadId');
+    assert.equal((await post({ text: 'x', messageIds: [''] })).status, 400);
+    assertError(await post({ text: 'x', threadId: 'mem-bob' }), 400, 'invalid_option', 'threadId');
+    assertError(await post({ text: 'x', threadId: 'no-such-thread' }), 404, 'unknown_thread', 'threadId');
+    const texts = (await acme.get('/v1/users/alice/memories')).body.memories.map(
+      (m: { text: string }) => m.text,
+    );
+    assert.ok(!texts.includes('x'), 'nothing was stored');
+  });
+
   test('400 for bad input, 404 for unknown users and memories', async () => {
     const lyon = (await acme.get('/v1/users/alice/memories')).body.memories[0].id;
     assertError(

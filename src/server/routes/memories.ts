@@ -1,15 +1,23 @@
 /**
- * A user's long-term memories: list, read one, correct its text (the old one is kept, superseded),
- * delete. Users are scoped like threads (`<tenant>:<userId>`), so another tenant's user simply does
+ * A user's long-term memories: list, remember a fact the user confirmed, read one, correct its text
+ * (the old one is kept, superseded), delete. Users are scoped like threads (`<tenant>:<userId>`), so another tenant's user simply does
  * not exist here.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { MemoryRecord, MemoryStore } from '../../memories/memory-store.js';
 import { ValidationError } from '../../model/errors.js';
-import { ApiError, validationFailure } from '../api-error.js';
+import { ApiError, unknownThread, validationFailure } from '../api-error.js';
+import { UnknownThreadError } from '../../client/errors.js';
 import { BEARER, BODY_ERRORS, errorResponses } from '../schemas/common.js';
-import { CorrectBody, MemoryList, MemoryListQuery, MemoryParams, UserParams } from '../schemas/memory.js';
+import {
+  CorrectBody,
+  MemoryList,
+  MemoryListQuery,
+  MemoryParams,
+  RememberBody,
+  UserParams,
+} from '../schemas/memory.js';
 import { ref } from '../schemas/shared.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { run, type RouteDeps } from './deps.js';
@@ -82,6 +90,53 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       }
       const memories = query.includeSuperseded ? all : all.filter((m) => m.status === 'active');
       return { memories: memories.map((m) => scope.memory(m)) };
+    },
+  );
+
+  app.post(
+    '/users/:userId/memories',
+    {
+      schema: {
+        summary: 'Remember a fact the user confirmed',
+        description:
+          'Stored live with its provenance (thread, messages, tool call) and `confirmation: confirmed by ' +
+          'user`; deleting its thread keeps it (it is the user’s word). An equal live fact is returned ' +
+          'instead of stored twice. The thread, if given, must be one of this user’s.',
+        tags: ['memories'],
+        security: BEARER,
+        params: UserParams,
+        body: RememberBody,
+        response: {
+          201: ref('MemoryRecord', 'The memory holding the fact.'),
+          ...errorResponses(404, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { scope, params, body } = request;
+      const user = scope.scoped(params.userId, 'userId');
+      const threadId = body.threadId === undefined ? undefined : scope.scoped(body.threadId, 'threadId');
+      const options = {
+        threadId,
+        messageIds: body.messageIds,
+        toolCallId: body.toolCallId,
+        category: body.category,
+      };
+      try {
+        const memory = await run(
+          deps,
+          () => deps.memory.userMemories(user).remember(body.text, options),
+          'remember',
+        );
+        return reply.code(201).send(scope.memory(memory));
+      } catch (err) {
+        if (err instanceof UnknownThreadError)
+          throw new ApiError(404, 'unknown_thread', unknownThread(body.threadId!).message, 'threadId');
+        // The schema checked the shapes: what is left is the thread's owner or the text's content.
+        if (err instanceof ValidationError)
+          throw validationFailure(err, err.code === 'invalid_option' ? 'threadId' : 'text');
+        throw err;
+      }
     },
   );
 

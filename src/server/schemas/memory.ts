@@ -2,8 +2,8 @@
  * Schemas of the memory routes (facts about a user, shared across the user's threads).
  */
 import Type from 'typebox';
-import { MAX_MEMORY_TEXT_LENGTH } from '../../model/limits.js';
-import { userIdSchema } from './common.js';
+import { MAX_ID_LENGTH, MAX_MEMORY_TEXT_LENGTH } from '../../model/limits.js';
+import { threadIdSchema, userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
 /** Path of a user's memories. */
@@ -29,5 +29,24 @@ export const MemoryList = Type.Object(
 /** PATCH body: the corrected text. The old memory is kept, superseded by the new one. */
 export const CorrectBody = Type.Object(
   { text: Type.String({ maxLength: MAX_MEMORY_TEXT_LENGTH }) },
+  { additionalProperties: false },
+);
+
+/** POST body: a fact the user confirmed, and where it came from. */
+export const RememberBody = Type.Object(
+  {
+    text: Type.String({ maxLength: MAX_MEMORY_TEXT_LENGTH }),
+    threadId: Type.Optional(threadIdSchema('The thread it came from: one of this user’s threads.')),
+    messageIds: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), {
+        maxItems: 100,
+        description: 'The messages it came from.',
+      }),
+    ),
+    toolCallId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, description: 'The tool call that recorded it.' }),
+    ),
+    category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
   { additionalProperties: false },
 );

@@ -154,7 +154,13 @@ export const MemoryRecord = Type.Object({
   supersededReason: Type.Optional(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
-  extractionId: Type.Optional(Type.String({ description: '`user` for a correction.' })),
+  extractionId: Type.Optional(
+    Type.String({ description: '`user` for what the user said: a correction or a remembered fact.' }),
+  ),
+  sourceToolCallId: Type.Optional(Type.String({ description: 'The tool call that recorded it.' })),
+  confirmation: Type.Optional(
+    Type.String({ description: '`confirmed by user` for a remembered fact; absent for extracted ones.' }),
+  ),
 });
 
 const StoredSummary = Type.Object({

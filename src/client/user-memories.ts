@@ -1,0 +1,91 @@
+/**
+ * A user's long-term memories as the client offers them (`memory.userMemories(userId)`): reads,
+ * search, and the user's own word on them. `remember` checks that a source thread exists and is the
+ * user's, so provenance never names someone else's conversation.
+ */
+import { ValidationError } from '../model/errors.js';
+import {
+  assertId,
+  type ListMemoriesOptions,
+  type MemoryRecord,
+  type MemoryStore,
+  type ScoredMemory,
+  type SearchMemoriesOptions,
+} from '../memories/memory-store.js';
+import type { ThreadStore } from '../store/thread-store.js';
+import { UnknownThreadError } from './errors.js';
+
+/** Where a remembered fact came from; see {@link UserMemories.remember}. */
+export interface RememberOptions {
+  /** The thread the user confirmed it in (must exist and be the user's). */
+  threadId?: string;
+  /** The messages it came from. */
+  messageIds?: string[];
+  /** The tool call that recorded it (e.g. an MCP `remember` call's id). */
+  toolCallId?: string;
+  category?: string;
+  /** Narrow it to one resource (default: the source thread's resource, else user-wide). */
+  resourceId?: string;
+}
+
+/** A user's memories; see the module comment. */
+export interface UserMemories {
+  /** Newest first; live ones unless `includeSuperseded`. */
+  list(options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
+  /** One memory, live or superseded, or undefined. */
+  get(memoryId: string): Promise<MemoryRecord | undefined>;
+  /** Live memories ranked against `query`, best first. */
+  search(query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]>;
+  /**
+   * Stores a fact the user confirmed, with its provenance and `confirmation: 'confirmed by user'`;
+   * an equal live fact is returned instead of stored twice.
+   * @throws UnknownThreadError when `threadId` does not exist; ValidationError (`invalid_option`)
+   *   when it is another user's, and the text codes for the text.
+   */
+  remember(text: string, options?: RememberOptions): Promise<MemoryRecord>;
+  /** Replaces a live memory's text; the old one stays, superseded (undefined if not live). */
+  correct(memoryId: string, text: string): Promise<MemoryRecord | undefined>;
+  /** Supersedes a live memory without a replacement: kept in history (undefined if not live). */
+  forget(memoryId: string, options?: { reason?: string }): Promise<MemoryRecord | undefined>;
+  /** Deletes one memory for good; false if unknown. */
+  remove(memoryId: string): Promise<boolean>;
+}
+
+/** The memories of `userId`, over the client's stores. */
+export function userMemories(
+  deps: { memories: MemoryStore; threads: ThreadStore },
+  userId: string,
+): UserMemories {
+  const { memories: store, threads } = deps;
+  return {
+    list: (options) => store.list(userId, options),
+    get: (memoryId) => store.get(userId, memoryId),
+    search: (query, options) => store.search(userId, query, options),
+    correct: (memoryId, text) => store.correct(userId, memoryId, text),
+    forget: (memoryId, options) => store.forget(userId, memoryId, options?.reason),
+    remove: (memoryId) => store.remove(userId, memoryId),
+    async remember(text, options = {}) {
+      assertId(userId, 'userId');
+      let resourceId = options.resourceId;
+      if (options.threadId !== undefined) {
+        assertId(options.threadId, 'threadId');
+        const info = await threads.thread(options.threadId);
+        if (!info) throw new UnknownThreadError(options.threadId);
+        if (info.userId !== userId)
+          throw new ValidationError(
+            'invalid_option',
+            `thread ${JSON.stringify(options.threadId)} is not this user's`,
+          );
+        resourceId ??= info.resourceId;
+      }
+      return store.remember(userId, {
+        text,
+        resourceId,
+        category: options.category,
+        sourceThreadId: options.threadId,
+        sourceMessageIds: options.messageIds,
+        sourceToolCallId: options.toolCallId,
+      });
+    },
+  };
+}
