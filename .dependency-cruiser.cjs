@@ -18,7 +18,7 @@ const LAYERS = [
   ['src/settings'],
   ['src/client'],
   ['src/tenancy', 'src/adapters'],
-  ['src/ui'],
+  ['src/ui', 'src/mcp'],
   ['src/server'],
   ['src/runtime'],
   ['src/cli'],
@@ -72,7 +72,7 @@ module.exports = {
       comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
       severity: 'error',
       from: {
-        path: '^(src/(client|server|cli|tenancy|adapters|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
+        path: '^(src/(client|server|cli|tenancy|adapters|mcp|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
         // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
         pathNot: '^src/tenancy/token-store[.]ts$',
       },

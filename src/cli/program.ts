@@ -3,8 +3,8 @@
  * every command shares, and the run loop that turns any outcome into an exit code (see errors.ts)
  * and a message that says what to do.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerMcp } from './commands/mcp.js';
 import { registerMemories } from './commands/memories.js';
 import { registerRuntime } from './commands/runtime.js';
 import { registerThread } from './commands/thread.js';
@@ -14,25 +14,13 @@ import { UnknownThreadError } from '../client/errors.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
 import { Session } from './session.js';
-
-/** The package's version (from the package.json above this file, in source and build layout alike). */
-function version(): string {
-  for (const up of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as Record<string, string>;
-      if (pkg['name'] === 'durable-memory') return pkg['version'] ?? '0.0.0';
-    } catch {
-      // not at this level: try the next one up
-    }
-  }
-  return '0.0.0';
-}
+import { packageVersion } from '../settings/version.js';
 
 /** Builds the command tree; actions record their options and connection in `session`. */
 export function createProgram(session: Session): Command {
   const program = new Command('durable-memory')
     .description('Durable chat memory for AI agents: run the pipeline, inspect and move threads.')
-    .version(version())
+    .version(packageVersion())
     .option('--temporal-address <host:port>', 'Temporal frontend (else TEMPORAL_ADDRESS, endpoints.json)')
     .option('--namespace <namespace>', 'Temporal namespace (else TEMPORAL_NAMESPACE, endpoints.json)')
     .option('--task-queue <name>', 'task queue (else DURABLE_MEMORY_TASK_QUEUE, endpoints.json)')
@@ -55,6 +43,7 @@ export function createProgram(session: Session): Command {
   registerMemories(program, session);
   registerToken(program, session);
   registerUser(program, session);
+  registerMcp(program, session);
   return program;
 }
 

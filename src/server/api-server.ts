@@ -1,6 +1,7 @@
 /**
  * The HTTP API server: fastify with typebox schemas for every request and response, bearer-token
- * auth with tenant isolation, the OpenAPI description, health and readiness.
+ * auth with tenant isolation, the OpenAPI description, health and readiness, and the MCP server at
+ * /v1/mcp (streamable HTTP).
  *
  * @example
  * const memory = await connect();
@@ -22,6 +23,7 @@ import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness.js';
 import { addSharedSchemas } from './schemas/shared.js';
 import type { RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memories.js';
 import { messageRoutes } from './routes/messages.js';
 import { threadRoutes } from './routes/threads.js';
@@ -186,6 +188,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       await v1.register(transferRoutes, { deps });
       await v1.register(memoryRoutes, { deps });
       await v1.register(userRoutes, { deps });
+      await v1.register(mcpRoutes, { deps });
     },
     { prefix: '/v1' },
   );

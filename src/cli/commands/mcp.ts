@@ -1,0 +1,34 @@
+/**
+ * `durable-memory mcp`: the MCP server (src/mcp) on stdio, for an assistant that starts it as a
+ * subprocess. It finds the pipeline as every command does (flags, environment, endpoints.json) and
+ * serves until the client closes stdin. stdout carries the protocol only.
+ */
+import type { Command } from 'commander';
+import { UNSCOPED } from '../../mcp/ids.js';
+import { serveStdio } from '../../mcp/stdio.js';
+import { explain } from '../errors.js';
+import type { Session } from '../session.js';
+import { TENANT_HELP } from './thread.js';
+
+/** Registers `mcp`. */
+export function registerMcp(program: Command, session: Session): void {
+  program
+    .command('mcp')
+    .description('serve the MCP tools (search, remember, forget, context, list_threads) on stdio')
+    .option('--tenant <name>', TENANT_HELP)
+    .option('--user <userId>', 'the user the tools act for when a call names none')
+    .action(
+      session.action(async (o: { user?: string }) => {
+        const scope = session.scope ?? UNSCOPED;
+        if (o.user !== undefined) scope.scoped(o.user, 'userId'); // a bad --user fails now, not per call
+        const memory = await session.memory();
+        await serveStdio({
+          memory,
+          scope,
+          defaultUserId: o.user,
+          onInternalError: (err) =>
+            process.stderr.write(`durable-memory mcp: ${explain(err, session.settings)}\n`),
+        });
+      }),
+    );
+}

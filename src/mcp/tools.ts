@@ -1,0 +1,260 @@
+/**
+ * The MCP tools, defined once for both transports (stdio in the CLI, streamable HTTP on the API):
+ * `search`, `remember`, `forget`, `context`, `list_threads`. Each input is a zod schema the SDK
+ * validates before the handler runs; each handler calls the client library only, through the
+ * caller's id scope, so a tenant reaches its own threads and users and nothing else.
+ *
+ * Recall of messages is, for now, over a thread's context (what the thread currently sends: its
+ * view and summaries): full-text recall over whole histories is not in the client library yet.
+ */
+import { z } from 'zod';
+import type { DurableMemory } from '../client/connect.js';
+import type { MemoryRecord } from '../memories/memory-store.js';
+import { MAX_ID_LENGTH, MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
+import { ToolError } from './errors.js';
+import type { IdScope } from './ids.js';
+import { recallInContext, type RecalledMessage } from './recall.js';
+
+/** What every tool runs with: the connection, the caller's scope and defaults. */
+export interface ToolContext {
+  memory: DurableMemory;
+  scope: IdScope;
+  /** The user the tools act for when a call names none (`durable-memory mcp --user`). */
+  defaultUserId?: string;
+  /** Runs backend work under the caller's bounds (the API's request deadline); default: as is. */
+  bound?: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+/** One tool: its name, description, input schema and handler. */
+export interface ToolDefinition<S extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  input: S;
+  readOnly: boolean;
+  run(ctx: ToolContext, args: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown>>;
+}
+
+const ID = /^[A-Za-z0-9._:@-]+$/u;
+const id = (what: string) =>
+  z.string().min(1).max(128).regex(ID, `${what}: letters, digits and . _ : @ - only`).describe(what);
+const userId = id('User id (default: the user the server was started for, or the thread’s user)').optional();
+
+/** The stored user a call acts for: given, else the thread's owner, else the server's default. */
+async function resolveUser(
+  ctx: ToolContext,
+  given: string | undefined,
+  threadId?: string,
+): Promise<{ user: string; thread?: { storedId: string; userId?: string } }> {
+  let thread: { storedId: string; userId?: string } | undefined;
+  if (threadId !== undefined) {
+    const storedId = ctx.scope.scoped(threadId, 'threadId');
+    const info = await call(ctx, () => ctx.memory.thread(storedId).info());
+    thread = { storedId, userId: info.userId };
+  }
+  const user = given !== undefined ? ctx.scope.scoped(given, 'userId') : thread?.userId;
+  if (user !== undefined) {
+    if (thread?.userId !== undefined && thread.userId !== user)
+      throw new ToolError(
+        'invalid_option',
+        `thread ${JSON.stringify(threadId)} is not this user's`,
+        'threadId',
+      );
+    return { user, thread };
+  }
+  if (ctx.defaultUserId !== undefined) return { user: ctx.scope.scoped(ctx.defaultUserId, 'userId'), thread };
+  throw new ToolError('missing_field', 'name a userId (or a threadId of a thread with a user)', 'userId');
+}
+
+function call<T>(ctx: ToolContext, work: () => Promise<T>): Promise<T> {
+  return ctx.bound ? ctx.bound(work) : work();
+}
+
+/** A memory as the caller sees it, with its provenance. */
+function shown(ctx: ToolContext, record: MemoryRecord): MemoryRecord {
+  return ctx.scope.memory(record);
+}
+
+const search: ToolDefinition<{
+  query: z.ZodString;
+  userId: z.ZodOptional<z.ZodString>;
+  threadId: z.ZodOptional<z.ZodString>;
+  limit: z.ZodOptional<z.ZodNumber>;
+}> = {
+  name: 'search',
+  title: 'Search memories and history',
+  description:
+    "Searches the user's long-term memories (facts learned from or confirmed in their conversations, " +
+    'with provenance: thread, messages, tool call) and, given a threadId, that thread’s context ' +
+    '(its messages and summaries). Best matches first.',
+  input: {
+    query: z.string().trim().min(1).max(2000).describe('What to look for, in words'),
+    userId,
+    threadId: id('Thread to also search (and whose user to search for)').optional(),
+    limit: z.number().int().min(1).max(50).optional().describe('At most this many of each (default 10)'),
+  },
+  readOnly: true,
+  async run(ctx, args) {
+    const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
+    const limit = args.limit ?? 10;
+    const found = await call(ctx, () => ctx.memory.userMemories(user).search(args.query, { limit }));
+    let messages: RecalledMessage[] | undefined;
+    if (thread) {
+      const context = await call(ctx, () => ctx.memory.thread(thread.storedId).context());
+      messages = recallInContext(context.messages, args.query, limit);
+    }
+    return {
+      memories: found.map((m) => shown(ctx, m)),
+      ...(messages ? { messages } : {}),
+    };
+  },
+};
+
+const remember: ToolDefinition<{
+  text: z.ZodString;
+  userId: z.ZodOptional<z.ZodString>;
+  threadId: z.ZodOptional<z.ZodString>;
+  messageIds: z.ZodOptional<z.ZodArray<z.ZodString>>;
+  toolCallId: z.ZodOptional<z.ZodString>;
+  category: z.ZodOptional<z.ZodString>;
+}> = {
+  name: 'remember',
+  title: 'Remember a fact the user confirmed',
+  description:
+    'Stores a long-term fact about the user, marked "confirmed by user", with where it came from. ' +
+    'Call it only after the user said or confirmed the fact. An equal fact already remembered is ' +
+    'returned instead of stored twice.',
+  input: {
+    text: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_MEMORY_TEXT_LENGTH)
+      .describe('The fact, e.g. "User is vegetarian"'),
+    userId,
+    threadId: id('The conversation it came from (one of the user’s threads)').optional(),
+    messageIds: z
+      .array(z.string().min(1).max(MAX_ID_LENGTH))
+      .max(100)
+      .optional()
+      .describe('The messages it came from'),
+    toolCallId: z.string().min(1).max(MAX_ID_LENGTH).optional().describe('Your tool call id, for provenance'),
+    category: z.string().min(1).max(100).optional().describe('e.g. "preference"'),
+  },
+  readOnly: false,
+  async run(ctx, args) {
+    const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
+    const memory = await call(ctx, () =>
+      ctx.memory.userMemories(user).remember(args.text, {
+        threadId: thread?.storedId,
+        messageIds: args.messageIds,
+        toolCallId: args.toolCallId,
+        category: args.category,
+      }),
+    );
+    return { memory: shown(ctx, memory) };
+  },
+};
+
+const forget: ToolDefinition<{
+  memoryId: z.ZodString;
+  userId: z.ZodOptional<z.ZodString>;
+  reason: z.ZodOptional<z.ZodString>;
+}> = {
+  name: 'forget',
+  title: 'Forget a memory',
+  description:
+    'Stops using a memory: it leaves the live memories (search, context) and stays in history, ' +
+    'marked superseded with when and why. Not a delete. Use the id `search` returned.',
+  input: {
+    memoryId: z.string().min(1).max(300).describe('The memory id, as search shows it'),
+    userId,
+    reason: z.string().trim().min(1).max(1000).optional().describe('Why (default "forgotten by user")'),
+  },
+  readOnly: false,
+  async run(ctx, args) {
+    const { user } = await resolveUser(ctx, args.userId);
+    const memories = ctx.memory.userMemories(user);
+    // Extracted memories carry the tenant prefix (their ids derive from the thread's), remembered and
+    // corrected ones do not (random UUIDs): look up both, within the caller's own user.
+    const found =
+      (await call(ctx, () => memories.get(ctx.scope.prefix + args.memoryId))) ??
+      (await call(ctx, () => memories.get(args.memoryId)));
+    if (!found)
+      throw new ToolError(
+        'unknown_memory',
+        `memory ${JSON.stringify(args.memoryId)} does not exist`,
+        'memoryId',
+      );
+    if (found.status !== 'active')
+      throw new ToolError('memory_superseded', 'that memory is superseded already', 'memoryId');
+    const forgotten = await call(ctx, () => memories.forget(found.id, { reason: args.reason }));
+    if (!forgotten) throw new ToolError('memory_superseded', 'that memory is superseded already', 'memoryId');
+    return { memory: shown(ctx, forgotten) };
+  },
+};
+
+const context: ToolDefinition<{ threadId: z.ZodString; budget: z.ZodOptional<z.ZodNumber> }> = {
+  name: 'context',
+  title: "A thread's context",
+  description:
+    'What the thread sends to the model next: the user’s memories block, summaries of older turns and ' +
+    'the recent messages, within the token budget.',
+  input: {
+    threadId: id('The thread'),
+    budget: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .optional()
+      .describe('Token budget (default: the thread’s)'),
+  },
+  readOnly: true,
+  async run(ctx, args) {
+    const storedId = ctx.scope.scoped(args.threadId, 'threadId');
+    const built = await call(ctx, () =>
+      ctx.memory.thread(storedId).context(args.budget === undefined ? {} : { budget: args.budget }),
+    );
+    const { openai: _openai, ...rest } = ctx.scope.context(built);
+    return { threadId: args.threadId, ...rest };
+  },
+};
+
+const listThreads: ToolDefinition<{
+  userId: z.ZodOptional<z.ZodString>;
+  limit: z.ZodOptional<z.ZodNumber>;
+  after: z.ZodOptional<z.ZodString>;
+}> = {
+  name: 'list_threads',
+  title: 'List threads',
+  description:
+    'The caller’s threads by id (all of them, or one user’s), with owner, counts and last update. ' +
+    'Page with `after`: the `next` of the previous answer.',
+  input: {
+    userId: id('Only this user’s threads').optional(),
+    limit: z.number().int().min(1).max(100).optional().describe('At most this many (default 20)'),
+    after: id('Threads after this id (the previous page’s `next`)').optional(),
+  },
+  readOnly: true,
+  async run(ctx, args) {
+    const limit = args.limit ?? 20;
+    const { scope } = ctx;
+    const user = args.userId === undefined ? undefined : scope.scoped(args.userId, 'userId');
+    // Stored ids sort bytewise, so a tenant's ids form one range right after its prefix.
+    const rows = await call(ctx, () =>
+      ctx.memory.listThreads({ after: scope.prefix + (args.after ?? ''), limit: limit + 1, userId: user }),
+    );
+    const mine = [];
+    for (const row of rows) {
+      if (!scope.owns(row.threadId)) break;
+      const { config: _config, ...info } = scope.threadInfo(row);
+      mine.push(info);
+    }
+    const threads = mine.slice(0, limit);
+    return mine.length > limit ? { threads, next: threads[threads.length - 1]!.threadId } : { threads };
+  },
+};
+
+/** Every tool, in the order `tools/list` shows them. */
+export const TOOLS = [search, remember, forget, context, listThreads] as unknown as readonly ToolDefinition[];
