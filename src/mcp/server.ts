@@ -3,6 +3,7 @@
  * a tenant). Input is validated by the SDK against each tool's schema (a bad call is an error result
  * naming the field); a failing call is an error result saying `code: message` in the caller's ids.
  */
+import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { packageVersion } from '../settings/version.js';
@@ -34,7 +35,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        // Strict: an unknown argument is an error naming it, never silently dropped.
+        inputSchema: z.strictObject(tool.input),
         annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
       },
       async (args: Record<string, unknown>): Promise<CallToolResult> => {

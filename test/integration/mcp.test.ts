@@ -1,0 +1,256 @@
+/**
+ * The MCP server through the SDK's own client, over both transports: `durable-memory mcp` (the built
+ * CLI, spawned by StdioClientTransport) and /v1/mcp on the real API (StreamableHTTPClientTransport
+ * with tenant tokens). Each tool is called for real against the pipeline; the checks are what an
+ * assistant would rely on: the tools and their schemas, provenance of what it remembers, forgetting
+ * without erasing, clear errors for bad input, and one tenant never reaching another's data.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startApiFixture, text, type ApiFixture, type Json } from '../support/api.js';
+import { cliEnv } from '../support/cli.js';
+import { REPO_ROOT } from '../support/processes.js';
+
+const TOOLS = ['context', 'forget', 'list_threads', 'remember', 'search'];
+
+let f: ApiFixture;
+const clients: Client[] = [];
+
+before(async () => {
+  f = await startApiFixture();
+  const trip = [
+    text('t1', 'user', 'I am planning a trip to Kyoto in April.'),
+    text('t2', 'assistant', 'Kyoto in April means cherry blossoms. Window or aisle seat?'),
+    text('t3', 'user', 'Always a window seat, please.'),
+  ];
+  const res = await f.acme.post('/v1/threads/trip/messages', { userId: 'alice', messages: trip });
+  assert.equal(res.status, 200, res.text);
+  const beta = [text('b1', 'user', 'Beta alice writes about Kyoto too.')];
+  assert.equal(
+    (await f.beta.post('/v1/threads/beta-trip/messages', { userId: 'alice', messages: beta })).status,
+    200,
+  );
+});
+after(async () => {
+  for (const client of clients) await client.close().catch(() => undefined);
+  await f?.stop();
+});
+
+/** An SDK client over streamable HTTP with `token` (none: no Authorization header). */
+async function httpClient(token: string | undefined): Promise<Client> {
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  const transport = new StreamableHTTPClientTransport(new URL(`${f.api.url}/v1/mcp`), {
+    requestInit: { headers },
+  });
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** An SDK client of `durable-memory mcp` (the built CLI) with `args`. */
+async function stdioClient(args: string[]): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(REPO_ROOT, 'dist/src/cli/main.js'), 'mcp', ...args],
+    env: { ...(process.env as Record<string, string>), ...(cliEnv(f.p) as Record<string, string>) },
+    cwd: REPO_ROOT,
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** Calls a tool; its structured answer (fails the test on an error result). */
+async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Json> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.ok(!result.isError, `${name} failed: ${JSON.stringify(result.content)}`);
+  return result.structuredContent;
+}
+
+/** Calls a tool that must fail; the error text. */
+async function fails(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.equal(result.isError, true, `${name} should fail: ${JSON.stringify(result.content)}`);
+  const [first] = result.content;
+  assert.equal(first?.type, 'text');
+  return (first as { text: string }).text;
+}
+
+describe('streamable HTTP on the API', () => {
+  let acme: Client;
+  before(async () => {
+    acme = await httpClient(f.acmeToken);
+  });
+
+  test('lists the five tools, each with an input schema', async () => {
+    const { tools } = await acme.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
+    const search = tools.find((t) => t.name === 'search')!;
+    assert.deepEqual(search.inputSchema.required, ['query']);
+    assert.ok(search.inputSchema.properties?.['threadId']);
+    assert.equal(tools.find((t) => t.name === 'remember')?.annotations?.readOnlyHint, false);
+  });
+
+  test('list_threads and context: the tenant’s own thread, in its own ids', async () => {
+    const listed = await ok(acme, 'list_threads', {});
+    assert.deepEqual(
+      listed.threads.map((t: { threadId: string; userId: string }) => [t.threadId, t.userId]),
+      [['trip', 'alice']],
+    );
+    const mine = await ok(acme, 'list_threads', { userId: 'alice', limit: 1 });
+    assert.equal(mine.threads.length, 1);
+    const context = await ok(acme, 'context', { threadId: 'trip' });
+    assert.equal(context.threadId, 'trip');
+    assert.deepEqual(
+      context.messages.map((m: { id: string }) => m.id),
+      ['t1', 't2', 't3'],
+    );
+    assert.ok(context.tokens > 0 && context.budget > 0);
+  });
+
+  test('remember stores a confirmed fact with provenance; search finds it; forget supersedes it', async () => {
+    const remembered = await ok(acme, 'remember', {
+      text: 'Alice always wants a window seat',
+      threadId: 'trip',
+      messageIds: ['t3'],
+      toolCallId: 'call_seat',
+      category: 'travel',
+    });
+    const memory = remembered.memory;
+    assert.equal(memory.userId, 'alice', 'the user is the thread’s');
+    assert.equal(memory.sourceThreadId, 'trip');
+    assert.deepEqual(memory.sourceMessageIds, ['t3']);
+    assert.equal(memory.sourceToolCallId, 'call_seat');
+    assert.equal(memory.confirmation, 'confirmed by user');
+    assert.equal(memory.status, 'active');
+    assert.ok(!JSON.stringify(remembered).includes('acme'), 'no stored ids leave');
+
+    const found = await ok(acme, 'search', { query: 'window seat', threadId: 'trip' });
+    const hit = found.memories.find((m: { id: string }) => m.id === memory.id);
+    assert.ok(hit, JSON.stringify(found));
+    assert.equal(hit.sourceThreadId, 'trip');
+    assert.equal(hit.confirmation, 'confirmed by user');
+    assert.ok(hit.score > 0);
+    assert.equal(found.messages[0].id, 't3', 'the thread’s context is searched too');
+    // The API sees the same memory.
+    const viaApi = await f.acme.get(`/v1/users/alice/memories/${memory.id}`);
+    assert.equal(viaApi.body.sourceToolCallId, 'call_seat');
+
+    const forgotten = await ok(acme, 'forget', {
+      memoryId: memory.id,
+      userId: 'alice',
+      reason: 'changed mind',
+    });
+    assert.equal(forgotten.memory.status, 'superseded');
+    assert.equal(forgotten.memory.supersededReason, 'changed mind');
+    assert.equal(forgotten.memory.supersededBy, undefined);
+    const after = await ok(acme, 'search', { query: 'window seat', userId: 'alice' });
+    assert.ok(!after.memories.some((m: { id: string }) => m.id === memory.id), 'not live any more');
+    const all = await f.acme.get('/v1/users/alice/memories?includeSuperseded=true');
+    const kept = all.body.memories.find((m: { id: string }) => m.id === memory.id);
+    assert.equal(kept?.status, 'superseded', 'kept in history, not erased');
+    assert.match(
+      await fails(acme, 'forget', { memoryId: memory.id, userId: 'alice' }),
+      /^memory_superseded:/u,
+    );
+  });
+
+  test('invalid input gets an error result naming the field, and writes nothing', async () => {
+    assert.match(await fails(acme, 'search', {}), /query/u);
+    assert.match(await fails(acme, 'search', { query: 'x', limit: 0 }), /limit/u);
+    assert.match(await fails(acme, 'remember', { text: '   ', userId: 'alice' }), /text/u);
+    assert.match(
+      await fails(acme, 'remember', { text: 'x', userId: 'alice', extra: 1 }),
+      /extra|unrecognized/iu,
+    );
+    assert.match(await fails(acme, 'context', { threadId: 'bad id' }), /threadId/u);
+    assert.match(await fails(acme, 'context', { threadId: 'nope' }), /^unknown_thread: thread "nope"/u);
+    assert.match(await fails(acme, 'remember', { text: 'Alice likes tea' }), /^missing_field: .*userId/u);
+    assert.match(
+      await fails(acme, 'remember', { text: 'Alice likes tea', userId: 'bob', threadId: 'trip' }),
+      /^invalid_option: .*threadId/u,
+    );
+    assert.match(await fails(acme, 'forget', { memoryId: 'no-such', userId: 'alice' }), /^unknown_memory:/u);
+    const live = await f.acme.get('/v1/users/alice/memories');
+    assert.ok(!live.body.memories.some((m: { text: string }) => /tea|^x$/u.test(m.text)));
+  });
+
+  test("tenant isolation: beta's token neither sees nor touches acme's threads and memories", async () => {
+    const acmeMemory = (await ok(acme, 'remember', { text: 'Alice collects maps of Kyoto', userId: 'alice' }))
+      .memory;
+    const beta = await httpClient(f.betaToken);
+    const threads = (await ok(beta, 'list_threads', {})).threads.map((t: { threadId: string }) => t.threadId);
+    assert.deepEqual(threads, ['beta-trip']);
+    for (const [name, args] of [
+      ['context', { threadId: 'trip' }],
+      ['search', { query: 'Kyoto', threadId: 'trip' }],
+      ['remember', { text: 'Alice hates maps', threadId: 'trip' }],
+    ] as const) {
+      const error = await fails(beta, name, args);
+      assert.match(error, /^unknown_thread: thread "trip"/u, name);
+      assert.ok(!error.includes('acme'), `${name} says nothing of the other tenant`);
+    }
+    const found = await ok(beta, 'search', { query: 'Kyoto maps', userId: 'alice', threadId: 'beta-trip' });
+    assert.deepEqual(found.memories, [], "beta's alice is another person");
+    assert.deepEqual(
+      found.messages.map((m: { id: string }) => m.id),
+      ['b1'],
+    );
+    assert.match(
+      await fails(beta, 'forget', { memoryId: acmeMemory.id, userId: 'alice' }),
+      /^unknown_memory:/u,
+    );
+    const still = await f.acme.get(`/v1/users/alice/memories/${acmeMemory.id}`);
+    assert.equal(still.body.status, 'active');
+  });
+
+  test('needs a valid token like every /v1 route; GET and DELETE answer 405', async () => {
+    await assert.rejects(httpClient(undefined), /401|missing_token|Unauthorized/iu);
+    await assert.rejects(httpClient(`dm_${'A'.repeat(43)}`), /401|invalid_token|Unauthorized/iu);
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${f.api.url}/v1/mcp`, {
+        method,
+        headers: { Authorization: `Bearer ${f.acmeToken}`, Accept: 'text/event-stream' },
+      });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'POST');
+    }
+  });
+});
+
+describe('durable-memory mcp (stdio)', () => {
+  test('lists the tools; remember (the default user), search, context, list_threads in the tenant', async () => {
+    const client = await stdioClient(['--tenant', 'acme', '--user', 'alice']);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
+    const { memory } = await ok(client, 'remember', { text: 'Alice learns Japanese', threadId: 'trip' });
+    assert.equal(memory.userId, 'alice');
+    assert.equal(memory.confirmation, 'confirmed by user');
+    const found = await ok(client, 'search', { query: 'Japanese' });
+    assert.deepEqual(
+      found.memories.map((m: { id: string; sourceThreadId: string }) => [m.id, m.sourceThreadId]),
+      [[memory.id, 'trip']],
+    );
+    const context = await ok(client, 'context', { threadId: 'trip' });
+    assert.ok(context.messages.some((m: { id: string }) => m.id === 't3'));
+    const threads = (await ok(client, 'list_threads')).threads.map((t: { threadId: string }) => t.threadId);
+    assert.deepEqual(threads, ['trip']);
+    assert.match(await fails(client, 'search', { query: '' }), /query/u);
+  });
+
+  test("--tenant beta sees beta's threads only", async () => {
+    const client = await stdioClient(['--tenant', 'beta']);
+    const threads = (await ok(client, 'list_threads')).threads.map((t: { threadId: string }) => t.threadId);
+    assert.deepEqual(threads, ['beta-trip']);
+    assert.match(await fails(client, 'context', { threadId: 'trip' }), /^unknown_thread/u);
+    assert.match(await fails(client, 'search', { query: 'Japanese' }), /^missing_field: .*userId/u);
+  });
+});
