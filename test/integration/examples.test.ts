@@ -13,6 +13,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { startApi } from '../../src/server/api-server.js';
+import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startApiFixture, type ApiFixture } from '../support/api.js';
 import { cliEnv } from '../support/cli.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
@@ -294,4 +296,44 @@ test('langchain-history.ts: RunnableWithMessageHistory on a thread, turn two see
     messages.map((m) => m.role),
     ['user', 'assistant', 'user', 'assistant'],
   );
+});
+
+test('mcp-client.ts: an MCP client over streamable HTTP remembers, finds and forgets a fact', async () => {
+  const tokens = await TokenStore.connect(p.stack.databaseUrl);
+  const api = await startApi({ memory: p.memory, tokens, logger: false });
+  try {
+    const { token } = await tokens.create('demo', 'mcp example');
+    const result = await tsx('mcp-client.ts', {
+      DURABLE_MEMORY_API_URL: api.url,
+      DURABLE_MEMORY_API_TOKEN: token,
+      THREAD_ID: 'example-mcp',
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /tools: search, remember, forget, context, list_threads/);
+    assert.match(result.stdout, /context: 3 messages/);
+    assert.match(
+      result.stdout,
+      /remembered \S+: Alice always takes a window seat \(confirmed by user, from example-mcp\)/,
+    );
+    assert.match(result.stdout, /search: Alice always takes a window seat/);
+    assert.match(result.stdout, /forgot \S+: superseded \(prefers aisle now\)/);
+    assert.match(result.stdout, /threads of alice: example-mcp/);
+    // Stored under the token's tenant, kept in history, not live any more.
+    const all = await p.memory.userMemories('demo:alice').list({ includeSuperseded: true });
+    assert.deepEqual(
+      all.map((m) => [m.text, m.status, m.sourceThreadId, m.sourceMessageIds, m.sourceToolCallId]),
+      [
+        [
+          'Alice always takes a window seat',
+          'superseded',
+          'demo:example-mcp',
+          ['u1', 'u2'],
+          'call_remember_1',
+        ],
+      ],
+    );
+  } finally {
+    await api.close();
+    await tokens.close();
+  }
 });
