@@ -72,10 +72,8 @@ export function userMemories(
         const info = await threads.thread(options.threadId);
         if (!info) throw new UnknownThreadError(options.threadId);
         if (info.userId !== userId)
-          throw new ValidationError(
-            'invalid_option',
-            `thread ${JSON.stringify(options.threadId)} is not this user's`,
-          );
+          // No id in the text: callers above (the API, MCP) show their own ids, not stored ones.
+          throw new ValidationError('invalid_option', "the thread is not this user's", { field: 'threadId' });
         resourceId ??= info.resourceId;
       }
       return store.remember(userId, {

@@ -48,8 +48,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           };
         } catch (err) {
           const text = toolErrorText(err, (id) => options.scope.strip(id));
-          if (text.startsWith('internal:') || text.startsWith('backend_unavailable:'))
-            options.onInternalError?.(err);
+          if (/^(internal|backend_unavailable|timeout):/u.test(text)) options.onInternalError?.(err);
           return { content: [{ type: 'text', text }], isError: true };
         }
       },

@@ -794,7 +794,9 @@ describe('memories', () => {
     assertError(await post({}), 400, 'missing_field', 'text');
     assertError(await post({ text: 'x', threadId: 'bad id' }), 400, 'invalid_id', 'threadId');
     assert.equal((await post({ text: 'x', messageIds: [''] })).status, 400);
-    assertError(await post({ text: 'x', threadId: 'mem-bob' }), 400, 'invalid_option', 'threadId');
+    const bobs = await post({ text: 'x', threadId: 'mem-bob' });
+    assertError(bobs, 400, 'invalid_option', 'threadId');
+    assert.ok(!bobs.text.includes('acme'), bobs.text);
     assertError(await post({ text: 'x', threadId: 'no-such-thread' }), 404, 'unknown_thread', 'threadId');
     const texts = (await acme.get('/v1/users/alice/memories')).body.memories.map(
       (m: { text: string }) => m.text,

@@ -84,6 +84,18 @@ async function fails(client: Client, name: string, args: Record<string, unknown>
   return (first as { text: string }).text;
 }
 
+/** Runs `work` with the embedded PostgreSQL stopped, and starts it again. */
+async function withPostgresStopped(work: () => Promise<void>): Promise<void> {
+  const postgres = f.p.stack.postgres;
+  assert.ok(postgres, 'embedded PostgreSQL');
+  await postgres.stop();
+  try {
+    await work();
+  } finally {
+    await postgres.start();
+  }
+}
+
 describe('streamable HTTP on the API', () => {
   let acme: Client;
   before(async () => {
@@ -178,6 +190,15 @@ describe('streamable HTTP on the API', () => {
       await fails(acme, 'remember', { text: 'Alice likes tea', userId: 'bob', threadId: 'trip' }),
       /^invalid_option: .*threadId/u,
     );
+    // A thread without a user is nobody's to remember from (the client library's rule).
+    await f.acme.patch('/v1/threads/ownerless', { budget: 4000 });
+    const ownerless = await fails(acme, 'remember', {
+      text: 'Alice likes tea',
+      userId: 'alice',
+      threadId: 'ownerless',
+    });
+    assert.match(ownerless, /^invalid_option: .*threadId/u);
+    assert.ok(!ownerless.includes('acme'), ownerless);
     assert.match(await fails(acme, 'forget', { memoryId: 'no-such', userId: 'alice' }), /^unknown_memory:/u);
     const live = await f.acme.get('/v1/users/alice/memories');
     assert.ok(!live.body.memories.some((m: { text: string }) => /tea|^x$/u.test(m.text)));
@@ -212,6 +233,17 @@ describe('streamable HTTP on the API', () => {
     assert.equal(still.body.status, 'active');
   });
 
+  test('PostgreSQL stopped: 503 like every /v1 route (tokens are checked there), then works again', async () => {
+    await withPostgresStopped(async () => {
+      await assert.rejects(
+        acme.callTool({ name: 'list_threads', arguments: {} }),
+        /503|backend_unavailable/u,
+      );
+    });
+    const listed = await ok(acme, 'list_threads', {});
+    assert.ok(listed.threads.some((t: { threadId: string }) => t.threadId === 'trip'));
+  });
+
   test('needs a valid token like every /v1 route; GET and DELETE answer 405', async () => {
     await assert.rejects(httpClient(undefined), /401|missing_token|Unauthorized/iu);
     await assert.rejects(httpClient(`dm_${'A'.repeat(43)}`), /401|invalid_token|Unauthorized/iu);
@@ -242,8 +274,19 @@ describe('durable-memory mcp (stdio)', () => {
     const context = await ok(client, 'context', { threadId: 'trip' });
     assert.ok(context.messages.some((m: { id: string }) => m.id === 't3'));
     const threads = (await ok(client, 'list_threads')).threads.map((t: { threadId: string }) => t.threadId);
-    assert.deepEqual(threads, ['trip']);
+    assert.ok(threads.includes('trip') && !threads.includes('beta-trip'), JSON.stringify(threads));
     assert.match(await fails(client, 'search', { query: '' }), /query/u);
+  });
+
+  test('PostgreSQL stopped: a backend_unavailable error result without addresses, then works again', async () => {
+    const client = await stdioClient(['--tenant', 'acme', '--user', 'alice']);
+    await ok(client, 'list_threads');
+    await withPostgresStopped(async () => {
+      const error = await fails(client, 'search', { query: 'Japanese' });
+      assert.match(error, /^backend_unavailable: /u);
+      assert.ok(!/postgres(ql)?:\/\/|127\.0\.0\.1/iu.test(error), `no address in ${error}`);
+    });
+    assert.ok((await ok(client, 'search', { query: 'Japanese' })).memories.length > 0);
   });
 
   test("--tenant beta sees beta's threads only", async () => {

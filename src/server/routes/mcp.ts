@@ -5,6 +5,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { handleMcpPost, METHOD_NOT_ALLOWED } from '../../mcp/http.js';
+import { TimeoutError } from '../../client/errors.js';
+import { DeadlineError } from '../deadline.js';
 import { run, type RouteDeps } from './deps.js';
 
 /** The MCP route. */
@@ -15,10 +17,23 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (
     const options = {
       memory: deps.memory,
       scope: request.scope,
-      bound: <T>(work: () => Promise<T>) => run(deps, work, 'mcp tool'),
+      // A tool call is bounded like any request; past the bound it reads as a `timeout` error result.
+      bound: <T>(work: () => Promise<T>) =>
+        run(deps, work, 'mcp tool').catch((err: unknown) => {
+          throw err instanceof DeadlineError ? new TimeoutError('mcp tool', deps.timeoutMs) : err;
+        }),
       onInternalError: (err: unknown) => request.log.error({ err }, 'mcp tool failed'),
     };
-    await handleMcpPost(options, request.raw, reply.raw, request.body);
+    try {
+      await handleMcpPost(options, request.raw, reply.raw, request.body);
+    } catch (err) {
+      // Hijacked: fastify's error handler cannot answer for us any more.
+      request.log.error({ err }, 'mcp request failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' });
+      reply.raw.end(
+        JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }),
+      );
+    }
   });
   for (const method of ['GET', 'DELETE'] as const)
     app.route({
