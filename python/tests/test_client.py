@@ -188,3 +188,21 @@ def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id
     assert erased["userId"] == user and erased["threads"] == 1 and erased["messages"] >= 2
     with pytest.raises(NotFoundError):
         client.history(thread_id)
+
+
+def test_remember_a_confirmed_fact_with_provenance(client: Client, thread_id: str) -> None:
+    user = thread_id + "-rem"
+    client.append(thread_id, {"id": "r1", "role": "user", "content": "I always want a window seat."}, user_id=user)
+    fact = "User wants a window seat"
+    memory = client.remember(user, fact, thread_id=thread_id, message_ids=["r1"], tool_call_id="c1")
+    assert memory["confirmation"] == "confirmed by user" and memory["extractionId"] == "user"
+    assert memory["sourceThreadId"] == thread_id and memory["sourceMessageIds"] == ["r1"]
+    assert memory["sourceToolCallId"] == "c1"
+    assert client.remember(user, "user wants a WINDOW seat.")["id"] == memory["id"], "not stored twice"
+    with pytest.raises(ValidationError) as empty:
+        client.remember(user, "   ")
+    assert empty.value.code == "empty_message" and empty.value.field == "text"
+    with pytest.raises(NotFoundError) as unknown:
+        client.remember(user, "x", thread_id=thread_id + "-none")
+    assert unknown.value.code == "unknown_thread"
+    assert [m["text"] for m in client.list_memories(user)] == ["User wants a window seat"]

@@ -138,6 +138,19 @@ class _Operations:
         return _Call("GET", path, _query(includeSuperseded=include_superseded), result=lambda a: a["memories"])
 
     @staticmethod
+    def remember(
+        user_id: str,
+        text: str,
+        thread_id: str | None,
+        message_ids: list[str] | None,
+        tool_call_id: str | None,
+        category: str | None,
+    ) -> _Call:
+        given = {"threadId": thread_id, "messageIds": message_ids, "toolCallId": tool_call_id, "category": category}
+        body = {"text": text, **{k: v for k, v in given.items() if v is not None}}
+        return _Call("POST", f"/v1/users/{_seg(user_id)}/memories", body=body)
+
+    @staticmethod
     def get_memory(user_id: str, memory_id: str) -> _Call:
         return _Call("GET", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}")
 
@@ -326,6 +339,21 @@ class Client:
         """A user's long-term memories, newest first, with provenance."""
         return cast(list[MemoryRecord], self._send(_OPS.list_memories(user_id, include_superseded)))
 
+    def remember(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        message_ids: list[str] | None = None,
+        tool_call_id: str | None = None,
+        category: str | None = None,
+    ) -> MemoryRecord:
+        """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
+        an equal live fact is returned instead of stored twice. The thread must be one of the user's."""
+        call = _OPS.remember(user_id, text, thread_id, message_ids, tool_call_id, category)
+        return cast(MemoryRecord, self._send(call))
+
     def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
         return cast(MemoryRecord, self._send(_OPS.get_memory(user_id, memory_id)))
 
@@ -434,6 +462,19 @@ class AsyncClient:
 
     async def list_memories(self, user_id: str, *, include_superseded: bool = False) -> list[MemoryRecord]:
         return cast(list[MemoryRecord], await self._send(_OPS.list_memories(user_id, include_superseded)))
+
+    async def remember(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        message_ids: list[str] | None = None,
+        tool_call_id: str | None = None,
+        category: str | None = None,
+    ) -> MemoryRecord:
+        call = _OPS.remember(user_id, text, thread_id, message_ids, tool_call_id, category)
+        return cast(MemoryRecord, await self._send(call))
 
     async def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
         return cast(MemoryRecord, await self._send(_OPS.get_memory(user_id, memory_id)))

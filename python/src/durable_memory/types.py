@@ -169,6 +169,8 @@ class MemoryRecord(TypedDict):
     supersededAt: NotRequired[str]
     supersededReason: NotRequired[str]
     extractionId: NotRequired[str]
+    sourceToolCallId: NotRequired[str]
+    confirmation: NotRequired[str]
 
 
 class ErasedUser(TypedDict):
