@@ -22,18 +22,22 @@ import {
   type ApplyResult,
   type ExtractionInput,
   type ListMemoriesOptions,
+  type MemoryEmbedding,
   type MemoryRecord,
   type MemoryStore,
   type RememberInput,
   type ScoredMemory,
   type SearchMemoriesOptions,
 } from './memory-store.js';
+import { assertModel, assertVector, cosine } from '../model/vectors.js';
 
 /** A stored memory with its insertion order (the tie-break of "newest first") and its fact key. */
 interface Entry {
   record: MemoryRecord;
   ord: number;
   key: string;
+  /** Model → vector. */
+  vectors?: Map<string, number[]>;
 }
 
 /** What an extraction left behind: enough to resume a thread and to answer a retry. */
@@ -150,6 +154,55 @@ export class InMemoryMemoryStore implements MemoryStore {
         return { entry, score: shared / wanted.size };
       })
       .filter((ranked) => ranked.score > 0)
+      .sort((a, b) => b.score - a.score || b.entry.ord - a.entry.ord)
+      .slice(0, limit)
+      .map(({ entry, score }) => ({ ...structuredClone(entry.record), score }));
+  }
+
+  /** @inheritDoc MemoryStore.saveEmbeddings */
+  async saveEmbeddings(model: string, embeddings: MemoryEmbedding[]): Promise<number> {
+    assertModel(model);
+    embeddings.forEach((e, i) =>
+      assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
+    );
+    let added = 0;
+    for (const { memoryId, vector } of embeddings) {
+      const entry = this.memories.get(memoryId);
+      if (!entry || entry.vectors?.has(model)) continue;
+      (entry.vectors ??= new Map()).set(model, [...vector]);
+      added++;
+    }
+    return added;
+  }
+
+  /** @inheritDoc MemoryStore.unembedded */
+  async unembedded(
+    userId: string,
+    model: string,
+    limit: number,
+  ): Promise<Pick<MemoryRecord, 'id' | 'text'>[]> {
+    assertId(userId, 'userId');
+    return [...this.memories.values()]
+      .filter((e) => e.record.userId === userId && e.record.status === 'active' && !e.vectors?.has(model))
+      .sort((a, b) => a.ord - b.ord)
+      .slice(0, limit)
+      .map((e) => ({ id: e.record.id, text: e.record.text }));
+  }
+
+  /** @inheritDoc MemoryStore.searchByEmbedding */
+  async searchByEmbedding(
+    userId: string,
+    model: string,
+    vector: number[],
+    options?: SearchMemoriesOptions,
+  ): Promise<ScoredMemory[]> {
+    assertId(userId, 'userId');
+    assertModel(model);
+    assertVector(vector, 'vector');
+    const limit = searchLimit(options);
+    return this.scope(userId, options?.resourceId)
+      .filter((e) => e.record.status === 'active' && e.vectors?.get(model)?.length === vector.length)
+      .map((entry) => ({ entry, score: cosine(entry.vectors!.get(model)!, vector) }))
       .sort((a, b) => b.score - a.score || b.entry.ord - a.entry.ord)
       .slice(0, limit)
       .map(({ entry, score }) => ({ ...structuredClone(entry.record), score }));

@@ -116,6 +116,12 @@ export interface SearchMemoriesOptions {
 /** A memory ranked for a query; higher scores are more relevant, 0 when ranked by recency alone. */
 export type ScoredMemory = MemoryRecord & { score: number };
 
+/** One memory's vector, by one embedding model. */
+export interface MemoryEmbedding {
+  memoryId: string;
+  vector: number[];
+}
+
 /** A durable home for long-term memories. */
 export interface MemoryStore {
   /**
@@ -146,6 +152,29 @@ export interface MemoryStore {
    * live memories by recency instead, all with score 0.
    */
   search(userId: string, query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]>;
+
+  /**
+   * Stores memory vectors of one embedding model, once per (memory, model); unknown memories (removed
+   * meanwhile) are skipped.
+   * @returns how many were newly stored.
+   * @throws ValidationError `invalid_option` for a bad model or vector (all must have one dimension).
+   */
+  saveEmbeddings(model: string, embeddings: MemoryEmbedding[]): Promise<number>;
+
+  /** Live memories of the user without a vector of `model`, oldest first, at most `limit`. */
+  unembedded(userId: string, model: string, limit: number): Promise<Pick<MemoryRecord, 'id' | 'text'>[]>;
+
+  /**
+   * Live memories closest to `vector` (cosine similarity) among those embedded by `model`, best
+   * first; within the user's memories and, with `resourceId`, that resource's and the user-wide ones.
+   * @throws ValidationError `invalid_option` for a bad model, vector or limit.
+   */
+  searchByEmbedding(
+    userId: string,
+    model: string,
+    vector: number[],
+    options?: SearchMemoriesOptions,
+  ): Promise<ScoredMemory[]>;
 
   /**
    * A user's correction: the live memory is superseded (reason {@link CORRECTED_BY_USER}) by a new one

@@ -14,6 +14,8 @@ import { migrate } from '../postgres/migrate.js';
 import { explainTextError, toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
+import { ensureHnswIndex, vectorSql, type VectorSql } from '../postgres/vectors.js';
+import { assertModel, assertVector } from '../model/vectors.js';
 import {
   assertExtractionInput,
   assertId,
@@ -32,6 +34,7 @@ import {
   type ApplyResult,
   type ExtractionInput,
   type ListMemoriesOptions,
+  type MemoryEmbedding,
   type MemoryRecord,
   type MemoryStore,
   type RememberInput,
@@ -140,6 +143,9 @@ export class PostgresMemoryStore implements MemoryStore {
   /** The pool in use. */
   readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
+  /** Which kind of vector column the database has (read once), and the dimensions indexed so far. */
+  private vectorKind?: Promise<VectorSql>;
+  private readonly indexed = new Set<number>();
 
   /**
    * @param poolOrUrl a pool to share (left open by {@link close}), or a URL to open one for this store.
@@ -264,6 +270,78 @@ export class PostgresMemoryStore implements MemoryStore {
       [userId, options?.resourceId ?? null, query, limit],
     );
     return rows.map((row) => ({ ...row.record, score: Number(row.score) }));
+  }
+
+  /** @inheritDoc MemoryStore.saveEmbeddings */
+  async saveEmbeddings(model: string, embeddings: MemoryEmbedding[]): Promise<number> {
+    assertModel(model);
+    if (embeddings.length === 0) return 0;
+    const dims = embeddings[0]!.vector.length;
+    embeddings.forEach((e, i) => assertVector(e.vector, `embeddings[${i}].vector`, dims));
+    const sql = await this.vectors();
+    if (!this.indexed.has(dims)) {
+      await ensureHnswIndex(this.pool, sql, 'memory_embeddings', dims);
+      this.indexed.add(dims);
+    }
+    // Joined to memories: one removed meanwhile is skipped, not an error.
+    const result = await this.pool.query(
+      `INSERT INTO memory_embeddings (memory_id, model, dims, embedding)
+       SELECT m.id, $1, $2, ${sql.fromJson('e.v')}
+       FROM unnest($3::text[], $4::text[]) AS e(id, v) JOIN memories m ON m.id = e.id
+       ON CONFLICT (memory_id, model) DO NOTHING`,
+      [model, dims, embeddings.map((e) => e.memoryId), embeddings.map((e) => JSON.stringify(e.vector))],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  /** @inheritDoc MemoryStore.unembedded */
+  async unembedded(
+    userId: string,
+    model: string,
+    limit: number,
+  ): Promise<Pick<MemoryRecord, 'id' | 'text'>[]> {
+    assertId(userId, 'userId');
+    const { rows } = await this.pool.query<{ id: string; text: string }>(
+      `SELECT id, text FROM memories m
+       WHERE user_id = $1 AND status = 'active'
+         AND NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.memory_id = m.id AND e.model = $2)
+       ORDER BY ord LIMIT $3`,
+      [userId, model, limit],
+    );
+    return rows;
+  }
+
+  /** @inheritDoc MemoryStore.searchByEmbedding */
+  async searchByEmbedding(
+    userId: string,
+    model: string,
+    vector: number[],
+    options?: SearchMemoriesOptions,
+  ): Promise<ScoredMemory[]> {
+    assertId(userId, 'userId');
+    assertModel(model);
+    assertVector(vector, 'vector');
+    const limit = searchLimit(options);
+    const sql = await this.vectors();
+    const dims = vector.length;
+    const { rows } = await this.pool.query<RecordRow & { score: number }>(
+      `SELECT ${RECORD}, ${sql.similarity('e.vec', '$4', dims)} AS score
+       FROM memories
+       JOIN (SELECT memory_id, embedding AS vec FROM memory_embeddings WHERE model = $3 AND dims = ${dims}) e
+         ON e.memory_id = memories.id
+       WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
+       ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5`,
+      [userId, options?.resourceId ?? null, model, JSON.stringify(vector), limit],
+    );
+    return rows.map((row) => ({ ...row.record, score: Number(row.score) }));
+  }
+
+  private vectors(): Promise<VectorSql> {
+    this.vectorKind ??= vectorSql(this.pool, 'memory_embeddings').catch((err: unknown) => {
+      this.vectorKind = undefined;
+      throw err;
+    });
+    return this.vectorKind;
   }
 
   /** @inheritDoc MemoryStore.correct */

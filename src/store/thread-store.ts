@@ -16,9 +16,12 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
+  EmbeddingHit,
+  EmbeddingScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
+  MessageEmbedding,
   PageOptions,
   ThreadExport,
   ThreadInfo,
@@ -98,6 +101,38 @@ export interface ThreadStore {
    * @throws InvalidRecordError for a malformed export.
    */
   import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult>;
+
+  /**
+   * Stores message vectors of one embedding model (the embedding lane's writes). Idempotent per
+   * (thread, seq, model): a vector already stored stays, and seqs the thread does not hold (a thread
+   * deleted meanwhile) are skipped, so nothing is left behind by a delete.
+   * @returns how many vectors were newly stored.
+   * @throws ValidationError `invalid_option` for a bad model name or vector (all must have one dimension).
+   */
+  saveEmbeddings(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number>;
+
+  /**
+   * Seqs of the thread's history messages (excluded ones included: recall searches all history) that
+   * have no vector of `model` yet, ascending.
+   * @param options `after`: only seqs above it; `upTo`: only seqs up to it; `limit`: at most this many (default 1,000).
+   */
+  unembedded(
+    threadId: string,
+    model: string,
+    options?: { after?: number; upTo?: number; limit?: number },
+  ): Promise<number[]>;
+
+  /**
+   * The messages closest to `vector` (cosine similarity) among those embedded by `model` in `scope`,
+   * best first. Exact or approximate (an HNSW index) by backend; never outside the scope.
+   * @throws ValidationError `invalid_option` for a bad model, vector or limit (1 to 1,000).
+   */
+  searchByEmbedding(
+    scope: EmbeddingScope,
+    model: string,
+    vector: number[],
+    limit: number,
+  ): Promise<EmbeddingHit[]>;
 
   /**
    * Answers when the backend can serve requests (readiness checks); the cheapest round trip it has.

@@ -156,3 +156,22 @@ export interface ImportResult {
   /** Messages that were already there (same id and content). */
   skipped: number;
 }
+
+/** One stored message's vector, by one embedding model. */
+export interface MessageEmbedding {
+  seq: number;
+  vector: number[];
+}
+
+/**
+ * Where a vector search looks: one thread, or every thread of a user (narrowed to the threads of one
+ * resource). Never wider: another user's (or tenant's, whose user ids are prefixed) threads are not in it.
+ */
+export type EmbeddingScope = { threadId: string } | { userId: string; resourceId?: string };
+
+/** A message found by vector search: higher scores (cosine similarity, -1 to 1) are closer. */
+export interface EmbeddingHit {
+  threadId: string;
+  seq: number;
+  score: number;
+}

@@ -70,6 +70,47 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
     });
     after(() => store?.close());
 
+    it('embeddings: stored once per model, searched within the user and resource, live memories only', async () => {
+      const [alice, bob] = [fresh('alice'), fresh('bob')];
+      const tea = (await store.applyExtraction(extraction(alice, [fact('User likes tea')]))).added[0];
+      const oslo = (
+        await store.applyExtraction(extraction(alice, [fact('User lives in Oslo')], { resourceId: 'r2' }))
+      ).added[0];
+      const bobs = (await store.applyExtraction(extraction(bob, [fact('User likes tea')]))).added[0]!;
+      const pending = await store.unembedded(alice, 'm', 10);
+      assert.deepEqual(pending.map((m) => m.text).sort(), ['User likes tea', 'User lives in Oslo']);
+      const saved = await store.saveEmbeddings('m', [
+        { memoryId: tea!.id, vector: [1, 0, 0] },
+        { memoryId: oslo!.id, vector: [0, 1, 0] },
+        { memoryId: bobs.id, vector: [1, 0, 0] },
+        { memoryId: 'gone', vector: [1, 0, 0] },
+      ]);
+      assert.equal(saved, 3);
+      assert.equal(await store.saveEmbeddings('m', [{ memoryId: tea!.id, vector: [0, 0, 1] }]), 0);
+      assert.deepEqual(await store.unembedded(alice, 'm', 10), []);
+      assert.equal((await store.unembedded(alice, 'other', 10)).length, 2);
+      const hits = await store.searchByEmbedding(alice, 'm', [0.9, 0.1, 0]);
+      assert.deepEqual(
+        hits.map((h) => h.id),
+        [tea!.id, oslo!.id],
+      );
+      assert.ok(hits[0]!.score > hits[1]!.score && hits[0]!.score <= 1);
+      // Another resource's memories are not in a resource's scope; the user-wide ones are.
+      const r1 = await store.searchByEmbedding(alice, 'm', [0, 1, 0], { resourceId: 'r1' });
+      assert.deepEqual(
+        r1.map((h) => h.id),
+        [tea!.id],
+      );
+      // A superseded memory is history, not something to recall.
+      await store.correct(alice, tea!.id, 'User likes green tea');
+      const after = await store.searchByEmbedding(alice, 'm', [1, 0, 0]);
+      assert.deepEqual(
+        after.map((h) => h.id),
+        [oslo!.id],
+      );
+      await rejectsWith(store.searchByEmbedding(alice, 'm', []), 'invalid_option');
+    });
+
     it('adds a fact with its source message ids and provenance', async () => {
       const user = fresh('user');
       const input = extraction(user, [

@@ -10,6 +10,7 @@ import { readsContract } from './store-contract/reads.js';
 import { threadsContract } from './store-contract/threads.js';
 import { transferContract } from './store-contract/transfer.js';
 import { erasureContract } from './store-contract/erasure.js';
+import { embeddingsContract } from './store-contract/embeddings.js';
 import type { MemoryStore } from '../../src/memories/memory-store.js';
 import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
 
@@ -49,6 +50,7 @@ export function storeContract(
     describe('compaction and view', () => compactionContract(get));
     describe('threads', () => threadsContract(get));
     describe('export and import', () => transferContract(get));
+    describe('embeddings', () => embeddingsContract(get));
     describe('the delete rule', () => {
       let memories: MemoryStore | undefined;
       erasureContract(get, () => (memories ??= makeMemories(get())));

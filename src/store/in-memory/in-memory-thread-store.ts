@@ -15,15 +15,19 @@ import {
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
 import { sortView } from '../internal/view-order.js';
+import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
   CompactionRecord,
+  EmbeddingHit,
+  EmbeddingScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
+  MessageEmbedding,
   PageOptions,
   StoredMessage,
   SummaryRecord,
@@ -47,6 +51,8 @@ interface ThreadState {
   summaries: Map<string, SummaryRecord>;
   /** Summary id → its meta, described when recorded. */
   summaryMetas: Map<string, MessageMeta>;
+  /** Model → seq → vector. */
+  embeddings: Map<string, Map<number, number[]>>;
 }
 
 /** Default page size of {@link InMemoryThreadStore.listThreads}, as in every store. */
@@ -67,6 +73,7 @@ export class InMemoryThreadStore implements ThreadStore {
         compactions: new Map(),
         summaries: new Map(),
         summaryMetas: new Map(),
+        embeddings: new Map(),
       };
       this.threads.set(threadId, state);
     }
@@ -234,6 +241,70 @@ export class InMemoryThreadStore implements ThreadStore {
     const state = this.ensure(threadId, now, owner);
     state.info.config = jsonCopy(config);
     state.info.updatedAt = now;
+  }
+
+  /** @inheritDoc ThreadStore.saveEmbeddings */
+  async saveEmbeddings(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
+    assertModel(model);
+    embeddings.forEach((e, i) =>
+      assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
+    );
+    const state = this.threads.get(threadId);
+    if (!state) return 0;
+    let byModel = state.embeddings.get(model);
+    if (!byModel) state.embeddings.set(model, (byModel = new Map()));
+    let added = 0;
+    for (const { seq, vector } of embeddings) {
+      if (!state.rows[seq - 1] || byModel.has(seq)) continue;
+      byModel.set(seq, [...vector]);
+      added++;
+    }
+    return added;
+  }
+
+  /** @inheritDoc ThreadStore.unembedded */
+  async unembedded(
+    threadId: string,
+    model: string,
+    options: { after?: number; upTo?: number; limit?: number } = {},
+  ): Promise<number[]> {
+    const state = this.threads.get(threadId);
+    if (!state) return [];
+    const have = state.embeddings.get(model);
+    const upTo = Math.min(options.upTo ?? Infinity, state.rows.length);
+    const seqs: number[] = [];
+    for (
+      let seq = Math.max(0, options.after ?? 0) + 1;
+      seq <= upTo && seqs.length < (options.limit ?? 1000);
+      seq++
+    )
+      if (!have?.has(seq)) seqs.push(seq);
+    return seqs;
+  }
+
+  /** @inheritDoc ThreadStore.searchByEmbedding */
+  async searchByEmbedding(
+    scope: EmbeddingScope,
+    model: string,
+    vector: number[],
+    limit: number,
+  ): Promise<EmbeddingHit[]> {
+    assertModel(model);
+    assertVector(vector, 'vector');
+    assertHitLimit(limit);
+    const inScope = (s: ThreadState): boolean =>
+      'threadId' in scope
+        ? s.info.threadId === scope.threadId
+        : s.info.userId === scope.userId &&
+          (scope.resourceId === undefined || s.info.resourceId === scope.resourceId);
+    const hits: EmbeddingHit[] = [];
+    for (const state of this.threads.values()) {
+      if (!inScope(state)) continue;
+      for (const [seq, v] of state.embeddings.get(model) ?? [])
+        if (v.length === vector.length)
+          hits.push({ threadId: state.info.threadId, seq, score: cosine(v, vector) });
+    }
+    return hits.sort(byScore).slice(0, limit);
   }
 
   /** @inheritDoc ThreadStore.delete */

@@ -14,9 +14,12 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
+  EmbeddingHit,
+  EmbeddingScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
+  MessageEmbedding,
   PageOptions,
   ThreadExport,
   ThreadInfo,
@@ -26,6 +29,7 @@ import { migrate } from '../../postgres/migrate.js';
 import { toStoreError } from '../../postgres/errors.js';
 import { translateErrors } from '../errors.js';
 import { appendPrepared } from './pg-append.js';
+import { PgEmbeddings } from './pg-embeddings.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
@@ -46,6 +50,7 @@ const THREAD_COLUMNS =
 
 /** A ThreadStore in PostgreSQL. */
 export class PostgresThreadStore implements ThreadStore {
+  private readonly embeddings: PgEmbeddings;
   /**
    * @param pool the pool to use.
    * @param ownsPool whether {@link close} ends the pool (true when the store created it).
@@ -53,7 +58,9 @@ export class PostgresThreadStore implements ThreadStore {
   constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool = false,
-  ) {}
+  ) {
+    this.embeddings = new PgEmbeddings(pool);
+  }
 
   /**
    * Opens a pool to `databaseUrl` and (by default) migrates the schema.
@@ -200,6 +207,30 @@ export class PostgresThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.import */
   async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
     return importThread(this, data, options);
+  }
+
+  /** @inheritDoc ThreadStore.saveEmbeddings */
+  async saveEmbeddings(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
+    return this.embeddings.save(threadId, model, embeddings);
+  }
+
+  /** @inheritDoc ThreadStore.unembedded */
+  async unembedded(
+    threadId: string,
+    model: string,
+    options?: { after?: number; upTo?: number; limit?: number },
+  ): Promise<number[]> {
+    return this.embeddings.unembedded(threadId, model, options);
+  }
+
+  /** @inheritDoc ThreadStore.searchByEmbedding */
+  async searchByEmbedding(
+    scope: EmbeddingScope,
+    model: string,
+    vector: number[],
+    limit: number,
+  ): Promise<EmbeddingHit[]> {
+    return this.embeddings.search(scope, model, vector, limit);
   }
 
   /** @inheritDoc ThreadStore.ping */

@@ -3,8 +3,8 @@
  * `info` (hash: createdAt, updatedAt, lastSeq, userId, resourceId, config, summaryOrd), `ids`
  * (message id → "seq:tokens:hash"), `bodies` and `metas` (seq → JSON), `included` (zset of seqs),
  * `excluded` (seq → compaction id), `summaries` (id → JSON), `superseded` (id → compaction id),
- * `live` (zset of summary ids by recording order), `compactions` (id → JSON) and `compactionOrder`
- * (list). Global: `<p>threads` and `<p>user:<userId>:threads` (zsets, ordered by id, for listing).
+ * `live` (zset of summary ids by recording order), `compactions` (id → JSON), `compactionOrder`
+ * (list) and `embeddings` (`<seq>:<model>` → vector as JSON). Global: `<p>threads` and `<p>user:<userId>:threads` (zsets, ordered by id, for listing).
  * A suffix never contains ':', so no two thread ids can share a key. Scripts touch the global indexes
  * too, so a Redis Cluster is not supported (one instance, or a primary with replicas).
  */
@@ -22,6 +22,7 @@ export interface ThreadKeys {
   live: string;
   compactions: string;
   compactionOrder: string;
+  embeddings: string;
 }
 
 /** Builds key names under a prefix. */
@@ -53,6 +54,7 @@ export class RedisKeys {
       live: `${base}live`,
       compactions: `${base}compactions`,
       compactionOrder: `${base}compactionOrder`,
+      embeddings: `${base}embeddings`,
     };
   }
 }

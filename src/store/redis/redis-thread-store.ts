@@ -11,6 +11,7 @@ import { assertStorableText, prepareEntries, prepareRecord } from '../internal/p
 import { exportThread, importThread } from '../internal/transfer.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
+import { saveEmbeddings, searchByEmbedding, unembedded } from './embeddings.js';
 import type { RedisClient } from './lua.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
@@ -18,9 +19,12 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
+  EmbeddingHit,
+  EmbeddingScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
+  MessageEmbedding,
   PageOptions,
   StoredMessage,
   ThreadExport,
@@ -183,6 +187,30 @@ export class RedisThreadStore implements ThreadStore {
     if (owner?.userId !== undefined && Number(replies[replies.length - 1]) === 1) {
       await this.client.zAdd(this.keys.user(owner.userId), { score: 0, value: threadId });
     }
+  }
+
+  /** @inheritDoc ThreadStore.saveEmbeddings */
+  async saveEmbeddings(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
+    return saveEmbeddings(this.client, this.keys, threadId, model, embeddings);
+  }
+
+  /** @inheritDoc ThreadStore.unembedded */
+  async unembedded(
+    threadId: string,
+    model: string,
+    options?: { after?: number; upTo?: number; limit?: number },
+  ): Promise<number[]> {
+    return unembedded(this.client, this.keys, threadId, model, options);
+  }
+
+  /** @inheritDoc ThreadStore.searchByEmbedding */
+  async searchByEmbedding(
+    scope: EmbeddingScope,
+    model: string,
+    vector: number[],
+    limit: number,
+  ): Promise<EmbeddingHit[]> {
+    return searchByEmbedding(this.client, this.keys, scope, model, vector, limit);
   }
 
   /** @inheritDoc ThreadStore.delete */

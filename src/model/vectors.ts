@@ -1,0 +1,74 @@
+/**
+ * What every store checks and computes for embeddings: a vector is a non-empty list of finite
+ * numbers, and closeness is cosine similarity. PostgreSQL computes the same in SQL (migration 007). Shared by the thread and memory stores.
+ */
+import { ValidationError } from './errors.js';
+
+/** Most dimensions a stored vector may have (pgvector's `vector` type holds up to 16,000). */
+export const MAX_EMBEDDING_DIMENSIONS = 16_000;
+
+/** Most hits one vector search returns. */
+export const MAX_EMBEDDING_HITS = 1_000;
+
+/**
+ * Checks a vector (and, with `dims`, its dimension).
+ * @throws ValidationError `invalid_option` naming `field`.
+ */
+export function assertVector(vector: unknown, field: string, dims?: number): asserts vector is number[] {
+  const ok =
+    Array.isArray(vector) &&
+    vector.length > 0 &&
+    vector.length <= MAX_EMBEDDING_DIMENSIONS &&
+    vector.every((x) => typeof x === 'number' && Number.isFinite(x));
+  if (!ok)
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected 1 to ${MAX_EMBEDDING_DIMENSIONS} finite numbers`,
+    );
+  if (dims !== undefined && vector.length !== dims)
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected ${dims} dimensions, got ${vector.length}`,
+    );
+}
+
+/** Checks a model name (stored with each vector). @throws ValidationError `invalid_option`. */
+export function assertModel(model: unknown): asserts model is string {
+  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
+    throw new ValidationError('invalid_option', 'model: expected 1–200 characters');
+}
+
+/** Checks a search's limit. @throws ValidationError `invalid_option`. */
+export function assertHitLimit(limit: unknown): asserts limit is number {
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_EMBEDDING_HITS)
+    throw new ValidationError(
+      'invalid_option',
+      `limit: expected a whole number from 1 to ${MAX_EMBEDDING_HITS}`,
+    );
+}
+
+/** Cosine similarity; 0 when either vector is all zeros or their dimensions differ. */
+export function cosine(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Best first; ties by thread id then seq, so every store ranks alike. */
+export function byScore<T extends { score: number; threadId?: string; seq?: number; id?: string }>(
+  a: T,
+  b: T,
+): number {
+  if (b.score !== a.score) return b.score - a.score;
+  const ka = a.threadId ?? a.id ?? '';
+  const kb = b.threadId ?? b.id ?? '';
+  if (ka !== kb) return ka < kb ? -1 : 1;
+  return (a.seq ?? 0) - (b.seq ?? 0);
+}

@@ -1,0 +1,81 @@
+/**
+ * How vectors are stored and compared in this database: pgvector's `vector` where migration 007 found
+ * the extension, `real[]` with exact cosine (`dm_cosine`) elsewhere. The message and memory stores
+ * build their statements from here, so both paths stay in one place.
+ */
+import type pg from 'pg';
+
+/** The two ways a database holds vectors. */
+export type VectorKind = 'pgvector' | 'array';
+
+/** Largest dimension pgvector's HNSW index takes for `vector`; above it, searches are exact scans. */
+const HNSW_MAX_DIMENSIONS = 2000;
+
+/** SQL for one kind of vector column. */
+export interface VectorSql {
+  kind: VectorKind;
+  /** Turns a text parameter holding `[x,y,…]` (JSON) into the column's type. */
+  fromJson(param: string): string;
+  /** Cosine similarity (-1 to 1) of `column` and the text parameter `param`, both of `dims` dimensions. */
+  similarity(column: string, param: string, dims: number): string;
+  /** An ORDER BY that ranks best first (pgvector's distance ascending, so its index can serve it). */
+  order(column: string, param: string, dims: number): string;
+}
+
+const ARRAY: VectorSql = {
+  kind: 'array',
+  fromJson: (p) => `translate(${p}, '[]', '{}')::real[]`,
+  similarity: (c, p) => `dm_cosine(${c}, translate(${p}, '[]', '{}')::real[])`,
+  order: (c, p) => `dm_cosine(${c}, translate(${p}, '[]', '{}')::real[]) DESC`,
+};
+
+// The dimension is a whole number the store checked: a literal, so the expression matches the index's.
+const PGVECTOR: VectorSql = {
+  kind: 'pgvector',
+  fromJson: (p) => `${p}::vector`,
+  similarity: (c, p, d) => `1 - (${c}::vector(${int(d)}) <=> ${p}::vector(${int(d)}))`,
+  order: (c, p, d) => `${c}::vector(${int(d)}) <=> ${p}::vector(${int(d)})`,
+};
+
+/**
+ * Reads which kind a table's `embedding` column is (decided by migration 007).
+ * @param table `message_embeddings` or `memory_embeddings`.
+ */
+export async function vectorSql(pool: pg.Pool, table: string): Promise<VectorSql> {
+  const { rows } = await pool.query<{ type: string }>(
+    `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+     WHERE attrelid = $1::regclass AND attname = 'embedding'`,
+    [table],
+  );
+  return rows[0]?.type === 'vector' ? PGVECTOR : ARRAY;
+}
+
+/**
+ * With pgvector, an HNSW index over the vectors of one dimension (partial on `dims`, on the column
+ * cast to that dimension), created the first time vectors of that dimension are stored. Harmless to
+ * repeat; a concurrent creator's index counts as created.
+ */
+export async function ensureHnswIndex(
+  pool: pg.Pool,
+  sql: VectorSql,
+  table: string,
+  dims: number,
+): Promise<void> {
+  if (sql.kind !== 'pgvector' || dims > HNSW_MAX_DIMENSIONS) return;
+  const d = int(dims);
+  try {
+    await pool.query(
+      `CREATE INDEX IF NOT EXISTS ${table}_hnsw_${d} ON ${table}
+       USING hnsw ((embedding::vector(${d})) vector_cosine_ops) WHERE dims = ${d}`,
+    );
+  } catch (err) {
+    // Two creators at once: one wins, the other sees the name taken (unique_violation, duplicate_table).
+    const code = (err as { code?: string }).code;
+    if (code !== '23505' && code !== '42P07') throw err;
+  }
+}
+
+function int(n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`not a dimension: ${n}`);
+  return n;
+}

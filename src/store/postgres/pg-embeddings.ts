@@ -1,0 +1,98 @@
+/**
+ * Message vectors in PostgreSQL (table `message_embeddings`, migration 007): stored once per
+ * (thread, seq, model), only for messages that exist, and searched within a scope, by exact cosine
+ * over `real[]` or by pgvector where it is installed (src/postgres/vectors.ts).
+ */
+import type pg from 'pg';
+import { ensureHnswIndex, vectorSql, type VectorSql } from '../../postgres/vectors.js';
+import { assertHitLimit, assertModel, assertVector } from '../../model/vectors.js';
+import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
+
+const TABLE = 'message_embeddings';
+
+/** The embedding statements of one pool (what kind of column it has is read once). */
+export class PgEmbeddings {
+  private sql?: Promise<VectorSql>;
+  private readonly indexed = new Set<number>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  private kind(): Promise<VectorSql> {
+    this.sql ??= vectorSql(this.pool, TABLE).catch((err: unknown) => {
+      this.sql = undefined; // read again next time: the database may have been unreachable
+      throw err;
+    });
+    return this.sql;
+  }
+
+  /** @see ThreadStore.saveEmbeddings */
+  async save(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
+    assertModel(model);
+    if (embeddings.length === 0) return 0;
+    const dims = embeddings[0]!.vector.length;
+    embeddings.forEach((e, i) => assertVector(e.vector, `embeddings[${i}].vector`, dims));
+    const sql = await this.kind();
+    if (!this.indexed.has(dims)) {
+      await ensureHnswIndex(this.pool, sql, TABLE, dims);
+      this.indexed.add(dims);
+    }
+    // Joined to messages: a seq the thread does not hold (deleted meanwhile) is skipped, not an error.
+    const result = await this.pool.query(
+      `INSERT INTO ${TABLE} (thread_id, seq, model, dims, embedding)
+       SELECT m.thread_id, m.seq, $2, $3, ${sql.fromJson('e.v')}
+       FROM unnest($4::bigint[], $5::text[]) AS e(seq, v)
+       JOIN messages m ON m.thread_id = $1 AND m.seq = e.seq
+       ON CONFLICT (thread_id, model, seq) DO NOTHING`,
+      [threadId, model, dims, embeddings.map((e) => e.seq), embeddings.map((e) => JSON.stringify(e.vector))],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  /** @see ThreadStore.unembedded */
+  async unembedded(
+    threadId: string,
+    model: string,
+    options: { after?: number; upTo?: number; limit?: number } = {},
+  ): Promise<number[]> {
+    const { rows } = await this.pool.query<{ seq: string }>(
+      `SELECT m.seq FROM messages m
+       WHERE m.thread_id = $1 AND m.seq > $3 AND ($4::bigint IS NULL OR m.seq <= $4)
+         AND NOT EXISTS (SELECT 1 FROM ${TABLE} e WHERE e.thread_id = m.thread_id AND e.model = $2 AND e.seq = m.seq)
+       ORDER BY m.seq LIMIT $5`,
+      [threadId, model, Math.max(0, options.after ?? 0), options.upTo ?? null, options.limit ?? 1000],
+    );
+    return rows.map((r) => Number(r.seq));
+  }
+
+  /** @see ThreadStore.searchByEmbedding */
+  async search(
+    scope: EmbeddingScope,
+    model: string,
+    vector: number[],
+    limit: number,
+  ): Promise<EmbeddingHit[]> {
+    assertModel(model);
+    assertVector(vector, 'vector');
+    assertHitLimit(limit);
+    const sql = await this.kind();
+    const dims = vector.length;
+    // The scope is a filter on indexed columns: one thread's rows, or the rows of one user's threads.
+    const [from, where, params] =
+      'threadId' in scope
+        ? [`${TABLE} e`, 'e.thread_id = $4', [scope.threadId]]
+        : [
+            `threads t JOIN ${TABLE} e ON e.thread_id = t.thread_id`,
+            't.user_id = $4 AND ($5::text IS NULL OR t.resource_id = $5)',
+            [scope.userId, scope.resourceId ?? null],
+          ];
+    const { rows } = await this.pool.query<{ thread_id: string; seq: string; score: number }>(
+      `SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
+       FROM ${from}
+       WHERE ${where} AND e.model = $1 AND e.dims = ${dims}
+       ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
+       LIMIT $3`,
+      [model, JSON.stringify(vector), limit, ...params],
+    );
+    return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
+  }
+}

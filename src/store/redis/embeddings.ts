@@ -1,0 +1,99 @@
+/**
+ * Message vectors in Redis: one hash per thread (`embeddings`, field `<seq>:<model>`, the vector as
+ * JSON), deleted with the thread's other keys. A simple backend: search reads the scope's vectors and
+ * ranks them by exact cosine in the process, which suits the sizes Redis-backed threads have.
+ */
+import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
+import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
+import type { RedisKeys } from './keys.js';
+import { LuaScript, type RedisClient } from './lua.js';
+
+/**
+ * KEYS: info, bodies, embeddings. ARGV: model, then seq and vector pairs. Stores a vector only for a
+ * message the thread holds and only once per (seq, model); returns how many it stored.
+ */
+const SAVE_SCRIPT = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local added = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
+    added = added + redis.call('HSETNX', KEYS[3], ARGV[i] .. ':' .. ARGV[1], ARGV[i + 1])
+  end
+end
+return added
+`);
+
+/** @see ThreadStore.saveEmbeddings */
+export async function saveEmbeddings(
+  client: RedisClient,
+  keys: RedisKeys,
+  threadId: string,
+  model: string,
+  embeddings: MessageEmbedding[],
+): Promise<number> {
+  assertModel(model);
+  if (embeddings.length === 0) return 0;
+  embeddings.forEach((e, i) =>
+    assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
+  );
+  const k = keys.thread(threadId);
+  const args = [model, ...embeddings.flatMap((e) => [String(e.seq), JSON.stringify(e.vector)])];
+  return Number(await SAVE_SCRIPT.run(client, [k.info, k.bodies, k.embeddings], args));
+}
+
+/** @see ThreadStore.unembedded */
+export async function unembedded(
+  client: RedisClient,
+  keys: RedisKeys,
+  threadId: string,
+  model: string,
+  options: { after?: number; upTo?: number; limit?: number } = {},
+): Promise<number[]> {
+  const k = keys.thread(threadId);
+  const [lastSeq, fields] = await Promise.all([client.hGet(k.info, 'lastSeq'), client.hKeys(k.embeddings)]);
+  const have = new Set(
+    fields.filter((f) => f.slice(f.indexOf(':') + 1) === model).map((f) => Number(f.split(':')[0])),
+  );
+  const upTo = Math.min(options.upTo ?? Infinity, Number(lastSeq ?? 0));
+  const seqs: number[] = [];
+  for (
+    let seq = Math.max(0, options.after ?? 0) + 1;
+    seq <= upTo && seqs.length < (options.limit ?? 1000);
+    seq++
+  )
+    if (!have.has(seq)) seqs.push(seq);
+  return seqs;
+}
+
+/** @see ThreadStore.searchByEmbedding */
+export async function searchByEmbedding(
+  client: RedisClient,
+  keys: RedisKeys,
+  scope: EmbeddingScope,
+  model: string,
+  vector: number[],
+  limit: number,
+): Promise<EmbeddingHit[]> {
+  assertModel(model);
+  assertVector(vector, 'vector');
+  assertHitLimit(limit);
+  let threadIds: string[];
+  if ('threadId' in scope) threadIds = [scope.threadId];
+  else {
+    const ids = await client.zRange(keys.user(scope.userId), 0, -1);
+    const resources = await Promise.all(ids.map((id) => client.hGet(keys.thread(id).info, 'resourceId')));
+    threadIds = ids.filter((_, i) => scope.resourceId === undefined || resources[i] === scope.resourceId);
+  }
+  const hits: EmbeddingHit[] = [];
+  for (const threadId of threadIds) {
+    const all = await client.hGetAll(keys.thread(threadId).embeddings);
+    for (const [field, json] of Object.entries(all)) {
+      const colon = field.indexOf(':');
+      if (field.slice(colon + 1) !== model) continue;
+      const v = JSON.parse(json) as number[];
+      if (v.length === vector.length)
+        hits.push({ threadId, seq: Number(field.slice(0, colon)), score: cosine(v, vector) });
+    }
+  }
+  return hits.sort(byScore).slice(0, limit);
+}
