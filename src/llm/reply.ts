@@ -16,7 +16,9 @@ export type LlmReplyCode =
   /** Structured output that is not JSON. */
   | 'invalid_json'
   /** Structured output that is JSON but does not match the requested schema. */
-  | 'schema_mismatch';
+  | 'schema_mismatch'
+  /** An embeddings reply without one vector per input, all of one dimension. */
+  | 'bad_embeddings';
 
 /** The endpoint answered, but not with a usable reply. `toLlmFailure` makes it a retryable failure. */
 export class LlmReplyError extends DurableMemoryError {

@@ -112,6 +112,18 @@ export const llmTokensTotal = new Counter({
   labelNames: ['model', 'kind'] as const,
   registers: [registry],
 });
+export const embeddingRequestsTotal = new Counter({
+  name: 'durable_memory_embedding_requests_total',
+  help: 'Embeddings requests, by model and result (ok, error); a retry is another request',
+  labelNames: ['model', 'result'] as const,
+  registers: [registry],
+});
+export const embeddingsTotal = new Counter({
+  name: 'durable_memory_embeddings_total',
+  help: 'Vectors stored by the embedding lane, by kind (message, memory)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
 
 /**
  * Times `work` into `histogram` and counts its result in `counter` (`ok` or `error`).

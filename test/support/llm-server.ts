@@ -1,7 +1,9 @@
 /**
  * A real, local OpenAI-compatible HTTP server for tests: `POST /v1/chat/completions` (and
  * `/chat/completions`; text replies stream as server-sent events when the request says `stream`) and the Responses API's `POST /v1/responses` (non-streaming) on 127.0.0.1,
- * scripted per test; the same steps answer both. The `openai` client talks to it over a real
+ * scripted per test; the same steps answer both. `POST /v1/embeddings` answers with the test
+ * embedding model (test-embeddings.ts: hashed words and word pairs, so similar texts are close),
+ * batched input included, and has a script of its own (`scriptEmbeddings`) with the same faults. The `openai` client talks to it over a real
  * socket, so timeouts, status codes, headers and broken bodies reach the code exactly as they would
  * from a provider.
  *
@@ -23,6 +25,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TEST_EMBEDDING_DIMENSIONS, testEmbedding } from './test-embeddings.js';
 
 /** One message of a chat-completions request, as far as the server looks at it. */
 export interface ChatMessage {
@@ -75,6 +78,12 @@ export type Step =
   /** An assistant message calling tools (`finish_reason: 'tool_calls'`), as agents receive. */
   | { toolCalls: { id: string; name: string; arguments: Record<string, unknown> }[]; reasoning?: string };
 
+/** How the server answers one embeddings request: vectors (the default), or a fault. */
+export type EmbeddingStep =
+  | { embed: true }
+  | { delayMs: number; then: EmbeddingStep }
+  | Extract<Step, { status: number } | { hang: true } | { malformed: true }>;
+
 /** A running server. */
 export interface LlmServer {
   /** Base URL for the `openai` client, e.g. `http://127.0.0.1:PORT/v1`. */
@@ -85,7 +94,13 @@ export interface LlmServer {
   script(...steps: Step[]): void;
   /** The step used when the script is exhausted (initially a short text reply). */
   setDefault(step: Step): void;
-  /** Forgets the recorded requests and the unconsumed steps (the default step stays). */
+  /** Queues steps for `/v1/embeddings`, one per request; when exhausted, vectors are answered. */
+  scriptEmbeddings(...steps: EmbeddingStep[]): void;
+  /** The step used when the embeddings script is exhausted (initially `{ embed: true }`). */
+  setEmbeddingsDefault(step: EmbeddingStep): void;
+  /** The embeddings requests received (also in `requests`), in order. */
+  embeddingRequests(): RecordedRequest[];
+  /** Forgets the recorded requests and the unconsumed steps (the default steps stay). */
   reset(): void;
   /** Resolves once `count` requests have arrived (to act while a call is held open). */
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
@@ -102,6 +117,7 @@ const PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
 const RESPONSES_PATHS = new Set(['/v1/responses', '/responses']);
 /** Where a test in another process scripts the server. */
 const CONTROL = '/__test/';
+const EMBEDDINGS_PATHS = new Set(['/v1/embeddings', '/embeddings']);
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /**
@@ -111,6 +127,8 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 export async function startLlmServer(): Promise<LlmServer> {
   const queue: Step[] = [];
   let fallback: Step = { reply: DEFAULT_REPLY };
+  const embeddingQueue: EmbeddingStep[] = [];
+  let embeddingFallback: EmbeddingStep = { embed: true };
   const requests: RecordedRequest[] = [];
   const held = new Set<ServerResponse>();
   const timers = new Set<NodeJS.Timeout>();
@@ -145,6 +163,12 @@ export async function startLlmServer(): Promise<LlmServer> {
     for (const wake of [...waiters]) wake();
 
     const responses = RESPONSES_PATHS.has(path);
+    if (EMBEDDINGS_PATHS.has(path)) {
+      if (req.method !== 'POST') return sendError(res, 405, 'Use POST', 'invalid_request_error');
+      const invalidEmbeddings = validateEmbeddingsRequest(body);
+      if (invalidEmbeddings) return sendError(res, 400, invalidEmbeddings, 'invalid_request_error');
+      return answerEmbeddings(embeddingQueue.shift() ?? embeddingFallback, recorded, res);
+    }
     if (!PATHS.has(path) && !responses)
       return sendError(res, 404, `Unknown path ${path}`, 'invalid_request_error');
     if (req.method !== 'POST') return sendError(res, 405, 'Use POST', 'invalid_request_error');
@@ -233,6 +257,35 @@ export async function startLlmServer(): Promise<LlmServer> {
           : step.reply;
     if (req.body['stream'] === true) return sendStream(res, completion(req, model, content));
     sendJson(res, 200, completion(req, model, content));
+  }
+
+  /** Vectors of the test embedding model for each input, or the step's fault. */
+  async function answerEmbeddings(
+    step: EmbeddingStep,
+    req: RecordedRequest,
+    res: ServerResponse,
+  ): Promise<void> {
+    if ('delayMs' in step) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => (timers.delete(t), resolve()), step.delayMs);
+        timers.add(t);
+      });
+      return res.destroyed ? undefined : answerEmbeddings(step.then, req, res);
+    }
+    if (!('embed' in step)) return answer(step, req, res);
+    const body = req.body as unknown as { model: string; input: string | string[]; dimensions?: number };
+    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    const tokens = inputs.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+    sendJson(res, 200, {
+      object: 'list',
+      model: body.model,
+      data: inputs.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: testEmbedding(text, body.dimensions ?? TEST_EMBEDDING_DIMENSIONS),
+      })),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   }
 
   /** A text completion as chat-completions server-sent events (`stream: true`): role, text, stop. */
@@ -356,8 +409,12 @@ export async function startLlmServer(): Promise<LlmServer> {
     requests,
     script: (...steps) => void queue.push(...steps),
     setDefault: (step) => void (fallback = step),
+    scriptEmbeddings: (...steps) => void embeddingQueue.push(...steps),
+    setEmbeddingsDefault: (step) => void (embeddingFallback = step),
+    embeddingRequests: () => requests.filter((r) => EMBEDDINGS_PATHS.has(r.path)),
     reset() {
       queue.length = 0;
+      embeddingQueue.length = 0;
       requests.length = 0;
     },
     waitForRequests(count, timeoutMs = 10_000) {
@@ -446,6 +503,23 @@ function validateRequest(body: unknown): string | undefined {
         return "Missing 'response_format.json_schema.schema'";
     }
   }
+  return undefined;
+}
+
+/** What the embeddings API would reject: a model, and an input of 1–2,048 non-empty strings. */
+function validateEmbeddingsRequest(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Body must be a JSON object';
+  const b = body as { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
+  if (typeof b.model !== 'string' || !b.model) return "Missing required parameter: 'model'";
+  const inputs = typeof b.input === 'string' ? [b.input] : b.input;
+  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 2048)
+    return "'input' must be a string or an array of 1 to 2048 strings";
+  if (!inputs.every((t) => typeof t === 'string' && t.length > 0))
+    return "'input' items must be non-empty strings";
+  if (b.encoding_format !== undefined && b.encoding_format !== 'float')
+    return 'this test server answers encoding_format float only';
+  if (b.dimensions !== undefined && !(Number.isInteger(b.dimensions) && (b.dimensions as number) > 0))
+    return "'dimensions' must be a positive integer";
   return undefined;
 }
 
