@@ -8,6 +8,8 @@ import type { MemoryStore } from '../src/memories/memory-store.js';
 import { eraseThread } from '../src/erasure/erase-thread.js';
 import { compactThreadActivity } from './compact-thread.js';
 import { extractMemoriesActivity } from './extract-memories.js';
+import { embedThreadActivity } from './embed-thread.js';
+import { embedderFromEnv, type Embedder } from '../src/llm/embeddings.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
 import type { ThreadActivities } from './types.js';
 import {
@@ -42,16 +44,23 @@ export interface ActivityDeps {
   memories?: MemoryStore;
   /** Summarizer and extractor (default: from the environment; the local fallbacks without an LLM). */
   llm?: LlmRuntime;
+  /** The embedding model (default: from the environment, `DURABLE_MEMORY_EMBEDDING_MODEL`); null: off. */
+  embedder?: Embedder | null;
 }
 
 export type { ThreadActivities } from './types.js';
 
 /** Creates the activities for a worker. */
 export function createActivities(options: ActivityDeps): ThreadActivities {
-  const deps = { ...options, llm: options.llm ?? llmRuntimeFromEnv() };
+  const deps = {
+    ...options,
+    llm: options.llm ?? llmRuntimeFromEnv(),
+    embedder: (options.embedder === undefined ? embedderFromEnv() : options.embedder) ?? undefined,
+  };
   const store: ThreadStore = deps.store;
   const compactThread = compactThreadActivity(deps);
   const extractMemories = extractMemoriesActivity(deps);
+  const embedThread = embedThreadActivity(deps);
   return {
     async loadMetas({ threadId, after, limit }) {
       // Called only to catch up: how far behind the workflow was is the indexing lag.
@@ -85,6 +94,7 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       memoriesAddedTotal.inc(summary.added);
       return summary;
     },
+    embedThread,
     async loadThread({ threadId }) {
       const [info, extractedSeq] = await Promise.all([
         store.thread(threadId),

@@ -50,6 +50,11 @@ export interface ThreadActivities {
   deleteThread(input: { threadId: string }): Promise<boolean>;
   /** Reads the new turns, proposes facts about the user and applies them (exactly once by id). */
   extractMemories(input: ExtractMemoriesInput): Promise<ExtractionSummary & { llm: string }>;
+  /**
+   * Embeds the thread's messages (and its user's memories) that have no vector of the worker's
+   * embedding model yet; answers which model that is (null: embeddings off) and how far it got.
+   */
+  embedThread(input: EmbedThreadInput): Promise<EmbedThreadResult>;
   /** What the store holds of a thread, read once by a new (not continued) workflow run. */
   loadThread(input: { threadId: string }): Promise<StoredThread>;
 }
@@ -73,6 +78,31 @@ export interface ExtractMemoriesInput {
   resourceId?: string;
   fromSeq: number;
   toSeq: number;
+}
+
+/** Input of `embedThread`: ids and seqs only, the activity reads the bodies. */
+export interface EmbedThreadInput {
+  threadId: string;
+  /** Whose memories are embedded too (none without). */
+  userId?: string;
+  /** The model the workflow last saw the worker use: if it is still the worker's, only seqs after `afterSeq` are looked at. */
+  model?: string;
+  afterSeq: number;
+  /** Only messages up to this seq (the workflow's indexed view). */
+  upToSeq: number;
+}
+
+/** What `embedThread` did. */
+export interface EmbedThreadResult {
+  /** The worker's embedding model; null when it has none (embeddings off). */
+  model: string | null;
+  /** Every message up to this seq has a vector of `model`. */
+  embeddedSeq: number;
+  /** Vectors stored, of messages and of memories. */
+  messages: number;
+  memories: number;
+  /** True when messages are left for another run (one run embeds a bounded number). */
+  more: boolean;
 }
 
 /** A stored message as announced to the workflow: body-free, with its sequence number. */

@@ -1,6 +1,6 @@
 /**
  * The thread workflow's work, each kind in a lane of its own: catch-up (reads the store to close a gap
- * or answer a sync), compaction and memory extraction (LLM work), and configuration saves. A lane runs one thing at a time,
+ * or answer a sync), compaction, memory extraction and embedding (LLM work), and configuration saves. A lane runs one thing at a time,
  * and no lane waits for another, so an LLM that is slow or retrying for minutes never holds `sync`,
  * catch-up or the other kind of LLM work. LLM work runs in a cancellation scope that `delete` cancels.
  */
@@ -63,6 +63,7 @@ export class Lanes {
   private readonly catchUpLane = new Lock();
   private readonly compactionLane = new Lock();
   private readonly extractionLane = new Lock();
+  private readonly embeddingLane = new Lock();
   private readonly configLane = new Lock();
   /** Configuration changes applied, and how many of them are stored. */
   private configChanges = 0;
@@ -82,9 +83,9 @@ export class Lanes {
     this.llm = llmActivities(options.heartbeatTimeoutMs ?? 30_000);
   }
 
-  /** True while compaction or extraction runs. */
+  /** True while compaction, extraction or embedding runs. */
   get llmBusy(): boolean {
-    return this.compactionLane.held || this.extractionLane.held;
+    return this.compactionLane.held || this.extractionLane.held || this.embeddingLane.held;
   }
 
   /** True while an extraction runs (its messages are not idle work meanwhile). */
@@ -103,6 +104,11 @@ export class Lanes {
     return (
       !this.deleting && !this.extractionLane.held && (s.extractionDue() || (idle && s.extractionPending()))
     );
+  }
+
+  /** True when messages wait for the embedding lane and it is free. */
+  embeddingReady(): boolean {
+    return !this.deleting && !this.embeddingLane.held && this.state.embeddingDue();
   }
 
   /** Reads the store until the state needs nothing more from it (in the catch-up lane). */
@@ -191,6 +197,11 @@ export class Lanes {
     return this.inBackground(this.extractionLane, () => this.runExtraction());
   }
 
+  /** Embeds what is new (messages, then the user's memories), in the embedding lane. */
+  embed(): Promise<void> {
+    return this.inBackground(this.embeddingLane, () => this.runEmbedding());
+  }
+
   /** Cancels LLM work, waits until it has stopped, then deletes the thread's data. */
   async delete(): Promise<{ deleted: boolean }> {
     this.deleting = true;
@@ -265,6 +276,32 @@ export class Lanes {
       const error = `memory extraction failed: ${err.cause?.message ?? err.message}`;
       s.setError('extraction', error);
       log.warn('memory extraction failed', { threadId: s.threadId, error });
+    }
+  }
+
+  private async runEmbedding(): Promise<void> {
+    const s = this.state;
+    const upToSeq = s.indexedSeq;
+    const { model, embeddedSeq } = s.embedding;
+    s.startEmbedding();
+    try {
+      const result = await this.llm.embedThread({
+        threadId: s.threadId,
+        ...(s.userId === undefined ? {} : { userId: s.userId }),
+        ...(model === undefined ? {} : { model }),
+        afterSeq: embeddedSeq,
+        upToSeq,
+      });
+      s.markEmbedded(result);
+      s.setError('embedding', undefined);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      if (this.deleting) return; // cancelled by `delete`: nothing went wrong
+      // Messages not embedded are still found by full text; the next message tries again.
+      s.markEmbeddingFailed(upToSeq);
+      const error = `embedding failed: ${err.cause?.message ?? err.message}`;
+      s.setError('embedding', error);
+      log.warn('embedding failed', { threadId: s.threadId, error });
     }
   }
 }

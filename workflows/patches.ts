@@ -10,4 +10,6 @@ export const PATCHES: Readonly<Record<string, string>> = {
   idleRearm: 'idle-rearm',
   /** Runs continue as new after 150 events, not 500: a shorter replay when a signal races the hand-over. */
   shortRuns: 'short-runs',
+  /** The embedding lane: stored messages get vectors in the background (embedThread activities). */
+  embeddings: 'embeddings',
 };

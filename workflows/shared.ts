@@ -70,6 +70,8 @@ export interface ThreadSnapshot {
   memory?: MemoryProgress;
   /** Which summarizer/extractor the worker runs (an LLM, or the labelled local fallback). */
   llm?: string;
+  /** Absent in snapshots of runs from before the embedding lane. */
+  embedding?: EmbeddingProgress;
 }
 
 /** The standing error of each kind of background work, kept apart so one never hides the other. */
@@ -78,6 +80,22 @@ export interface ThreadErrors {
   extraction?: string;
   /** The configuration could not be stored, or a stored one could not be used. */
   config?: string;
+  embedding?: string;
+}
+
+/** How far the embedding lane got (it runs only when the worker has an embedding model). */
+export interface EmbeddingProgress {
+  /** The worker's embedding model as last reported; absent: none yet, or embeddings are off. */
+  model?: string;
+  /** Every message up to this seq has a vector of `model` (or was looked at while embeddings were off). */
+  embeddedSeq: number;
+  /** Embedding runs completed. */
+  runs: number;
+  /** Vectors stored by this thread's lane: messages, and its user's memories. */
+  messages: number;
+  memories: number;
+  /** The seq at which the last attempt failed for good (no retry until more messages). */
+  failedAt?: number;
 }
 
 /** Long-term memory extraction progress of a thread. */
@@ -108,10 +126,12 @@ export interface ThreadStateView {
   run: number;
   compactions: number;
   lastCompaction?: CompactionReport;
-  /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories. */
+  /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories, `embedding` of messages. */
   pending: string[];
   lastError?: string;
   memory: MemoryProgress;
   /** Which summarizer/extractor the worker runs: an LLM, or `local fallback (no LLM configured)`. */
   llm?: string;
+  /** The embedding lane's progress. */
+  embedding: EmbeddingProgress;
 }

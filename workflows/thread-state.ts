@@ -12,10 +12,11 @@ import {
   type ThreadConfig,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
-import type { CompactionOutcome, StoredThread } from '../activities/types.js';
+import type { CompactionOutcome, EmbedThreadResult, StoredThread } from '../activities/types.js';
 import type {
   ThreadErrors,
   CompactionReport,
+  EmbeddingProgress,
   ExtractionSummary,
   MemoryProgress,
   SeqMeta,
@@ -49,6 +50,11 @@ export class ThreadState {
   /** True while a compaction activity runs (set by the workflow): it is pending work until it lands. */
   compacting = false;
   memory: MemoryProgress;
+  embedding: EmbeddingProgress;
+  /** True once this run asked the worker for embeddings: with none configured, it asks once per run. */
+  private embeddingAsked = false;
+  /** An extraction added memories since the last embedding run: they want vectors too. */
+  private memoriesToEmbed = false;
   llm?: string;
   /** False until a new run has read the stored thread ({@link resume}); a carried run is ready. */
   ready: boolean;
@@ -71,6 +77,7 @@ export class ThreadState {
     this.lastErrorFrom = carried?.lastErrorFrom;
     this.llm = carried?.llm;
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
+    this.embedding = carried?.embedding ?? { embeddedSeq: 0, runs: 0, messages: 0, memories: 0 };
     this.ready = carried !== undefined;
   }
 
@@ -159,6 +166,44 @@ export class ThreadState {
     return every > 0 && this.memory.turnsSince >= every && this.extractionPending();
   }
 
+  /**
+   * True when indexed messages have not been looked at by the embedding lane: always while the worker
+   * has an embedding model, once per run while it had none (it may have one since a restart).
+   */
+  embeddingDue(): boolean {
+    const e = this.embedding;
+    if (this.memoriesToEmbed && e.model !== undefined) return true;
+    return (
+      this.index.lastSeq > e.embeddedSeq &&
+      (e.model !== undefined || !this.embeddingAsked) &&
+      (e.failedAt === undefined || this.index.lastSeq > e.failedAt)
+    );
+  }
+
+  /** Called as an embedding run starts: it embeds the memories added so far (later ones ask again). */
+  startEmbedding(): void {
+    this.memoriesToEmbed = false;
+  }
+
+  /** Records an embedding run (the model it reports may be new, or null: embeddings off). */
+  markEmbedded(result: EmbedThreadResult): void {
+    const e = this.embedding;
+    this.embeddingAsked = true;
+    if (result.model === null) delete e.model;
+    else e.model = result.model;
+    e.embeddedSeq = result.embeddedSeq;
+    e.runs++;
+    e.messages += result.messages;
+    e.memories += result.memories;
+    delete e.failedAt;
+  }
+
+  /** Records an embedding run that failed for good: not retried until more messages arrive. */
+  markEmbeddingFailed(upToSeq: number): void {
+    this.embeddingAsked = true;
+    this.embedding.failedAt = upToSeq;
+  }
+
   /** Milliseconds until the thread counts as idle (undefined: no idle work, or idle work disabled). */
   idleIn(now: number): number | undefined {
     // Compaction does not wait for idleness (it runs when due), so idle work is extraction.
@@ -174,6 +219,7 @@ export class ThreadState {
     this.memory.extractions++;
     this.memory.lastExtraction = result;
     delete this.memory.failedAt;
+    if (result.added > 0) this.memoriesToEmbed = true;
   }
 
   /**
@@ -203,6 +249,7 @@ export class ThreadState {
       (this.lastErrorFrom && this.errors[this.lastErrorFrom]) ||
       this.errors.compaction ||
       this.errors.extraction ||
+      this.errors.embedding ||
       this.errors.config
     );
   }
@@ -254,6 +301,7 @@ export class ThreadState {
     if (this.compacting || this.compactionDue()) pending.push('compaction');
     if (this.needsCatchUp()) pending.push('catch-up');
     if (this.extractionPending()) pending.push('extraction');
+    if (this.embedding.model !== undefined && this.embeddingDue()) pending.push('embedding');
     return {
       threadId: this.threadId,
       userId: this.userId,
@@ -268,6 +316,7 @@ export class ThreadState {
       lastError: this.lastError,
       memory: { ...this.memory },
       llm: this.llm,
+      embedding: { ...this.embedding },
     };
   }
 
@@ -284,6 +333,7 @@ export class ThreadState {
       lastErrorFrom: this.lastErrorFrom,
       memory: this.memory,
       llm: this.llm,
+      embedding: this.embedding,
     };
   }
 }

@@ -124,6 +124,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   const mayStart = () => !continueAsNewDue();
 
   const idleRearm = patched(PATCHES.idleRearm!);
+  const embeddings = patched(PATCHES.embeddings!);
+  const embeddingReady = () => embeddings && lanes.embeddingReady();
   while (!state.deleted) {
     // One idle timer at a time, and only when there is idle work (re-armed lazily if appends came).
     // While an extraction runs, its messages are not idle work: no timer, no second extraction.
@@ -132,7 +134,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
-      (mayStart() && (lanes.compactionReady() || lanes.extractionReady())) ||
+      (mayStart() && (lanes.compactionReady() || lanes.extractionReady() || embeddingReady())) ||
       // idle work appeared (or an extraction ended with some left): arm the timer
       (idleIn === undefined && !lanes.extracting && state.idleIn(Date.now()) !== undefined) ||
       // the idle time came nearer (a configure shortened idleMs): arm a shorter timer
@@ -152,6 +154,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     // Each lane runs on its own (its failures are handled inside); the loop only starts them.
     if (mayStart() && lanes.compactionReady()) void lanes.compact();
     if (mayStart() && lanes.extractionReady(idle)) void lanes.extract();
+    if (mayStart() && embeddingReady()) void lanes.embed();
 
     if (continueAsNewDue() && !lanes.llmBusy) {
       handingOver = true;

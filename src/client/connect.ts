@@ -8,7 +8,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { MemoryStore } from '../memories/memory-store.js';
+import type { MemoryStore, ScoredMemory } from '../memories/memory-store.js';
 import { assertId } from '../memories/memory-store.js';
 import type { ListThreadsOptions, ThreadInfo } from '../store/types.js';
 import { openPostgresStores } from '../backends/postgres.js';
@@ -22,6 +22,13 @@ import { Backends, type Stores } from './backends.js';
 import { eraseUser, type ErasedUser } from './erase-user.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
 import { userMemories, type UserMemories } from './user-memories.js';
+import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
+import {
+  rankByEmbedding,
+  rankMemoriesByEmbedding,
+  type EmbeddingRanked,
+  type RankByEmbeddingOptions,
+} from './embedding-ranker.js';
 
 /** Options of {@link connect}; each falls back to the environment, then to `endpoints.json`. */
 export interface ConnectOptions {
@@ -45,6 +52,11 @@ export interface ConnectOptions {
   workflowInput?: Partial<ThreadWorkflowInput>;
   /** Bound of one command (compact, configure, sync, delete); a TimeoutError past it. Default 60 s. */
   updateTimeoutMs?: number;
+  /**
+   * The embedding model that ranks by meaning on reads (default: from DURABLE_MEMORY_EMBEDDING_MODEL,
+   * as the worker reads it; null: off). It must be the worker's, whose vectors it searches.
+   */
+  embedder?: Embedder | null;
   /**
    * Settings already resolved (the CLI resolves them itself, so that errors name its flags); the
    * address options above are then ignored.
@@ -90,6 +102,36 @@ export class DurableMemory {
     const taskQueue = settings.taskQueue.value;
     const announcer = new Announcer(backends.temporal, taskQueue);
     return new DurableMemory(backends, taskQueue, announcer, options, settings);
+  }
+
+  /** The embedding model reads rank with (undefined: embeddings off). */
+  get embedder(): Embedder | undefined {
+    if (this.embedderChosen === undefined)
+      this.embedderChosen =
+        this.options.embedder === undefined ? (embedderFromEnv() ?? null) : this.options.embedder;
+    return this.embedderChosen ?? undefined;
+  }
+  private embedderChosen?: Embedder | null;
+
+  /**
+   * Stored messages closest in meaning to `query` within `scope` (a thread, or a user's threads
+   * narrowed to a resource), best first, each with its score and `ranker: 'embedding'`. The
+   * full-text ranking and this one are combined by reciprocal-rank fusion on the read path.
+   * @returns [] when embeddings are off (no DURABLE_MEMORY_EMBEDDING_MODEL), or the endpoint failed.
+   */
+  rankByEmbedding(options: RankByEmbeddingOptions): Promise<EmbeddingRanked[]> {
+    return rankByEmbedding({ store: this.store, embedder: this.embedder }, options);
+  }
+
+  /** A user's live memories closest in meaning to `query`, best first; [] when embeddings are off. */
+  rankMemoriesByEmbedding(options: {
+    userId: string;
+    resourceId?: string;
+    query: string;
+    limit?: number;
+  }): Promise<ScoredMemory[]> {
+    const sources = { store: this.store, memories: this.memoryStore, embedder: this.embedder };
+    return rankMemoriesByEmbedding(sources, options);
   }
 
   /** The thread store (PostgreSQL unless a store was given). */

@@ -7,6 +7,7 @@ import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { embedderFromEnv } from '../llm/embeddings.js';
 import { stderrLog, type RuntimeLog } from './log.js';
 import { installTemporalRuntime } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
@@ -43,6 +44,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   const llm = options.llm ?? llmRuntimeFromEnv();
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
+  const embedder = options.embedder === undefined ? embedderFromEnv() : options.embedder;
+  if (embedder) (options.log ?? stderrLog)(`recall by meaning: ${embedder.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
   const code = options.workflowBundle
@@ -56,7 +59,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
       namespace: options.namespace ?? 'default',
       taskQueue: options.taskQueue ?? TASK_QUEUE,
       workflowBundle: code.workflowBundle,
-      activities: createActivities({ ...options, llm }),
+      activities: createActivities({ ...options, llm, embedder }),
       shutdownGraceTime: options.shutdownGraceTime ?? '10s',
       // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
       // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the

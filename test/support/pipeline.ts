@@ -12,6 +12,7 @@ import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { startTestStack, type TestStack } from './stack.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
+import type { Embedder } from '../../src/llm/embeddings.js';
 
 const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
@@ -35,6 +36,7 @@ export async function startWorker(
   stack: TestStack,
   taskQueue: string,
   llm?: LlmRuntime,
+  embedder?: Embedder,
 ): Promise<TestWorker> {
   const store = await PostgresThreadStore.connect(stack.databaseUrl, { migrate: true });
   const memories = await PostgresMemoryStore.connect(stack.databaseUrl);
@@ -46,6 +48,7 @@ export async function startWorker(
     memories,
     // Hermetic: the tests' own LLM server, or the local fallbacks whatever the environment says.
     llm: llm ?? llmRuntimeFromEnv({}),
+    embedder: embedder ?? null,
     log: () => undefined,
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '2s',
@@ -78,11 +81,11 @@ let queues = 0;
 /** Starts everything; `stop()` tears it all down. */
 export async function startPipeline(
   options: Partial<ConnectOptions> = {},
-  extra: { llm?: LlmRuntime } = {},
+  extra: { llm?: LlmRuntime; embedder?: Embedder } = {},
 ): Promise<TestPipeline> {
   const stack = await startTestStack();
   const taskQueue = `test-${process.pid}-${++queues}`;
-  const worker = await startWorker(stack, taskQueue, extra.llm);
+  const worker = await startWorker(stack, taskQueue, extra.llm, extra.embedder);
   const open = (extra: Partial<ConnectOptions> = {}) =>
     connect({
       temporalAddress: stack.temporalAddress,

@@ -11,7 +11,9 @@
  * `temporal workflow show --output json` prints (the SDK's historyToJSON).
  * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
  * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
- * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch), `rearm` (idle-rearm), `shortruns` (short-runs).
+ * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch),
+ * `rearm` (idle-rearm), `shortruns` (short-runs), `embed` (embeddings: the worker has an embedding
+ * model, so the lane runs).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { summarization } from '../../src/compaction/strategies/summarization.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { createEmbedder } from '../../src/llm/embeddings.js';
 import { startLlmServer, type LlmServer, type Step } from './llm-server.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
@@ -154,7 +157,12 @@ const ANSWER: Step = {
 };
 
 /** A summary and an extraction hang on the LLM; sync answers; delete cancels both. */
-async function cancelledThread(memory: DurableMemory, llm: LlmServer, gen: string): Promise<string> {
+async function cancelledThread(
+  memory: DurableMemory,
+  llm: LlmServer,
+  gen: string,
+  embeddings: boolean,
+): Promise<string> {
   const t = memory.thread(`${gen}-cancelled`, { userId: 'u-cancel' });
   await t.append({ id: 'sys', role: 'system', content: 'You are a travel assistant.' });
   await t.configure({
@@ -163,15 +171,18 @@ async function cancelledThread(memory: DurableMemory, llm: LlmServer, gen: strin
   });
   llm.reset();
   llm.setDefault({ hang: true });
+  llm.setEmbeddingsDefault({ hang: true });
   try {
     await t.append(text('c1', 'user', 'I am a pilot based in Oslo. '.repeat(4)));
     await t.append(text('c2', 'assistant', 'Noted. '.repeat(10)));
     await t.append(text('c3', 'user', 'I fly on Mondays. '.repeat(4)));
-    await llm.waitForRequests(2, 30_000);
+    // The summary and the extraction (and the embedding, with an embedder) are held open.
+    await llm.waitForRequests(embeddings ? 3 : 2, 30_000);
     await t.sync();
     await t.delete();
   } finally {
     llm.setDefault(ANSWER);
+    llm.setEmbeddingsDefault({ embed: true });
   }
   return t.threadId;
 }
@@ -194,7 +205,12 @@ async function main(gen: string): Promise<void> {
   const llm = await startLlmServer();
   llm.setDefault(ANSWER);
   const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });
-  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } }, { llm: runtime });
+  // From the `embed` generation on, the worker embeds (the lane's activities are in the histories).
+  const embeddings = !['base', 'rearm', 'shortruns'].includes(gen);
+  const embedder = embeddings
+    ? createEmbedder({ baseURL: llm.baseURL, apiKey: 'test', model: 'test-embedding', timeoutMs: 30_000 })
+    : undefined;
+  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } }, { llm: runtime, embedder });
   try {
     const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 30, gapTimeoutMs: 200 } });
     const threads = [
@@ -202,7 +218,7 @@ async function main(gen: string): Promise<void> {
       await lostSignalThread(p.memory, p.stack.databaseUrl, gen),
       await continueAsNewThread(can, gen),
       await deletedThread(p.memory, gen),
-      await cancelledThread(p.memory, llm, gen),
+      await cancelledThread(p.memory, llm, gen, embeddings),
     ];
     await can.close();
 

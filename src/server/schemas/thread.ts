@@ -82,6 +82,20 @@ const MemoryProgress = Type.Object({
   ),
 });
 
+const EmbeddingProgress = Type.Object(
+  {
+    model: Type.Optional(
+      Type.String({ description: "The worker's embedding model (absent: embeddings off)." }),
+    ),
+    embeddedSeq: Int('Every message up to this seq has a vector of the model.'),
+    runs: Int(),
+    messages: Int(),
+    memories: Int(),
+    failedAt: Type.Optional(Int()),
+  },
+  { description: 'The embedding lane (recall by meaning), when an embedding model is configured.' },
+);
+
 /** GET /v1/threads/{id}: the workflow's state plus the stored bookkeeping. */
 export const ThreadState = Type.Object(
   {
@@ -97,10 +111,13 @@ export const ThreadState = Type.Object(
     run: Type.Integer({ minimum: 1, description: 'Continue-as-new generation.' }),
     compactions: Int(),
     lastCompaction: Type.Optional(ref('CompactionReport')),
-    pending: Type.Array(Type.String(), { description: '`compaction`, `catch-up`, `extraction`.' }),
+    pending: Type.Array(Type.String(), {
+      description: '`compaction`, `catch-up`, `extraction`, `embedding`.',
+    }),
     lastError: Type.Optional(Type.String()),
     memory: MemoryProgress,
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
+    embedding: Type.Optional(EmbeddingProgress),
   },
   { description: "The thread's state." },
 );
