@@ -87,7 +87,16 @@ test('the recorded histories cover the workflow paths', async () => {
   );
   assert.deepEqual(
     [...activities].sort(),
-    ['compactThread', 'deleteThread', 'extractMemories', 'lastSeq', 'loadMetas', 'loadThread', 'saveConfig'],
+    [
+      'compactThread',
+      'deleteThread',
+      'embedThread',
+      'extractMemories',
+      'lastSeq',
+      'loadMetas',
+      'loadThread',
+      'saveConfig',
+    ],
     'every activity is in some history',
   );
   // Later runs of a continued thread start from carried state: replay those too, not only run 1.
