@@ -14,7 +14,7 @@ import { migrate } from '../postgres/migrate.js';
 import { explainTextError, toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
-import { ensureHnswIndex, vectorSql, type VectorSql } from '../postgres/vectors.js';
+import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../postgres/vectors.js';
 import { assertModel, assertVector } from '../model/vectors.js';
 import {
   assertExtractionInput,
@@ -324,13 +324,18 @@ export class PostgresMemoryStore implements MemoryStore {
     const limit = searchLimit(options);
     const sql = await this.vectors();
     const dims = vector.length;
-    const { rows } = await this.pool.query<RecordRow & { score: number }>(
-      `SELECT ${RECORD}, ${sql.similarity('e.vec', '$4', dims)} AS score
-       FROM memories
-       JOIN (SELECT memory_id, embedding AS vec FROM memory_embeddings WHERE model = $3 AND dims = ${dims}) e
-         ON e.memory_id = memories.id
-       WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
-       ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5`,
+    // Ranked twice, as PgEmbeddings does: the inner order is the index's, the outer one exact.
+    const rows = await vectorSearch<RecordRow & { score: number }>(
+      this.pool,
+      sql,
+      `SELECT record, score FROM (
+         SELECT ${RECORD}, ${sql.similarity('e.vec', '$4', dims)} AS score, ord
+         FROM memories
+         JOIN (SELECT memory_id, embedding AS vec FROM memory_embeddings WHERE model = $3 AND dims = ${dims}) e
+           ON e.memory_id = memories.id
+         WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
+         ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5) hits
+       ORDER BY score DESC, ord DESC`,
       [userId, options?.resourceId ?? null, model, JSON.stringify(vector), limit],
     );
     return rows.map((row) => ({ ...row.record, score: Number(row.score) }));

@@ -4,6 +4,7 @@
  * build their statements from here, so both paths stay in one place.
  */
 import type pg from 'pg';
+import { withTransaction } from './transaction.js';
 
 /** The two ways a database holds vectors. */
 export type VectorKind = 'pgvector' | 'array';
@@ -14,6 +15,8 @@ const HNSW_MAX_DIMENSIONS = 2000;
 /** SQL for one kind of vector column. */
 export interface VectorSql {
   kind: VectorKind;
+  /** pgvector 0.8+: an HNSW scan under a filter goes on until it has found enough rows. */
+  iterative?: boolean;
   /** Turns a text parameter holding `[x,y,…]` (JSON) into the column's type. */
   fromJson(param: string): string;
   /** Cosine similarity (-1 to 1) of `column` and the text parameter `param`, both of `dims` dimensions. */
@@ -42,12 +45,34 @@ const PGVECTOR: VectorSql = {
  * @param table `message_embeddings` or `memory_embeddings`.
  */
 export async function vectorSql(pool: pg.Pool, table: string): Promise<VectorSql> {
-  const { rows } = await pool.query<{ type: string }>(
-    `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
-     WHERE attrelid = $1::regclass AND attname = 'embedding'`,
+  const { rows } = await pool.query<{ type: string; version: string | null }>(
+    `SELECT format_type(atttypid, atttypmod) AS type,
+            (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS version
+     FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
     [table],
   );
-  return rows[0]?.type === 'vector' ? PGVECTOR : ARRAY;
+  if (rows[0]?.type !== 'vector') return ARRAY;
+  const [major = 0, minor = 0] = (rows[0].version ?? '').split('.').map(Number);
+  return { ...PGVECTOR, iterative: major > 0 || minor >= 8 };
+}
+
+/**
+ * Runs a ranked vector search. With pgvector, an HNSW index returns its nearest candidates first and
+ * the scope's filter applies after: a scope holding few of the table's rows would get too few hits.
+ * pgvector 0.8's iterative scan goes on until the LIMIT is met, in nearly sorted order, so the
+ * caller's statement sorts its rows again. Exact (`real[]`) searches run as they are.
+ */
+export async function vectorSearch<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  sql: VectorSql,
+  text: string,
+  params: unknown[],
+): Promise<R[]> {
+  if (!sql.iterative) return (await pool.query<R>(text, params)).rows;
+  return withTransaction(pool, async (db) => {
+    await db.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+    return (await db.query<R>(text, params)).rows;
+  });
 }
 
 /**

