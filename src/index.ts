@@ -20,6 +20,14 @@ export { DEFAULT_CONFIG, defaultStrategy, type ThreadConfig } from './thread/con
 export { validateThreadId } from './thread/thread-id.js';
 export { buildContext, type BuiltContext } from './thread/build-context.js';
 export { connect, DurableMemory, type ConnectOptions } from './client/connect.js';
+export {
+  rankByEmbedding,
+  rankMemoriesByEmbedding,
+  DEFAULT_EMBEDDING_HITS,
+  type EmbeddingRanked,
+  type EmbeddingSources,
+  type RankByEmbeddingOptions,
+} from './client/embedding-ranker.js';
 export { ThreadHandle, type AppendInput, type AppendResult } from './client/thread-handle.js';
 export type { ContextOptions, ContextResult } from './client/context.js';
 export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
@@ -28,7 +36,13 @@ export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';
 export { ChatMemory, type ChatMemoryOptions } from './chat-memory/chat-memory.js';
 export { compact, type CompactOptions, type CompactResult } from './chat-memory/compact.js';
 export * from './llm/index.js';
-export type { MemoryStore, MemoryRecord, ScoredMemory, RememberInput } from './memories/memory-store.js';
+export type {
+  MemoryStore,
+  MemoryRecord,
+  ScoredMemory,
+  RememberInput,
+  MemoryEmbedding,
+} from './memories/memory-store.js';
 export { CONFIRMED_BY_USER, FORGOTTEN_BY_USER } from './memories/memory-store.js';
 export type { UserMemories, RememberOptions } from './client/user-memories.js';
 export { InMemoryMemoryStore } from './memories/in-memory-memory-store.js';

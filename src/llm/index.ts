@@ -42,3 +42,12 @@ export {
 } from './memory-extractor.js';
 export { localMemoryExtractor, LOCAL_EXTRACTOR_MODEL } from './local-memory-extractor.js';
 export { renderTranscript } from './transcript.js';
+export {
+  embeddingConfigFromEnv,
+  createEmbedder,
+  embedderFromEnv,
+  embed,
+  MAX_EMBEDDING_INPUT_CHARS,
+  type EmbeddingConfig,
+  type Embedder,
+} from './embeddings.js';
