@@ -15,7 +15,7 @@ import { explainTextError, toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
 import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../postgres/vectors.js';
-import { assertModel, assertVector } from '../model/vectors.js';
+import { assertModel, assertVector, normalize } from '../model/vectors.js';
 import {
   assertExtractionInput,
   assertId,
@@ -289,7 +289,12 @@ export class PostgresMemoryStore implements MemoryStore {
        SELECT m.id, $1, $2, ${sql.fromJson('e.v')}
        FROM unnest($3::text[], $4::text[]) AS e(id, v) JOIN memories m ON m.id = e.id
        ON CONFLICT (memory_id, model) DO NOTHING`,
-      [model, dims, embeddings.map((e) => e.memoryId), embeddings.map((e) => JSON.stringify(e.vector))],
+      [
+        model,
+        dims,
+        embeddings.map((e) => e.memoryId),
+        embeddings.map((e) => JSON.stringify(normalize(e.vector))),
+      ],
     );
     return result.rowCount ?? 0;
   }
@@ -336,7 +341,7 @@ export class PostgresMemoryStore implements MemoryStore {
          WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
          ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5) hits
        ORDER BY score DESC, ord DESC`,
-      [userId, options?.resourceId ?? null, model, JSON.stringify(vector), limit],
+      [userId, options?.resourceId ?? null, model, JSON.stringify(normalize(vector)), limit],
     );
     return rows.map((row) => ({ ...row.record, score: Number(row.score) }));
   }

@@ -61,6 +61,15 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** The vector scaled to length 1 (a zero vector stays zero): then cosine similarity is a dot product. */
+export function normalize(v: readonly number[]): number[] {
+  let n = 0;
+  for (const x of v) n += x * x;
+  if (n === 0) return [...v];
+  const k = 1 / Math.sqrt(n);
+  return v.map((x) => x * k);
+}
+
 /** Best first; ties by thread id then seq, so every store ranks alike. */
 export function byScore<T extends { score: number; threadId?: string; seq?: number; id?: string }>(
   a: T,

@@ -1,6 +1,7 @@
 /**
  * How vectors are stored and compared in this database: pgvector's `vector` where migration 007 found
- * the extension, `real[]` with exact cosine (`dm_cosine`) elsewhere. The message and memory stores
+ * the extension, `real[]` elsewhere. The stores keep vectors normalised to length 1, so over `real[]`
+ * exact cosine similarity is the dot product, summed in SQL over the scope's rows. The message and memory stores
  * build their statements from here, so both paths stay in one place.
  */
 import type pg from 'pg';
@@ -28,9 +29,14 @@ export interface VectorSql {
 const ARRAY: VectorSql = {
   kind: 'array',
   fromJson: (p) => `translate(${p}, '[]', '{}')::real[]`,
-  similarity: (c, p) => `dm_cosine(${c}, translate(${p}, '[]', '{}')::real[])`,
-  order: (c, p) => `dm_cosine(${c}, translate(${p}, '[]', '{}')::real[]) DESC`,
+  similarity: (c, p) => dot(c, p),
+  order: (c, p) => `${dot(c, p)} DESC`,
 };
+
+/** Dot product of a `real[]` column and a JSON text parameter, in double precision. */
+function dot(column: string, param: string): string {
+  return `(SELECT sum(x::float8 * y) FROM unnest(${column}, translate(${param}, '[]', '{}')::real[]) AS t(x, y))`;
+}
 
 // The dimension is a whole number the store checked: a literal, so the expression matches the index's.
 const PGVECTOR: VectorSql = {

@@ -6,9 +6,10 @@
  * - Where pgvector is installed (the `pgvector/pgvector` image of docker-compose.yml), the column is
  *   pgvector's `vector`, searched with its `<=>` distance; PostgresThreadStore adds an HNSW index per
  *   dimension when it first stores vectors of that dimension (an index needs a fixed one, and the
- *   model is known only then). Elsewhere (the embedded PostgreSQL, most installations) it is `real[]`,
- *   and `dm_cosine` computes exact cosine similarity over the rows of the scope searched (a thread,
- *   or one user's threads), which the primary key and `threads_user_idx` find without a scan.
+ *   model is known only then). Elsewhere (the embedded PostgreSQL, most installations) it is `real[]`:
+ *   vectors are stored normalised, and exact cosine similarity (their dot product) is summed over the
+ *   rows of the scope searched (a thread, or one user's threads), which the primary key and
+ *   `threads_user_idx` find without a scan.
  * Which of the two is decided here, once; the stores read the column's type (src/postgres/vectors.ts).
  */
 import type { Migration } from './migration.js';
@@ -36,14 +37,6 @@ CREATE TABLE memory_embeddings (
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (memory_id, model)
 );
-
--- Cosine similarity of two vectors of one dimension, in double precision; 0 for a zero vector.
-CREATE FUNCTION dm_cosine(a real[], b real[]) RETURNS double precision
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT CASE WHEN sum(x::float8 * x) = 0 OR sum(y::float8 * y) = 0 THEN 0
-              ELSE sum(x::float8 * y) / sqrt(sum(x::float8 * x) * sum(y::float8 * y)) END
-  FROM unnest(a, b) AS t(x, y)
-$$;
 
 DO $$
 BEGIN

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../../postgres/vectors.js';
-import { assertHitLimit, assertModel, assertVector } from '../../model/vectors.js';
+import { assertHitLimit, assertModel, assertVector, normalize } from '../../model/vectors.js';
 import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
 
 const TABLE = 'message_embeddings';
@@ -43,7 +43,13 @@ export class PgEmbeddings {
        FROM unnest($4::bigint[], $5::text[]) AS e(seq, v)
        JOIN messages m ON m.thread_id = $1 AND m.seq = e.seq
        ON CONFLICT (thread_id, model, seq) DO NOTHING`,
-      [threadId, model, dims, embeddings.map((e) => e.seq), embeddings.map((e) => JSON.stringify(e.vector))],
+      [
+        threadId,
+        model,
+        dims,
+        embeddings.map((e) => e.seq),
+        embeddings.map((e) => JSON.stringify(normalize(e.vector))),
+      ],
     );
     return result.rowCount ?? 0;
   }
@@ -96,7 +102,7 @@ export class PgEmbeddings {
          ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
          LIMIT $3) hits
        ORDER BY score DESC, thread_id, seq`,
-      [model, JSON.stringify(vector), limit, ...params],
+      [model, JSON.stringify(normalize(vector)), limit, ...params],
     );
     return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
   }
