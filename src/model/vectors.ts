@@ -1,6 +1,6 @@
 /**
  * What every store checks and computes for embeddings: a vector is a non-empty list of finite
- * numbers, and closeness is cosine similarity. PostgreSQL computes the same in SQL (migration 007). Shared by the thread and memory stores.
+ * numbers, and closeness is cosine similarity. PostgreSQL computes the same in SQL (migration 008). Shared by the thread and memory stores.
  */
 import { ValidationError } from './errors.js';
 

@@ -1,5 +1,5 @@
 /**
- * How vectors are stored and compared in this database: pgvector's `vector` where migration 007 found
+ * How vectors are stored and compared in this database: pgvector's `vector` where migration 008 found
  * the extension, `real[]` elsewhere. The stores keep vectors normalised to length 1, so over `real[]`
  * exact cosine similarity is the dot product, summed in SQL over the scope's rows. The message and memory stores
  * build their statements from here, so both paths stay in one place.
@@ -47,7 +47,7 @@ const PGVECTOR: VectorSql = {
 };
 
 /**
- * Reads which kind a table's `embedding` column is (decided by migration 007).
+ * Reads which kind a table's `embedding` column is (decided by migration 008).
  * @param table `message_embeddings` or `memory_embeddings`.
  */
 export async function vectorSql(pool: pg.Pool, table: string): Promise<VectorSql> {

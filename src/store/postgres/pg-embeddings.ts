@@ -1,5 +1,5 @@
 /**
- * Message vectors in PostgreSQL (table `message_embeddings`, migration 007): stored once per
+ * Message vectors in PostgreSQL (table `message_embeddings`, migration 008): stored once per
  * (thread, seq, model), only for messages that exist, and searched within a scope, by exact cosine
  * over `real[]` or by pgvector where it is installed (src/postgres/vectors.ts).
  */
