@@ -156,3 +156,25 @@ export interface ImportResult {
   /** Messages that were already there (same id and content). */
   skipped: number;
 }
+
+/**
+ * Where a search looks: one thread, or every thread of one user (narrowed to one resource when
+ * given). Stored ids: a tenant's prefix is part of them, so a scope never reaches another tenant.
+ */
+export type SearchScope = { threadId: string } | { userId: string; resourceId?: string };
+
+/** Options of {@link ThreadStore.search}. */
+export interface SearchOptions {
+  /** Where to look. */
+  scope: SearchScope;
+  /** At most this many hits (default 20). */
+  limit?: number;
+}
+
+/** One history message that matches a search, best first. */
+export interface SearchHit {
+  threadId: string;
+  seq: number;
+  /** Relevance: higher is better; comparable only within one search. */
+  score: number;
+}

@@ -14,6 +14,7 @@ import {
   viewMeta,
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
@@ -25,6 +26,8 @@ import type {
   ImportResult,
   ListThreadsOptions,
   PageOptions,
+  SearchHit,
+  SearchOptions,
   StoredMessage,
   SummaryRecord,
   ThreadExport,
@@ -120,6 +123,16 @@ export class InMemoryThreadStore implements ThreadStore {
     const page: HistoryPage = { messages: rows.rows.map((row) => jsonCopy(row.stored)) };
     if (rows.more) page.next = rows.rows.at(-1)?.stored.seq ?? Math.max(0, options?.after ?? 0);
     return page;
+  }
+
+  /** @inheritDoc ThreadStore.messagesAt */
+  async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
+    return messagesAtByPage(this, threadId, seqs);
+  }
+
+  /** @inheritDoc ThreadStore.search */
+  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    return searchThreads(this, query, options);
   }
 
   /** @inheritDoc ThreadStore.metas */

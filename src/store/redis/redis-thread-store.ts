@@ -9,6 +9,7 @@ import { createClient } from 'redis';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries, prepareRecord } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import type { RedisClient } from './lua.js';
@@ -22,6 +23,8 @@ import type {
   ImportResult,
   ListThreadsOptions,
   PageOptions,
+  SearchHit,
+  SearchOptions,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -106,6 +109,16 @@ export class RedisThreadStore implements ThreadStore {
     const page: HistoryPage = { messages };
     if (more) page.next = messages[messages.length - 1]!.seq;
     return page;
+  }
+
+  /** @inheritDoc ThreadStore.messagesAt */
+  async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
+    return messagesAtByPage(this, threadId, seqs);
+  }
+
+  /** @inheritDoc ThreadStore.search */
+  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    return searchThreads(this, query, options);
   }
 
   /** @inheritDoc ThreadStore.metas */
