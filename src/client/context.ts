@@ -2,8 +2,10 @@
  * The read path: the one place a thread's context is built. `ThreadHandle.context()` comes here, and
  * through it the HTTP API (`GET …/context`) and the CLI (`thread context`, `show`). It reads the
  * thread's settings and stored view, counts tokens for the model asked for (the thread's own by
- * default), ranks the user's long-term memories within the thread's resource, and hands the pieces
- * to the pure builder (src/thread/build-context.ts). Nothing is written.
+ * default), ranks the user's long-term memories within the thread's resource, recalls the history
+ * messages most relevant to the query that the view leaves out (recall.ts), and hands the pieces to
+ * the pure builder (src/thread/build-context.ts): system prompt, memories block, recalled block, view.
+ * Nothing is written.
  */
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { MemoryStore } from '../memories/memory-store.js';
@@ -17,6 +19,9 @@ import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
+import { MAX_RECALL_QUERY } from '../model/limits.js';
+import { parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
+import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
@@ -28,6 +33,13 @@ export interface ContextOptions {
    * one budget's worth of messages, so this stays cheap).
    */
   model?: string;
+  /** What recall searches for (default: the text of the latest user turn). */
+  query?: string;
+  /**
+   * Recall of relevant history the view leaves out (default: on, in the thread, within the thread's
+   * `recallShare` of the budget); `false` turns it off for this call.
+   */
+  recall?: RecallOptions | false;
 }
 
 /** The context, ready for an OpenAI call. */
@@ -36,6 +48,10 @@ export interface ContextResult extends BuiltContext {
   openai: ChatCompletionMessageParam[];
   /** The long-term memories injected (as one system block), most relevant first. */
   memories: RankedMemory[];
+  /** The history messages recalled (as one system block after the memories), chronological. */
+  recalled: RecalledMessage[];
+  /** What recall did; absent when it was off (`recall: false`, a share of 0, nothing to search for). */
+  recall?: RecallReport;
 }
 
 /** What the read path reads from. */
@@ -61,9 +77,62 @@ export async function readContext(
   // Retracted messages (and their markers) stay in history but never reach a model.
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const block = await rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count);
-  const built = await buildContext(view, budget, block);
-  return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [] };
+  const recall = parseRecall(options.recall);
+  const query = (parseQuery(options.query) ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
+  const recallTokens = Math.floor(budget * config.recallShare);
+  const recalling = recall && recallTokens > 0 && query.trim() !== '';
+  const [block, rankings] = await Promise.all([
+    rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
+    recalling ? rankHistory(sources.store, info, query, recall, recall.limit * 2) : [],
+  ]);
+  const memories = block ? [block] : [];
+  if (!recalling) {
+    const built = await buildContext(view, budget, memories);
+    return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [], recalled: [] };
+  }
+  // What the view sends when recall takes its whole share: those messages need no recalling. The
+  // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
+  const seqOf = new Map(view.filter((e) => !e.summary).map((e) => [e.message.id, e.seq]));
+  const sentSeqs = (built: BuiltContext) => new Set(built.messages.map((m) => seqOf.get(m.id)));
+  const narrow = sentSeqs(await buildContext(view, Math.max(1, budget - recallTokens), memories));
+  const maxTokens = Math.min(recallTokens, budget - (block?.tokens ?? 0) - 1);
+  const recalled = await recallMessages(
+    sources.store,
+    info,
+    rankings,
+    recall,
+    query,
+    (threadId, seq) => threadId === info.threadId && narrow.has(seq),
+    maxTokens,
+    count,
+  );
+  const built = await buildContext(view, budget, recalled.block ? [...memories, recalled.block] : memories);
+  const sent = sentSeqs(built);
+  const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
+  let report = recalled.report;
+  if (items.length < recalled.items.length) {
+    // Sent by the view after all: left out of the block (which only shrinks, so the budget holds).
+    const old = recalled.block!;
+    const fresh = recalled.render(items);
+    const at = built.messages.indexOf(old.message);
+    if (fresh) built.messages[at] = fresh.message;
+    else built.messages.splice(at, 1);
+    built.tokens += (fresh?.tokens ?? 0) - old.tokens;
+    report = { ...report, tokens: fresh?.tokens ?? 0 };
+  }
+  return {
+    ...built,
+    openai: toOpenAI(built.messages),
+    memories: block?.used ?? [],
+    recalled: items,
+    recall: report,
+  };
+}
+
+/** The text of the view's latest user turn (recall's default query), or ''. */
+function latestUserText(view: readonly ViewEntry[]): string {
+  const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
+  return lastUser ? textOf(lastUser.message) : '';
 }
 
 /**

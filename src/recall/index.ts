@@ -5,3 +5,4 @@
 export * from './fuse.js';
 export * from './select.js';
 export * from './block.js';
+export * from './options.js';

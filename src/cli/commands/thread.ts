@@ -69,6 +69,7 @@ export function registerThread(program: Command, session: Session): void {
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
+    .option('--recall-share <share>', 'share of the budget for recalled history (0–0.8)', finiteNumber)
     .option('--user <userId>', "the thread's owner, when this creates the thread")
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
@@ -158,13 +159,22 @@ interface ConfigureOptions {
   idleMs?: number;
   extractEveryTurns?: number;
   memoryShare?: number;
+  recallShare?: number;
   user?: string;
   resource?: string;
 }
 
 async function configure(session: Session, id: string, o: ConfigureOptions) {
   const patch: Record<string, unknown> = {};
-  for (const key of ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'] as const)
+  for (const key of [
+    'budget',
+    'model',
+    'strategy',
+    'idleMs',
+    'extractEveryTurns',
+    'memoryShare',
+    'recallShare',
+  ] as const)
     if (o[key] !== undefined) patch[key] = o[key];
   if (o.defaultStrategy) patch['strategy'] = null;
   // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
@@ -186,6 +196,7 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['idleMs', String(config.idleMs)],
       ['extractEveryTurns', String(config.extractEveryTurns)],
       ['memoryShare', String(config.memoryShare)],
+      ['recallShare', String(config.recallShare)],
     ]),
   );
 }
