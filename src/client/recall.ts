@@ -51,7 +51,13 @@ export interface Recalled {
 }
 
 /** Messages loaded either side of a hit beyond its range, so its tool group is at hand. */
-const TOOL_SLACK = 4;
+const TOOL_SLACK = 3;
+
+/**
+ * What the block's header costs, estimated (about 3 characters a token, rounded up): the finished
+ * block is counted exactly, and chosen again in less room if the estimates were short.
+ */
+const HEADER_TOKENS = Math.ceil(RECALL_BLOCK_HEADER.length / 3);
 
 /** The store scope of a recall scope; a thread without the owner (or resource) it needs searches itself. */
 function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
@@ -107,7 +113,6 @@ export async function recallMessages(
     const meta = describeMessage(m, m.tokens, m.seq);
     return { ...meta, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
   });
-  const header = count({ id: 'h', role: 'system', parts: [{ type: 'text', text: RECALL_BLOCK_HEADER }] });
   const messageOf = (i: RecalledItem) => byKey.get(`${i.seq}\u0000${i.threadId}`)!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
@@ -123,7 +128,7 @@ export async function recallMessages(
       range: recall.range,
       limit: recall.limit,
       maxTokens: room,
-      headerTokens: header,
+      headerTokens: HEADER_TOKENS,
       itemOverhead: RECALL_ITEM_OVERHEAD,
     });
     if (items.length === 0) return none;

@@ -1,11 +1,21 @@
 /**
  * Full-text search over history (schema: 007_message_search.ts). The query's lexemes are OR-ed, so a
  * question finds an answer that shares only some of its words, and each matching message is scored
- * with BM25 computed in SQL over the matching rows only: a term's document frequency is counted among
- * the hits, the collection size is the scope's message count (kept on the thread rows), and the
- * length of a message is its number of distinct lexemes. Rare words therefore weigh more than words
- * every other message uses, which ts_rank (no IDF) cannot do. The hits come from the GIN index, one
- * probe per thread in scope; the thread's other messages are never read.
+ * with BM25: a term's document frequency is counted in the scope through the GIN index, the
+ * collection size is the scope's message count (kept on the thread rows), and a message's length is
+ * its number of distinct lexemes. Rare words therefore weigh more than words every other message
+ * uses, which ts_rank (no IDF) cannot do. Term frequency counts as 1 (chat messages are short, and
+ * reading positions would mean unnesting every hit's vector).
+ *
+ * Index-driven, whatever the thread's size: a term found in more than 5% of the scope's messages (and
+ * in more than 100) carries little information (BM25 gives it a small weight) but would make every
+ * such message a hit to read and score, so it is dropped when rarer terms are there, and its count
+ * stops there. A search thus reads the messages that share a distinctive word with the query.
+ *
+ * The statement runs in a read-only transaction that rules out sequential scans and prices random
+ * reads as cached: the tsquery is computed inside the statement, unknown when it is planned, and with
+ * the default prices a few hundred scattered hits in a table of one big thread make reading all of it
+ * look cheaper; a search would then cost in proportion to the history instead of the hits.
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
@@ -13,6 +23,11 @@ import type { SearchHit, SearchOptions } from '../types.js';
 /** BM25's usual constants: term-frequency saturation and length normalization. */
 const K1 = 1.2;
 const B = 0.75;
+
+/** Share of the scope's messages above which a term is too common to search by (see above)… */
+const COMMON_SHARE = 0.05;
+/** …unless it is in fewer messages than this (a small thread keeps all its terms). */
+const COMMON_MIN = 100;
 
 /**
  * $1 thread id (or NULL), $2 user id, $3 resource id (or NULL), $4 text-search configuration,
@@ -24,36 +39,45 @@ WITH scope AS MATERIALIZED (
   WHERE CASE WHEN $1::text IS NOT NULL THEN thread_id = $1
         ELSE user_id = $2 AND ($3::text IS NULL OR resource_id = $3) END
 ),
+ids AS MATERIALIZED (SELECT coalesce(array_agg(thread_id), '{}') AS ids FROM scope),
+stats AS MATERIALIZED (
+  SELECT greatest(sum(message_count), 1) AS total,
+         greatest(ceil(sum(message_count) * ${COMMON_SHARE}), ${COMMON_MIN}) AS cap
+  FROM scope
+),
 terms AS MATERIALIZED (
-  SELECT DISTINCT lexeme FROM unnest(to_tsvector($4::regconfig, $5::text))
+  -- Each lexeme quoted for tsquery input (quotes and backslashes escaped): matched as is.
+  SELECT ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tq
+  FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector($4::regconfig, $5::text))) l
 ),
-q AS MATERIALIZED (
-  -- Each lexeme quoted for tsquery input (quotes and backslashes escaped), OR-ed.
-  SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery AS tsq
-  FROM terms
+df AS MATERIALIZED (
+  SELECT t.tq, (
+    SELECT count(*) FROM (
+      SELECT 1 FROM messages m WHERE m.thread_id = ANY((SELECT ids FROM ids)::text[]) AND m.search @@ t.tq
+      LIMIT (SELECT cap FROM stats)
+    ) c
+  ) AS n
+  FROM terms t
 ),
+kept AS MATERIALIZED (
+  SELECT tq, n FROM df WHERE n > 0 AND n < (SELECT cap FROM stats)
+  UNION ALL
+  (SELECT tq, n FROM df
+   WHERE n > 0 AND NOT EXISTS (SELECT 1 FROM df WHERE n > 0 AND n < (SELECT cap FROM stats))
+   ORDER BY n LIMIT 1)
+),
+q AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', ' | ')::tsquery AS tsq FROM kept),
 hits AS MATERIALIZED (
-  SELECT s.thread_id, m.seq, m.search FROM scope s CROSS JOIN q
-  CROSS JOIN LATERAL (
-    SELECT seq, search FROM messages WHERE thread_id = s.thread_id AND search @@ q.tsq
-  ) m
+  SELECT m.thread_id, m.seq, m.search, length(m.search) AS len FROM messages m
+  WHERE m.thread_id = ANY((SELECT ids FROM ids)::text[]) AND m.search @@ (SELECT tsq FROM q)
 ),
-tf AS MATERIALIZED (
-  SELECT h.thread_id, h.seq, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS f, length(h.search) AS len
-  FROM hits h CROSS JOIN LATERAL unnest(h.search) u
-  WHERE u.lexeme IN (SELECT lexeme FROM terms)
-),
-df AS (SELECT lexeme, count(*) AS n FROM tf GROUP BY lexeme),
-stats AS (
-  SELECT greatest((SELECT sum(message_count) FROM scope), 1) AS total,
-         greatest((SELECT avg(len) FROM tf), 1) AS avglen
-)
-SELECT tf.thread_id, tf.seq,
-  sum(ln(1 + (s.total - df.n + 0.5) / (df.n + 0.5))
-      * tf.f * ${K1 + 1} / (tf.f + ${K1} * (${1 - B} + ${B} * tf.len / s.avglen)))::float8 AS score
-FROM tf JOIN df USING (lexeme) CROSS JOIN stats s
-GROUP BY tf.thread_id, tf.seq
-ORDER BY score DESC, tf.seq DESC, tf.thread_id
+norm AS MATERIALIZED (SELECT greatest(avg(len), 1) AS avglen FROM hits)
+SELECT h.thread_id, h.seq,
+  sum(ln(1 + (st.total - k.n + 0.5) / (k.n + 0.5)) * ${K1 + 1}
+      / (1 + ${K1} * (${1 - B} + ${B} * h.len / nm.avglen)))::float8 AS score
+FROM hits h JOIN kept k ON h.search @@ k.tq CROSS JOIN stats st CROSS JOIN norm nm
+GROUP BY h.thread_id, h.seq
+ORDER BY score DESC, h.seq DESC, h.thread_id
 LIMIT $6`;
 
 /** Runs {@link ThreadStore.search} with the text-search configuration `language`. */
@@ -68,10 +92,26 @@ export async function searchPg(
   const thread = 'threadId' in scope ? scope.threadId : null;
   const user = 'userId' in scope ? scope.userId : null;
   const resource = 'userId' in scope ? (scope.resourceId ?? null) : null;
-  const { rows } = await pool.query<{ thread_id: string; seq: string; score: number }>({
-    name: 'durable-memory-search',
-    text: SEARCH_SQL,
-    values: [thread, user, resource, language, query, limit],
-  });
-  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
+  const client = await pool.connect();
+  let failed = false;
+  try {
+    // One round trip for the transaction and its settings (see the module comment).
+    await client.query('BEGIN READ ONLY; SET LOCAL enable_seqscan = off; SET LOCAL random_page_cost = 1.1');
+    const { rows } = await client.query<{ thread_id: string; seq: string; score: number }>(SEARCH_SQL, [
+      thread,
+      user,
+      resource,
+      language,
+      query,
+      limit,
+    ]);
+    await client.query('COMMIT');
+    return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
+  } catch (err) {
+    failed = true;
+    throw err;
+  } finally {
+    // A connection whose transaction failed is not reused (it may still be inside it).
+    client.release(failed);
+  }
 }
