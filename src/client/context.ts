@@ -75,15 +75,24 @@ export async function readContext(
   const tokenizer = tokenizerForModel(model);
   const count = (message: Message) => countMessageTokens(message, tokenizer);
   // Retracted messages (and their markers) stay in history but never reach a model.
+  const recall = parseRecall(options.recall);
+  const given = parseQuery(options.query);
+  const recallTokens = Math.floor(budget * config.recallShare);
+  const rank = (query: string) =>
+    recall && recallTokens > 0 && query.trim() !== ''
+      ? rankHistory(sources.store, info, query.slice(0, MAX_RECALL_QUERY), recall, recall.limit * 2)
+      : undefined;
+  // A query given by the caller is searched while the view is read; the default one needs the view.
+  const early = given === undefined ? undefined : rank(given);
+  early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const recall = parseRecall(options.recall);
-  const query = (parseQuery(options.query) ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
-  const recallTokens = Math.floor(budget * config.recallShare);
-  const recalling = recall && recallTokens > 0 && query.trim() !== '';
+  const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
+  const ranking = early ?? (given === undefined ? rank(query) : undefined);
+  const recalling = recall && ranking !== undefined;
   const [block, rankings] = await Promise.all([
     rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
-    recalling ? rankHistory(sources.store, info, query, recall, recall.limit * 2) : [],
+    ranking ?? [],
   ]);
   const memories = block ? [block] : [];
   if (!recalling) {
