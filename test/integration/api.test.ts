@@ -574,7 +574,11 @@ describe('PATCH, compact, GET state', () => {
     assert.ok(excluded.length >= 6, JSON.stringify(history.body));
     for (const m of excluded) assert.ok(m.excludedBy.startsWith('compacting:'), m.excludedBy);
     const context = await acme.get('/v1/threads/compacting/context');
-    assert.equal(context.body.messages.length, 2);
+    const view = context.body.messages.filter((m: { id: string }) => m.id !== 'recalled-history');
+    assert.equal(view.length, 2);
+    // What the window left out can come back as recalled history, never what the view sends.
+    const sent = new Set(view.map((m: { id: string }) => m.id));
+    assert.ok(context.body.recalled.every((r: { id: string }) => !sent.has(r.id)));
   });
 
   test('GET state: counts, config, metrics; 404 for an unknown thread', async () => {
