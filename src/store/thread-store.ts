@@ -51,14 +51,18 @@ export interface ThreadStore {
   /** Body-free metas in seq order, for a workflow catching up after a lost signal. */
   metas(threadId: string, options?: PageOptions): Promise<(MessageMeta & { seq: number })[]>;
 
-  /** History messages with these seqs (excluded ones included), in seq order; unknown seqs are skipped. */
+  /**
+   * History messages with these seqs (excluded ones included), in seq order; unknown seqs are skipped,
+   * and so are retraction markers and the messages they take back (src/thread/retraction.ts).
+   */
   messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]>;
 
   /**
    * Full-text search over history messages (excluded ones included: recall brings back what the view
    * left out). A message matches when it shares at least one searchable word with `query` (OR
    * semantics: a question finds an answer that shares only some of its words); rarer words weigh more
-   * (IDF-like), and a hit's score says how well it matches. Never looks outside `options.scope`.
+   * (IDF-like), and a hit's score says how well it matches. Never looks outside `options.scope`;
+   * never answers a retraction marker or a message one takes back.
    * @returns at most `options.limit` hits, best first; none for a query without searchable words.
    */
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;

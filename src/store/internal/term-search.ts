@@ -5,6 +5,7 @@
  * weighs the terms it shares (rare terms more, long messages a little less).
  */
 import type { Message } from '../../model/message.js';
+import { retractedBy } from '../../thread/retraction.js';
 import type { ThreadStore } from '../thread-store.js';
 import type { SearchHit, SearchOptions, SearchScope, StoredMessage } from '../types.js';
 
@@ -111,7 +112,7 @@ export async function searchThreads(
   if (termsOf(query).length === 0) return [];
   const documents: SearchDocument[] = [];
   for (const threadId of await threadsIn(store, options.scope)) {
-    for (const m of (await store.history(threadId)).messages) {
+    for (const m of withoutRetractions((await store.history(threadId)).messages)) {
       documents.push({ threadId, seq: m.seq, text: searchableText(m) });
     }
   }
@@ -128,6 +129,13 @@ export async function messagesAtByPage(
   if (wanted.size === 0) return [];
   const low = Math.min(...wanted);
   const high = Math.max(...wanted);
-  const page = await store.history(threadId, { after: low - 1, limit: high - low + 1 });
-  return page.messages.filter((m) => wanted.has(m.seq));
+  // The whole history: a retraction marker may come long after the message it takes back.
+  const all = withoutRetractions((await store.history(threadId)).messages);
+  return all.filter((m) => wanted.has(m.seq) && m.seq >= low && m.seq <= high);
+}
+
+/** `messages` without retraction markers and the messages they take back. */
+function withoutRetractions<M extends StoredMessage>(messages: readonly M[]): M[] {
+  const retracted = new Set(messages.map((m) => retractedBy(m)).filter((id) => id !== undefined));
+  return messages.filter((m) => retractedBy(m) === undefined && !retracted.has(m.id));
 }

@@ -19,6 +19,14 @@
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
+import { RETRACTS_KEY, retractionId } from '../../thread/retraction.js';
+
+/**
+ * Neither a retraction marker nor a message one takes back (src/thread/retraction.ts): they never
+ * reach a model. The marker's id is fixed (`retraction:<id>`), so this is one probe of the unique key.
+ */
+export const NOT_RETRACTED = `m.metadata->>'${RETRACTS_KEY}' IS NULL AND NOT EXISTS (
+      SELECT 1 FROM messages r WHERE r.thread_id = m.thread_id AND r.id = '${retractionId('')}' || m.id)`;
 
 /** BM25's usual constants: term-frequency saturation and length normalization. */
 const K1 = 1.2;
@@ -70,6 +78,7 @@ q AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', ' | ')::tsquery AS 
 hits AS MATERIALIZED (
   SELECT m.thread_id, m.seq, m.search, length(m.search) AS len FROM messages m
   WHERE m.thread_id = ANY((SELECT ids FROM ids)::text[]) AND m.search @@ (SELECT tsq FROM q)
+    AND ${NOT_RETRACTED}
 ),
 norm AS MATERIALIZED (SELECT greatest(avg(len), 1) AS avglen FROM hits)
 SELECT h.thread_id, h.seq,

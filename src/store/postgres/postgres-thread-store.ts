@@ -29,7 +29,7 @@ import { migrate } from '../../postgres/migrate.js';
 import { toStoreError } from '../../postgres/errors.js';
 import { translateErrors } from '../errors.js';
 import { appendPrepared, DEFAULT_SEARCH_LANGUAGE } from './pg-append.js';
-import { searchPg } from './pg-search.js';
+import { NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
@@ -124,7 +124,8 @@ export class PostgresThreadStore implements ThreadStore {
     const wanted = seqs.filter((s) => Number.isInteger(s) && s > 0);
     if (wanted.length === 0) return [];
     const { rows } = await this.pool.query<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE thread_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+       WHERE thread_id = $1 AND seq = ANY($2::bigint[]) AND ${NOT_RETRACTED} ORDER BY seq`,
       [threadId, wanted],
     );
     return rows.map(toStoredMessage);

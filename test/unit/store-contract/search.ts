@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Message } from '../../../src/model/message.js';
 import { entries, text, threadId, type GetStore } from './helpers.js';
+import { normalizeMessages } from '../../../src/model/validation.js';
+import { retractionMarker } from '../../../src/thread/retraction.js';
 
 function toolPair(id: string, result: string): Message[] {
   return [
@@ -87,6 +89,24 @@ export function searchContract(store: GetStore): void {
     assert.deepEqual(await hitsOf({ userId: alice, resourceId: 'r1' }), [a1]);
     assert.deepEqual(await hitsOf({ userId: bob }), [b1]);
     assert.deepEqual(await hitsOf({ userId: threadId('nobody') }), []);
+  });
+
+  it('never answers a retraction marker or a message it takes back, by search or by seq', async () => {
+    const thread = threadId();
+    const marker = normalizeMessages([retractionMarker('oops', 'popItem')])[0]!;
+    await store().append(
+      thread,
+      entries(text('oops', 'my password is swordfish'), text('ok', 'the swordfish is a fish'), marker),
+    );
+    const hits = await store().search('swordfish popItem retracted oops', { scope: { threadId: thread } });
+    assert.deepEqual(
+      hits.map((h) => h.seq),
+      [2],
+    );
+    assert.deepEqual(
+      (await store().messagesAt(thread, [1, 2, 3])).map((m) => m.id),
+      ['ok'],
+    );
   });
 
   it('reads messages by seq, skipping unknown seqs', async () => {
