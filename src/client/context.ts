@@ -103,7 +103,7 @@ export async function readContext(
   // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
   const seqOf = new Map(view.filter((e) => !e.summary).map((e) => [e.message.id, e.seq]));
   const sentSeqs = (built: BuiltContext) => new Set(built.messages.map((m) => seqOf.get(m.id)));
-  const narrow = sentSeqs(await buildContext(view, Math.max(1, budget - recallTokens), memories));
+  const narrow = sentSeqs(await fitView(view, Math.max(1, budget - recallTokens), memories));
   const maxTokens = Math.min(recallTokens, budget - (block?.tokens ?? 0) - 1);
   const recalled = await recallMessages(
     sources.store,
@@ -115,7 +115,7 @@ export async function readContext(
     maxTokens,
     count,
   );
-  const built = await buildContext(view, budget, recalled.block ? [...memories, recalled.block] : memories);
+  const built = await fitView(view, budget, recalled.block ? [...memories, recalled.block] : memories);
   const sent = sentSeqs(built);
   const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
   let report = recalled.report;
@@ -136,6 +136,33 @@ export async function readContext(
     recalled: items,
     recall: report,
   };
+}
+
+/**
+ * The view within what the injected blocks leave of `budget`, keeping its summaries (they stand for
+ * everything before the recent window) while they take at most half of the room: the oldest recent
+ * groups go first. Plain `buildContext` drops the oldest groups, summaries first, which would let the
+ * recalled block push them out.
+ */
+async function fitView(
+  view: readonly ViewEntry[],
+  budget: number,
+  injected: readonly { message: Message; tokens: number }[],
+): Promise<BuiltContext> {
+  const room = budget - injected.reduce((n, e) => n + e.tokens, 0);
+  const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
+  if (summaryTokens === 0 || summaryTokens > room / 2) return buildContext(view, budget, injected);
+  const recent = await buildContext(
+    view.filter((e) => !e.summary),
+    budget - summaryTokens,
+    injected,
+  );
+  const kept = new Set(recent.messages.map((m) => m.id));
+  return buildContext(
+    view.filter((e) => e.summary || kept.has(e.message.id)),
+    budget,
+    injected,
+  );
 }
 
 /** The text of the view's latest user turn (recall's default query), or ''. */

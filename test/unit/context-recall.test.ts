@@ -101,6 +101,41 @@ describe('context() with recall', () => {
     );
   });
 
+  it('keeps the view’s summary: the recalled block pushes out the oldest recent turns, not the summary', async () => {
+    const { store } = await threadWithFact(200, 3);
+    const history = (await store.history('t')).messages;
+    await store.recordCompaction({
+      id: 'c1',
+      threadId: 't',
+      strategy: 'summarization',
+      reason: 'tokensExceed(1000)',
+      excludedMessageIds: history.slice(1, 301).map((m) => m.id),
+      supersededSummaryIds: [],
+      summaries: [
+        {
+          message: {
+            id: 'sum1',
+            role: 'system',
+            parts: [{ type: 'text', text: 'Summary: the user talked about many topics.' }],
+            metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces: ['u0'] } },
+          },
+          tokens: 12,
+          positionSeq: 2,
+        },
+      ],
+    });
+    const ctx = await readContext({ store }, (await store.thread('t'))!, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+    });
+    assert.ok(ctx.tokens <= 1000);
+    assert.ok(ctx.recalled.some((r) => r.id === 'u3'));
+    assert.deepEqual(
+      ctx.messages.slice(0, 3).map((m) => m.id),
+      ['sys', 'sum1', RECALL_BLOCK_ID], // a summary written as a system message leads, like the prompt
+    );
+  });
+
   it('never exceeds the budget, whatever the share and the range', async () => {
     for (const recallShare of [0, 0.2, 0.5, 0.8]) {
       const { store, info } = await threadWithFact(120, 10, { recallShare });
