@@ -10,7 +10,7 @@ import { migration004 } from './004_summary_meta.js';
 import { migration005 } from './005_memory_fact_hash.js';
 import { migration006 } from './006_token_revocations.js';
 import { migration007 } from './007_memory_confirmation.js';
-import { migration008 } from './007_message_search.js';
+import { migration008 } from './008_message_search.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [

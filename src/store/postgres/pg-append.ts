@@ -20,7 +20,7 @@ import { withTransaction } from '../../postgres/transaction.js';
 
 /**
  * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id,
- * $5 the text-search configuration the messages are indexed with (007_message_search.ts).
+ * $5 the text-search configuration the messages are indexed with (008_message_search.ts).
  * Answers whether the thread row exists (`found`), whether every stored id has the same content
  * (`ok`; when not, nothing is written), the stored rows of the batch's ids and the inserted seqs.
  */

@@ -1,5 +1,5 @@
 /**
- * Full-text search over history (schema: 007_message_search.ts). The query's lexemes are OR-ed, so a
+ * Full-text search over history (schema: 008_message_search.ts). The query's lexemes are OR-ed, so a
  * question finds an answer that shares only some of its words, and each matching message is scored
  * with BM25: a term's document frequency is counted in the scope through the GIN index, the
  * collection size is the scope's message count (kept on the thread rows), and a message's length is
