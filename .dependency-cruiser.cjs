@@ -8,7 +8,7 @@
 const LAYERS = [
   ['src/model'],
   ['src/tokenizers', 'src/compaction'],
-  ['src/thread', 'src/observability'],
+  ['src/thread', 'src/observability', 'src/recall'],
   ['src/llm', 'src/postgres'],
   ['src/store'],
   ['src/memories', 'src/chat-memory'],
@@ -64,7 +64,7 @@ module.exports = {
       name: 'engine-tokenizer-free',
       comment: 'The compaction core takes counted metas; tokenizers are applied at the edges.',
       severity: 'error',
-      from: { path: '^src/(compaction|thread)/' },
+      from: { path: '^src/(compaction|thread|recall)/' },
       to: { path: '^src/tokenizers/|(^|/)node_modules/js-tiktoken/', dependencyTypesNot: ['type-only'] },
     },
     {
@@ -72,7 +72,7 @@ module.exports = {
       comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
       severity: 'error',
       from: {
-        path: '^(src/(client|server|cli|tenancy|adapters|mcp|settings|thread|compaction|erasure|llm|ui)|workflows|activities)/',
+        path: '^(src/(client|server|cli|tenancy|adapters|mcp|settings|thread|compaction|recall|erasure|llm|ui)|workflows|activities)/',
         // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
         pathNot: '^src/tenancy/token-store[.]ts$',
       },

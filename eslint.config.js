@@ -19,7 +19,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'src/compaction/**/*.ts', 'src/model/**/*.ts'],
+    files: ['workflows/**/*.ts', 'src/compaction/**/*.ts', 'src/model/**/*.ts', 'src/recall/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -52,7 +52,7 @@ export default tseslint.config(
     // The engine is tokenizer-free: it takes counted metas, and a strategy that creates a message
     // (a summary, a collapsed tool line) counts it with the function the edge hands in. A separate
     // rule name, so this adds to the deterministic-code restrictions above instead of replacing them.
-    files: ['src/compaction/**/*.ts'],
+    files: ['src/compaction/**/*.ts', 'src/recall/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

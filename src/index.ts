@@ -30,6 +30,21 @@ export {
 } from './client/embedding-ranker.js';
 export { ThreadHandle, type AppendInput, type AppendResult } from './client/thread-handle.js';
 export type { ContextOptions, ContextResult } from './client/context.js';
+export type { RecalledMessage, RecallReport } from './client/recall.js';
+export {
+  fuse,
+  recallBlock,
+  RECALL_BLOCK_HEADER,
+  RECALL_BLOCK_ID,
+  selectRecalled,
+  type FusedHit,
+  type Ranker,
+  type RankedHit,
+  type Ranking,
+  type RecalledItem,
+  type RecallOptions,
+  type RecallScope,
+} from './recall/index.js';
 export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
 export { createWorker, type CreateWorkerOptions } from './runtime/worker.js';
 export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';

@@ -35,3 +35,9 @@ export function json(value: string): unknown {
     throw new InvalidArgumentError(`expected JSON (${(err as Error).message}).`);
   }
 }
+
+/** Where `thread context` recalls from (`--recall`): a scope, or `off`. */
+export function recallChoice(value: string): 'thread' | 'resource' | 'user' | 'off' {
+  if (value === 'thread' || value === 'resource' || value === 'user' || value === 'off') return value;
+  throw new InvalidArgumentError('expected thread, resource, user or off.');
+}

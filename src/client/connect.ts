@@ -188,6 +188,7 @@ export class DurableMemory {
       {
         store: this.store,
         memories: this.memoryStore,
+        embedder: () => this.embedder,
         temporal: this.backends.temporal,
         taskQueue: this.taskQueue,
         announcer: this.announcer,

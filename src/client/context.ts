@@ -2,10 +2,13 @@
  * The read path: the one place a thread's context is built. `ThreadHandle.context()` comes here, and
  * through it the HTTP API (`GET …/context`) and the CLI (`thread context`, `show`). It reads the
  * thread's settings and stored view, counts tokens for the model asked for (the thread's own by
- * default), ranks the user's long-term memories within the thread's resource, and hands the pieces
- * to the pure builder (src/thread/build-context.ts). Nothing is written.
+ * default), ranks the user's long-term memories within the thread's resource, recalls the history
+ * messages most relevant to the query that the view leaves out (recall.ts), and hands the pieces to
+ * the pure builder (src/thread/build-context.ts): system prompt, memories block, recalled block, view.
+ * Nothing is written.
  */
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore } from '../memories/memory-store.js';
 import { textOf, type Message } from '../model/message.js';
 import { toOpenAI } from '../model/openai.js';
@@ -17,6 +20,9 @@ import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
+import { MAX_RECALL_QUERY } from '../model/limits.js';
+import { parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
+import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
@@ -28,6 +34,13 @@ export interface ContextOptions {
    * one budget's worth of messages, so this stays cheap).
    */
   model?: string;
+  /** What recall searches for (default: the text of the latest user turn). */
+  query?: string;
+  /**
+   * Recall of relevant history the view leaves out (default: on, in the thread, within the thread's
+   * `recallShare` of the budget); `false` turns it off for this call.
+   */
+  recall?: RecallOptions | false;
 }
 
 /** The context, ready for an OpenAI call. */
@@ -36,12 +49,18 @@ export interface ContextResult extends BuiltContext {
   openai: ChatCompletionMessageParam[];
   /** The long-term memories injected (as one system block), most relevant first. */
   memories: RankedMemory[];
+  /** The history messages recalled (as one system block after the memories), chronological. */
+  recalled: RecalledMessage[];
+  /** What recall did; absent when it was off (`recall: false`, a share of 0, nothing to search for). */
+  recall?: RecallReport;
 }
 
 /** What the read path reads from. */
 export interface ContextSources {
   store: ThreadStore;
   memories?: MemoryStore;
+  /** With an embedding model, recall fuses a ranking by meaning with full text. */
+  embedder?: Embedder;
 }
 
 /** How many memories are considered for the block, by relevance and then by recency. */
@@ -59,11 +78,100 @@ export async function readContext(
   const tokenizer = tokenizerForModel(model);
   const count = (message: Message) => countMessageTokens(message, tokenizer);
   // Retracted messages (and their markers) stay in history but never reach a model.
+  const recall = parseRecall(options.recall);
+  const given = parseQuery(options.query);
+  const recallTokens = Math.floor(budget * config.recallShare);
+  const rank = (query: string) =>
+    recall && recallTokens > 0 && query.trim() !== ''
+      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, recall.limit * 2)
+      : undefined;
+  // A query given by the caller is searched while the view is read; the default one needs the view.
+  const early = given === undefined ? undefined : rank(given);
+  early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const block = await rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count);
-  const built = await buildContext(view, budget, block);
-  return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [] };
+  const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
+  const ranking = early ?? (given === undefined ? rank(query) : undefined);
+  const recalling = recall && ranking !== undefined;
+  const [block, rankings] = await Promise.all([
+    rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
+    ranking ?? [],
+  ]);
+  const memories = block ? [block] : [];
+  if (!recalling) {
+    const built = await buildContext(view, budget, memories);
+    return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [], recalled: [] };
+  }
+  // What the view sends when recall takes its whole share: those messages need no recalling. The
+  // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
+  const seqOf = new Map(view.filter((e) => !e.summary).map((e) => [e.message.id, e.seq]));
+  const sentSeqs = (built: BuiltContext) => new Set(built.messages.map((m) => seqOf.get(m.id)));
+  const narrow = sentSeqs(await fitView(view, Math.max(1, budget - recallTokens), memories));
+  const maxTokens = Math.min(recallTokens, budget - (block?.tokens ?? 0) - 1);
+  const recalled = await recallMessages(
+    sources.store,
+    info,
+    rankings,
+    recall,
+    query,
+    (threadId, seq) => threadId === info.threadId && narrow.has(seq),
+    maxTokens,
+    count,
+  );
+  const built = await fitView(view, budget, recalled.block ? [...memories, recalled.block] : memories);
+  const sent = sentSeqs(built);
+  const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
+  let report = recalled.report;
+  if (items.length < recalled.items.length) {
+    // Sent by the view after all: left out of the block (which only shrinks, so the budget holds).
+    const old = recalled.block!;
+    const fresh = recalled.render(items);
+    const at = built.messages.indexOf(old.message);
+    if (fresh) built.messages[at] = fresh.message;
+    else built.messages.splice(at, 1);
+    built.tokens += (fresh?.tokens ?? 0) - old.tokens;
+    report = { ...report, tokens: fresh?.tokens ?? 0 };
+  }
+  return {
+    ...built,
+    openai: toOpenAI(built.messages),
+    memories: block?.used ?? [],
+    recalled: items,
+    recall: report,
+  };
+}
+
+/**
+ * The view within what the injected blocks leave of `budget`, keeping its summaries (they stand for
+ * everything before the recent window) while they take at most half of the room: the oldest recent
+ * groups go first. Plain `buildContext` drops the oldest groups, summaries first, which would let the
+ * recalled block push them out.
+ */
+async function fitView(
+  view: readonly ViewEntry[],
+  budget: number,
+  injected: readonly { message: Message; tokens: number }[],
+): Promise<BuiltContext> {
+  const room = budget - injected.reduce((n, e) => n + e.tokens, 0);
+  const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
+  if (summaryTokens === 0 || summaryTokens > room / 2) return buildContext(view, budget, injected);
+  const recent = await buildContext(
+    view.filter((e) => !e.summary),
+    budget - summaryTokens,
+    injected,
+  );
+  const kept = new Set(recent.messages.map((m) => m.id));
+  return buildContext(
+    view.filter((e) => e.summary || kept.has(e.message.id)),
+    budget,
+    injected,
+  );
+}
+
+/** The text of the view's latest user turn (recall's default query), or ''. */
+function latestUserText(view: readonly ViewEntry[]): string {
+  const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
+  return lastUser ? textOf(lastUser.message) : '';
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore, ScoredMemory } from '../memories/memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { EmbeddingHit, EmbeddingScope } from '../store/types.js';
+import type { SearchHit, SearchScope } from '../store/types.js';
 
 /** Hits asked for when no limit is given. */
 export const DEFAULT_EMBEDDING_HITS = 20;
@@ -25,7 +25,7 @@ export interface EmbeddingSources {
 /** Options of {@link rankByEmbedding}. */
 export interface RankByEmbeddingOptions {
   /** A thread, or a user's threads (narrowed to a resource); never another user's. */
-  scope: EmbeddingScope;
+  scope: SearchScope;
   /** The text to find messages like (a question, the latest user turn). */
   query: string;
   /** At most this many hits (1 to 1,000; default {@link DEFAULT_EMBEDDING_HITS}). */
@@ -35,7 +35,7 @@ export interface RankByEmbeddingOptions {
 }
 
 /** A message found by meaning, with the ranker that found it. */
-export type EmbeddingRanked = EmbeddingHit & { ranker: 'embedding' };
+export type EmbeddingRanked = SearchHit & { ranker: 'embedding' };
 
 /**
  * Messages closest in meaning to `query`, best first.

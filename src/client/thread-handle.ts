@@ -8,6 +8,7 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message, MessageInput } from '../model/message.js';
+import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
 import { normalizeMessages } from '../model/validation.js';
 import { toMessageInputs } from '../model/openai.js';
@@ -54,6 +55,8 @@ export interface ThreadDeps {
   store: ThreadStore;
   /** Long-term memories (injected into `context()` for threads with a userId). */
   memories?: MemoryStore;
+  /** The embedding model recall ranks by meaning with (undefined: full text alone). */
+  embedder?: () => Embedder | undefined;
   /** Temporal, connected on first need (reads never need it). */
   temporal: TemporalLink;
   taskQueue: string;
@@ -240,7 +243,11 @@ export class ThreadHandle {
         const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
         if (!info) throw new UnknownThreadError(this.threadId);
         return await this.storeCall(() =>
-          readContext({ store: this.deps.store, memories: this.deps.memories }, info, options),
+          readContext(
+            { store: this.deps.store, memories: this.deps.memories, embedder: this.deps.embedder?.() },
+            info,
+            options,
+          ),
         );
       } finally {
         end();

@@ -198,8 +198,9 @@ const context: ToolDefinition<{ threadId: z.ZodString; budget: z.ZodOptional<z.Z
   name: 'context',
   title: "A thread's context",
   description:
-    'What the thread sends to the model next: the user’s memories block, summaries of older turns and ' +
-    'the recent messages, within the token budget.',
+    'What the thread sends to the model next: the user’s memories block, older messages relevant to the ' +
+    'latest user turn recalled verbatim (`recalled` says why each is there), summaries of older turns ' +
+    'and the recent messages, within the token budget.',
   input: {
     threadId: id('The thread'),
     budget: z

@@ -46,3 +46,15 @@ export const MAX_MEMORY_TEXT_LENGTH = 10_000;
 /** Earliest and latest `createdAt` of a message: years 1 to 9999 (what every backend can store). */
 export const MIN_CREATED_AT = new Date('0001-01-01T00:00:00.000Z').getTime();
 export const MAX_CREATED_AT = new Date('9999-12-31T23:59:59.999Z').getTime();
+
+/** Largest `recallShare` of a thread: the view keeps a fifth of the budget at least. */
+export const MAX_RECALL_SHARE = 0.8;
+
+/** Most neighbours either side of a recalled message (`recall.range`). */
+export const MAX_RECALL_RANGE = 10;
+
+/** Most hits one context recalls (`recall.limit`). */
+export const MAX_RECALL_LIMIT = 100;
+
+/** Longest recall query, in characters (a user turn longer than this is searched by its start). */
+export const MAX_RECALL_QUERY = 4000;

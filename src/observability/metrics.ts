@@ -81,6 +81,12 @@ export const memoriesAddedTotal = new Counter({
   help: 'Long-term memories added by extractions',
   registers: [registry],
 });
+export const recallHitsTotal = new Counter({
+  name: 'durable_memory_recall_hits_total',
+  help: 'Hits recalled into a context (each with its neighbours and tool group), by the ranker that found it',
+  labelNames: ['ranker'] as const,
+  registers: [registry],
+});
 export const llmRequestsTotal = new Counter({
   name: 'durable_memory_llm_requests_total',
   help: 'Chat completion requests, by model and result (ok, error); a retry is another request',

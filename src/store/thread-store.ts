@@ -16,13 +16,15 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
-  EmbeddingHit,
-  EmbeddingScope,
+  SearchHit,
+  SearchScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
   PageOptions,
+  SearchOptions,
+  StoredMessage,
   ThreadExport,
   ThreadInfo,
   ViewEntry,
@@ -50,6 +52,22 @@ export interface ThreadStore {
 
   /** Body-free metas in seq order, for a workflow catching up after a lost signal. */
   metas(threadId: string, options?: PageOptions): Promise<(MessageMeta & { seq: number })[]>;
+
+  /**
+   * History messages with these seqs (excluded ones included), in seq order; unknown seqs are skipped,
+   * and so are retraction markers and the messages they take back (src/thread/retraction.ts).
+   */
+  messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]>;
+
+  /**
+   * Full-text search over history messages (excluded ones included: recall brings back what the view
+   * left out). A message matches when it shares at least one searchable word with `query` (OR
+   * semantics: a question finds an answer that shares only some of its words); rarer words weigh more
+   * (IDF-like), and a hit's score says how well it matches. Never looks outside `options.scope`;
+   * never answers a retraction marker or a message one takes back.
+   * @returns at most `options.limit` hits, best first; none for a query without searchable words.
+   */
+  search(query: string, options: SearchOptions): Promise<SearchHit[]>;
 
   /**
    * The current view: included history messages and live summaries ordered by seq, a summary before
@@ -127,12 +145,7 @@ export interface ThreadStore {
    * best first. Exact or approximate (an HNSW index) by backend; never outside the scope.
    * @throws ValidationError `invalid_option` for a bad model, vector or limit (1 to 1,000).
    */
-  searchByEmbedding(
-    scope: EmbeddingScope,
-    model: string,
-    vector: number[],
-    limit: number,
-  ): Promise<EmbeddingHit[]>;
+  searchByEmbedding(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]>;
 
   /**
    * Answers when the backend can serve requests (readiness checks); the cheapest round trip it has.

@@ -164,14 +164,23 @@ export interface MessageEmbedding {
 }
 
 /**
- * Where a vector search looks: one thread, or every thread of a user (narrowed to the threads of one
- * resource). Never wider: another user's (or tenant's, whose user ids are prefixed) threads are not in it.
+ * Where a search looks: one thread, or every thread of one user (narrowed to one resource when
+ * given). Stored ids: a tenant's prefix is part of them, so a scope never reaches another tenant.
  */
-export type EmbeddingScope = { threadId: string } | { userId: string; resourceId?: string };
+export type SearchScope = { threadId: string } | { userId: string; resourceId?: string };
 
-/** A message found by vector search: higher scores (cosine similarity, -1 to 1) are closer. */
-export interface EmbeddingHit {
+/** Options of {@link ThreadStore.search}. */
+export interface SearchOptions {
+  /** Where to look. */
+  scope: SearchScope;
+  /** At most this many hits (default 20). */
+  limit?: number;
+}
+
+/** One history message that matches a search, best first. */
+export interface SearchHit {
   threadId: string;
   seq: number;
+  /** Relevance: higher is better; comparable only within one search. */
   score: number;
 }

@@ -104,11 +104,22 @@ export class TenantScope {
       ...ctx,
       messages: ctx.messages.map((m) => {
         const ids = m.metadata?.['memories'];
-        if (!Array.isArray(ids)) return m;
-        const memories = ids.map((id) => (typeof id === 'string' ? this.strip(id) : id));
-        return { ...m, metadata: { ...m.metadata, memories } };
+        const recalled = m.metadata?.['recalled'];
+        if (Array.isArray(ids)) {
+          const memories = ids.map((id) => (typeof id === 'string' ? this.strip(id) : id));
+          return { ...m, metadata: { ...m.metadata, memories } };
+        }
+        if (Array.isArray(recalled)) {
+          const stripped = (recalled as { threadId: string; seq: number }[]).map((r) => ({
+            ...r,
+            threadId: this.strip(r.threadId),
+          }));
+          return { ...m, metadata: { ...m.metadata, recalled: stripped } };
+        }
+        return m;
       }),
       memories: ctx.memories.map((m) => ({ id: this.strip(m.id), text: m.text })),
+      recalled: ctx.recalled.map((r) => ({ ...r, threadId: this.strip(r.threadId) })),
     };
   }
 

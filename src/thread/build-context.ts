@@ -35,13 +35,15 @@ export interface BuiltContext {
 }
 
 /**
- * Builds the context for `budget` tokens from the stored view. An `injected` message (long-term
- * memories) goes right after the leading system messages, and its tokens come off the budget first.
+ * Builds the context for `budget` tokens from the stored view. `injected` messages (the long-term
+ * memories block, the recalled block) go right after the leading system messages, in the order
+ * given, and their tokens come off the budget first.
  */
 export async function buildContext(
   entries: readonly ContextEntry[],
   budget: number,
-  injected?: Pick<ContextEntry, 'message' | 'tokens'>,
+  injected:
+    Pick<ContextEntry, 'message' | 'tokens'> | readonly Pick<ContextEntry, 'message' | 'tokens'>[] = [],
 ): Promise<BuiltContext> {
   const bodies = new Map<string, Message>();
   const tokensOf = new Map<string, number>();
@@ -51,16 +53,17 @@ export async function buildContext(
     tokensOf.set(e.message.id, e.tokens);
     index.append({ ...e.meta, tokens: e.tokens });
   }
-  const room = Math.max(1, budget - (injected?.tokens ?? 0));
+  const extra = Array.isArray(injected) ? injected : [injected];
+  const room = Math.max(1, budget - extra.reduce((n, e) => n + e.tokens, 0));
   const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
     bodies,
     tokenized: true, // no countTokens: the budget's fallback creates no messages
   });
   const messages = project(index, (id) => bodies.get(id));
-  if (injected) {
+  if (extra.length > 0) {
     const at = messages.findIndex((m) => m.role !== 'system');
-    messages.splice(at < 0 ? messages.length : at, 0, injected.message);
-    tokensOf.set(injected.message.id, injected.tokens);
+    messages.splice(at < 0 ? messages.length : at, 0, ...extra.map((e) => e.message));
+    for (const e of extra) tokensOf.set(e.message.id, e.tokens);
   }
   const tokens = messages.reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0);
   return {

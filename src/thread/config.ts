@@ -10,6 +10,7 @@ import {
   MAX_JSON_DEPTH,
   MAX_MODEL_LENGTH,
   MAX_STRATEGY_DEPTH,
+  MAX_RECALL_SHARE,
 } from '../model/limits.js';
 import { firstBadChar, nestedDeeperThan } from '../model/validation.js';
 import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
@@ -40,7 +41,15 @@ export interface ThreadConfig {
   extractEveryTurns: number;
   /** Share of the budget that injected long-term memories may take in `context()`. Default 0.1. */
   memoryShare: number;
+  /**
+   * Share of the budget that recalled history (src/recall) may take in `context()`; what it leaves
+   * unused goes back to the view. 0 turns recall off. Default {@link DEFAULT_RECALL_SHARE}.
+   */
+  recallShare: number;
 }
+
+/** Default {@link ThreadConfig.recallShare} (chosen by `npm run bench:recall`, see BENCHMARKS.md). */
+export const DEFAULT_RECALL_SHARE = 0.5;
 
 /** Defaults of {@link ThreadConfig}. */
 export const DEFAULT_CONFIG: ThreadConfig = {
@@ -49,6 +58,7 @@ export const DEFAULT_CONFIG: ThreadConfig = {
   idleMs: 600_000,
   extractEveryTurns: 5,
   memoryShare: 0.1,
+  recallShare: DEFAULT_RECALL_SHARE,
 };
 
 /** Share of the budget that compaction brings the view down to. */
@@ -190,7 +200,7 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   // A strategy's own limits first (they name what is wrong), then what any store could keep.
   if (p['strategy'] !== undefined && p['strategy'] !== null) checkStrategyShape(p['strategy']);
   assertStorableConfig(p);
-  const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'];
+  const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare', 'recallShare'];
   for (const key of Object.keys(p)) {
     if (!known.includes(key)) {
       throw new ValidationError('invalid_option', `configure.${key}: unknown setting (${known.join(', ')})`);
@@ -213,7 +223,15 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
       `configure.memoryShare: expected a number from 0 to 0.5, got ${String(share)}`,
     );
   }
+  const recall = p['recallShare'];
+  if (recall !== undefined && (typeof recall !== 'number' || !(recall >= 0 && recall <= MAX_RECALL_SHARE))) {
+    throw new ValidationError(
+      'invalid_option',
+      `configure.recallShare: expected a number from 0 to ${MAX_RECALL_SHARE}, got ${String(recall)}`,
+    );
+  }
   const out: ThreadConfig = { ...DEFAULT_CONFIG, ...base };
+  if (recall !== undefined) out.recallShare = recall as number;
   if (p['idleMs'] !== undefined) out.idleMs = p['idleMs'] as number;
   if (p['extractEveryTurns'] !== undefined) out.extractEveryTurns = p['extractEveryTurns'] as number;
   if (share !== undefined) out.memoryShare = share as number;

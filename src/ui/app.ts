@@ -230,7 +230,7 @@ function renderThread(api: Api, threadId: string, data: ThreadData): void {
       'div',
       { class: 'columns' },
       historyColumn(historyBlocks(data.history, data.exported), data.history.length),
-      viewColumn(view, data.context),
+      viewColumn(view, data.context, threadId),
     ),
     memoriesSection(
       data.state.userId,

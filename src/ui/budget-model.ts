@@ -1,13 +1,13 @@
 /**
  * The token budget bar of the memory view: how the view's tokens split into system messages,
- * summaries, injected memories and recent messages, and how much room is left. Pure, unit-tested.
+ * summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
  */
 import type { ViewBlock } from './view-model.js';
 import type { WireContext } from './types.js';
 
 /** One segment of the budget bar. */
 export interface BarSegment {
-  key: 'system' | 'summaries' | 'memories' | 'recent';
+  key: 'system' | 'summaries' | 'memories' | 'recalled' | 'recent';
   label: string;
   tokens: number;
   /** Width as a percentage of the bar. */
@@ -29,6 +29,7 @@ const LABELS: Record<BarSegment['key'], string> = {
   system: 'System',
   summaries: 'Summaries',
   memories: 'Memories',
+  recalled: 'Recalled',
   recent: 'Recent messages',
 };
 
@@ -37,13 +38,14 @@ const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
   system: 'system',
   summary: 'summaries',
   memories: 'memories',
+  recalled: 'recalled',
   message: 'recent',
   tool_call: 'recent',
 };
 
 /** The budget bar of the memory view: system, summaries, memories, recent messages, free room. */
 export function budgetBar(ctx: WireContext, blocks: readonly ViewBlock[]): BudgetBar {
-  const sums = { system: 0, summaries: 0, memories: 0, recent: 0 };
+  const sums = { system: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
   for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;
   const used = Object.values(sums).reduce((a, b) => a + b, 0);
   // Over budget the bar spans the usage and the budget line moves left; within it, the bar is the budget.

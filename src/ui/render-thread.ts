@@ -7,7 +7,7 @@
 import { disclosure, h, num, type Child } from './dom.js';
 import type { BudgetBar } from './budget-model.js';
 import type { ExclusionMark, HistoryBlock, ViewBlock } from './view-model.js';
-import { messageText } from './view-model.js';
+import { messageText, recalledWhy } from './view-model.js';
 import type { HistoryMessage, WireContext, WireMessage } from './types.js';
 
 let ids = 0;
@@ -102,7 +102,7 @@ function truncate(text: string, max: number): string {
 }
 
 /** The memory-view column; each summary can be expanded to the history messages it replaced. */
-export function viewColumn(blocks: readonly ViewBlock[], ctx: WireContext): HTMLElement {
+export function viewColumn(blocks: readonly ViewBlock[], ctx: WireContext, threadId: string): HTMLElement {
   const count = blocks.reduce((n, b) => n + b.messages.length, 0);
   const dropped = ctx.droppedOnRead ?? 0;
   return h(
@@ -122,8 +122,18 @@ export function viewColumn(blocks: readonly ViewBlock[], ctx: WireContext): HTML
           ? `Summary (${b.strategy}) · ${plural(b.tokens, 'token')}`
           : b.kind === 'memories'
             ? `Long-term memories · ${plural(b.tokens, 'token')}`
-            : `${blockTitle(b.kind, b.messages)} · ${plural(b.tokens, 'token')}`;
+            : b.kind === 'recalled'
+              ? `Recalled history · ${plural(ctx.recalled?.length ?? 0, 'message')} · ${plural(b.tokens, 'token')}`
+              : `${blockTitle(b.kind, b.messages)} · ${plural(b.tokens, 'token')}`;
       let expand: Child = null;
+      if (b.kind === 'recalled') {
+        // Why each message is there: the search hit (which ranker, what score) or the hit it came with.
+        expand = h(
+          'ul',
+          { class: 'recalled-why', 'aria-label': `Why recalled (query: ${ctx.recall?.query ?? ''})` },
+          (ctx.recalled ?? []).map((r) => h('li', {}, recalledWhy(r, threadId))),
+        );
+      }
       if (b.kind === 'summary') {
         const replaced = b.replaced ?? [];
         const [toggle, region] = disclosure(

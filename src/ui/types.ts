@@ -89,6 +89,22 @@ export interface WireContext {
   droppedOnRead?: number;
   /** Long-term memories injected as one system block. */
   memories?: { id: string; text: string }[];
+  /** History messages recalled as one system block, and why each is there. */
+  recalled?: WireRecalled[];
+  /** What recall did (the block's tokens among them); absent when it was off. */
+  recall?: { query: string; scope: string; tokens: number; maxTokens: number };
+}
+
+/** One recalled message of a context. */
+export interface WireRecalled {
+  threadId: string;
+  seq: number;
+  id: string;
+  createdAt: string;
+  reason: 'hit' | 'neighbour' | 'tool_group';
+  hitSeq: number;
+  score: number;
+  ranker: string;
 }
 
 /** What a compaction did (`POST /v1/threads/{id}/compact`, and `lastCompaction` in the state). */

@@ -3,7 +3,14 @@
  * memory view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
  * without a browser; so are its siblings `budget-model.ts` (the budget bar) and `memories-model.ts`.
  */
-import type { HistoryMessage, WireContext, WireExport, WireMessage, WireSummaryRecord } from './types.js';
+import type {
+  HistoryMessage,
+  WireContext,
+  WireExport,
+  WireMessage,
+  WireRecalled,
+  WireSummaryRecord,
+} from './types.js';
 
 /** Messages shown together: one message, or a tool-call group (the call and its results). */
 export interface Block<M extends WireMessage = WireMessage> {
@@ -36,7 +43,7 @@ export interface HistoryBlock extends Block<HistoryMessage> {
 
 /** A block of the memory-view column. */
 export interface ViewBlock {
-  kind: 'system' | 'memories' | 'summary' | 'message' | 'tool_call';
+  kind: 'system' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
   messages: WireMessage[];
   tokens: number;
   /** For a summary: the history messages it stands for (through earlier summaries it folded in). */
@@ -64,6 +71,25 @@ export function isMemoryBlock(message: WireMessage): boolean {
     message.role === 'system' &&
     (message.id === 'long-term-memory' || Array.isArray(message.metadata?.['memories']))
   );
+}
+
+/** True for the injected recalled-history block (a system message naming the messages it holds). */
+export function isRecalledBlock(message: WireMessage): boolean {
+  return (
+    message.role === 'system' &&
+    (message.id === 'recalled-history' || Array.isArray(message.metadata?.['recalled']))
+  );
+}
+
+/** Why a recalled message is in the context, in words: the hit and its ranker, or the hit it came with. */
+export function recalledWhy(r: WireRecalled, threadId: string): string {
+  const where = r.threadId === threadId ? `seq ${r.seq}` : `seq ${r.seq} of thread ${r.threadId}`;
+  const when = r.createdAt.slice(0, 16).replace('T', ' ');
+  const why =
+    r.reason === 'hit'
+      ? `found by ${r.ranker} (score ${r.score.toFixed(4)})`
+      : `${r.reason === 'neighbour' ? 'neighbour' : 'tool group'} of seq ${r.hitSeq}`;
+  return `${where} · ${when} · ${why}`;
 }
 
 /** What a person reads of a message: its text, tool calls as `name(args)`, results as `→ result`. */
@@ -210,14 +236,16 @@ export function tokensById(history: readonly HistoryMessage[], exp: WireExport):
 
 /**
  * Tokens of each context message. A count the response carries wins; otherwise the stored one; the
- * injected memory block has no stored count, so it gets what remains of the reported total.
+ * recalled block's count is reported with it (`recall.tokens`); the injected memory block has no
+ * stored count, so it gets what remains of the reported total.
  */
 export function contextTokens(ctx: WireContext, known: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map<string, number>();
   let unknown: string | undefined;
   for (const m of ctx.messages) {
     const own = (m as { tokens?: unknown }).tokens;
-    const n = typeof own === 'number' ? own : known.get(m.id);
+    const recalled = isRecalledBlock(m) ? ctx.recall?.tokens : undefined;
+    const n = typeof own === 'number' ? own : (recalled ?? known.get(m.id));
     if (n === undefined) unknown = m.id;
     else out.set(m.id, n);
   }
@@ -254,6 +282,7 @@ export function viewBlocks(
       return { kind: 'summary', messages: block.messages, tokens: sum, replaced, strategy: mark.strategy };
     }
     if (isMemoryBlock(m)) return { kind: 'memories', messages: block.messages, tokens: sum };
+    if (isRecalledBlock(m)) return { kind: 'recalled', messages: block.messages, tokens: sum };
     const kind = m.role === 'system' ? 'system' : block.kind;
     return { kind, messages: block.messages, tokens: sum };
   });

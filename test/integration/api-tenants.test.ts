@@ -314,6 +314,28 @@ describe('tenant isolation', () => {
     );
   });
 
+  test("recall over the user's threads never reaches the same user id of another tenant", async () => {
+    const say = (text: string) => ({ messages: [{ role: 'user', content: text }], userId: 'sam' });
+    assert.equal(
+      (await f.beta.post('/v1/threads/sam-beta/messages', say('beta secret: the vault code is 4471'))).status,
+      200,
+    );
+    assert.equal(
+      (await f.acme.post('/v1/threads/sam-old/messages', say('acme note: the vault is in the cellar')))
+        .status,
+      200,
+    );
+    assert.equal((await f.acme.post('/v1/threads/sam-new/messages', say('hello again'))).status, 200);
+    const res = await f.acme.get('/v1/threads/sam-new/context?query=vault%20code&recallScope=user');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.recalled.map((r: { threadId: string; reason: string }) => [r.threadId, r.reason]),
+      [['sam-old', 'hit']],
+      'the caller sees its own thread id, without the prefix, and nothing of beta',
+    );
+    assert.doesNotMatch(JSON.stringify(res.body), /4471|beta/u);
+  });
+
   test("an import lands in the importer's namespace, whatever the file says", async () => {
     const exported = (await f.acme.get('/v1/threads/shared/export')).body;
     const res = await f.beta.post('/v1/threads/import?threadId=copied', exported);

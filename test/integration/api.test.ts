@@ -398,6 +398,79 @@ describe('GET /v1/threads/{id}/context', () => {
   });
 });
 
+describe('recall through GET /v1/threads/{id}/context', () => {
+  const old = '2023-05-01T10:00:00.000Z';
+  before(async () => {
+    const filler = Array.from({ length: 60 }, (_, i) =>
+      text(
+        `f${i + 1}`,
+        i % 2 === 0 ? 'user' : 'assistant',
+        `message ${i + 1} about the weather and the garden`,
+      ),
+    );
+    const res = await acme.post('/v1/threads/recalling/messages', {
+      messages: [
+        { ...text('fact', 'user', 'My sister Ingrid moved to Trondheim last spring.'), createdAt: old },
+        { ...text('ack', 'assistant', 'Trondheim is lovely in spring!'), createdAt: old },
+        ...filler,
+      ],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  });
+
+  test('createdAt is stored and returned as given', async () => {
+    const page = await acme.get('/v1/threads/recalling/messages?limit=2');
+    assert.deepEqual(
+      page.body.messages.map((m: Json) => m.createdAt),
+      [old, old],
+    );
+  });
+
+  test('recalls an old message verbatim with its date, reporting seq, score and ranker', async () => {
+    const res = await acme.get('/v1/threads/recalling/context?budget=300&query=where%20does%20Ingrid%20live');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.ok(res.body.tokens <= 300);
+    const hit = res.body.recalled.find((r: Json) => r.reason === 'hit');
+    assert.deepEqual(
+      [hit.id, hit.seq, hit.ranker, hit.threadId, hit.createdAt],
+      ['fact', 1, 'fulltext', 'recalling', old],
+    );
+    assert.ok(hit.score > 0);
+    assert.equal(res.body.recall.query, 'where does Ingrid live');
+    const block = res.body.openai.find((m: Json) => String(m.content).includes('Recalled from earlier'));
+    assert.ok(
+      String(block.content).includes(
+        '[2023-05-01 10:00] user: My sister Ingrid moved to Trondheim last spring.',
+      ),
+    );
+    const off = await acme.get('/v1/threads/recalling/context?budget=300&query=Ingrid&recall=false');
+    assert.deepEqual(off.body.recalled, []);
+    assert.equal(off.body.recall, undefined);
+    const alone = await acme.get('/v1/threads/recalling/context?budget=300&query=Ingrid&recallRange=0');
+    assert.deepEqual(
+      alone.body.recalled.map((r: Json) => r.id),
+      ['fact'],
+    );
+  });
+
+  test('400 for bad recall parameters and createdAt, naming the field', async () => {
+    const base = '/v1/threads/recalling/context?';
+    assertError(await acme.get(`${base}recallScope=tenant`), 400, 'invalid_field', 'recallScope');
+    assertError(await acme.get(`${base}recallRange=-1`), 400, 'invalid_field', 'recallRange');
+    assertError(await acme.get(`${base}recallRange=11`), 400, 'invalid_field', 'recallRange');
+    assertError(await acme.get(`${base}recallLimit=0`), 400, 'invalid_field', 'recallLimit');
+    assertError(await acme.get(`${base}recall=maybe`), 400, 'invalid_field', 'recall');
+    assertError(await acme.get(`${base}query=${'x'.repeat(4001)}`), 400, 'invalid_field', 'query');
+    const bad = await acme.post('/v1/threads/recalling/messages', {
+      message: { ...text('when', 'user', 'x'), createdAt: 'last tuesday' },
+    });
+    assertError(bad, 400, 'invalid_message', 'message');
+    assert.match(JSON.stringify(bad.body), /createdAt/u);
+    const history = await acme.get('/v1/threads/recalling/messages?limit=1000');
+    assert.equal(history.body.messages.length, 62, 'the bad append stored nothing');
+  });
+});
+
 describe('PATCH, compact, GET state', () => {
   before(() => seed('compacting', 8, { userId: 'carol' }));
 
@@ -501,7 +574,11 @@ describe('PATCH, compact, GET state', () => {
     assert.ok(excluded.length >= 6, JSON.stringify(history.body));
     for (const m of excluded) assert.ok(m.excludedBy.startsWith('compacting:'), m.excludedBy);
     const context = await acme.get('/v1/threads/compacting/context');
-    assert.equal(context.body.messages.length, 2);
+    const view = context.body.messages.filter((m: { id: string }) => m.id !== 'recalled-history');
+    assert.equal(view.length, 2);
+    // What the window left out can come back as recalled history, never what the view sends.
+    const sent = new Set(view.map((m: { id: string }) => m.id));
+    assert.ok(context.body.recalled.every((r: { id: string }) => !sent.has(r.id)));
   });
 
   test('GET state: counts, config, metrics; 404 for an unknown thread', async () => {

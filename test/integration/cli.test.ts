@@ -167,6 +167,24 @@ test('thread context, with and without --json', async () => {
   assert.equal(json.openai.length, json.messages.length);
 });
 
+test('thread context --query recalls old turns and says why; --recall off; a bad --recall is a usage error', async () => {
+  const args = ['thread', 'context', 'cli-long', '--budget', '200', '--query', 'question 7'];
+  const human = await cli(...args, '--range', '0');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /, 2 messages recalled$/m);
+  assert.match(
+    human.stdout,
+    /^recalled {2}seq 15 \d{4}-\d\d-\d\d \d\d:\d\d hit \(fulltext, score [\d.]+\)$/m,
+  );
+  assert.match(human.stdout, /^system\s+Recalled from earlier in the conversation/m);
+  const off = await cli(...args, '--recall', 'off');
+  assert.equal(off.code, 0, off.stderr);
+  assert.doesNotMatch(off.stdout, /recalled/);
+  const bad = await cli(...args, '--recall', 'tenant');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--recall/);
+});
+
 test('export, import into a new id, delete (with and without --json)', async () => {
   const file = path.join(dir, 'long.json');
   const exported = await cli('thread', 'export', 'cli-long', '--out', file);

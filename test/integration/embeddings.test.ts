@@ -12,6 +12,7 @@ import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { createEmbedder, type Embedder } from '../../src/llm/embeddings.js';
 import { registry } from '../../src/observability/metrics.js';
+import { connect } from '../../src/client/connect.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { waitForState } from '../support/wait-for-state.js';
@@ -103,6 +104,31 @@ test('messages get vectors in the background after appends, many per request', a
   const total = metrics.find((m) => m.name === 'durable_memory_embeddings_total');
   const messages = (total?.values ?? []).find((v) => v.labels['kind'] === 'message');
   assert.ok((messages?.value ?? 0) >= 12, JSON.stringify(total));
+});
+
+test('context() recall fuses the ranking by meaning with full text (hybrid)', async () => {
+  const t = p.memory.thread('emb-hybrid', { userId: 'emb-user' });
+  await t.append(turns('hy', 40));
+  await embedded(t, 'emb-a');
+  const ctx = await t.context({ budget: 400, query: 'notes about topic hy-3' });
+  const hit = ctx.recalled.find((r) => r.seq === 3);
+  assert.ok(hit, `turn 3 recalled: ${JSON.stringify(ctx.recalled)}`);
+  assert.match(hit.ranker, /embedding/, 'found by meaning too');
+  assert.ok(ctx.tokens <= 400);
+  // Without an embedding model the same read is full text alone.
+  const plain = await connect({
+    temporalAddress: p.stack.temporalAddress,
+    namespace: p.stack.namespace,
+    databaseUrl: p.stack.databaseUrl,
+    taskQueue: p.taskQueue,
+    embedder: null,
+  });
+  try {
+    const alone = await plain.thread('emb-hybrid').context({ budget: 400, query: 'notes about topic hy-3' });
+    assert.ok(alone.recalled.every((r) => !r.ranker.includes('embedding')));
+  } finally {
+    await plain.close();
+  }
 });
 
 test('429 with Retry-After, 500 and a timeout are retried, the Retry-After honoured', async () => {

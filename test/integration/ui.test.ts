@@ -132,7 +132,8 @@ before(async () => {
   // tool results, summarizes and truncates), memories extracted after every user turn.
   const messages = conversation();
   await api('POST', `/v1/threads/${THREAD}/messages`, { userId: 'ada', messages: messages.slice(0, 2) });
-  await api('PATCH', `/v1/threads/${THREAD}`, { budget: 700, extractEveryTurns: 1 });
+  // A quarter of the small budget for recall, so the view keeps its summary beside the recalled turns.
+  await api('PATCH', `/v1/threads/${THREAD}`, { budget: 700, extractEveryTurns: 1, recallShare: 0.25 });
   for (const m of messages.slice(2)) await api('POST', `/v1/threads/${THREAD}/messages`, { messages: [m] });
   // Compaction has run and no more is due; memories are extracted past the move (seq 19); the
   // last turns' extraction waits for the next user turn, which does not matter here.
@@ -215,6 +216,12 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
   assert.match(await memories.innerText(), /User lives in Bergen/u);
   assert.match(await memories.innerText(), /User lives in Oslo — superseded/u);
   assert.match(await memories.innerText(), /from message moved of thread trip-planner by extraction/u);
+  // Recall: older turns about the weather, brought back for the latest one, each with why it is there.
+  const recalled = page.locator('article.kind-recalled');
+  const why = await recalled.locator('.recalled-why').innerText();
+  assert.match(why, /seq \d+ · \d{4}-\d\d-\d\d \d\d:\d\d · found by fulltext \(score [\d.]+\)/u);
+  assert.match(await recalled.innerText(), /user: What is the weather like in \S+ in June\?/u);
+  assert.match(await page.locator('[data-segment="recalled"]').innerText(), /^Recalled: [1-9]\d* tokens?$/u);
   await page.screenshot({ path: path.join(OUTPUT, 'inspector-before-compact.png'), fullPage: true });
 
   // Compact now: the strategy has work left (see before()); the page shows the new view.

@@ -7,6 +7,7 @@ import type { ThreadStore } from '../../src/store/index.js';
 import { appendContract } from './store-contract/append.js';
 import { compactionContract } from './store-contract/compaction.js';
 import { readsContract } from './store-contract/reads.js';
+import { searchContract } from './store-contract/search.js';
 import { threadsContract } from './store-contract/threads.js';
 import { transferContract } from './store-contract/transfer.js';
 import { erasureContract } from './store-contract/erasure.js';
@@ -49,6 +50,7 @@ export function storeContract(
     describe('reads', () => readsContract(get));
     describe('compaction and view', () => compactionContract(get));
     describe('threads', () => threadsContract(get));
+    describe('search', () => searchContract(get));
     describe('export and import', () => transferContract(get));
     describe('embeddings', () => embeddingsContract(get));
     describe('the delete rule', () => {

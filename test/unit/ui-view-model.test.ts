@@ -13,6 +13,7 @@ import {
   listQuery,
   messageText,
   parseListRoute,
+  recalledWhy,
   viewBlocks,
   contextTokens,
 } from '../../src/ui/view-model.js';
@@ -205,6 +206,7 @@ test('the budget bar splits the view into system, summaries, memories and recent
       ['system', 5, 12.5],
       ['summaries', 7, 17.5],
       ['memories', 11, 27.5],
+      ['recalled', 0, 0],
       ['recent', 7, 17.5],
     ],
   );
@@ -223,6 +225,54 @@ const memory = (id: string, extra: Partial<WireMemory> = {}): WireMemory => ({
   createdAt: `2026-01-0${id.slice(-1)}T00:00:00.000Z`,
   extractionId: 'x1',
   ...extra,
+});
+
+test('the recalled block is its own block and segment, counted as reported, with why each message is there', () => {
+  const recalledBlock = {
+    id: 'recalled-history',
+    role: 'system' as const,
+    parts: [{ type: 'text' as const, text: 'Recalled from earlier…\n[2026-01-01 00:00] user: hi' }],
+    metadata: { recalled: [{ threadId: 't', seq: 1 }] },
+  };
+  const withRecall = {
+    ...context,
+    messages: [context.messages[0]!, recalledBlock, ...context.messages.slice(1)],
+    tokens: context.tokens + 6,
+    recall: { query: 'hi', scope: 'thread', tokens: 6, maxTokens: 20 },
+  };
+  const blocks = viewBlocks(withRecall, history, exported);
+  assert.deepEqual(
+    blocks.filter((b) => b.kind === 'recalled').map((b) => b.tokens),
+    [6],
+  );
+  const bar = budgetBar(withRecall, blocks);
+  assert.equal(bar.segments.find((s) => s.key === 'recalled')?.tokens, 6);
+  assert.equal(
+    bar.segments.find((s) => s.key === 'memories')?.tokens,
+    11,
+    'the memory block keeps its share',
+  );
+  const base = {
+    threadId: 't',
+    seq: 4,
+    id: 'u4',
+    createdAt: '2026-01-02T10:30:00.000Z',
+    hitSeq: 4,
+    score: 0.0164,
+    ranker: 'fulltext',
+  };
+  assert.equal(
+    recalledWhy({ ...base, reason: 'hit' }, 't'),
+    'seq 4 · 2026-01-02 10:30 · found by fulltext (score 0.0164)',
+  );
+  assert.equal(
+    recalledWhy({ ...base, seq: 5, reason: 'neighbour' }, 't'),
+    'seq 5 · 2026-01-02 10:30 · neighbour of seq 4',
+  );
+  assert.equal(
+    recalledWhy({ ...base, threadId: 'other', reason: 'tool_group' }, 't'),
+    'seq 4 of thread other · 2026-01-02 10:30 · tool group of seq 4',
+  );
 });
 
 test('live memories carry their superseded versions, newest first, and whether the view used them', () => {

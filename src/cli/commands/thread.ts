@@ -7,7 +7,7 @@ import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
-import { finiteNumber, json, nonNegativeInt, positiveInt } from '../args.js';
+import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice } from '../args.js';
 import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
 import type { Session } from '../session.js';
 import { registerShow } from './show.js';
@@ -52,7 +52,10 @@ export function registerThread(program: Command, session: Session): void {
     .command('context <threadId>')
     .description('print the memory view: what the next model call would get')
     .option('--budget <tokens>', 'token budget (default: the thread’s)', positiveInt)
-    .action(session.action((id: string, o: { budget?: number }) => context(session, id, o)));
+    .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
+    .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
+    .option('--range <n>', 'neighbours recalled either side of each hit (default 1)', nonNegativeInt)
+    .action(session.action((id: string, o: ContextFlags) => context(session, id, o)));
 
   registerShow(thread, session);
   registerCompact(thread, session);
@@ -69,6 +72,7 @@ export function registerThread(program: Command, session: Session): void {
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
+    .option('--recall-share <share>', 'share of the budget for recalled history (0–0.8)', finiteNumber)
     .option('--user <userId>', "the thread's owner, when this creates the thread")
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
@@ -134,20 +138,44 @@ async function history(session: Session, id: string, o: { after?: number; limit?
   if (next !== undefined) note(`more: --after ${next}`);
 }
 
-async function context(session: Session, id: string, o: { budget?: number }) {
-  const stored = await (await session.memory()).thread(session.stored(id)).context({ budget: o.budget });
+interface ContextFlags {
+  budget?: number;
+  query?: string;
+  recall?: ReturnType<typeof recallChoice>;
+  range?: number;
+}
+
+async function context(session: Session, id: string, o: ContextFlags) {
+  const recall =
+    o.recall === 'off'
+      ? false
+      : { ...(o.recall ? { scope: o.recall } : {}), ...(o.range !== undefined ? { range: o.range } : {}) };
+  const stored = await (
+    await session.memory()
+  )
+    .thread(session.stored(id))
+    .context({ budget: o.budget, ...(o.query !== undefined ? { query: o.query } : {}), recall });
   const result = session.scope ? session.scope.context(stored) : stored;
   if (session.json) return printJson({ threadId: id, ...result });
   const header =
     `context of ${id}: ${int(result.tokens)} / ${int(result.budget)} tokens, ` +
     `${int(result.messages.length)} messages` +
     (result.droppedOnRead ? `, ${int(result.droppedOnRead)} groups dropped on read` : '') +
-    (result.memories.length ? `, ${result.memories.length} memories injected` : '');
+    (result.memories.length ? `, ${result.memories.length} memories injected` : '') +
+    (result.recalled.length ? `, ${result.recalled.length} messages recalled` : '');
   const lines = result.messages.map(
     (m) => `${m.role.padEnd(9)}  ${compactionMarkOf(m) ? '[summary] ' : ''}${messageText(m)}`,
   );
+  // Why each recalled message is there: the hit (seq, score, ranker) or the hit it came with.
+  const recalled = result.recalled.map(
+    (r) =>
+      `recalled  seq ${r.seq}${r.threadId === id ? '' : ` of ${r.threadId}`} ${r.createdAt.slice(0, 16).replace('T', ' ')} ` +
+      (r.reason === 'hit'
+        ? `hit (${r.ranker}, score ${r.score.toFixed(4)})`
+        : `${r.reason === 'neighbour' ? 'neighbour' : 'tool group'} of seq ${r.hitSeq}`),
+  );
   for (const w of result.warnings) note(`warning: ${w.code}: ${w.message}`);
-  await printLines([header, ...lines]);
+  await printLines([header, ...lines, ...recalled]);
 }
 
 interface ConfigureOptions {
@@ -158,13 +186,22 @@ interface ConfigureOptions {
   idleMs?: number;
   extractEveryTurns?: number;
   memoryShare?: number;
+  recallShare?: number;
   user?: string;
   resource?: string;
 }
 
 async function configure(session: Session, id: string, o: ConfigureOptions) {
   const patch: Record<string, unknown> = {};
-  for (const key of ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare'] as const)
+  for (const key of [
+    'budget',
+    'model',
+    'strategy',
+    'idleMs',
+    'extractEveryTurns',
+    'memoryShare',
+    'recallShare',
+  ] as const)
     if (o[key] !== undefined) patch[key] = o[key];
   if (o.defaultStrategy) patch['strategy'] = null;
   // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
@@ -186,6 +223,7 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['idleMs', String(config.idleMs)],
       ['extractEveryTurns', String(config.extractEveryTurns)],
       ['memoryShare', String(config.memoryShare)],
+      ['recallShare', String(config.recallShare)],
     ]),
   );
 }

@@ -11,6 +11,7 @@ import { migration005 } from './005_memory_fact_hash.js';
 import { migration006 } from './006_token_revocations.js';
 import { migration007 } from './007_memory_confirmation.js';
 import { migration008 } from './008_embeddings.js';
+import { migration009 } from './009_message_search.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration006,
   migration007,
   migration008,
+  migration009,
 ];

@@ -2,6 +2,8 @@
  * A thread's messages: append (creates the thread), history by sequence number, and the memory view.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Static } from 'typebox';
+import type { ContextOptions } from '../../client/context.js';
 import type { AppendInput } from '../../client/thread-handle.js';
 import { ValidationError } from '../../model/errors.js';
 import { ConflictError } from '../../store/errors.js';
@@ -144,7 +146,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         summary: 'The memory view, within a token budget',
         description:
           'Ready for a model call: our messages and OpenAI chat-completions messages, with the ' +
-          "user's most relevant long-term memories injected. Always within the budget.",
+          "user's most relevant long-term memories and the history most relevant to `query` (default: " +
+          'the latest user turn) that the view leaves out, recalled verbatim with their dates. Always ' +
+          'within the budget; `recalled` says which messages were recalled and why.',
         tags: ['messages'],
         security: BEARER,
         params: ThreadParams,
@@ -157,7 +161,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       const storedId = scope.scoped(params.id, 'id');
       const context = await run(
         deps,
-        () => deps.memory.thread(storedId).context(query),
+        () => deps.memory.thread(storedId).context(contextOptions(query)),
         'context',
         params.id,
       );
@@ -165,3 +169,17 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     },
   );
 };
+
+/** The query string as `context()` options: the recall parameters become its `recall` option. */
+function contextOptions(query: Static<typeof ContextQuery>): ContextOptions {
+  const { recall, recallScope, recallRange, recallLimit, ...rest } = query;
+  if (recall === false) return { ...rest, recall: false };
+  return {
+    ...rest,
+    recall: {
+      ...(recallScope !== undefined ? { scope: recallScope } : {}),
+      ...(recallRange !== undefined ? { range: recallRange } : {}),
+      ...(recallLimit !== undefined ? { limit: recallLimit } : {}),
+    },
+  };
+}

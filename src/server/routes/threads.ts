@@ -118,7 +118,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       schema: {
         summary: 'Configure a thread (creates it)',
         description:
-          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare; ' +
+          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, recallShare; ' +
           '`strategy: null` returns to the default strategy. Answers the whole configuration. ' +
           'A thread with no message yet is created (with `userId` and `resourceId` if given).',
         tags: ['threads'],

@@ -4,7 +4,14 @@
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
 import Type from 'typebox';
-import { MAX_BUDGET, MAX_ID_LENGTH, MAX_MODEL_LENGTH } from '../../model/limits.js';
+import {
+  MAX_BUDGET,
+  MAX_ID_LENGTH,
+  MAX_MODEL_LENGTH,
+  MAX_RECALL_LIMIT,
+  MAX_RECALL_QUERY,
+  MAX_RECALL_RANGE,
+} from '../../model/limits.js';
 import { userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
@@ -121,6 +128,53 @@ export const ContextQuery = Type.Object({
       description: "Count tokens with this model's tokenizer (default: the thread's model).",
     }),
   ),
+  query: Type.Optional(
+    Type.String({
+      maxLength: MAX_RECALL_QUERY,
+      description: 'What recall searches the history for (default: the latest user turn).',
+    }),
+  ),
+  recall: Type.Optional(
+    Type.Boolean({ description: 'Recall relevant history the view leaves out (default true).' }),
+  ),
+  recallScope: Type.Optional(
+    Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')], {
+      description:
+        "Where recall searches: the thread (default), or also the owner's other threads of the same resource, or all of them.",
+    }),
+  ),
+  recallRange: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_RECALL_RANGE,
+      description: 'Neighbours recalled either side of each hit (default 1).',
+    }),
+  ),
+  recallLimit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_RECALL_LIMIT,
+      description: 'At most this many hits (default 20).',
+    }),
+  ),
+});
+
+/** One recalled message: where it is, why it is in the context, which ranker found it. */
+export const RecalledMessage = Type.Object({
+  threadId: Type.String(),
+  seq: Type.Integer({ minimum: 1 }),
+  id: Type.String(),
+  createdAt: Type.String(),
+  tokens: Int(),
+  reason: Type.Union([Type.Literal('hit'), Type.Literal('neighbour'), Type.Literal('tool_group')], {
+    description: 'A hit of the search, a neighbour of one, or a member of a hit’s tool-call group.',
+  }),
+  hitSeq: Type.Integer({ minimum: 1, description: 'The hit that brought it (its own seq for a hit).' }),
+  score: Type.Number({ description: "The hit's fused (reciprocal-rank) score." }),
+  ranker: Type.String({
+    description: 'Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`.',
+  }),
+  rankers: Type.Array(Type.String()),
 });
 
 /** The memory view, ready for a model call. */
@@ -142,6 +196,22 @@ export const ContextResult = Type.Object(
     memories: Type.Array(Type.Object({ id: Type.String(), text: Type.String() }), {
       description: 'Long-term memories injected, most relevant first.',
     }),
+    recalled: Type.Array(RecalledMessage, {
+      description:
+        'History messages recalled into the context (one block after the memories), chronological.',
+    }),
+    recall: Type.Optional(
+      Type.Object(
+        {
+          query: Type.String(),
+          scope: Type.String(),
+          range: Int(),
+          maxTokens: Int('Tokens the recalled block could take.'),
+          tokens: Int('Tokens it took.'),
+        },
+        { description: 'What recall did; absent when it was off.' },
+      ),
+    ),
   },
   { description: 'The memory view within the budget.' },
 );

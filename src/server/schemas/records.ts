@@ -9,6 +9,7 @@ import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
   MAX_IDLE_MS,
+  MAX_RECALL_SHARE,
   MAX_SEQ,
   MAX_TOKEN_COUNT,
 } from '../../model/limits.js';
@@ -113,6 +114,14 @@ export const ThreadConfig = Type.Object({
     description: 'Memory extraction after this many new user turns (0: off).',
   }),
   memoryShare: Type.Number({ minimum: 0, maximum: 0.5 }),
+  recallShare: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: MAX_RECALL_SHARE,
+      description:
+        'Share of the budget recalled history may take in the context (unused share goes to the view).',
+    }),
+  ),
 });
 
 /** A thread's bookkeeping row. */

@@ -2,7 +2,13 @@
  * Schemas of the thread routes: list, state, configure, compact, import.
  */
 import Type from 'typebox';
-import { MAX_BUDGET, MAX_EXTRACT_EVERY_TURNS, MAX_IDLE_MS, MAX_MODEL_LENGTH } from '../../model/limits.js';
+import {
+  MAX_BUDGET,
+  MAX_EXTRACT_EVERY_TURNS,
+  MAX_IDLE_MS,
+  MAX_MODEL_LENGTH,
+  MAX_RECALL_SHARE,
+} from '../../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
 import { Strategy } from './records.js';
@@ -28,6 +34,7 @@ export const ConfigurePatch = Type.Object(
     idleMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_IDLE_MS })),
     extractEveryTurns: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EXTRACT_EVERY_TURNS })),
     memoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
+    recallShare: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_RECALL_SHARE })),
   },
   { additionalProperties: false },
 );

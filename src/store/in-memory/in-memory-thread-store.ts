@@ -14,6 +14,7 @@ import {
   viewMeta,
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
 import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -22,13 +23,14 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
-  EmbeddingHit,
-  EmbeddingScope,
+  SearchHit,
+  SearchScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
   PageOptions,
+  SearchOptions,
   StoredMessage,
   SummaryRecord,
   ThreadExport,
@@ -127,6 +129,16 @@ export class InMemoryThreadStore implements ThreadStore {
     const page: HistoryPage = { messages: rows.rows.map((row) => jsonCopy(row.stored)) };
     if (rows.more) page.next = rows.rows.at(-1)?.stored.seq ?? Math.max(0, options?.after ?? 0);
     return page;
+  }
+
+  /** @inheritDoc ThreadStore.messagesAt */
+  async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
+    return messagesAtByPage(this, threadId, seqs);
+  }
+
+  /** @inheritDoc ThreadStore.search */
+  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    return searchThreads(this, query, options);
   }
 
   /** @inheritDoc ThreadStore.metas */
@@ -284,11 +296,11 @@ export class InMemoryThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.searchByEmbedding */
   async searchByEmbedding(
-    scope: EmbeddingScope,
+    scope: SearchScope,
     model: string,
     vector: number[],
     limit: number,
-  ): Promise<EmbeddingHit[]> {
+  ): Promise<SearchHit[]> {
     assertModel(model);
     assertVector(vector, 'vector');
     assertHitLimit(limit);
@@ -297,7 +309,7 @@ export class InMemoryThreadStore implements ThreadStore {
         ? s.info.threadId === scope.threadId
         : s.info.userId === scope.userId &&
           (scope.resourceId === undefined || s.info.resourceId === scope.resourceId);
-    const hits: EmbeddingHit[] = [];
+    const hits: SearchHit[] = [];
     for (const state of this.threads.values()) {
       if (!inScope(state)) continue;
       for (const [seq, v] of state.embeddings.get(model) ?? [])

@@ -19,7 +19,8 @@ import { explainTextError } from '../../postgres/errors.js';
 import { withTransaction } from '../../postgres/transaction.js';
 
 /**
- * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id.
+ * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id,
+ * $5 the text-search configuration the messages are indexed with (009_message_search.ts).
  * Answers whether the thread row exists (`found`), whether every stored id has the same content
  * (`ok`; when not, nothing is written), the stored rows of the batch's ids and the inserted seqs.
  */
@@ -51,8 +52,10 @@ fresh AS MATERIALIZED (
   WHERE (SELECT ok FROM verdict) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = i.id)
 ),
 inserted AS (
-  INSERT INTO messages (thread_id, seq, id, role, shape, call_ids, parts, metadata, tokens, bytes, content_hash, created_at)
-  SELECT $1, f.seq, f.id, f.role, f.shape, f.call_ids, f.parts, f.metadata, f.tokens, f.bytes, f.content_hash, f.created_at
+  INSERT INTO messages (thread_id, seq, id, role, shape, call_ids, parts, metadata, tokens, bytes, content_hash, created_at,
+    search_config)
+  SELECT $1, f.seq, f.id, f.role, f.shape, f.call_ids, f.parts, f.metadata, f.tokens, f.bytes, f.content_hash, f.created_at,
+    $5::regconfig
   FROM fresh f
   RETURNING id, seq
 ),
@@ -88,6 +91,9 @@ function lostIdRace(err: unknown): boolean {
   return code === '23505' && table === 'messages';
 }
 
+/** The text-search configuration messages are indexed with unless the store is told otherwise. */
+export const DEFAULT_SEARCH_LANGUAGE = 'english';
+
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 async function runAppend(
@@ -95,12 +101,13 @@ async function runAppend(
   threadId: string,
   batch: string,
   options: AppendOptions | undefined,
+  language: string,
 ): Promise<AppendRow> {
   // Named: prepared once per connection, so the server plans this statement once, not per append.
   const { rows } = await db.query<AppendRow>({
     name: 'durable-memory-append',
     text: APPEND_SQL,
-    values: [threadId, batch, options?.userId ?? null, options?.resourceId ?? null],
+    values: [threadId, batch, options?.userId ?? null, options?.resourceId ?? null, language],
   });
   return rows[0]!;
 }
@@ -115,6 +122,7 @@ export async function appendPrepared(
   threadId: string,
   entries: PreparedEntry[],
   options?: AppendOptions,
+  language = DEFAULT_SEARCH_LANGUAGE,
 ): Promise<AppendedMessage[]> {
   // An id repeated within the batch is stored once; with other content it is a conflict.
   const unique = new Map<string, PreparedEntry>();
@@ -142,7 +150,7 @@ export async function appendPrepared(
     let row: AppendRow | undefined;
     for (let attempt = 1; !row; attempt++) {
       try {
-        row = await runAppend(pool, threadId, batch, options);
+        row = await runAppend(pool, threadId, batch, options, language);
         if (!row.found) {
           // The thread's first append: create its row and append in one transaction (a failed append
           // leaves no empty thread behind; two first appends racing both end up on the one row).
@@ -151,7 +159,7 @@ export async function appendPrepared(
               'INSERT INTO threads (thread_id) VALUES ($1) ON CONFLICT (thread_id) DO NOTHING',
               [threadId],
             );
-            return runAppend(client, threadId, batch, options);
+            return runAppend(client, threadId, batch, options, language);
           });
         }
       } catch (err) {

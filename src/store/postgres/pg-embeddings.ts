@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../../postgres/vectors.js';
 import { assertHitLimit, assertModel, assertVector, normalize } from '../../model/vectors.js';
-import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
+import type { SearchHit, SearchScope, MessageEmbedding } from '../types.js';
 
 const TABLE = 'message_embeddings';
 
@@ -71,12 +71,7 @@ export class PgEmbeddings {
   }
 
   /** @see ThreadStore.searchByEmbedding */
-  async search(
-    scope: EmbeddingScope,
-    model: string,
-    vector: number[],
-    limit: number,
-  ): Promise<EmbeddingHit[]> {
+  async search(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]> {
     assertModel(model);
     assertVector(vector, 'vector');
     assertHitLimit(limit);

@@ -14,13 +14,15 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
-  EmbeddingHit,
-  EmbeddingScope,
+  SearchHit,
+  SearchScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
   PageOptions,
+  SearchOptions,
+  StoredMessage,
   ThreadExport,
   ThreadInfo,
   ViewEntry,
@@ -28,8 +30,10 @@ import type {
 import { migrate } from '../../postgres/migrate.js';
 import { toStoreError } from '../../postgres/errors.js';
 import { translateErrors } from '../errors.js';
-import { appendPrepared } from './pg-append.js';
+import { appendPrepared, DEFAULT_SEARCH_LANGUAGE } from './pg-append.js';
 import { PgEmbeddings } from './pg-embeddings.js';
+import { NOT_RETRACTED, searchPg } from './pg-search.js';
+import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
@@ -43,6 +47,11 @@ export interface PostgresThreadStoreOptions {
   max?: number;
   /** Extra node-postgres pool settings. */
   pool?: pg.PoolConfig;
+  /**
+   * PostgreSQL text-search configuration that new messages are indexed and searches are parsed with
+   * (default 'english': stemming and English stop words; 'simple' for none, or any installed one).
+   */
+  searchLanguage?: string;
 }
 
 const THREAD_COLUMNS =
@@ -58,6 +67,7 @@ export class PostgresThreadStore implements ThreadStore {
   constructor(
     readonly pool: pg.Pool,
     private readonly ownsPool = false,
+    private readonly searchLanguage = DEFAULT_SEARCH_LANGUAGE,
   ) {
     this.embeddings = new PgEmbeddings(pool);
   }
@@ -80,11 +90,14 @@ export class PostgresThreadStore implements ThreadStore {
     pool.on('error', () => undefined);
     try {
       if (options.migrate ?? true) await migrate(pool);
+      // An unknown configuration fails here, not on the first append.
+      if (options.searchLanguage !== undefined)
+        await pool.query('SELECT $1::regconfig', [options.searchLanguage]);
     } catch (err) {
       await pool.end();
       throw err;
     }
-    return new PostgresThreadStore(pool, true);
+    return new PostgresThreadStore(pool, true, options.searchLanguage);
   }
 
   /** @inheritDoc ThreadStore.append */
@@ -94,7 +107,7 @@ export class PostgresThreadStore implements ThreadStore {
     options?: AppendOptions,
   ): Promise<AppendedMessage[]> {
     if (entries.length === 0) return [];
-    return appendPrepared(this.pool, threadId, prepareEntries(entries), options);
+    return appendPrepared(this.pool, threadId, prepareEntries(entries), options, this.searchLanguage);
   }
 
   /** @inheritDoc ThreadStore.history */
@@ -110,6 +123,25 @@ export class PostgresThreadStore implements ThreadStore {
     const page: HistoryPage = { messages };
     if (more) page.next = messages.length > 0 ? messages[messages.length - 1]!.seq : (options?.after ?? 0);
     return page;
+  }
+
+  /** @inheritDoc ThreadStore.messagesAt */
+  async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
+    const wanted = seqs.filter((s) => Number.isInteger(s) && s > 0);
+    if (wanted.length === 0) return [];
+    const { rows } = await this.pool.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+       WHERE thread_id = $1 AND seq = ANY($2::bigint[]) AND ${NOT_RETRACTED} ORDER BY seq`,
+      [threadId, wanted],
+    );
+    return rows.map(toStoredMessage);
+  }
+
+  /** @inheritDoc ThreadStore.search */
+  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    const limit = options.limit ?? DEFAULT_SEARCH_HITS;
+    if (limit <= 0 || !query.trim()) return [];
+    return searchPg(this.pool, this.searchLanguage, query, options, limit);
   }
 
   /** @inheritDoc ThreadStore.metas */
@@ -225,11 +257,11 @@ export class PostgresThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.searchByEmbedding */
   async searchByEmbedding(
-    scope: EmbeddingScope,
+    scope: SearchScope,
     model: string,
     vector: number[],
     limit: number,
-  ): Promise<EmbeddingHit[]> {
+  ): Promise<SearchHit[]> {
     return this.embeddings.search(scope, model, vector, limit);
   }
 

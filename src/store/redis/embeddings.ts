@@ -4,7 +4,7 @@
  * ranks them by exact cosine in the process, which suits the sizes Redis-backed threads have.
  */
 import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
-import type { EmbeddingHit, EmbeddingScope, MessageEmbedding } from '../types.js';
+import type { SearchHit, SearchScope, MessageEmbedding } from '../types.js';
 import type { RedisKeys } from './keys.js';
 import { LuaScript, type RedisClient } from './lua.js';
 
@@ -69,11 +69,11 @@ export async function unembedded(
 export async function searchByEmbedding(
   client: RedisClient,
   keys: RedisKeys,
-  scope: EmbeddingScope,
+  scope: SearchScope,
   model: string,
   vector: number[],
   limit: number,
-): Promise<EmbeddingHit[]> {
+): Promise<SearchHit[]> {
   assertModel(model);
   assertVector(vector, 'vector');
   assertHitLimit(limit);
@@ -84,7 +84,7 @@ export async function searchByEmbedding(
     const resources = await Promise.all(ids.map((id) => client.hGet(keys.thread(id).info, 'resourceId')));
     threadIds = ids.filter((_, i) => scope.resourceId === undefined || resources[i] === scope.resourceId);
   }
-  const hits: EmbeddingHit[] = [];
+  const hits: SearchHit[] = [];
   for (const threadId of threadIds) {
     const all = await client.hGetAll(keys.thread(threadId).embeddings);
     for (const [field, json] of Object.entries(all)) {

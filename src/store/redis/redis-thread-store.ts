@@ -9,6 +9,7 @@ import { createClient } from 'redis';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries, prepareRecord } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { saveEmbeddings, searchByEmbedding, unembedded } from './embeddings.js';
@@ -19,13 +20,14 @@ import type {
   AppendEntry,
   AppendOptions,
   CompactionRecord,
-  EmbeddingHit,
-  EmbeddingScope,
+  SearchHit,
+  SearchScope,
   HistoryPage,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
   PageOptions,
+  SearchOptions,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -110,6 +112,16 @@ export class RedisThreadStore implements ThreadStore {
     const page: HistoryPage = { messages };
     if (more) page.next = messages[messages.length - 1]!.seq;
     return page;
+  }
+
+  /** @inheritDoc ThreadStore.messagesAt */
+  async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
+    return messagesAtByPage(this, threadId, seqs);
+  }
+
+  /** @inheritDoc ThreadStore.search */
+  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    return searchThreads(this, query, options);
   }
 
   /** @inheritDoc ThreadStore.metas */
@@ -205,11 +217,11 @@ export class RedisThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.searchByEmbedding */
   async searchByEmbedding(
-    scope: EmbeddingScope,
+    scope: SearchScope,
     model: string,
     vector: number[],
     limit: number,
-  ): Promise<EmbeddingHit[]> {
+  ): Promise<SearchHit[]> {
     return searchByEmbedding(this.client, this.keys, scope, model, vector, limit);
   }
 

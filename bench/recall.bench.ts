@@ -1,0 +1,254 @@
+/**
+ * `npm run bench:recall`: how much of what a long conversation said a context brings back (issue 13),
+ * on the embedded test stack (Temporal dev server, embedded PostgreSQL, one worker with the local
+ * summarizer) and the client in this process.
+ *
+ * 1. Evidence recall. Seeded conversations (`recall-conversations.ts`: 300 turns in 20 sessions,
+ *    12 planted facts each, single / updated / spread over two turns) are appended to one thread each
+ *    (batches of 50, `createdAt` set); once the workflow has indexed and compacted them, every question
+ *    asks `context({ budget, query })` and counts when the text of every evidence message appears
+ *    verbatim in the returned OpenAI messages. At 2,000 / 4,000 / 8,000 tokens: newest turns only
+ *    (`recall: false`) vs full-text recall (the default), and the `recallShare` sweep that chose the
+ *    default. The hybrid row (full text + embeddings, fused by RRF) is filled in by the embeddings lane.
+ * 2. `context()` p50 with vs without recall on a 1,000- and a 10,000-message thread, interleaved.
+ * 3. Append p50 (store, one 500-byte message) with the search column vs a schema without it, interleaved.
+ *
+ * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ThreadHandle } from '../src/client/thread-handle.js';
+import type { ContextResult } from '../src/client/context.js';
+import { normalizeMessages } from '../src/model/validation.js';
+import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
+import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../src/tokenizers/for-model.js';
+import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
+import { recallConversation, type RecallConversation } from './recall-conversations.js';
+import { mulberry32 } from './synthetic-conversation.js';
+
+const QUICK = process.argv.includes('--quick');
+const size = (full: number, quick: number) => (QUICK ? quick : full);
+const COMMAND = `npm run bench:recall${QUICK ? ' -- --quick' : ''}`;
+
+const CONVERSATIONS = size(10, 2);
+const BUDGETS = [2000, 4000, 8000];
+const SHARES = [0.25, 0.5, 0.75];
+const LATENCY_READS = size(100, 10);
+const APPENDS = size(300, 30);
+const BATCH = 50;
+
+const log = (line: string) =>
+  process.stderr.write(`[bench:recall ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(0)}%`;
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+function p50(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** Appends `messages` in batches of 50, then waits until the workflow has indexed and compacted them. */
+async function fill(thread: ThreadHandle, messages: RecallConversation['messages']): Promise<void> {
+  for (let i = 0; i < messages.length; i += BATCH) await thread.append(messages.slice(i, i + BATCH));
+  for (let state = await thread.sync(); state.pending.length > 0; state = await thread.state()) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Every text the model would read: the content strings of the OpenAI messages. */
+function contextText(ctx: ContextResult): string {
+  return ctx.openai
+    .map((m) =>
+      typeof m.content === 'string'
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p) => ('text' in p ? p.text : '')).join('\n')
+          : '',
+    )
+    .join('\n');
+}
+
+interface Loaded {
+  thread: ThreadHandle;
+  conversation: RecallConversation;
+  text: Map<string, string>;
+}
+
+async function evidenceRecall(pipeline: TestPipeline): Promise<string[]> {
+  const loaded: Loaded[] = [];
+  let tokens = 0;
+  const tokenizer = tokenizerForModel('gpt-4o');
+  for (let seed = 1; seed <= CONVERSATIONS; seed++) {
+    const conversation = recallConversation(seed);
+    const thread = pipeline.memory.thread(`recall-c${seed}`);
+    await fill(thread, conversation.messages);
+    const normalized = normalizeMessages(conversation.messages);
+    tokens += normalized.reduce((n, m) => n + countMessageTokens(m, tokenizer), 0);
+    const text = new Map(
+      normalized.map((m) => [m.id, m.parts.map((p) => ('text' in p ? p.text : '')).join('')]),
+    );
+    loaded.push({ thread, conversation, text });
+    log(`conversation ${seed}/${CONVERSATIONS} appended (${conversation.messages.length} messages)`);
+  }
+  const questions = loaded.reduce((n, l) => n + l.conversation.questions.length, 0);
+  /** Questions whose evidence is all in the context, overall and by kind. */
+  async function score(budget: number, recall: boolean) {
+    const found: Record<string, number> = { all: 0, single: 0, updated: 0, spread: 0 };
+    for (const { thread, conversation, text } of loaded) {
+      for (const q of conversation.questions) {
+        const ctx = await thread.context({ budget, query: q.question, ...(recall ? {} : { recall: false }) });
+        const seen = contextText(ctx);
+        if (ctx.tokens > budget) throw new Error(`context over budget: ${ctx.tokens} > ${budget}`);
+        if (q.evidence.every((id) => seen.includes(text.get(id)!))) {
+          found['all']!++;
+          found[q.kind]!++;
+        }
+      }
+    }
+    return found;
+  }
+  const byKind: Record<string, number> = {};
+  for (const { conversation } of loaded)
+    for (const q of conversation.questions) byKind[q.kind] = (byKind[q.kind] ?? 0) + 1;
+  const rows: string[] = [];
+  const results = new Map<string, Record<string, number>>();
+  for (const recall of [false, true]) {
+    for (const budget of BUDGETS) {
+      results.set(`${recall}/${budget}`, await score(budget, recall));
+      log(`recall ${recall ? 'on' : 'off'} at ${budget} tokens measured`);
+    }
+  }
+  const row = (label: string, recall: boolean) =>
+    `| ${label} | ${BUDGETS.map((b) => pct(results.get(`${recall}/${b}`)!['all']!, questions)).join(' | ')} |`;
+  const at4000 = results.get('true/4000')!['all']! / questions;
+  rows.push(
+    `### Evidence recall (${CONVERSATIONS} conversations, ${questions} questions, ${Math.round(tokens / CONVERSATIONS)} tokens per conversation on average)`,
+    '',
+    '| context | 2,000 tokens | 4,000 tokens | 8,000 tokens |',
+    '| --- | --- | --- | --- |',
+    row('newest turns only (`recall: false`, baseline)', false),
+    row('full-text recall (default, recallShare 0.5)', true),
+    '| hybrid recall (full text + embeddings, RRF) | _embeddings lane_ | _embeddings lane_ | _embeddings lane_ |',
+    '',
+    `By kind at 4,000 tokens (full text): ${['single', 'updated', 'spread']
+      .map(
+        (k) =>
+          `${k} ${pct(results.get('true/4000')![k]!, byKind[k]!)} (newest only ${pct(results.get('false/4000')![k]!, byKind[k]!)})`,
+      )
+      .join(', ')}.`,
+    `Target ≥ 80% at 4,000 tokens with full text: ${at4000 >= 0.8 ? 'met' : 'MISSED'} (${pct(at4000, 1)}).`,
+    '',
+  );
+  // The share sweep that chose the default recallShare.
+  const sweep: string[] = [];
+  for (const share of SHARES) {
+    for (const { thread } of loaded) await thread.configure({ recallShare: share });
+    const found = await score(4000, true);
+    sweep.push(`${share}: ${pct(found['all']!, questions)}`);
+    log(`recallShare ${share} measured`);
+  }
+  for (const { thread } of loaded) await thread.configure({ recallShare: 0.5 });
+  rows.push(`recallShare sweep at 4,000 tokens (full text): ${sweep.join(', ')}.`, '');
+  return rows;
+}
+
+async function contextLatency(pipeline: TestPipeline): Promise<string[]> {
+  const threads: Record<number, ThreadHandle> = {};
+  for (const messages of [1000, 10_000]) {
+    const turnsPerSession = 25;
+    const conversation = recallConversation(1000 + messages, {
+      sessions: messages / (2 * turnsPerSession),
+      turnsPerSession,
+    });
+    const thread = pipeline.memory.thread(`recall-latency-${messages}`);
+    await fill(thread, conversation.messages);
+    threads[messages] = thread;
+    log(`${messages}-message thread appended`);
+  }
+  const queries = recallConversation(7).questions.map((q) => q.question);
+  const samples: Record<string, number[]> = {};
+  const time = async (label: string, run: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await run();
+    (samples[label] ??= []).push(performance.now() - t0);
+  };
+  for (let i = 0; i < LATENCY_READS + 10; i++) {
+    const query = queries[i % queries.length]!;
+    for (const n of [1000, 10_000]) {
+      await time(`${n}/off`, () => threads[n]!.context({ budget: 4000, query, recall: false }));
+      await time(`${n}/on`, () => threads[n]!.context({ budget: 4000, query }));
+    }
+    if (i === 9) for (const k of Object.keys(samples)) samples[k] = []; // warm-up
+  }
+  const m = (k: string) => p50(samples[k]!);
+  const ratio10k = m('10000/on') / m('10000/off');
+  const ratioSize = m('10000/on') / m('1000/on');
+  return [
+    `### context() p50 at 4,000 tokens (${LATENCY_READS} reads each, interleaved)`,
+    '',
+    '| thread | without recall (baseline) | with recall | ratio |',
+    '| --- | --- | --- | --- |',
+    `| 1,000 messages | ${ms(m('1000/off'))} | ${ms(m('1000/on'))} | ${(m('1000/on') / m('1000/off')).toFixed(2)}× |`,
+    `| 10,000 messages | ${ms(m('10000/off'))} | ${ms(m('10000/on'))} | ${ratio10k.toFixed(2)}× |`,
+    '',
+    `Target with recall on 10,000 ≤ 2× without: ${ratio10k <= 2 ? 'met' : 'MISSED'} (${ratio10k.toFixed(2)}×); ` +
+      `≤ 1.5× with recall on 1,000: ${ratioSize <= 1.5 ? 'met' : 'MISSED'} (${ratioSize.toFixed(2)}×).`,
+    '',
+  ];
+}
+
+async function appendLatency(pipeline: TestPipeline): Promise<string[]> {
+  const withSearch = await PostgresThreadStore.connect(await pipeline.stack.freshDatabase());
+  const without = await PostgresThreadStore.connect(await pipeline.stack.freshDatabase());
+  // The baseline: the same schema without the generated tsvector (and so without its index).
+  await without.pool.query('ALTER TABLE messages DROP COLUMN search');
+  const rand = mulberry32(5);
+  const body = () =>
+    Array.from({ length: 100 }, () => 'word sister trip '.split(' ')[Math.floor(rand() * 3)])
+      .join(' ')
+      .slice(0, 500);
+  const samples: Record<string, number[]> = { on: [], off: [] };
+  const tokenizer = tokenizerForModel('gpt-4o');
+  for (let i = 0; i < APPENDS + 20; i++) {
+    for (const [label, store] of [
+      ['on', withSearch],
+      ['off', without],
+    ] as const) {
+      const [message] = normalizeMessages([{ id: `m${i}`, role: 'user', content: `${i} ${body()}` }]);
+      const t0 = performance.now();
+      await store.append('append-bench', [
+        { message: message!, tokens: countMessageTokens(message!, tokenizer) },
+      ]);
+      if (i >= 20) samples[label]!.push(performance.now() - t0);
+    }
+  }
+  await withSearch.close();
+  await without.close();
+  const ratio = p50(samples['on']!) / p50(samples['off']!);
+  return [
+    `### Append p50 (store, one 500-byte message, ${APPENDS} appends each, interleaved)`,
+    '',
+    `With the search column and its GIN index: ${ms(p50(samples['on']!))}; without (baseline): ${ms(p50(samples['off']!))}; ` +
+      `ratio ${ratio.toFixed(2)}× (target ≤ 1.05×: ${ratio <= 1.05 ? 'met' : 'MISSED'}).`,
+    '',
+  ];
+}
+
+async function main(): Promise<void> {
+  log(`starting the stack${QUICK ? ' (quick: sizes reduced, figures meaningless)' : ''}`);
+  const pipeline = await startPipeline();
+  try {
+    const report = [
+      `## Recall (\`${COMMAND}\`, ${new Date().toISOString().slice(0, 10)})`,
+      '',
+      ...(await evidenceRecall(pipeline)),
+      ...(await contextLatency(pipeline)),
+      ...(await appendLatency(pipeline)),
+    ];
+    process.stdout.write(`${report.join('\n')}\n`);
+  } finally {
+    await pipeline.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,178 @@
+/**
+ * Recall's I/O half, for the read path (context.ts): run the rankers over the history in scope, load
+ * the messages around their hits, let the pure rules (src/recall) choose, count the block. Rankers
+ * are a list (`rankings`): full text today; an embedding ranker joins it and `fuse` merges them.
+ */
+import { describeMessage } from '../compaction/message-meta.js';
+import type { Message } from '../model/message.js';
+import { recallHitsTotal } from '../observability/metrics.js';
+import {
+  fuse,
+  recallBlock,
+  RECALL_BLOCK_HEADER,
+  RECALL_ITEM_OVERHEAD,
+  selectRecalled,
+  type FusedHit,
+  type Ranking,
+  type RecalledItem,
+  type RecallScope,
+  type ResolvedRecall,
+} from '../recall/index.js';
+import type { ThreadStore } from '../store/thread-store.js';
+import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
+import type { SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
+
+/** One recalled message as `context()` reports it: where it is, why it is there, who found it. */
+export interface RecalledMessage extends RecalledItem {
+  /** The message's id. */
+  id: string;
+  /** The rankers that found its hit, joined: `fulltext`, `embedding`, `fulltext+embedding`. */
+  ranker: string;
+}
+
+/** What recall did in one `context()` call. */
+export interface RecallReport {
+  /** The text searched for (the latest user turn unless the caller gave one). */
+  query: string;
+  scope: RecallScope;
+  range: number;
+  /** Tokens the recalled block could take (its share of the budget). */
+  maxTokens: number;
+  /** Tokens it took (0 when nothing was recalled). */
+  tokens: number;
+}
+
+/** The recalled block and its report. */
+export interface Recalled {
+  block?: { message: Message; tokens: number };
+  items: RecalledMessage[];
+  report: RecallReport;
+  /** The block again for fewer of its items (counted); undefined for none. */
+  render: (items: readonly RecalledMessage[]) => { message: Message; tokens: number } | undefined;
+}
+
+/** Messages loaded either side of a hit beyond its range, so its tool group is at hand. */
+const TOOL_SLACK = 3;
+
+/**
+ * What the block's header costs, estimated (about 3 characters a token, rounded up): the finished
+ * block is counted exactly, and chosen again in less room if the estimates were short.
+ */
+const HEADER_TOKENS = Math.ceil(RECALL_BLOCK_HEADER.length / 3);
+
+/** The store scope of a recall scope; a thread without the owner (or resource) it needs searches itself. */
+function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
+  if (scope === 'user' && info.userId !== undefined) return { userId: info.userId };
+  if (scope === 'resource' && info.userId !== undefined && info.resourceId !== undefined) {
+    return { userId: info.userId, resourceId: info.resourceId };
+  }
+  return { threadId: info.threadId };
+}
+
+/**
+ * Every ranker's answer for `query`, best first. The seam for more rankers: each one adds a
+ * {@link Ranking}; the caller fuses them.
+ */
+export async function rankHistory(
+  sources: EmbeddingSources,
+  info: ThreadInfo,
+  query: string,
+  recall: ResolvedRecall,
+  candidates: number,
+): Promise<Ranking[]> {
+  const scope = storeScope(info, recall.scope);
+  // Full text always; by meaning too when an embedding model is configured (fused by the caller).
+  const [fulltext, embedding] = await Promise.all([
+    sources.store.search(query, { scope, limit: candidates }),
+    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates }) : [],
+  ]);
+  const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
+  if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
+  return rankings;
+}
+
+/**
+ * Chooses and renders the recalled block.
+ * @param rankings the rankers' answers.
+ * @param inView true for a message of this thread that the view already sends.
+ * @param maxTokens what the block may cost.
+ * @param count the tokenizer of the context's model.
+ */
+export async function recallMessages(
+  store: ThreadStore,
+  info: ThreadInfo,
+  rankings: readonly Ranking[],
+  recall: ResolvedRecall,
+  query: string,
+  inView: (threadId: string, seq: number) => boolean,
+  maxTokens: number,
+  count: (message: Message) => number,
+): Promise<Recalled> {
+  const report: RecallReport = { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 };
+  const none = { items: [], report, render: () => undefined };
+  // Only hits the view does not send can be recalled: load the surroundings of those alone.
+  const hits = fuse(rankings)
+    .filter((h) => !inView(h.threadId, h.seq))
+    .slice(0, recall.limit);
+  if (hits.length === 0 || maxTokens <= 0) return none;
+  const messages = await loadAround(store, hits, recall.range + TOOL_SLACK);
+  const byKey = new Map(messages.map((m) => [`${m.seq}\u0000${m.threadId}`, m]));
+  const metas = messages.map((m) => {
+    const meta = describeMessage(m, m.tokens, m.seq);
+    return { ...meta, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
+  });
+  const messageOf = (i: RecalledItem) => byKey.get(`${i.seq}\u0000${i.threadId}`)!;
+  const render = (items: readonly RecalledItem[]) => {
+    if (items.length === 0) return undefined;
+    const message = recallBlock(items, messageOf, info.threadId);
+    return { message, tokens: count(message) };
+  };
+  let room = maxTokens;
+  for (;;) {
+    const items = selectRecalled({
+      hits,
+      metas,
+      inView,
+      range: recall.range,
+      limit: recall.limit,
+      maxTokens: room,
+      headerTokens: HEADER_TOKENS,
+      itemOverhead: RECALL_ITEM_OVERHEAD,
+    });
+    if (items.length === 0) return none;
+    const { message, tokens } = render(items)!;
+    // The overhead per message is an estimate: when the counted block is over, choose again in less.
+    if (tokens > maxTokens) {
+      room -= tokens - maxTokens;
+      continue;
+    }
+    for (const i of items)
+      if (i.reason === 'hit') for (const r of i.rankers) recallHitsTotal.inc({ ranker: r });
+    return {
+      block: { message, tokens },
+      items: items.map((i) => ({ ...i, id: messageOf(i).id, ranker: i.rankers.join('+') })),
+      report: { ...report, tokens },
+      render,
+    };
+  }
+}
+
+/** The messages within `radius` of each hit, one read per thread. */
+async function loadAround(
+  store: ThreadStore,
+  hits: readonly FusedHit[],
+  radius: number,
+): Promise<(StoredMessage & { threadId: string })[]> {
+  const seqs = new Map<string, Set<number>>();
+  for (const hit of hits) {
+    const set = seqs.get(hit.threadId) ?? new Set<number>();
+    for (let s = Math.max(1, hit.seq - radius); s <= hit.seq + radius; s++) set.add(s);
+    seqs.set(hit.threadId, set);
+  }
+  const loaded = await Promise.all(
+    [...seqs].map(async ([threadId, set]) =>
+      (await store.messagesAt(threadId, [...set])).map((m) => ({ ...m, threadId })),
+    ),
+  );
+  return loaded.flat();
+}

@@ -1,0 +1,31 @@
+/**
+ * 009_message_search: full-text search over the whole history, for recall (src/recall/).
+ * - `search_config`: the text-search configuration a message is indexed with ('english' by default:
+ *   stemming and stop words; PostgresThreadStore's `searchLanguage` option sets another one on append).
+ *   A column rather than a constant in the expression, so changing the language needs no migration.
+ * - `search`: a stored generated tsvector of the message's text parts and tool results (tool-call
+ *   arguments and ids are left out: they are mostly identifiers, not words). PostgreSQL computes it in
+ *   the append statement itself, so appends make no extra round trip.
+ * - A GIN index over `search`. A search filters by thread after the index probe; a composite index
+ *   (thread_id, search) through btree_gin was tried and never chosen by the planner (its cost
+ *   estimate for the thread column makes a sequential scan look cheaper), so it is not created.
+ *   `fastupdate = off`: with GIN's pending list, every search reads the whole list (up to 4 MB of
+ *   recent appends) until a vacuum merges it, which made a search for a rare word cost a millisecond
+ *   per term; an append instead updates the index at once (a few of its pages), as a btree would.
+ */
+import type { Migration } from './migration.js';
+
+export const migration009: Migration = {
+  version: 9,
+  name: 'message_search',
+  sql: /* sql */ `
+ALTER TABLE messages ADD COLUMN search_config regconfig NOT NULL DEFAULT 'english';
+ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS (
+  jsonb_to_tsvector(search_config,
+    jsonb_path_query_array(parts, '$[*] ? (@.type == "text" || @.type == "reasoning").text')
+      || jsonb_path_query_array(parts, '$[*] ? (@.type == "tool_result").result'),
+    '["string"]')
+) STORED;
+CREATE INDEX messages_search_idx ON messages USING gin (search) WITH (fastupdate = off);
+`,
+};

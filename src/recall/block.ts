@@ -1,0 +1,74 @@
+/**
+ * The recalled block: the recalled messages as one system message, under a header that tells the
+ * model what it reads. Each message keeps its own text verbatim (a model, and the benchmark, must
+ * find the very words said), prefixed by its date and speaker; excerpts that do not follow each other
+ * are separated by a blank line. Tool calls and results are written out as text, so the block is
+ * valid in any position of an OpenAI conversation.
+ */
+import type { Message } from '../model/message.js';
+import type { RecalledItem } from './select.js';
+
+/** Header of the block. */
+export const RECALL_BLOCK_HEADER =
+  'Recalled from earlier in the conversation (verbatim excerpts, oldest first, with their dates; they may be out of date):';
+
+/** The id of the injected recalled block (never a history message). */
+export const RECALL_BLOCK_ID = 'recalled-history';
+
+/**
+ * Tokens a recalled message costs in the block beyond its stored count, for packing: its date and
+ * speaker line (about a dozen tokens). The caller counts the finished block and trims if needed.
+ */
+export const RECALL_ITEM_OVERHEAD = 14;
+
+/** `2024-03-05 14:02` from an ISO-8601 time (UTC). */
+export function shortDate(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
+
+/** The text of one message as the block shows it: text parts, tool calls and results (no reasoning). */
+export function recalledText(message: Message): string {
+  return message.parts
+    .flatMap((p) => {
+      switch (p.type) {
+        case 'text':
+          return [p.text];
+        case 'tool_call':
+          return [`called ${p.name}(${p.arguments})`];
+        case 'tool_result':
+          return [`${p.name ?? 'tool'} returned: ${p.result}`];
+        default:
+          return [];
+      }
+    })
+    .join('\n');
+}
+
+/**
+ * Builds the block.
+ * @param items the recalled items, in block order (chronological).
+ * @param messageOf the stored message of an item.
+ * @param threadId the thread the context is for: messages of other threads are marked as such.
+ */
+export function recallBlock(
+  items: readonly RecalledItem[],
+  messageOf: (item: RecalledItem) => Message,
+  threadId: string,
+): Message {
+  const lines = [RECALL_BLOCK_HEADER];
+  let previous: RecalledItem | undefined;
+  for (const item of items) {
+    const adjacent = previous && previous.threadId === item.threadId && previous.seq + 1 === item.seq;
+    if (previous && !adjacent) lines.push('');
+    const message = messageOf(item);
+    const where = item.threadId === threadId ? '' : ' (another conversation)';
+    lines.push(`[${shortDate(item.createdAt)}]${where} ${message.role}: ${recalledText(message)}`);
+    previous = item;
+  }
+  return {
+    id: RECALL_BLOCK_ID,
+    role: 'system',
+    parts: [{ type: 'text', text: lines.join('\n') }],
+    metadata: { recalled: items.map((i) => ({ threadId: i.threadId, seq: i.seq })) },
+  };
+}

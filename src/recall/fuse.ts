@@ -1,0 +1,65 @@
+/**
+ * Reciprocal-rank fusion: several rankers (full text today, embeddings next) each rank the history;
+ * a message's fused score is the sum over rankers of 1 / (k + its rank there). Ranks, not scores, are
+ * combined, so rankers whose scores live on different scales (BM25, cosine) mix without tuning.
+ */
+
+/** Which ranker found a message. */
+export type Ranker = 'fulltext' | 'embedding';
+
+/** One message a ranker found, with its score there (higher is better). */
+export interface RankedHit {
+  threadId: string;
+  seq: number;
+  score: number;
+}
+
+/** One ranker's answer, best first. */
+export interface Ranking {
+  ranker: Ranker;
+  hits: readonly RankedHit[];
+}
+
+/** A fused hit: the RRF score and what each ranker that found it said. */
+export interface FusedHit {
+  threadId: string;
+  seq: number;
+  /** The reciprocal-rank-fusion score (higher is better). */
+  score: number;
+  /** The rankers that found it, best rank first. */
+  rankers: Ranker[];
+  /** Each ranker's own score. */
+  scores: Partial<Record<Ranker, number>>;
+}
+
+/** RRF's usual constant: it damps the weight of the very first ranks. */
+export const RRF_K = 60;
+
+/**
+ * Fuses rankings into one, best first; ties go to the newer message. A single ranking keeps its order.
+ * @param rankings each ranker's hits, best first.
+ * @param k the RRF constant (default {@link RRF_K}).
+ */
+export function fuse(rankings: readonly Ranking[], k = RRF_K): FusedHit[] {
+  const byKey = new Map<string, FusedHit & { best: Map<Ranker, number> }>();
+  for (const { ranker, hits } of rankings) {
+    hits.forEach((hit, rank) => {
+      const key = `${hit.seq}\u0000${hit.threadId}`;
+      let fused = byKey.get(key);
+      if (!fused) {
+        fused = { threadId: hit.threadId, seq: hit.seq, score: 0, rankers: [], scores: {}, best: new Map() };
+        byKey.set(key, fused);
+      }
+      if (fused.best.has(ranker)) return; // a ranker that lists a message twice counts it once
+      fused.best.set(ranker, rank);
+      fused.scores[ranker] = hit.score;
+      fused.score += 1 / (k + rank + 1);
+    });
+  }
+  return [...byKey.values()]
+    .map(({ best, ...fused }) => ({
+      ...fused,
+      rankers: [...best.entries()].sort((a, b) => a[1] - b[1]).map(([r]) => r),
+    }))
+    .sort((a, b) => b.score - a.score || b.seq - a.seq || (a.threadId < b.threadId ? -1 : 1));
+}

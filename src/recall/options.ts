@@ -1,0 +1,98 @@
+/**
+ * The `recall` option of `context()`: where to search, how many neighbours, how many hits. Checked
+ * once here, so the library, the API and the CLI refuse the same input with the same message.
+ */
+import { ValidationError } from '../model/errors.js';
+import { MAX_RECALL_LIMIT, MAX_RECALL_QUERY, MAX_RECALL_RANGE } from '../model/limits.js';
+
+/** Where recall searches: the thread, or also the owner's other threads (of its resource, or all). */
+export type RecallScope = 'thread' | 'resource' | 'user';
+
+/** The scopes, for validation and documentation. */
+export const RECALL_SCOPES: readonly RecallScope[] = ['thread', 'resource', 'user'];
+
+/** Options of recall in `context()`; every field has a default. */
+export interface RecallOptions {
+  /** Where to search (default `thread`). Never another user's or tenant's threads. */
+  scope?: RecallScope;
+  /** Neighbours either side of each hit (default {@link DEFAULT_RECALL_RANGE}). */
+  range?: number;
+  /** At most this many hits (default {@link DEFAULT_RECALL_LIMIT}). */
+  limit?: number;
+}
+
+/** Default {@link RecallOptions.range}: the message before and after (a question and its answer). */
+export const DEFAULT_RECALL_RANGE = 1;
+
+/** Default {@link RecallOptions.limit}. */
+export const DEFAULT_RECALL_LIMIT = 20;
+
+/** Recall options with every default applied. */
+export type ResolvedRecall = Required<RecallOptions>;
+
+function whole(value: unknown, field: string, max: number, min = 0): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected a whole number from ${min} to ${max}, got ${String(value)}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks `recall` as a caller passed it.
+ * @returns the options with defaults, or undefined for `recall: false`.
+ * @throws ValidationError `invalid_option` naming the field (`recall.scope`, `recall.range`, …).
+ */
+export function parseRecall(recall: unknown): ResolvedRecall | undefined {
+  if (recall === false) return undefined;
+  if (recall === undefined || recall === true) recall = {};
+  if (typeof recall !== 'object' || recall === null || Array.isArray(recall)) {
+    throw new ValidationError('invalid_option', 'recall: expected false or an object', { field: 'recall' });
+  }
+  const r = recall as Record<string, unknown>;
+  for (const key of Object.keys(r)) {
+    if (!['scope', 'range', 'limit'].includes(key)) {
+      throw new ValidationError('invalid_option', `recall.${key}: unknown option (scope, range, limit)`, {
+        field: `recall.${key}`,
+      });
+    }
+  }
+  const scope = r['scope'] ?? 'thread';
+  if (!RECALL_SCOPES.includes(scope as RecallScope)) {
+    throw new ValidationError(
+      'invalid_option',
+      `recall.scope: expected one of ${RECALL_SCOPES.join(', ')}, got ${String(scope)}`,
+      { field: 'recall.scope' },
+    );
+  }
+  return {
+    scope: scope as RecallScope,
+    range:
+      r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
+    limit:
+      r['limit'] === undefined
+        ? DEFAULT_RECALL_LIMIT
+        : whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1),
+  };
+}
+
+/**
+ * Checks a caller's `query`.
+ * @throws ValidationError `invalid_option` naming `query` when it is not a string or too long.
+ */
+export function parseQuery(query: unknown): string | undefined {
+  if (query === undefined) return undefined;
+  if (typeof query !== 'string' || query.length > MAX_RECALL_QUERY) {
+    throw new ValidationError(
+      'invalid_option',
+      `query: expected a string of at most ${MAX_RECALL_QUERY} characters`,
+      {
+        field: 'query',
+      },
+    );
+  }
+  return query;
+}

@@ -1,0 +1,171 @@
+/**
+ * Which history messages a context recalls, from ranked hits: the rules of the recalled block.
+ * - A hit already in the context's view is skipped (the model sees it anyway).
+ * - A hit comes with its neighbours (`range` messages either side, same thread): an answer is often
+ *   the turn after the question that matched, and a fact is often spread over two turns.
+ * - Tool calls travel whole: a recalled tool call brings its results, a result its call and the call's
+ *   other results; a result whose call is not at hand is never recalled.
+ * - Packing is tight: when a hit with its neighbours does not fit what is left of the share, the hit
+ *   with its tool group alone is tried, then the next hits (a smaller, lower-ranked one may still fit).
+ * - Items come out in chronological order, each with its date.
+ * Pure: metas in, items out; the caller loads the messages and counts the block.
+ */
+import type { MessageShape } from '../compaction/message-meta.js';
+import type { FusedHit, Ranker } from './fuse.js';
+
+/** What selection needs to know of a history message near a hit (no body). */
+export interface RecallMeta {
+  threadId: string;
+  seq: number;
+  /** The stored token count of the message. */
+  tokens: number;
+  shape: MessageShape;
+  callIds?: string[];
+  /** ISO-8601. */
+  createdAt: string;
+}
+
+/** Why a message is in the recalled block. */
+export type RecallReason = 'hit' | 'neighbour' | 'tool_group';
+
+/** One recalled message. */
+export interface RecalledItem {
+  threadId: string;
+  seq: number;
+  createdAt: string;
+  /** Its stored token count (the block costs a little more per message: its date line). */
+  tokens: number;
+  reason: RecallReason;
+  /** The seq of the hit that brought it (its own seq for a hit). */
+  hitSeq: number;
+  /** The fused score of that hit. */
+  score: number;
+  /** The rankers that found that hit. */
+  rankers: Ranker[];
+}
+
+/** Input of {@link selectRecalled}. */
+export interface SelectInput {
+  /** Fused hits, best first. */
+  hits: readonly FusedHit[];
+  /** The messages around the hits (any order): the hits, their neighbours and tool groups. */
+  metas: readonly RecallMeta[];
+  /** True for a message the context's view already sends. */
+  inView: (threadId: string, seq: number) => boolean;
+  /** Neighbours either side of a hit (0: the hit alone). */
+  range: number;
+  /** At most this many hits are used. */
+  limit: number;
+  /** Token budget of the block: header plus every item with its overhead. */
+  maxTokens: number;
+  /** What the block costs once, when it holds anything (its header). */
+  headerTokens: number;
+  /** What each recalled message costs beyond its stored count (its date and speaker). */
+  itemOverhead: number;
+}
+
+const key = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
+
+/** The recalled messages, chronological; their cost with header and overheads is within `maxTokens`. */
+export function selectRecalled(input: SelectInput): RecalledItem[] {
+  const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
+  const groups = toolGroups(input.metas);
+  const chosen = new Map<string, RecalledItem>();
+  let used = input.headerTokens;
+  let usedHits = 0;
+  for (const hit of input.hits) {
+    if (usedHits >= input.limit) break;
+    const self = metas.get(key(hit.threadId, hit.seq));
+    if (!self || input.inView(hit.threadId, hit.seq) || chosen.has(key(hit.threadId, hit.seq))) continue;
+    const core = closeGroups([self], metas, groups);
+    if (!core) continue; // a tool result whose call is not at hand
+    const around: RecallMeta[] = [];
+    for (let d = -input.range; d <= input.range; d++) {
+      const m = d === 0 ? undefined : metas.get(key(hit.threadId, hit.seq + d));
+      if (m) around.push(m);
+    }
+    const wide = closeGroups([self, ...around], metas, groups, true) ?? core;
+    for (const unit of [wide, core]) {
+      const fresh = unit.filter(
+        (m) => !chosen.has(key(m.threadId, m.seq)) && !input.inView(m.threadId, m.seq),
+      );
+      const cost = fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0);
+      if (used + cost > input.maxTokens) continue;
+      used += cost;
+      usedHits++;
+      for (const m of fresh) {
+        const reason: RecallReason =
+          m.seq === hit.seq ? 'hit' : core.includes(m) ? 'tool_group' : 'neighbour';
+        chosen.set(key(m.threadId, m.seq), {
+          threadId: m.threadId,
+          seq: m.seq,
+          createdAt: m.createdAt,
+          tokens: m.tokens,
+          reason,
+          hitSeq: hit.seq,
+          score: hit.score,
+          rankers: hit.rankers,
+        });
+      }
+      break;
+    }
+  }
+  return [...chosen.values()].sort(
+    (a, b) =>
+      (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
+      (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0) ||
+      a.seq - b.seq,
+  );
+}
+
+/** Per thread, per call id: the call and its results among the loaded metas. */
+type Groups = Map<string, { call?: RecallMeta; results: RecallMeta[] }>;
+
+function toolGroups(metas: readonly RecallMeta[]): Groups {
+  const groups: Groups = new Map();
+  for (const m of metas) {
+    if (m.shape !== 'tool_call' && m.shape !== 'tool_result') continue;
+    for (const id of m.callIds ?? []) {
+      const k = `${m.threadId}\u0000${id}`;
+      const g = groups.get(k) ?? { results: [] };
+      if (m.shape === 'tool_call') g.call = m;
+      else g.results.push(m);
+      groups.set(k, g);
+    }
+  }
+  return groups;
+}
+
+/**
+ * `seed` plus every tool message its tool groups need, in seq order. A result whose call is unknown
+ * makes the unit impossible (undefined); with `dropOrphans`, such a result (a neighbour) is left out
+ * instead, unless it is the first of `seed` (the hit).
+ */
+function closeGroups(
+  seed: readonly RecallMeta[],
+  metas: Map<string, RecallMeta>,
+  groups: Groups,
+  dropOrphans = false,
+): RecallMeta[] | undefined {
+  const out = new Map<string, RecallMeta>();
+  const queue = [...seed];
+  while (queue.length > 0) {
+    const m = queue.shift()!;
+    const k = key(m.threadId, m.seq);
+    if (out.has(k)) continue;
+    const members: RecallMeta[] = [];
+    let orphan = false;
+    for (const id of m.shape === 'tool_call' || m.shape === 'tool_result' ? (m.callIds ?? []) : []) {
+      const g = groups.get(`${m.threadId}\u0000${id}`);
+      if (!g?.call) orphan = true;
+      else members.push(g.call, ...g.results);
+    }
+    if (orphan) {
+      if (!dropOrphans || m === seed[0]) return undefined;
+      continue;
+    }
+    out.set(k, m);
+    queue.push(...members.filter((x) => metas.has(key(x.threadId, x.seq))));
+  }
+  return [...out.values()].sort((a, b) => a.seq - b.seq);
+}

@@ -1,0 +1,181 @@
+/**
+ * Recall in the read path (src/client/context.ts) over the in-memory store: the recalled block sits
+ * between memories and the view, holds old messages verbatim with their dates, never what the view
+ * sends, and the whole context stays within the budget. (PostgreSQL: test/integration/recall.test.ts.)
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readContext } from '../../src/client/context.js';
+import { RECALL_BLOCK_HEADER, RECALL_BLOCK_ID } from '../../src/recall/index.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
+import type { MessageInput } from '../../src/model/message.js';
+import { ValidationError } from '../../src/model/errors.js';
+
+const tokenizer = tokenizerForModel('gpt-4o');
+
+/** A thread of `turns` filler turns with one planted fact at turn `at`, dated one day per turn. */
+async function threadWithFact(turns: number, at: number, config?: Record<string, unknown>) {
+  const store = new InMemoryThreadStore();
+  const inputs: MessageInput[] = [{ id: 'sys', role: 'system', content: 'You are helpful.' }];
+  for (let i = 0; i < turns; i++) {
+    const day = new Date(Date.UTC(2024, 0, 1 + i)).toISOString();
+    const fact = i === at;
+    inputs.push({
+      id: `u${i}`,
+      role: 'user',
+      content: fact
+        ? 'By the way, my sister Ingrid lives in Trondheim now.'
+        : `Let us talk about topic ${i}.`,
+      createdAt: day,
+    });
+    inputs.push({
+      id: `a${i}`,
+      role: 'assistant',
+      content: `Sure, here is something on item ${i}.`,
+      createdAt: day,
+    });
+  }
+  const messages = normalizeMessages(inputs);
+  await store.append(
+    't',
+    messages.map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+  );
+  if (config) await store.setConfig('t', config);
+  return { store, info: (await store.thread('t'))! };
+}
+
+const textOf = (m: { parts: { type: string; text?: string }[] }) => m.parts.map((p) => p.text ?? '').join('');
+
+describe('context() with recall', () => {
+  it('recalls an old fact (with its answer and date) for the query, after the system prompt', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const ctx = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    assert.ok(ctx.tokens <= 1000);
+    assert.equal(ctx.messages[0]!.id, 'sys');
+    assert.equal(ctx.messages[1]!.id, RECALL_BLOCK_ID);
+    const block = textOf(ctx.messages[1]!);
+    assert.ok(block.startsWith(RECALL_BLOCK_HEADER));
+    assert.match(block, /\[2024-01-04 00:00\] user: By the way, my sister Ingrid lives in Trondheim now\./u);
+    assert.match(block, /assistant: Sure, here is something on item 3\./u);
+    assert.ok(ctx.openai.some((m) => typeof m.content === 'string' && m.content.includes('Trondheim')));
+    const hit = ctx.recalled.find((r) => r.reason === 'hit')!;
+    assert.deepEqual([hit.id, hit.ranker, hit.threadId], ['u3', 'fulltext', 't']);
+    assert.ok(hit.score > 0);
+    assert.deepEqual(
+      ctx.recalled.map((r) => r.id),
+      ['a2', 'u3', 'a3'],
+    );
+    assert.equal(ctx.recall?.query, 'Where does Ingrid live?');
+    assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);
+  });
+
+  it('defaults the query to the latest user turn, and recall: false turns it off', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    await store.append('t', [
+      {
+        message: normalizeMessages([{ id: 'q', role: 'user', content: 'Remind me, where is Ingrid?' }])[0]!,
+        tokens: 12,
+      },
+    ]);
+    const on = await readContext({ store }, (await store.thread('t'))!, { budget: 1000 });
+    assert.ok(on.recalled.some((r) => r.id === 'u3'));
+    assert.equal(on.messages.at(-1)!.id, 'q');
+    const off = await readContext({ store }, info, { budget: 1000, recall: false });
+    assert.deepEqual(off.recalled, []);
+    assert.equal(off.recall, undefined);
+    assert.ok(!off.messages.some((m) => m.id === RECALL_BLOCK_ID));
+  });
+
+  it('recalls nothing the view already sends; unused share goes back to the view', async () => {
+    const { store, info } = await threadWithFact(200, 195);
+    const ctx = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    assert.deepEqual(ctx.recalled, []);
+    assert.ok(ctx.messages.some((m) => m.id === 'u195'));
+    const off = await readContext({ store }, info, { budget: 1000, recall: false });
+    assert.deepEqual(
+      ctx.messages.map((m) => m.id),
+      off.messages.map((m) => m.id),
+    );
+  });
+
+  it('keeps the view’s summary: the recalled block pushes out the oldest recent turns, not the summary', async () => {
+    const { store } = await threadWithFact(200, 3);
+    const history = (await store.history('t')).messages;
+    await store.recordCompaction({
+      id: 'c1',
+      threadId: 't',
+      strategy: 'summarization',
+      reason: 'tokensExceed(1000)',
+      excludedMessageIds: history.slice(1, 301).map((m) => m.id),
+      supersededSummaryIds: [],
+      summaries: [
+        {
+          message: {
+            id: 'sum1',
+            role: 'system',
+            parts: [{ type: 'text', text: 'Summary: the user talked about many topics.' }],
+            metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces: ['u0'] } },
+          },
+          tokens: 12,
+          positionSeq: 2,
+        },
+      ],
+    });
+    const ctx = await readContext({ store }, (await store.thread('t'))!, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+    });
+    assert.ok(ctx.tokens <= 1000);
+    assert.ok(ctx.recalled.some((r) => r.id === 'u3'));
+    assert.deepEqual(
+      ctx.messages.slice(0, 3).map((m) => m.id),
+      ['sys', 'sum1', RECALL_BLOCK_ID], // a summary written as a system message leads, like the prompt
+    );
+  });
+
+  it('never exceeds the budget, whatever the share and the range', async () => {
+    for (const recallShare of [0, 0.2, 0.5, 0.8]) {
+      const { store, info } = await threadWithFact(120, 10, { recallShare });
+      for (const budget of [60, 200, 500, 1500]) {
+        for (const range of [0, 1, 3]) {
+          const ctx = await readContext({ store }, info, {
+            budget,
+            query: 'Ingrid topic item',
+            recall: { range },
+          });
+          const counted = ctx.messages.reduce((n, m) => n + countMessageTokens(m, tokenizer), 0);
+          assert.ok(
+            counted <= budget || ctx.warnings.length > 0,
+            `${recallShare}/${budget}/${range}: ${counted}`,
+          );
+          assert.ok(ctx.tokens <= budget || ctx.warnings.length > 0);
+          if (recallShare === 0) assert.deepEqual(ctx.recalled, []);
+        }
+      }
+    }
+  });
+
+  it('refuses bad recall options and queries, naming the field', async () => {
+    const { store, info } = await threadWithFact(5, 1);
+    const cases: [unknown, string][] = [
+      [{ recall: { scope: 'tenant' } }, 'recall.scope'],
+      [{ recall: { range: -1 } }, 'recall.range'],
+      [{ recall: { range: 1.5 } }, 'recall.range'],
+      [{ recall: { limit: 0 } }, 'recall.limit'],
+      [{ recall: { depth: 2 } }, 'recall.depth'],
+      [{ recall: 'yes' }, 'recall'],
+      [{ query: 42 }, 'query'],
+    ];
+    for (const [options, field] of cases) {
+      await assert.rejects(
+        readContext({ store }, info, options as never),
+        (err: unknown) =>
+          err instanceof ValidationError && err.code === 'invalid_option' && err.message.startsWith(field),
+        JSON.stringify(options),
+      );
+    }
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The pure recall rules (src/recall): fusion, which messages a hit brings along, packing within the
+ * share, and the block the model reads.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  fuse,
+  recallBlock,
+  RECALL_BLOCK_HEADER,
+  selectRecalled,
+  type FusedHit,
+  type RecallMeta,
+  type SelectInput,
+} from '../../src/recall/index.js';
+import type { Message } from '../../src/model/message.js';
+
+const T = 'thread';
+
+/** Plain messages seq 1..n of 10 tokens, a day apart. */
+function plain(n: number, thread = T): RecallMeta[] {
+  return Array.from({ length: n }, (_, i) => ({
+    threadId: thread,
+    seq: i + 1,
+    tokens: 10,
+    shape: i % 2 === 0 ? 'user' : 'assistant_text',
+    createdAt: new Date(Date.UTC(2024, 0, 1 + i)).toISOString(),
+  }));
+}
+
+function hits(...seqs: number[]): FusedHit[] {
+  return fuse([{ ranker: 'fulltext', hits: seqs.map((seq, i) => ({ threadId: T, seq, score: 10 - i })) }]);
+}
+
+function select(overrides: Partial<SelectInput>): ReturnType<typeof selectRecalled> {
+  return selectRecalled({
+    hits: [],
+    metas: plain(20),
+    inView: () => false,
+    range: 1,
+    limit: 10,
+    maxTokens: 1000,
+    headerTokens: 5,
+    itemOverhead: 0,
+    ...overrides,
+  });
+}
+
+const seqs = (items: { seq: number }[]) => items.map((i) => i.seq);
+
+describe('fuse', () => {
+  it('keeps a single ranking in order and says which ranker found each hit', () => {
+    const fused = hits(7, 3, 9);
+    assert.deepEqual(seqs(fused), [7, 3, 9]);
+    assert.deepEqual(fused[0]!.rankers, ['fulltext']);
+    assert.equal(fused[0]!.scores.fulltext, 10);
+  });
+
+  it('ranks a message two rankers agree on above one only the first ranker put first', () => {
+    const fused = fuse([
+      { ranker: 'fulltext', hits: [5, 6, 7].map((seq) => ({ threadId: T, seq, score: 1 })) },
+      { ranker: 'embedding', hits: [6, 8].map((seq) => ({ threadId: T, seq, score: 0.9 })) },
+    ]);
+    assert.deepEqual(seqs(fused), [6, 5, 8, 7]);
+    assert.deepEqual(fused[0]!.rankers, ['embedding', 'fulltext']);
+  });
+});
+
+describe('selectRecalled', () => {
+  it('brings each hit with one neighbour either side, chronologically', () => {
+    const items = select({ hits: hits(10, 4) });
+    assert.deepEqual(seqs(items), [3, 4, 5, 9, 10, 11]);
+    assert.deepEqual(
+      items.map((i) => i.reason),
+      ['neighbour', 'hit', 'neighbour', 'neighbour', 'hit', 'neighbour'],
+    );
+    assert.equal(items[0]!.hitSeq, 4);
+    assert.equal(items[0]!.createdAt, '2024-01-03T00:00:00.000Z');
+  });
+
+  it('follows the configured range (0: the hit alone)', () => {
+    assert.deepEqual(seqs(select({ hits: hits(10), range: 0 })), [10]);
+    assert.deepEqual(seqs(select({ hits: hits(10), range: 2 })), [8, 9, 10, 11, 12]);
+  });
+
+  it('skips what the view already sends, hits and neighbours alike', () => {
+    const inView = (_t: string, seq: number) => seq >= 15;
+    assert.deepEqual(seqs(select({ hits: hits(16, 14), inView })), [13, 14]);
+  });
+
+  it('recalls a tool result with its call and the call’s other results, never a result alone', () => {
+    const metas = plain(12);
+    metas[4] = { ...metas[4]!, shape: 'tool_call', callIds: ['a', 'b'] }; // seq 5
+    metas[5] = { ...metas[5]!, shape: 'tool_result', callIds: ['a'] }; // seq 6
+    metas[6] = { ...metas[6]!, shape: 'tool_result', callIds: ['b'] }; // seq 7
+    metas[9] = { ...metas[9]!, shape: 'tool_result', callIds: ['lost'] }; // seq 10, its call unknown
+    const items = select({ metas, hits: hits(7), range: 0 });
+    assert.deepEqual(seqs(items), [5, 6, 7]);
+    assert.deepEqual(
+      items.map((i) => i.reason),
+      ['tool_group', 'tool_group', 'hit'],
+    );
+    assert.deepEqual(seqs(select({ metas, hits: hits(10) })), []);
+    // As a neighbour, the orphan is left out and the hit still comes.
+    assert.deepEqual(seqs(select({ metas, hits: hits(11) })), [11, 12]);
+  });
+
+  it('a neighbour that is a tool call brings its whole group', () => {
+    const metas = plain(12);
+    metas[4] = { ...metas[4]!, shape: 'tool_call', callIds: ['a'] }; // seq 5
+    metas[5] = { ...metas[5]!, shape: 'tool_result', callIds: ['a'] }; // seq 6
+    assert.deepEqual(seqs(select({ metas, hits: hits(4) })), [3, 4, 5, 6]);
+  });
+
+  it('packs tightly: the hit alone when its neighbours do not fit, then smaller later hits', () => {
+    const metas = plain(20).map((m) => (m.seq === 3 ? { ...m, tokens: 200 } : m));
+    // Room for header 5 + 40: hit 4 with neighbours costs 220, alone 10; hit 3 (200) never fits;
+    // hit 12 with its neighbours (30) fills the rest exactly.
+    const items = select({ metas, hits: hits(4, 3, 12), maxTokens: 45 });
+    assert.deepEqual(seqs(items), [4, 11, 12, 13]);
+    assert.equal(
+      items.reduce((n, i) => n + i.tokens, 5),
+      45,
+    );
+  });
+
+  it('uses at most `limit` hits', () => {
+    assert.deepEqual(seqs(select({ hits: hits(3, 9, 15), limit: 2, range: 0 })), [3, 9]);
+  });
+
+  it('never exceeds its budget (random threads, hits, shares)', () => {
+    let seed = 42;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let round = 0; round < 300; round++) {
+      const metas = plain(40).map((m) => ({ ...m, tokens: 1 + Math.floor(rand() * 80) }));
+      const hitSeqs = Array.from({ length: 8 }, () => 1 + Math.floor(rand() * 40));
+      const maxTokens = Math.floor(rand() * 400);
+      const overhead = Math.floor(rand() * 15);
+      const items = select({
+        metas,
+        hits: hits(...new Set(hitSeqs)),
+        range: Math.floor(rand() * 3),
+        maxTokens,
+        itemOverhead: overhead,
+      });
+      const cost = items.reduce((n, i) => n + i.tokens + overhead, items.length > 0 ? 5 : 0);
+      assert.ok(cost <= maxTokens, `round ${round}: ${cost} > ${maxTokens}`);
+      assert.equal(new Set(seqs(items)).size, items.length);
+    }
+  });
+});
+
+describe('recallBlock', () => {
+  it('holds each message verbatim with its date under the header, excerpts apart', () => {
+    const messages = new Map<number, Message>([
+      [3, { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'My sister lives in Lisbon.' }] }],
+      [4, { id: 'm4', role: 'assistant', parts: [{ type: 'text', text: 'Noted!' }] }],
+      [
+        9,
+        {
+          id: 'm9',
+          role: 'tool',
+          parts: [{ type: 'tool_result', callId: 'c', name: 'weather', result: 'sunny' }],
+        },
+      ],
+    ]);
+    const [third, ninth] = select({ hits: hits(3, 9), range: 0 });
+    const items = [third!, { ...third!, seq: 4 }, { ...ninth!, threadId: 'other' }];
+    const block = recallBlock(items, (i) => messages.get(i.seq)!, T);
+    const text = block.parts[0]!.type === 'text' ? block.parts[0]!.text : '';
+    assert.equal(block.role, 'system');
+    assert.deepEqual(text.split('\n'), [
+      RECALL_BLOCK_HEADER,
+      '[2024-01-03 00:00] user: My sister lives in Lisbon.',
+      '[2024-01-03 00:00] assistant: Noted!',
+      '',
+      '[2024-01-09 00:00] (another conversation) tool: weather returned: sunny',
+    ]);
+  });
+});

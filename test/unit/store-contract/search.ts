@@ -1,0 +1,129 @@
+/**
+ * Contract: full-text search over history (recall's first ranker) and reads by seq. Every backend
+ * stems and drops stop words in its own way, so the cases use plain words each one treats alike.
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { Message } from '../../../src/model/message.js';
+import { entries, text, threadId, type GetStore } from './helpers.js';
+import { normalizeMessages } from '../../../src/model/validation.js';
+import { retractionMarker } from '../../../src/thread/retraction.js';
+
+function toolPair(id: string, result: string): Message[] {
+  return [
+    {
+      id: `${id}-call`,
+      role: 'assistant',
+      parts: [{ type: 'tool_call', callId: id, name: 'lookup', arguments: '{}' }],
+    },
+    {
+      id: `${id}-result`,
+      role: 'tool',
+      parts: [{ type: 'tool_result', callId: id, name: 'lookup', result }],
+    },
+  ];
+}
+
+export function searchContract(store: GetStore): void {
+  it('finds a message sharing only some words of the query (OR), excluded ones included', async () => {
+    const thread = threadId();
+    await store().append(
+      thread,
+      entries(
+        text('a', 'We talked about the weather today'),
+        text('b', 'My sister moved to Lisbon last spring', 'assistant'),
+        text('c', 'Pizza for dinner again'),
+      ),
+    );
+    const hits = await store().search('where does my sister live now', { scope: { threadId: thread } });
+    assert.deepEqual(
+      hits.map((h) => [h.threadId, h.seq]),
+      [[thread, 2]],
+    );
+    assert.ok(hits[0]!.score > 0);
+  });
+
+  it('ranks a rare word above a common one, best first, within the limit', async () => {
+    const thread = threadId();
+    const filler = Array.from({ length: 8 }, (_, i) => text(`f${i}`, `coffee break number ${i}`));
+    await store().append(
+      thread,
+      entries(...filler, text('rare', 'the coffee came from Guatemala'), text('z', 'nothing relevant')),
+    );
+    const hits = await store().search('coffee from Guatemala', { scope: { threadId: thread }, limit: 3 });
+    assert.equal(hits.length, 3);
+    assert.equal(hits[0]!.seq, 9);
+    assert.ok(hits[0]!.score > hits[1]!.score);
+  });
+
+  it('searches tool results, and a query without searchable words finds nothing', async () => {
+    const thread = threadId();
+    await store().append(thread, entries(...toolPair('c1', 'forecast: thunderstorms in Oslo')));
+    const hits = await store().search('thunderstorms', { scope: { threadId: thread } });
+    assert.deepEqual(
+      hits.map((h) => h.seq),
+      [2],
+    );
+    assert.deepEqual(await store().search('', { scope: { threadId: thread } }), []);
+    assert.deepEqual(await store().search('the and of', { scope: { threadId: thread } }), []);
+    assert.deepEqual(await store().search('thunderstorms', { scope: { threadId: threadId('none') } }), []);
+  });
+
+  it("searches a user's threads or one resource's, never another user's", async () => {
+    const alice = threadId('alice');
+    const bob = threadId('bob');
+    const [a1, a2, b1] = [threadId('a1'), threadId('a2'), threadId('b1')];
+    await store().append(a1, entries(text('m', 'the violin lesson is on Monday')), {
+      userId: alice,
+      resourceId: 'r1',
+    });
+    await store().append(a2, entries(text('m', 'violin strings ordered')), {
+      userId: alice,
+      resourceId: 'r2',
+    });
+    await store().append(b1, entries(text('m', 'my violin is broken')), { userId: bob, resourceId: 'r1' });
+    const hitsOf = async (scope: Parameters<ReturnType<GetStore>['search']>[1]['scope']) =>
+      (await store().search('violin', { scope })).map((h) => h.threadId).sort();
+    assert.deepEqual(await hitsOf({ threadId: a1 }), [a1]);
+    assert.deepEqual(await hitsOf({ userId: alice }), [a1, a2].sort());
+    assert.deepEqual(await hitsOf({ userId: alice, resourceId: 'r1' }), [a1]);
+    assert.deepEqual(await hitsOf({ userId: bob }), [b1]);
+    assert.deepEqual(await hitsOf({ userId: threadId('nobody') }), []);
+  });
+
+  it('never answers a retraction marker or a message it takes back, by search or by seq', async () => {
+    const thread = threadId();
+    const marker = normalizeMessages([retractionMarker('oops', 'popItem')])[0]!;
+    await store().append(
+      thread,
+      entries(text('oops', 'my password is swordfish'), text('ok', 'the swordfish is a fish'), marker),
+    );
+    const hits = await store().search('swordfish popItem retracted oops', { scope: { threadId: thread } });
+    assert.deepEqual(
+      hits.map((h) => h.seq),
+      [2],
+    );
+    assert.deepEqual(
+      (await store().messagesAt(thread, [1, 2, 3])).map((m) => m.id),
+      ['ok'],
+    );
+  });
+
+  it('reads messages by seq, skipping unknown seqs', async () => {
+    const thread = threadId();
+    await store().append(
+      thread,
+      entries(text('a', 'one'), text('b', 'two'), text('c', 'three'), text('d', 'four')),
+    );
+    const got = await store().messagesAt(thread, [4, 2, 9, 0]);
+    assert.deepEqual(
+      got.map((m) => [m.seq, m.id]),
+      [
+        [2, 'b'],
+        [4, 'd'],
+      ],
+    );
+    assert.ok(got.every((m) => typeof m.createdAt === 'string' && m.tokens > 0));
+    assert.deepEqual(await store().messagesAt(threadId('none'), [1]), []);
+  });
+}
