@@ -9,7 +9,9 @@
  *    asks `context({ budget, query })` and counts when the text of every evidence message appears
  *    verbatim in the returned OpenAI messages. At 2,000 / 4,000 / 8,000 tokens: newest turns only
  *    (`recall: false`) vs full-text recall (the default), and the `recallShare` sweep that chose the
- *    default. The hybrid row (full text + embeddings, fused by RRF) is filled in by the embeddings lane.
+ *    default; hybrid recall (full text and embeddings fused by RRF) with the worker's embedding lane and
+ *    the test server's `/v1/embeddings` (hashed stemmed words and word pairs: similarity means shared
+ *    words, so this row shows the fusion works, not what a real embedding model adds).
  * 2. `context()` p50 with vs without recall on a 1,000- and a 10,000-message thread, interleaved.
  * 3. Append p50 (store, one 500-byte message) with the search column vs a schema without it, interleaved.
  *
@@ -23,6 +25,9 @@ import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
+import { startLlmServer } from '../test/support/llm-server.js';
+import { createEmbedder, type Embedder } from '../src/llm/embeddings.js';
+import type { DurableMemory } from '../src/client/connect.js';
 import { recallConversation, type RecallConversation } from './recall-conversations.js';
 import { mulberry32 } from './synthetic-conversation.js';
 
@@ -50,7 +55,12 @@ function p50(samples: number[]): number {
 /** Appends `messages` in batches of 50, then waits until the workflow has indexed and compacted them. */
 async function fill(thread: ThreadHandle, messages: RecallConversation['messages']): Promise<void> {
   for (let i = 0; i < messages.length; i += BATCH) await thread.append(messages.slice(i, i + BATCH));
-  for (let state = await thread.sync(); state.pending.length > 0; state = await thread.state()) {
+  // Indexed, compacted and embedded (the embedding lane runs in the background).
+  for (
+    let state = await thread.sync();
+    state.pending.length > 0 || state.embedding.embeddedSeq < state.indexedSeq;
+    state = await thread.state()
+  ) {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -74,7 +84,7 @@ interface Loaded {
   text: Map<string, string>;
 }
 
-async function evidenceRecall(pipeline: TestPipeline): Promise<string[]> {
+async function evidenceRecall(pipeline: TestPipeline, hybrid: DurableMemory): Promise<string[]> {
   const loaded: Loaded[] = [];
   let tokens = 0;
   const tokenizer = tokenizerForModel('gpt-4o');
@@ -92,9 +102,10 @@ async function evidenceRecall(pipeline: TestPipeline): Promise<string[]> {
   }
   const questions = loaded.reduce((n, l) => n + l.conversation.questions.length, 0);
   /** Questions whose evidence is all in the context, overall and by kind. */
-  async function score(budget: number, recall: boolean) {
+  async function score(budget: number, recall: boolean | 'hybrid') {
     const found: Record<string, number> = { all: 0, single: 0, updated: 0, spread: 0 };
-    for (const { thread, conversation, text } of loaded) {
+    for (const { thread: fulltext, conversation, text } of loaded) {
+      const thread = recall === 'hybrid' ? hybrid.thread(fulltext.threadId) : fulltext;
       for (const q of conversation.questions) {
         const ctx = await thread.context({ budget, query: q.question, ...(recall ? {} : { recall: false }) });
         const seen = contextText(ctx);
@@ -112,13 +123,13 @@ async function evidenceRecall(pipeline: TestPipeline): Promise<string[]> {
     for (const q of conversation.questions) byKind[q.kind] = (byKind[q.kind] ?? 0) + 1;
   const rows: string[] = [];
   const results = new Map<string, Record<string, number>>();
-  for (const recall of [false, true]) {
+  for (const recall of [false, true, 'hybrid'] as const) {
     for (const budget of BUDGETS) {
       results.set(`${recall}/${budget}`, await score(budget, recall));
-      log(`recall ${recall ? 'on' : 'off'} at ${budget} tokens measured`);
+      log(`recall ${recall === 'hybrid' ? 'hybrid' : recall ? 'on' : 'off'} at ${budget} tokens measured`);
     }
   }
-  const row = (label: string, recall: boolean) =>
+  const row = (label: string, recall: boolean | 'hybrid') =>
     `| ${label} | ${BUDGETS.map((b) => pct(results.get(`${recall}/${b}`)!['all']!, questions)).join(' | ')} |`;
   const at4000 = results.get('true/4000')!['all']! / questions;
   rows.push(
@@ -128,7 +139,7 @@ async function evidenceRecall(pipeline: TestPipeline): Promise<string[]> {
     '| --- | --- | --- | --- |',
     row('newest turns only (`recall: false`, baseline)', false),
     row('full-text recall (default, recallShare 0.5)', true),
-    '| hybrid recall (full text + embeddings, RRF) | _embeddings lane_ | _embeddings lane_ | _embeddings lane_ |',
+    row('hybrid recall (full text + test-server embeddings, RRF)', 'hybrid'),
     '',
     `By kind at 4,000 tokens (full text): ${['single', 'updated', 'spread']
       .map(
@@ -236,18 +247,26 @@ async function appendLatency(pipeline: TestPipeline): Promise<string[]> {
 
 async function main(): Promise<void> {
   log(`starting the stack${QUICK ? ' (quick: sizes reduced, figures meaningless)' : ''}`);
-  const pipeline = await startPipeline();
+  // The worker embeds every message (test server's /v1/embeddings); the main client ranks by full
+  // text alone, a second client fuses in the ranking by meaning.
+  const llm = await startLlmServer();
+  const embedder = (): Embedder =>
+    createEmbedder({ baseURL: llm.baseURL, apiKey: 'bench', model: 'bench-embed', timeoutMs: 10_000 });
+  const pipeline = await startPipeline({ embedder: null }, { embedder: embedder() });
+  const hybrid = await pipeline.connect({ embedder: embedder() });
   try {
     const report = [
       `## Recall (\`${COMMAND}\`, ${new Date().toISOString().slice(0, 10)})`,
       '',
-      ...(await evidenceRecall(pipeline)),
+      ...(await evidenceRecall(pipeline, hybrid)),
       ...(await contextLatency(pipeline)),
       ...(await appendLatency(pipeline)),
     ];
     process.stdout.write(`${report.join('\n')}\n`);
   } finally {
+    await hybrid.close();
     await pipeline.stop();
+    await llm.close();
   }
 }
 
