@@ -3,6 +3,7 @@
  * once here, so the library, the API and the CLI refuse the same input with the same message.
  */
 import { ValidationError } from '../model/errors.js';
+import { firstBadChar } from '../model/validation.js';
 import { MAX_RECALL_LIMIT, MAX_RECALL_QUERY, MAX_RECALL_RANGE } from '../model/limits.js';
 
 /** Where recall searches: the thread, or also the owner's other threads (of its resource, or all). */
@@ -92,6 +93,15 @@ export function parseQuery(query: unknown): string | undefined {
       {
         field: 'query',
       },
+    );
+  }
+  // Searched, never stored, but PostgreSQL refuses NUL and invalid UTF-8 in text all the same.
+  const bad = firstBadChar(query);
+  if (bad >= 0) {
+    throw new ValidationError(
+      query.charCodeAt(bad) === 0 ? 'nul_byte' : 'lone_surrogate',
+      `query: contains ${query.charCodeAt(bad) === 0 ? 'a NUL' : 'a lone surrogate'} at ${bad}`,
+      { field: 'query' },
     );
   }
   return query;

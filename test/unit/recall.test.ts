@@ -14,6 +14,8 @@ import {
   type SelectInput,
 } from '../../src/recall/index.js';
 import type { Message } from '../../src/model/message.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { parseQuery } from '../../src/recall/options.js';
 
 const T = 'thread';
 
@@ -176,5 +178,18 @@ describe('recallBlock', () => {
       '',
       '[2024-01-09 00:00] (another conversation) tool: weather returned: sunny',
     ]);
+  });
+});
+
+describe('parseQuery', () => {
+  it('refuses text PostgreSQL cannot search (NUL, a lone surrogate) with a 400 naming the query', () => {
+    for (const bad of ['a\u0000b', '\u0000', 'x\ud800y']) {
+      assert.throws(
+        () => parseQuery(bad),
+        (err: unknown) => err instanceof ValidationError && err.field === 'query',
+        JSON.stringify(bad),
+      );
+    }
+    assert.equal(parseQuery('where does Ada live? 🏠'), 'where does Ada live? 🏠');
   });
 });
