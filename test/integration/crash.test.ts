@@ -108,6 +108,7 @@ test('kill -9 of the whole stack under append load: nothing acknowledged is lost
   const { temporal, postgres } = await servers();
   // A client of the running stack, as an agent has: it finds the stack through the home's endpoints.
   const memory = await connect({ home });
+  let second: TestChild | undefined;
   try {
     const threads = await threadsFor(memory, 'whole-stack');
     const stream = new Stream(threads, 150, { attemptMs: 30_000 });
@@ -117,7 +118,7 @@ test('kill -9 of the whole stack under append load: nothing acknowledged is lost
     await first.exited;
     const ackedAtKill = stream.acked;
     // The servers go with it (their watchdogs stop them), or the next start stops them as orphans.
-    const second = await startOnce();
+    second = await startOnce();
     assert.ok(!isPidAlive(temporal.pid) && !isPidAlive(postgres.pid), 'the old servers are gone');
     await bounded(stream.done, 180_000, 'the stream');
     const sizes = await assertIntact(stream);
@@ -144,6 +145,7 @@ test('kill -9 of the whole stack under append load: nothing acknowledged is lost
     assert.equal(exit.code, 0, second.output().slice(-3000));
   } finally {
     await memory.close();
+    await second?.stop('SIGINT', 30_000); // a failed check must not leave the next test a home in use
   }
 });
 
