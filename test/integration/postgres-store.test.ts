@@ -12,6 +12,7 @@ import { ValidationError } from '../../src/model/errors.js';
 import { prepareEntries, summaryMeta } from '../../src/store/internal/prepare.js';
 import type { StoredSummary } from '../../src/store/types.js';
 import { appendPrepared } from '../../src/store/postgres/pg-append.js';
+import { COMMON_TERM, SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { storeContract } from '../unit/store-contract.js';
 
@@ -193,6 +194,83 @@ describe('PostgreSQL text the server refuses', () => {
           err instanceof ValidationError && err.code === 'nul_byte' && /NUL|\\u0000/.test(err.message),
       );
       assert.equal(await store.thread('nul-thread'), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** Every node of an `EXPLAIN (FORMAT JSON)` plan. */
+function planNodes(plan: unknown): Record<string, unknown>[] {
+  const nodes: Record<string, unknown>[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    nodes.push(node);
+    for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  for (const root of plan as { Plan: Record<string, unknown> }[]) walk(root.Plan);
+  return nodes;
+}
+
+describe('PostgreSQL full-text search', () => {
+  /** A thread of `n` messages that all say "weather", the last one also "Zanzibar". */
+  async function bigThread(store: PostgresThreadStore, thread: string, n: number) {
+    const rows = Array.from({ length: n }, (_, i) => ({
+      message: {
+        id: `w${i}`,
+        role: 'user' as const,
+        parts: [{ type: 'text' as const, text: i === n - 1 ? 'weather in Zanzibar' : `weather report ${i}` }],
+      },
+      tokens: 5,
+    }));
+    for (let i = 0; i < n; i += 100) await store.append(thread, rows.slice(i, i + 100));
+  }
+
+  it("probes one thread's matches in the (thread_id, search) index: no table scan, no other thread's rows", async () => {
+    const store = await PostgresThreadStore.connect(db.url);
+    try {
+      const big = `search-big-${Date.now()}`;
+      const small = `search-small-${Date.now()}`;
+      await bigThread(store, big, 300);
+      await store.append(small, [
+        {
+          message: { id: 's', role: 'user', parts: [{ type: 'text', text: 'weather was fine' }] },
+          tokens: 4,
+        },
+      ]);
+      await store.pool.query('ANALYZE messages');
+      const { rows } = await store.pool.query<{ 'QUERY PLAN': unknown }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${SEARCH_SQL}`,
+        [small, null, null, 'english', 'weather', 20],
+      );
+      const nodes = planNodes(rows[0]!['QUERY PLAN']);
+      const scans = nodes.filter((n) => n['Relation Name'] === 'messages' && n['Node Type'] === 'Seq Scan');
+      assert.deepEqual(scans, []);
+      const probes = nodes.filter((n) => n['Index Name'] === 'messages_thread_search_idx');
+      assert.ok(probes.length > 0, JSON.stringify(nodes.map((n) => n['Node Type'])));
+      // Each probe answered with the small thread's one row, not the big thread's 300.
+      for (const probe of probes) assert.equal(probe['Actual Rows'], 1);
+      assert.deepEqual(
+        (await store.search('weather', { scope: { threadId: small } })).map((h) => h.seq),
+        [1],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it(`drops a word found in more than ${COMMON_TERM} messages when a rarer one is there, else keeps it`, async () => {
+    const store = await PostgresThreadStore.connect(db.url);
+    try {
+      const thread = `search-common-${Date.now()}`;
+      await bigThread(store, thread, COMMON_TERM + 50);
+      const rare = await store.search('weather Zanzibar', { scope: { threadId: thread } });
+      assert.deepEqual(
+        rare.map((h) => h.seq),
+        [COMMON_TERM + 50],
+      );
+      // Only common words: the rarest is searched by, over the first messages it was found in.
+      const common = await store.search('weather', { scope: { threadId: thread }, limit: 5 });
+      assert.equal(common.length, 5);
     } finally {
       await store.close();
     }

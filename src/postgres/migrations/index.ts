@@ -12,6 +12,7 @@ import { migration006 } from './006_token_revocations.js';
 import { migration007 } from './007_memory_confirmation.js';
 import { migration008 } from './008_embeddings.js';
 import { migration009 } from './009_message_search.js';
+import { migration010 } from './010_thread_search_index.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration007,
   migration008,
   migration009,
+  migration010,
 ];

@@ -1,21 +1,21 @@
 /**
- * Full-text search over history (schema: 009_message_search.ts). The query's lexemes are OR-ed, so a
- * question finds an answer that shares only some of its words, and each matching message is scored
- * with BM25: a term's document frequency is counted in the scope through the GIN index, the
+ * Full-text search over history (schema: 009_message_search.ts, 010_thread_search_index.ts). The
+ * query's lexemes are OR-ed, so a question finds an answer that shares only some of its words, and
+ * each matching message is scored with BM25: a term's document frequency is counted in the scope, the
  * collection size is the scope's message count (kept on the thread rows), and a message's length is
  * its number of distinct lexemes. Rare words therefore weigh more than words every other message
  * uses, which ts_rank (no IDF) cannot do. Term frequency counts as 1 (chat messages are short, and
  * reading positions would mean unnesting every hit's vector).
  *
- * Index-driven, whatever the thread's size: a term found in more than 5% of the scope's messages (and
- * in more than 100) carries little information (BM25 gives it a small weight) but would make every
- * such message a hit to read and score, so it is dropped when rarer terms are there, and its count
- * stops there. A search thus reads the messages that share a distinctive word with the query.
+ * Index-driven, whatever the history's size: each term is looked up in each thread of the scope (the
+ * (thread_id, search) GIN index answers both at once), reading at most COMMON + 1 of its messages. A
+ * term found in more than COMMON messages carries little information (BM25 gives it a small weight)
+ * but would make every such message a hit to read and score, so it is dropped when rarer terms are
+ * there (else the rarest one is kept, over the messages read). A search thus reads at most
+ * terms × threads × (COMMON + 1) rows: never the whole history, never another thread's rows.
  *
- * The statement runs in a read-only transaction that rules out sequential scans and prices random
- * reads as cached: the tsquery is computed inside the statement, unknown when it is planned, and with
- * the default prices a few hundred scattered hits in a table of one big thread make reading all of it
- * look cheaper; a search would then cost in proportion to the history instead of the hits.
+ * One statement, one round trip, no planner settings: every table access is an index probe with a
+ * thread id, which the planner does not answer with a scan of the table.
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
@@ -32,61 +32,64 @@ export const NOT_RETRACTED = `m.metadata->>'${RETRACTS_KEY}' IS NULL AND NOT EXI
 const K1 = 1.2;
 const B = 0.75;
 
-/** Share of the scope's messages above which a term is too common to search by (see above)… */
-const COMMON_SHARE = 0.05;
-/** …unless it is in fewer messages than this (a small thread keeps all its terms). */
-const COMMON_MIN = 100;
+/** Messages of the scope above which a term is too common to search by (see above). */
+export const COMMON_TERM = 100;
+
+/**
+ * Candidates ranked for each hit returned, before retracted messages are left out. Retractions are
+ * rare: a search whose best candidates were mostly retracted returns fewer hits rather than read on.
+ */
+const RETRACTED_SLACK = 2;
 
 /**
  * $1 thread id (or NULL), $2 user id, $3 resource id (or NULL), $4 text-search configuration,
- * $5 the query text, $6 limit.
+ * $5 the query text, $6 limit. The arithmetic is float8 (numeric's ln is slow).
  */
-const SEARCH_SQL = `
+export const SEARCH_SQL = `
 WITH scope AS MATERIALIZED (
   SELECT thread_id, message_count FROM threads
   WHERE CASE WHEN $1::text IS NOT NULL THEN thread_id = $1
         ELSE user_id = $2 AND ($3::text IS NULL OR resource_id = $3) END
 ),
-ids AS MATERIALIZED (SELECT coalesce(array_agg(thread_id), '{}') AS ids FROM scope),
-stats AS MATERIALIZED (
-  SELECT greatest(sum(message_count), 1) AS total,
-         greatest(ceil(sum(message_count) * ${COMMON_SHARE}), ${COMMON_MIN}) AS cap
-  FROM scope
-),
+total AS MATERIALIZED (SELECT greatest(sum(message_count), 1)::float8 AS n FROM scope),
 terms AS MATERIALIZED (
   -- Each lexeme quoted for tsquery input (quotes and backslashes escaped): matched as is.
   SELECT ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tq
   FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector($4::regconfig, $5::text))) l
 ),
-df AS MATERIALIZED (
-  SELECT t.tq, (
-    SELECT count(*) FROM (
-      SELECT 1 FROM messages m WHERE m.thread_id = ANY((SELECT ids FROM ids)::text[]) AND m.search @@ t.tq
-      LIMIT (SELECT cap FROM stats)
-    ) c
-  ) AS n
-  FROM terms t
+matches AS MATERIALIZED (
+  SELECT t.tq, m.thread_id, m.seq, m.len
+  FROM scope s CROSS JOIN terms t CROSS JOIN LATERAL (
+    SELECT m.thread_id, m.seq, length(m.search)::float8 AS len FROM messages m
+    WHERE m.thread_id = s.thread_id AND m.search @@ t.tq
+    LIMIT ${COMMON_TERM + 1}
+  ) m
 ),
+df AS MATERIALIZED (SELECT tq, count(*)::float8 AS n FROM matches GROUP BY tq),
 kept AS MATERIALIZED (
-  SELECT tq, n FROM df WHERE n > 0 AND n < (SELECT cap FROM stats)
+  SELECT tq, n FROM df WHERE n <= ${COMMON_TERM}
   UNION ALL
-  (SELECT tq, n FROM df
-   WHERE n > 0 AND NOT EXISTS (SELECT 1 FROM df WHERE n > 0 AND n < (SELECT cap FROM stats))
-   ORDER BY n LIMIT 1)
+  (SELECT tq, n FROM df WHERE NOT EXISTS (SELECT 1 FROM df WHERE n <= ${COMMON_TERM}) ORDER BY n LIMIT 1)
 ),
-q AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', ' | ')::tsquery AS tsq FROM kept),
-hits AS MATERIALIZED (
-  SELECT m.thread_id, m.seq, m.search, length(m.search) AS len FROM messages m
-  WHERE m.thread_id = ANY((SELECT ids FROM ids)::text[]) AND m.search @@ (SELECT tsq FROM q)
-    AND ${NOT_RETRACTED}
+hits AS MATERIALIZED (SELECT m.thread_id, m.seq, m.len, k.n FROM matches m JOIN kept k ON k.tq = m.tq),
+norm AS MATERIALIZED (
+  SELECT greatest(avg(len), 1) AS avglen FROM (SELECT DISTINCT thread_id, seq, len FROM hits) d
 ),
-norm AS MATERIALIZED (SELECT greatest(avg(len), 1) AS avglen FROM hits)
-SELECT h.thread_id, h.seq,
-  sum(ln(1 + (st.total - k.n + 0.5) / (k.n + 0.5)) * ${K1 + 1}
-      / (1 + ${K1} * (${1 - B} + ${B} * h.len / nm.avglen)))::float8 AS score
-FROM hits h JOIN kept k ON h.search @@ k.tq CROSS JOIN stats st CROSS JOIN norm nm
-GROUP BY h.thread_id, h.seq
-ORDER BY score DESC, h.seq DESC, h.thread_id
+ranked AS MATERIALIZED (
+  SELECT h.thread_id, h.seq,
+    sum(ln(1 + (t.n - h.n + 0.5) / (h.n + 0.5)) * ${K1 + 1}
+        / (1 + ${K1} * (${1 - B} + ${B} * h.len / nm.avglen))) AS score
+  FROM hits h CROSS JOIN total t CROSS JOIN norm nm
+  GROUP BY h.thread_id, h.seq
+  ORDER BY score DESC, h.seq DESC, h.thread_id
+  LIMIT $6 * ${RETRACTED_SLACK}
+)
+SELECT r.thread_id, r.seq, r.score
+FROM ranked r CROSS JOIN LATERAL (
+  -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
+  SELECT 1 FROM messages m WHERE m.thread_id = r.thread_id AND m.seq = r.seq AND ${NOT_RETRACTED} LIMIT 1
+) live
+ORDER BY r.score DESC, r.seq DESC, r.thread_id
 LIMIT $6`;
 
 /** Runs {@link ThreadStore.search} with the text-search configuration `language`. */
@@ -101,26 +104,13 @@ export async function searchPg(
   const thread = 'threadId' in scope ? scope.threadId : null;
   const user = 'userId' in scope ? scope.userId : null;
   const resource = 'userId' in scope ? (scope.resourceId ?? null) : null;
-  const client = await pool.connect();
-  let failed = false;
-  try {
-    // One round trip for the transaction and its settings (see the module comment).
-    await client.query('BEGIN READ ONLY; SET LOCAL enable_seqscan = off; SET LOCAL random_page_cost = 1.1');
-    const { rows } = await client.query<{ thread_id: string; seq: string; score: number }>(SEARCH_SQL, [
-      thread,
-      user,
-      resource,
-      language,
-      query,
-      limit,
-    ]);
-    await client.query('COMMIT');
-    return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
-  } catch (err) {
-    failed = true;
-    throw err;
-  } finally {
-    // A connection whose transaction failed is not reused (it may still be inside it).
-    client.release(failed);
-  }
+  const { rows } = await pool.query<{ thread_id: string; seq: string; score: number }>(SEARCH_SQL, [
+    thread,
+    user,
+    resource,
+    language,
+    query,
+    limit,
+  ]);
+  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
 }
