@@ -85,20 +85,20 @@ export async function readContext(
     recall && recallTokens > 0 && query.trim() !== ''
       ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, recall.limit * 2)
       : undefined;
-  // A query given by the caller is searched while the view is read; the default one needs the view.
+  // A query given by the caller is searched (and its best hits' surroundings read) while the view is
+  // read; the default query needs the view.
   const early = given === undefined ? undefined : rank(given);
   early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
   const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
-  const recalling = recall && ranking !== undefined;
-  const [block, rankings] = await Promise.all([
+  const [block, ranked] = await Promise.all([
     rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
-    ranking ?? [],
+    ranking,
   ]);
   const memories = block ? [block] : [];
-  if (!recalling) {
+  if (!recall || !ranked) {
     const built = await buildContext(view, budget, memories);
     return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [], recalled: [] };
   }
@@ -111,7 +111,7 @@ export async function readContext(
   const recalled = await recallMessages(
     sources.store,
     info,
-    rankings,
+    ranked,
     recall,
     query,
     (threadId, seq) => threadId === info.threadId && narrow.has(seq),

@@ -69,9 +69,17 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
   return { threadId: info.threadId };
 }
 
+/** The rankers' answers, and the messages read around their best hits. */
+export interface Ranked {
+  rankings: Ranking[];
+  windows: Windows;
+}
+
 /**
- * Every ranker's answer for `query`, best first. The seam for more rankers: each one adds a
- * {@link Ranking}; the caller fuses them.
+ * Every ranker's answer for `query`, best first, then the messages around the best `recall.limit`
+ * hits: read now, while the caller reads the view, since most of them will be recalled (hits the view
+ * turns out to send are skipped later, and the windows of the hits that replace them read then). The
+ * seam for more rankers: each one adds a {@link Ranking}; the caller fuses them.
  */
 export async function rankHistory(
   sources: EmbeddingSources,
@@ -79,7 +87,7 @@ export async function rankHistory(
   query: string,
   recall: ResolvedRecall,
   candidates: number,
-): Promise<Ranking[]> {
+): Promise<Ranked> {
   const scope = storeScope(info, recall.scope);
   // Full text always; by meaning too when an embedding model is configured (fused by the caller).
   const [fulltext, embedding] = await Promise.all([
@@ -88,12 +96,14 @@ export async function rankHistory(
   ]);
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
-  return rankings;
+  const windows = new Windows();
+  await loadAround(sources.store, fuse(rankings).slice(0, recall.limit), recall.range, windows);
+  return { rankings, windows };
 }
 
 /**
  * Chooses and renders the recalled block.
- * @param rankings the rankers' answers.
+ * @param ranked the rankers' answers and the messages read around them.
  * @param inView true for a message of this thread that the view already sends.
  * @param maxTokens what the block may cost.
  * @param count the tokenizer of the context's model.
@@ -101,7 +111,7 @@ export async function rankHistory(
 export async function recallMessages(
   store: ThreadStore,
   info: ThreadInfo,
-  rankings: readonly Ranking[],
+  ranked: Ranked,
   recall: ResolvedRecall,
   query: string,
   inView: (threadId: string, seq: number) => boolean,
@@ -111,17 +121,18 @@ export async function recallMessages(
   const report: RecallReport = { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 };
   const none = { items: [], report, render: () => undefined };
   // Only hits the view does not send can be recalled: load the surroundings of those alone.
-  const hits = fuse(rankings)
+  const hits = fuse(ranked.rankings)
     .filter((h) => !inView(h.threadId, h.seq))
     .slice(0, recall.limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
-  const messages = await loadAround(store, hits, recall.range + TOOL_SLACK);
-  const byKey = new Map(messages.map((m) => [`${m.seq}\u0000${m.threadId}`, m]));
+  await loadAround(store, hits, recall.range, ranked.windows);
+  const byKey = ranked.windows.messages;
+  const messages = [...byKey.values()];
   const metas = messages.map((m) => {
     const meta = describeMessage(m, m.tokens, m.seq);
     return { ...meta, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
   });
-  const messageOf = (i: RecalledItem) => byKey.get(`${i.seq}\u0000${i.threadId}`)!;
+  const messageOf = (i: RecalledItem) => byKey.get(keyOf(i.threadId, i.seq))!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
     const message = recallBlock(items, messageOf, info.threadId);
@@ -157,22 +168,62 @@ export async function recallMessages(
   }
 }
 
-/** The messages within `radius` of each hit, one read per thread. */
+/** A loaded message of some thread. */
+type Loaded = StoredMessage & { threadId: string };
+
+/** Messages read around hits, by `seq NUL threadId`, and every key asked for (found or not). */
+export class Windows {
+  readonly messages = new Map<string, Loaded>();
+  readonly asked = new Set<string>();
+}
+
+const keyOf = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
+
+/**
+ * Reads into `windows` the messages within `radius` of each hit, then {@link TOOL_SLACK} more either
+ * side of a hit whose window holds a tool message, so its tool groups are at hand: plain chat costs
+ * one read of a few messages per hit. What `windows` already asked for is not read again.
+ */
 async function loadAround(
   store: ThreadStore,
   hits: readonly FusedHit[],
   radius: number,
-): Promise<(StoredMessage & { threadId: string })[]> {
-  const seqs = new Map<string, Set<number>>();
+  windows: Windows,
+): Promise<void> {
+  await readWindows(store, hits, radius, windows);
+  const tooly = hits.filter((h) => {
+    for (let s = h.seq - radius; s <= h.seq + radius; s++) {
+      const m = windows.messages.get(keyOf(h.threadId, s));
+      if (m?.parts.some((p) => p.type === 'tool_call' || p.type === 'tool_result')) return true;
+    }
+    return false;
+  });
+  if (tooly.length > 0) await readWindows(store, tooly, radius + TOOL_SLACK, windows);
+}
+
+/** Reads the seqs within `radius` of each hit that `windows` has not asked for: one read per thread. */
+async function readWindows(
+  store: ThreadStore,
+  hits: readonly FusedHit[],
+  radius: number,
+  windows: Windows,
+): Promise<void> {
+  const seqs = new Map<string, number[]>();
   for (const hit of hits) {
-    const set = seqs.get(hit.threadId) ?? new Set<number>();
-    for (let s = Math.max(1, hit.seq - radius); s <= hit.seq + radius; s++) set.add(s);
-    seqs.set(hit.threadId, set);
+    for (let s = Math.max(1, hit.seq - radius); s <= hit.seq + radius; s++) {
+      const k = keyOf(hit.threadId, s);
+      if (windows.asked.has(k)) continue;
+      windows.asked.add(k);
+      const list = seqs.get(hit.threadId) ?? [];
+      list.push(s);
+      seqs.set(hit.threadId, list);
+    }
   }
-  const loaded = await Promise.all(
-    [...seqs].map(async ([threadId, set]) =>
-      (await store.messagesAt(threadId, [...set])).map((m) => ({ ...m, threadId })),
-    ),
+  await Promise.all(
+    [...seqs].map(async ([threadId, wanted]) => {
+      for (const m of await store.messagesAt(threadId, wanted)) {
+        windows.messages.set(keyOf(threadId, m.seq), { ...m, threadId });
+      }
+    }),
   );
-  return loaded.flat();
 }

@@ -101,6 +101,48 @@ describe('context() with recall', () => {
     );
   });
 
+  it('brings a recalled tool result with its call, even when the call is further away than the range', async () => {
+    const store = new InMemoryThreadStore();
+    const calls = ['c1', 'c2', 'c3'];
+    const inputs: MessageInput[] = [
+      { id: 'q', role: 'user', content: 'Check the three stations.' },
+      {
+        id: 'call',
+        role: 'assistant',
+        parts: calls.map((callId) => ({
+          type: 'tool_call' as const,
+          callId,
+          name: 'station',
+          arguments: '{}',
+        })),
+      },
+      ...calls.map((callId, i) => ({
+        id: `r${i}`,
+        role: 'tool' as const,
+        parts: [
+          {
+            type: 'tool_result' as const,
+            callId,
+            name: 'station',
+            result: i === 2 ? 'Station Hammerfest: minus forty degrees' : `Station ${i}: mild`,
+          },
+        ],
+      })),
+    ];
+    for (let i = 0; i < 200; i++) inputs.push({ id: `u${i}`, role: 'user', content: `Filler turn ${i}.` });
+    const messages = normalizeMessages(inputs);
+    await store.append(
+      't',
+      messages.map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+    );
+    const info = (await store.thread('t'))!;
+    // The hit is the last result: its call is three messages before it, beyond the default range of 1.
+    const ctx = await readContext({ store }, info, { budget: 1000, query: 'Hammerfest' });
+    const ids = ctx.recalled.map((r) => r.id);
+    assert.equal(ctx.recalled.find((r) => r.reason === 'hit')?.id, 'r2');
+    for (const id of ['call', 'r0', 'r1', 'r2']) assert.ok(ids.includes(id), `${id} in ${ids.join(',')}`);
+  });
+
   it('keeps the view’s summary: the recalled block pushes out the oldest recent turns, not the summary', async () => {
     const { store } = await threadWithFact(200, 3);
     const history = (await store.history('t')).messages;

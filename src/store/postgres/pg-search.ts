@@ -15,7 +15,8 @@
  * terms × threads × (COMMON + 1) rows: never the whole history, never another thread's rows.
  *
  * One statement, one round trip, no planner settings: every table access is an index probe with a
- * thread id, which the planner does not answer with a scan of the table.
+ * thread id, which the planner does not answer with a scan of the table. It is a named (prepared)
+ * statement: each connection plans it once, which saved about half of a search's time here.
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
@@ -104,13 +105,10 @@ export async function searchPg(
   const thread = 'threadId' in scope ? scope.threadId : null;
   const user = 'userId' in scope ? scope.userId : null;
   const resource = 'userId' in scope ? (scope.resourceId ?? null) : null;
-  const { rows } = await pool.query<{ thread_id: string; seq: string; score: number }>(SEARCH_SQL, [
-    thread,
-    user,
-    resource,
-    language,
-    query,
-    limit,
-  ]);
+  const { rows } = await pool.query<{ thread_id: string; seq: string; score: number }>({
+    name: 'dm-search',
+    text: SEARCH_SQL,
+    values: [thread, user, resource, language, query, limit],
+  });
   return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
 }

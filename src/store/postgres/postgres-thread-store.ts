@@ -129,11 +129,13 @@ export class PostgresThreadStore implements ThreadStore {
   async messagesAt(threadId: string, seqs: readonly number[]): Promise<StoredMessage[]> {
     const wanted = seqs.filter((s) => Number.isInteger(s) && s > 0);
     if (wanted.length === 0) return [];
-    const { rows } = await this.pool.query<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+    // Named, so each connection plans it once (recall reads windows on every context()).
+    const { rows } = await this.pool.query<MessageRow>({
+      name: 'dm-messages-at',
+      text: `SELECT ${MESSAGE_COLUMNS} FROM messages m
        WHERE thread_id = $1 AND seq = ANY($2::bigint[]) AND ${NOT_RETRACTED} ORDER BY seq`,
-      [threadId, wanted],
-    );
+      values: [threadId, wanted],
+    });
     return rows.map(toStoredMessage);
   }
 
