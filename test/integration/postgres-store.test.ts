@@ -258,6 +258,26 @@ describe('PostgreSQL full-text search', () => {
     }
   });
 
+  it('finds the same hits with 009’s index alone (a server without btree_gin)', async () => {
+    const other = await createTestDatabase();
+    const store = await PostgresThreadStore.connect(other.url);
+    try {
+      const thread = `search-plain-${Date.now()}`;
+      await bigThread(store, thread, 80);
+      const before = await store.search('weather Zanzibar report', { scope: { threadId: thread } });
+      await store.pool.query(
+        `DROP INDEX messages_thread_search_idx;
+         CREATE INDEX messages_search_idx ON messages USING gin (search) WITH (fastupdate = off)`,
+      );
+      const after = await store.search('weather Zanzibar report', { scope: { threadId: thread } });
+      assert.ok(before.length > 1);
+      assert.deepEqual(after, before);
+    } finally {
+      await store.close();
+      await other.drop();
+    }
+  });
+
   it(`drops a word found in more than ${COMMON_TERM} messages when a rarer one is there, else keeps it`, async () => {
     const store = await PostgresThreadStore.connect(db.url);
     try {
