@@ -30,7 +30,7 @@ export {
 } from './client/embedding-ranker.js';
 export { ThreadHandle, type AppendInput, type AppendResult } from './client/thread-handle.js';
 export type { ContextOptions, ContextResult } from './client/context.js';
-export type { RecalledMessage, RecallReport } from './client/recall.js';
+export type { HistoryHit, RecalledMessage, RecallReport } from './client/recall.js';
 export {
   fuse,
   recallBlock,

@@ -37,6 +37,12 @@ export function json(value: string): unknown {
 }
 
 /** Where `thread context` recalls from (`--recall`): a scope, or `off`. */
+/** A `--scope` of a history search. */
+export function scopeChoice(value: string): 'thread' | 'resource' | 'user' {
+  if (value === 'thread' || value === 'resource' || value === 'user') return value;
+  throw new InvalidArgumentError('expected thread, resource or user.');
+}
+
 export function recallChoice(value: string): 'thread' | 'resource' | 'user' | 'off' {
   if (value === 'thread' || value === 'resource' || value === 'user' || value === 'off') return value;
   throw new InvalidArgumentError('expected thread, resource, user or off.');

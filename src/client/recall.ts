@@ -101,6 +101,46 @@ export async function rankHistory(
   return { rankings, windows };
 }
 
+/** One message of the history found by {@link searchHistory}, best first. */
+export interface HistoryHit {
+  threadId: string;
+  seq: number;
+  message: StoredMessage;
+  /** The fused score: comparable only within one search. */
+  score: number;
+  /** The rankers that found it, joined: `fulltext`, `embedding`, `fulltext+embedding`. */
+  ranker: string;
+}
+
+/**
+ * The history messages in scope most relevant to `query`, best first, at most `recall.limit`: the
+ * rankers recall uses, fused the same way, without neighbours or the view (a search, not a context).
+ */
+export async function searchHistory(
+  sources: EmbeddingSources,
+  info: ThreadInfo,
+  query: string,
+  recall: ResolvedRecall,
+): Promise<HistoryHit[]> {
+  const { rankings, windows } = await rankHistory(
+    sources,
+    info,
+    query,
+    { ...recall, range: 0 },
+    recall.limit,
+  );
+  return fuse(rankings)
+    .slice(0, recall.limit)
+    .flatMap((hit) => {
+      const loaded = windows.messages.get(keyOf(hit.threadId, hit.seq));
+      if (!loaded) return []; // retracted since it was ranked
+      const { threadId: _t, ...message } = loaded;
+      return [
+        { threadId: hit.threadId, seq: hit.seq, message, score: hit.score, ranker: hit.rankers.join('+') },
+      ];
+    });
+}
+
 /**
  * Chooses and renders the recalled block.
  * @param ranked the rankers' answers and the messages read around them.

@@ -33,6 +33,9 @@ import { StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
+import { searchHistory, type HistoryHit } from './recall.js';
+import { parseQuery, parseRecall } from '../recall/options.js';
+import type { RecallScope } from '../recall/index.js';
 import { toClientError } from './typed-errors.js';
 import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
@@ -252,6 +255,30 @@ export class ThreadHandle {
       } finally {
         end();
       }
+    });
+  }
+
+  /**
+   * The history messages most relevant to `query`, best first: the ranking recall uses (full text,
+   * fused with embeddings when a model is configured) over the whole history, the view's messages
+   * included, without neighbours. `scope` as recall's (default: this thread); `limit` 1–100 (20).
+   * @throws ValidationError for an empty or bad query or option, naming the field.
+   */
+  async searchHistory(
+    query: string,
+    options: { scope?: RecallScope; limit?: number } = {},
+  ): Promise<HistoryHit[]> {
+    const text = parseQuery(query);
+    if (text === undefined || text.trim() === '') {
+      throw new ValidationError('invalid_option', 'query: expected words to search for', { field: 'query' });
+    }
+    const recall = parseRecall(options)!;
+    return withSpan('durable_memory.search_history', this.spanAttributes(), async () => {
+      const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+      if (!info) throw new UnknownThreadError(this.threadId);
+      return this.storeCall(() =>
+        searchHistory({ store: this.deps.store, embedder: this.deps.embedder?.() }, info, text, recall),
+      );
     });
   }
 

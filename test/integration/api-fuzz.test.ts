@@ -103,6 +103,10 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       path: '/v1/threads/fuzz/context',
       query: { budget: '500', model: 'gpt-4o' },
     },
+    'GET /v1/threads/{id}/search': {
+      path: '/v1/threads/fuzz/search',
+      query: { query: 'message', scope: 'user', limit: '5' },
+    },
     'GET /v1/threads': { path: '/v1/threads', query: { after: 'a', limit: '5', userId: 'fuzzer' } },
     'GET /v1/threads/{id}': { path: '/v1/threads/fuzz', query: { sync: 'false' } },
     'PATCH /v1/threads/{id}': {

@@ -471,6 +471,53 @@ describe('recall through GET /v1/threads/{id}/context', () => {
   });
 });
 
+describe('GET /v1/threads/{id}/search', () => {
+  before(async () => {
+    const res = await acme.post('/v1/threads/searching/messages', {
+      messages: [
+        text('s1', 'user', 'My sister Ingrid moved to Trondheim last spring.'),
+        text('s2', 'assistant', 'Trondheim is lovely in spring!'),
+        text('s3', 'user', 'Ingrid says hello.'),
+        text('s4', 'assistant', 'Say hello back.'),
+      ],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  });
+
+  test('finds history messages best first, the ones the context sends included', async () => {
+    const res = await acme.get(
+      '/v1/threads/searching/search?query=where%20does%20Ingrid%20live%20in%20Trondheim',
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    // The message with both rare words first; then the two that share one of them.
+    assert.deepEqual(res.body.hits[0].message.id, 's1');
+    assert.deepEqual(res.body.hits.map((h: Json) => [h.message.id, h.seq, h.threadId, h.ranker]).sort(), [
+      ['s1', 1, 'searching', 'fulltext'],
+      ['s2', 2, 'searching', 'fulltext'],
+      ['s3', 3, 'searching', 'fulltext'],
+    ]);
+    assert.ok(res.body.hits[0].score > res.body.hits[2].score);
+    const one = await acme.get('/v1/threads/searching/search?query=Ingrid&limit=1');
+    assert.equal(one.body.hits.length, 1);
+    const none = await acme.get('/v1/threads/searching/search?query=zeppelin');
+    assert.deepEqual(none.body.hits, []);
+  });
+
+  test('400 naming the field for a bad query, scope or limit; 404 for an unknown thread', async () => {
+    const base = '/v1/threads/searching/search?';
+    assertError(await acme.get(base), 400, 'missing_field', 'query');
+    assertError(await acme.get(`${base}query=`), 400, 'invalid_field', 'query');
+    assertError(await acme.get(`${base}query=%20%20`), 400, 'invalid_option', 'query');
+    assertError(await acme.get(`${base}query=a%00b`), 400, 'nul_byte', 'query');
+    assertError(await acme.get(`${base}query=${'x'.repeat(4001)}`), 400, 'invalid_field', 'query');
+    assertError(await acme.get(`${base}query=x&scope=tenant`), 400, 'invalid_field', 'scope');
+    assertError(await acme.get(`${base}query=x&limit=0`), 400, 'invalid_field', 'limit');
+    assertError(await acme.get(`${base}query=x&limit=101`), 400, 'invalid_field', 'limit');
+    const missing = await acme.get('/v1/threads/no-such-thread/search?query=x');
+    assert.equal(missing.status, 404);
+  });
+});
+
 describe('PATCH, compact, GET state', () => {
   before(() => seed('compacting', 8, { userId: 'carol' }));
 

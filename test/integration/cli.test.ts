@@ -185,6 +185,28 @@ test('thread context --query recalls old turns and says why; --recall off; a bad
   assert.match(bad.stderr, /--recall/);
 });
 
+test('thread search finds history best first, with --json and --limit; a bad --scope or an empty query is an error', async () => {
+  // "question" is in more than 100 of the thread's messages: the rare "7" decides (seq 15 and 16).
+  const human = await cli('thread', 'search', 'cli-long', 'question 7', '--limit', '1');
+  assert.equal(human.code, 0, human.stderr);
+  const lines = human.stdout.trim().split('\n');
+  assert.equal(lines.length, 1, human.stdout);
+  assert.match(
+    lines[0]!,
+    /^ *1[56] {2}(user|assistant) +(question|answer) 7 {2}\(\d{4}-\d\d-\d\d \d\d:\d\d, fulltext [\d.]+\)$/,
+  );
+  const json = parseJson<{ hits: { seq: number; ranker: string; message: { id: string } }[] }>(
+    await cli('thread', 'search', 'cli-long', 'question 7', '--json'),
+  );
+  assert.deepEqual(json.hits.map((h) => h.seq).sort(), [15, 16]);
+  const bad = await cli('thread', 'search', 'cli-long', 'x', '--scope', 'tenant');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--scope/);
+  const empty = await cli('thread', 'search', 'cli-long', '  ');
+  assert.notEqual(empty.code, 0);
+  assert.match(empty.stderr, /query/);
+});
+
 test('export, import into a new id, delete (with and without --json)', async () => {
   const file = path.join(dir, 'long.json');
   const exported = await cli('thread', 'export', 'cli-long', '--out', file);

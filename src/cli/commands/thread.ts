@@ -1,13 +1,13 @@
 /**
- * `durable-memory thread …`: list threads, read a thread's history and memory view, configure and
- * delete it. `show`, `compact`, `export` and `import` live in their own files.
+ * `durable-memory thread …`: list threads, read and search a thread's history, its memory view,
+ * configure and delete it. `show`, `compact`, `export` and `import` live in their own files.
  */
 import type { Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
-import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice } from '../args.js';
+import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice, scopeChoice } from '../args.js';
 import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
 import type { Session } from '../session.js';
 import { registerShow } from './show.js';
@@ -56,6 +56,17 @@ export function registerThread(program: Command, session: Session): void {
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
     .option('--range <n>', 'neighbours recalled either side of each hit (default 1)', nonNegativeInt)
     .action(session.action((id: string, o: ContextFlags) => context(session, id, o)));
+
+  thread
+    .command('search <threadId> <query>')
+    .description('search the whole history for <query>, best first (the ranking recall uses)')
+    .option(
+      '--scope <scope>',
+      'thread (default), resource or user: also the owner’s other threads',
+      scopeChoice,
+    )
+    .option('--limit <n>', 'at most this many (default 20, at most 100)', positiveInt)
+    .action(session.action((id: string, query: string, o: SearchFlags) => search(session, id, query, o)));
 
   registerShow(thread, session);
   registerCompact(thread, session);
@@ -136,6 +147,28 @@ async function history(session: Session, id: string, o: { after?: number; limit?
   if (session.json) return printJson({ threadId: id, messages: all, ...(next ? { next } : {}) });
   await printLines(all.map((m) => historyLine(m, 5)));
   if (next !== undefined) note(`more: --after ${next}`);
+}
+
+interface SearchFlags {
+  scope?: ReturnType<typeof scopeChoice>;
+  limit?: number;
+}
+
+async function search(session: Session, id: string, query: string, o: SearchFlags) {
+  const found = await (await session.memory()).thread(session.stored(id)).searchHistory(query, o);
+  const scope = session.scope;
+  const hits = found.map((h) =>
+    scope ? { ...h, threadId: scope.strip(h.threadId), message: scope.storedMessage(h.message) } : h,
+  );
+  if (session.json) return printJson({ threadId: id, query, hits });
+  if (hits.length === 0) return note(`nothing in ${id} matches`);
+  await printLines(
+    hits.map(
+      (h) =>
+        `${historyLine(h.message, 5)}  (${h.threadId === id ? '' : `${h.threadId}, `}` +
+        `${h.message.createdAt.slice(0, 16).replace('T', ' ')}, ${h.ranker} ${h.score.toFixed(4)})`,
+    ),
+  );
 }
 
 interface ContextFlags {

@@ -1,5 +1,6 @@
 /**
- * A thread's messages: append (creates the thread), history by sequence number, and the memory view.
+ * A thread's messages: append (creates the thread), history by sequence number, search over the
+ * history, and the memory view.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
@@ -17,6 +18,8 @@ import {
   HistoryPage,
   HistoryQuery,
   RetractBody,
+  SearchQuery,
+  SearchResult,
 } from '../schemas/message.js';
 import { requireThread, run, type RouteDeps } from './deps.js';
 
@@ -166,6 +169,42 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         params.id,
       );
       return scope.context(context);
+    },
+  );
+
+  app.get(
+    '/threads/:id/search',
+    {
+      schema: {
+        summary: "Search a thread's history",
+        description:
+          'The history messages most relevant to `query`, best first, whether or not the context sends ' +
+          'them: the ranking recall uses (full text, fused with embeddings when a model is configured), ' +
+          "over the thread or its owner's other threads (`scope`), never another user's.",
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        querystring: SearchQuery,
+        response: { 200: SearchResult, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { scope, params, query } = request;
+      const storedId = scope.scoped(params.id, 'id');
+      const { query: text, ...options } = query;
+      const hits = await run(
+        deps,
+        () => deps.memory.thread(storedId).searchHistory(text, options),
+        'search',
+        params.id,
+      );
+      return {
+        hits: hits.map((h) => ({
+          ...h,
+          threadId: scope.strip(h.threadId),
+          message: scope.storedMessage(h.message),
+        })),
+      };
     },
   );
 };

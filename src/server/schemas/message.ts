@@ -159,6 +159,44 @@ export const ContextQuery = Type.Object({
   ),
 });
 
+/** GET /v1/threads/{id}/search. */
+export const SearchQuery = Type.Object({
+  query: Type.String({
+    minLength: 1,
+    maxLength: MAX_RECALL_QUERY,
+    description: 'What to look for, in words.',
+  }),
+  scope: Type.Optional(
+    Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')], {
+      description:
+        "Where to search: the thread (default), or also the owner's other threads of the same resource, or all of them.",
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_RECALL_LIMIT, description: 'At most this many (default 20).' }),
+  ),
+});
+
+/** The history messages found, best first. */
+export const SearchResult = Type.Object(
+  {
+    hits: Type.Array(
+      Type.Object({
+        threadId: Type.String(),
+        seq: Type.Integer({ minimum: 1 }),
+        message: ref('StoredMessage'),
+        score: Type.Number({
+          description: 'The fused (reciprocal-rank) score: comparable within one search.',
+        }),
+        ranker: Type.String({
+          description: 'Which ranker found it: `fulltext`, `embedding`, or both joined by `+`.',
+        }),
+      }),
+    ),
+  },
+  { description: 'History messages, best first.' },
+);
+
 /** One recalled message: where it is, why it is in the context, which ranker found it. */
 export const RecalledMessage = Type.Object({
   threadId: Type.String(),

@@ -1,0 +1,54 @@
+/**
+ * `ThreadHandle.searchHistory`'s read (src/client/recall.ts searchHistory) over the in-memory store:
+ * the whole history is searched, the view's messages included, best first, without neighbours; and
+ * what it refuses. (PostgreSQL and HTTP: test/integration/api.test.ts.)
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { searchHistory } from '../../src/client/recall.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { parseRecall } from '../../src/recall/options.js';
+import { retractionMarker } from '../../src/thread/retraction.js';
+
+async function storeWith(texts: string[]) {
+  const store = new InMemoryThreadStore();
+  const messages = normalizeMessages(
+    texts.map((content, i) => ({ id: `m${i}`, role: 'user' as const, content })),
+  );
+  await store.append(
+    't',
+    messages.map((message) => ({ message, tokens: 10 })),
+  );
+  return { store, info: (await store.thread('t'))! };
+}
+
+describe('searchHistory', () => {
+  it('returns the matching messages alone, best first, with their seq, score and ranker', async () => {
+    const { store, info } = await storeWith([
+      'we talked about the weather',
+      'my sister Ingrid moved to Trondheim',
+      'pizza again',
+      'Ingrid called yesterday',
+    ]);
+    const hits = await searchHistory({ store }, info, 'where does Ingrid live, Trondheim?', parseRecall({})!);
+    assert.deepEqual(
+      hits.map((h) => [h.seq, h.message.id, h.ranker]),
+      [
+        [2, 'm1', 'fulltext'],
+        [4, 'm3', 'fulltext'],
+      ],
+    );
+    assert.ok(hits[0]!.score > hits[1]!.score);
+    assert.equal(hits[0]!.threadId, 't');
+  });
+
+  it('honours the limit and never returns a retracted message', async () => {
+    const { store, info } = await storeWith(['violin one', 'violin two', 'violin three']);
+    assert.equal((await searchHistory({ store }, info, 'violin', parseRecall({ limit: 2 })!)).length, 2);
+    const [marker] = normalizeMessages([retractionMarker('m1', 'wrong')]);
+    await store.append('t', [{ message: marker!, tokens: 5 }]);
+    const hits = await searchHistory({ store }, info, 'violin', parseRecall({})!);
+    assert.deepEqual(hits.map((h) => h.message.id).sort(), ['m0', 'm2']);
+  });
+});
