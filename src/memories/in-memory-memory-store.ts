@@ -11,6 +11,7 @@ import {
   assertMemoryText,
   checkRememberInput,
   CONFIRMED_BY_USER,
+  embeddingSearchLimit,
   CORRECTED_BY_USER,
   forgetReason,
   extractedMemoryId,
@@ -29,7 +30,7 @@ import {
   type ScoredMemory,
   type SearchMemoriesOptions,
 } from './memory-store.js';
-import { assertModel, assertVector, cosine } from '../model/vectors.js';
+import { assertEmbeddings, topByCosine } from '../model/vectors.js';
 
 /** A stored memory with its insertion order (the tie-break of "newest first") and its fact key. */
 interface Entry {
@@ -38,6 +39,12 @@ interface Entry {
   key: string;
   /** Model → vector. */
   vectors?: Map<string, number[]>;
+}
+
+/** An entry with its search score. */
+interface Ranked {
+  entry: Entry;
+  score: number;
 }
 
 /** What an extraction left behind: enough to resume a thread and to answer a retry. */
@@ -69,6 +76,12 @@ function terms(text: string): Set<string> {
       .match(/[\p{L}\p{N}]+/gu) ?? [];
   return new Set(words.filter((word) => !STOP_WORDS.has(word)));
 }
+
+/** A search's order: best score first, the newest first among equals. */
+const bestThenNewest = (a: Ranked, b: Ranked): number => b.score - a.score || b.entry.ord - a.entry.ord;
+
+/** A ranked entry as the search returns it (a copy). */
+const scored = ({ entry, score }: Ranked): ScoredMemory => ({ ...structuredClone(entry.record), score });
 
 /** A MemoryStore held in process memory; nothing survives the process. */
 export class InMemoryMemoryStore implements MemoryStore {
@@ -154,17 +167,14 @@ export class InMemoryMemoryStore implements MemoryStore {
         return { entry, score: shared / wanted.size };
       })
       .filter((ranked) => ranked.score > 0)
-      .sort((a, b) => b.score - a.score || b.entry.ord - a.entry.ord)
+      .sort(bestThenNewest)
       .slice(0, limit)
-      .map(({ entry, score }) => ({ ...structuredClone(entry.record), score }));
+      .map(scored);
   }
 
   /** @inheritDoc MemoryStore.saveEmbeddings */
   async saveEmbeddings(model: string, embeddings: MemoryEmbedding[]): Promise<number> {
-    assertModel(model);
-    embeddings.forEach((e, i) =>
-      assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
-    );
+    assertEmbeddings(model, embeddings);
     let added = 0;
     for (const { memoryId, vector } of embeddings) {
       const entry = this.memories.get(memoryId);
@@ -196,16 +206,12 @@ export class InMemoryMemoryStore implements MemoryStore {
     vector: number[],
     options?: SearchMemoriesOptions,
   ): Promise<ScoredMemory[]> {
-    assertId(userId, 'userId');
-    assertModel(model);
-    assertVector(vector, 'vector');
-    const limit = searchLimit(options);
-    return this.scope(userId, options?.resourceId)
-      .filter((e) => e.record.status === 'active' && e.vectors?.get(model)?.length === vector.length)
-      .map((entry) => ({ entry, score: cosine(entry.vectors!.get(model)!, vector) }))
-      .sort((a, b) => b.score - a.score || b.entry.ord - a.entry.ord)
-      .slice(0, limit)
-      .map(({ entry, score }) => ({ ...structuredClone(entry.record), score }));
+    const limit = embeddingSearchLimit(userId, model, vector, options);
+    const candidates = this.scope(userId, options?.resourceId).flatMap((entry) => {
+      const v = entry.record.status === 'active' ? entry.vectors?.get(model) : undefined;
+      return v ? [[{ entry }, v] as const] : [];
+    });
+    return topByCosine(vector, candidates, limit, bestThenNewest).map(scored);
   }
 
   /** @inheritDoc MemoryStore.correct */

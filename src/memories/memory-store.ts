@@ -13,6 +13,7 @@
  */
 import { ValidationError } from '../model/errors.js';
 import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
+import { assertModel, assertVector } from '../model/vectors.js';
 import { assertStorableText } from '../store/internal/prepare.js';
 
 /** One long-term memory. Absent optional fields are absent, never null. */
@@ -364,6 +365,22 @@ export function searchLimit(options?: SearchMemoriesOptions): number {
   if (!Number.isSafeInteger(limit) || limit < 0)
     throw new ValidationError('invalid_option', `search limit must be a non-negative integer, got ${limit}`);
   return limit;
+}
+
+/**
+ * Checks the arguments of {@link MemoryStore.searchByEmbedding}, in this order: user id, model, query
+ * vector, limit; returns the limit as {@link searchLimit} does.
+ */
+export function embeddingSearchLimit(
+  userId: unknown,
+  model: unknown,
+  vector: unknown,
+  options?: SearchMemoriesOptions,
+): number {
+  assertId(userId, 'userId');
+  assertModel(model);
+  assertVector(vector, 'vector');
+  return searchLimit(options);
 }
 
 /**

@@ -14,8 +14,8 @@ import { migrate } from '../postgres/migrate.js';
 import { explainTextError, toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
-import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../postgres/vectors.js';
-import { assertModel, assertVector, normalize } from '../model/vectors.js';
+import { vectorParam, vectorSearch, VectorTable } from '../postgres/vectors.js';
+import { assertEmbeddings } from '../model/vectors.js';
 import {
   assertExtractionInput,
   assertId,
@@ -23,6 +23,7 @@ import {
   assertMemoryText,
   checkRememberInput,
   CONFIRMED_BY_USER,
+  embeddingSearchLimit,
   CORRECTED_BY_USER,
   forgetReason,
   extractedMemoryId,
@@ -143,9 +144,7 @@ export class PostgresMemoryStore implements MemoryStore {
   /** The pool in use. */
   readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
-  /** Which kind of vector column the database has (read once), and the dimensions indexed so far. */
-  private vectorKind?: Promise<VectorSql>;
-  private readonly indexed = new Set<number>();
+  private readonly vectors: VectorTable;
 
   /**
    * @param poolOrUrl a pool to share (left open by {@link close}), or a URL to open one for this store.
@@ -153,13 +152,13 @@ export class PostgresMemoryStore implements MemoryStore {
    */
   constructor(poolOrUrl: pg.Pool | string, options: Pick<PostgresMemoryStoreOptions, 'pool'> = {}) {
     this.ownsPool = typeof poolOrUrl === 'string';
-    if (typeof poolOrUrl !== 'string') {
-      this.pool = poolOrUrl;
-      return;
+    if (typeof poolOrUrl !== 'string') this.pool = poolOrUrl;
+    else {
+      this.pool = newPool({ ...options.pool, connectionString: poolOrUrl });
+      // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
+      this.pool.on('error', () => undefined);
     }
-    this.pool = newPool({ ...options.pool, connectionString: poolOrUrl });
-    // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
-    this.pool.on('error', () => undefined);
+    this.vectors = new VectorTable(this.pool, 'memory_embeddings');
   }
 
   /**
@@ -274,27 +273,17 @@ export class PostgresMemoryStore implements MemoryStore {
 
   /** @inheritDoc MemoryStore.saveEmbeddings */
   async saveEmbeddings(model: string, embeddings: MemoryEmbedding[]): Promise<number> {
-    assertModel(model);
+    assertEmbeddings(model, embeddings);
     if (embeddings.length === 0) return 0;
     const dims = embeddings[0]!.vector.length;
-    embeddings.forEach((e, i) => assertVector(e.vector, `embeddings[${i}].vector`, dims));
-    const sql = await this.vectors();
-    if (!this.indexed.has(dims)) {
-      await ensureHnswIndex(this.pool, sql, 'memory_embeddings', dims);
-      this.indexed.add(dims);
-    }
+    const sql = await this.vectors.sqlToStore(dims);
     // Joined to memories: one removed meanwhile is skipped, not an error.
     const result = await this.pool.query(
       `INSERT INTO memory_embeddings (memory_id, model, dims, embedding)
        SELECT m.id, $1, $2, ${sql.fromJson('e.v')}
        FROM unnest($3::text[], $4::text[]) AS e(id, v) JOIN memories m ON m.id = e.id
        ON CONFLICT (memory_id, model) DO NOTHING`,
-      [
-        model,
-        dims,
-        embeddings.map((e) => e.memoryId),
-        embeddings.map((e) => JSON.stringify(normalize(e.vector))),
-      ],
+      [model, dims, embeddings.map((e) => e.memoryId), embeddings.map((e) => vectorParam(e.vector))],
     );
     return result.rowCount ?? 0;
   }
@@ -323,11 +312,8 @@ export class PostgresMemoryStore implements MemoryStore {
     vector: number[],
     options?: SearchMemoriesOptions,
   ): Promise<ScoredMemory[]> {
-    assertId(userId, 'userId');
-    assertModel(model);
-    assertVector(vector, 'vector');
-    const limit = searchLimit(options);
-    const sql = await this.vectors();
+    const limit = embeddingSearchLimit(userId, model, vector, options);
+    const sql = await this.vectors.sql();
     const dims = vector.length;
     // Ranked twice, as PgEmbeddings does: the inner order is the index's, the outer one exact.
     const rows = await vectorSearch<RecordRow & { score: number }>(
@@ -341,17 +327,9 @@ export class PostgresMemoryStore implements MemoryStore {
          WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
          ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5) hits
        ORDER BY score DESC, ord DESC`,
-      [userId, options?.resourceId ?? null, model, JSON.stringify(normalize(vector)), limit],
+      [userId, options?.resourceId ?? null, model, vectorParam(vector), limit],
     );
     return rows.map((row) => ({ ...row.record, score: Number(row.score) }));
-  }
-
-  private vectors(): Promise<VectorSql> {
-    this.vectorKind ??= vectorSql(this.pool, 'memory_embeddings').catch((err: unknown) => {
-      this.vectorKind = undefined;
-      throw err;
-    });
-    return this.vectorKind;
   }
 
   /** @inheritDoc MemoryStore.correct */

@@ -47,6 +47,30 @@ export function assertHitLimit(limit: unknown): asserts limit is number {
     );
 }
 
+/**
+ * Checks the vectors a store is asked to save (and the model): each must have the first one's
+ * dimension, since a batch comes from one model. The one check of every store's saveEmbeddings.
+ * @throws ValidationError `invalid_option` naming `model` or `embeddings[i].vector`.
+ */
+export function assertEmbeddings(model: unknown, embeddings: readonly { vector: unknown }[]): void {
+  assertModel(model);
+  const [first] = embeddings;
+  if (!first) return;
+  assertVector(first.vector, 'embeddings[0].vector');
+  const dims = first.vector.length;
+  embeddings.forEach((e, i) => assertVector(e.vector, `embeddings[${i}].vector`, dims));
+}
+
+/**
+ * Checks a thread store's searchByEmbedding arguments, in this order: model, query vector, limit.
+ * @throws ValidationError `invalid_option` naming the first bad one.
+ */
+export function assertVectorSearch(model: unknown, vector: unknown, limit: unknown): void {
+  assertModel(model);
+  assertVector(vector, 'vector');
+  assertHitLimit(limit);
+}
+
 /** Cosine similarity; 0 when either vector is all zeros or their dimensions differ. */
 export function cosine(a: readonly number[], b: readonly number[]): number {
   if (a.length !== b.length) return 0;
@@ -80,4 +104,22 @@ export function byScore<T extends { score: number; threadId?: string; seq?: numb
   const kb = b.threadId ?? b.id ?? '';
   if (ka !== kb) return ka < kb ? -1 : 1;
   return (a.seq ?? 0) - (b.seq ?? 0);
+}
+
+/**
+ * The `limit` candidates closest to `query` by cosine similarity, ordered by `order` (best first),
+ * each as its item with its `score`; a candidate of another dimension is left out, and a limit of 0
+ * or less gives none. Exact: every candidate is scored, which suits the stores that rank in the
+ * process (in-memory, Redis). The vectors are assumed checked (assertVector).
+ */
+export function topByCosine<T extends object>(
+  query: readonly number[],
+  candidates: Iterable<readonly [item: T, vector: readonly number[]]>,
+  limit: number,
+  order: (a: T & { score: number }, b: T & { score: number }) => number,
+): (T & { score: number })[] {
+  const scored: (T & { score: number })[] = [];
+  for (const [item, vector] of candidates)
+    if (vector.length === query.length) scored.push({ ...item, score: cosine(vector, query) });
+  return scored.sort(order).slice(0, Math.max(0, limit));
 }

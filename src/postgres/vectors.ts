@@ -5,6 +5,7 @@
  * build their statements from here, so both paths stay in one place.
  */
 import type pg from 'pg';
+import { normalize } from '../model/vectors.js';
 import { withTransaction } from './transaction.js';
 
 /** The two ways a database holds vectors. */
@@ -60,6 +61,45 @@ export async function vectorSql(pool: pg.Pool, table: string): Promise<VectorSql
   if (rows[0]?.type !== 'vector') return ARRAY;
   const [major = 0, minor = 0] = (rows[0].version ?? '').split('.').map(Number);
   return { ...PGVECTOR, iterative: major > 0 || minor >= 8 };
+}
+
+/**
+ * One table's vectors on one pool, as a store uses them: the column's kind (read once, and again after
+ * a failed read: the database may have been unreachable) and the dimensions whose HNSW index exists.
+ */
+export class VectorTable {
+  private kind?: Promise<VectorSql>;
+  private readonly indexed = new Set<number>();
+
+  /** @param table `message_embeddings` or `memory_embeddings`. */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly table: string,
+  ) {}
+
+  /** The SQL for the table's column. */
+  sql(): Promise<VectorSql> {
+    this.kind ??= vectorSql(this.pool, this.table).catch((err: unknown) => {
+      this.kind = undefined;
+      throw err;
+    });
+    return this.kind;
+  }
+
+  /** The SQL, once vectors of `dims` dimensions have their index: call it before storing them. */
+  async sqlToStore(dims: number): Promise<VectorSql> {
+    const sql = await this.sql();
+    if (!this.indexed.has(dims)) {
+      await ensureHnswIndex(this.pool, sql, this.table, dims);
+      this.indexed.add(dims);
+    }
+    return sql;
+  }
+}
+
+/** A vector as the stores send it to PostgreSQL: normalised to length 1, as JSON text. */
+export function vectorParam(vector: readonly number[]): string {
+  return JSON.stringify(normalize(vector));
 }
 
 /**

@@ -16,7 +16,7 @@ import {
 import { exportThread, importThread } from '../internal/transfer.js';
 import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
-import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
+import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
   AppendedMessage,
@@ -257,10 +257,7 @@ export class InMemoryThreadStore implements ThreadStore {
 
   /** @inheritDoc ThreadStore.saveEmbeddings */
   async saveEmbeddings(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
-    assertModel(model);
-    embeddings.forEach((e, i) =>
-      assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
-    );
+    assertEmbeddings(model, embeddings);
     const state = this.threads.get(threadId);
     if (!state) return 0;
     let byModel = state.embeddings.get(model);
@@ -301,22 +298,19 @@ export class InMemoryThreadStore implements ThreadStore {
     vector: number[],
     limit: number,
   ): Promise<SearchHit[]> {
-    assertModel(model);
-    assertVector(vector, 'vector');
-    assertHitLimit(limit);
+    assertVectorSearch(model, vector, limit);
     const inScope = (s: ThreadState): boolean =>
       'threadId' in scope
         ? s.info.threadId === scope.threadId
         : s.info.userId === scope.userId &&
           (scope.resourceId === undefined || s.info.resourceId === scope.resourceId);
-    const hits: SearchHit[] = [];
-    for (const state of this.threads.values()) {
-      if (!inScope(state)) continue;
-      for (const [seq, v] of state.embeddings.get(model) ?? [])
-        if (v.length === vector.length)
-          hits.push({ threadId: state.info.threadId, seq, score: cosine(v, vector) });
-    }
-    return hits.sort(byScore).slice(0, limit);
+    const threads = [...this.threads.values()].filter(inScope);
+    const candidates = threads.flatMap((state) =>
+      [...(state.embeddings.get(model) ?? [])].map(
+        ([seq, v]) => [{ threadId: state.info.threadId, seq }, v] as const,
+      ),
+    );
+    return topByCosine(vector, candidates, limit, byScore);
   }
 
   /** @inheritDoc ThreadStore.delete */

@@ -4,38 +4,26 @@
  * over `real[]` or by pgvector where it is installed (src/postgres/vectors.ts).
  */
 import type pg from 'pg';
-import { ensureHnswIndex, vectorSearch, vectorSql, type VectorSql } from '../../postgres/vectors.js';
-import { assertHitLimit, assertModel, assertVector, normalize } from '../../model/vectors.js';
+import { vectorParam, vectorSearch, VectorTable } from '../../postgres/vectors.js';
+import { assertEmbeddings, assertVectorSearch } from '../../model/vectors.js';
 import type { SearchHit, SearchScope, MessageEmbedding } from '../types.js';
 
 const TABLE = 'message_embeddings';
 
-/** The embedding statements of one pool (what kind of column it has is read once). */
+/** The embedding statements of one pool. */
 export class PgEmbeddings {
-  private sql?: Promise<VectorSql>;
-  private readonly indexed = new Set<number>();
+  private readonly vectors: VectorTable;
 
-  constructor(private readonly pool: pg.Pool) {}
-
-  private kind(): Promise<VectorSql> {
-    this.sql ??= vectorSql(this.pool, TABLE).catch((err: unknown) => {
-      this.sql = undefined; // read again next time: the database may have been unreachable
-      throw err;
-    });
-    return this.sql;
+  constructor(private readonly pool: pg.Pool) {
+    this.vectors = new VectorTable(pool, TABLE);
   }
 
   /** @see ThreadStore.saveEmbeddings */
   async save(threadId: string, model: string, embeddings: MessageEmbedding[]): Promise<number> {
-    assertModel(model);
+    assertEmbeddings(model, embeddings);
     if (embeddings.length === 0) return 0;
     const dims = embeddings[0]!.vector.length;
-    embeddings.forEach((e, i) => assertVector(e.vector, `embeddings[${i}].vector`, dims));
-    const sql = await this.kind();
-    if (!this.indexed.has(dims)) {
-      await ensureHnswIndex(this.pool, sql, TABLE, dims);
-      this.indexed.add(dims);
-    }
+    const sql = await this.vectors.sqlToStore(dims);
     // Joined to messages: a seq the thread does not hold (deleted meanwhile) is skipped, not an error.
     const result = await this.pool.query(
       `INSERT INTO ${TABLE} (thread_id, seq, model, dims, embedding)
@@ -43,13 +31,7 @@ export class PgEmbeddings {
        FROM unnest($4::bigint[], $5::text[]) AS e(seq, v)
        JOIN messages m ON m.thread_id = $1 AND m.seq = e.seq
        ON CONFLICT (thread_id, model, seq) DO NOTHING`,
-      [
-        threadId,
-        model,
-        dims,
-        embeddings.map((e) => e.seq),
-        embeddings.map((e) => JSON.stringify(normalize(e.vector))),
-      ],
+      [threadId, model, dims, embeddings.map((e) => e.seq), embeddings.map((e) => vectorParam(e.vector))],
     );
     return result.rowCount ?? 0;
   }
@@ -72,10 +54,8 @@ export class PgEmbeddings {
 
   /** @see ThreadStore.searchByEmbedding */
   async search(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]> {
-    assertModel(model);
-    assertVector(vector, 'vector');
-    assertHitLimit(limit);
-    const sql = await this.kind();
+    assertVectorSearch(model, vector, limit);
+    const sql = await this.vectors.sql();
     const dims = vector.length;
     // The scope is a filter on indexed columns: one thread's rows, or the rows of one user's threads.
     const [from, where, params] =
@@ -97,7 +77,7 @@ export class PgEmbeddings {
          ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
          LIMIT $3) hits
        ORDER BY score DESC, thread_id, seq`,
-      [model, JSON.stringify(normalize(vector)), limit, ...params],
+      [model, vectorParam(vector), limit, ...params],
     );
     return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
   }

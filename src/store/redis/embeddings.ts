@@ -3,7 +3,7 @@
  * JSON), deleted with the thread's other keys. A simple backend: search reads the scope's vectors and
  * ranks them by exact cosine in the process, which suits the sizes Redis-backed threads have.
  */
-import { assertHitLimit, assertModel, assertVector, byScore, cosine } from '../../model/vectors.js';
+import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
 import type { SearchHit, SearchScope, MessageEmbedding } from '../types.js';
 import type { RedisKeys } from './keys.js';
 import { LuaScript, type RedisClient } from './lua.js';
@@ -31,11 +31,8 @@ export async function saveEmbeddings(
   model: string,
   embeddings: MessageEmbedding[],
 ): Promise<number> {
-  assertModel(model);
+  assertEmbeddings(model, embeddings);
   if (embeddings.length === 0) return 0;
-  embeddings.forEach((e, i) =>
-    assertVector(e.vector, `embeddings[${i}].vector`, embeddings[0]!.vector.length),
-  );
   const k = keys.thread(threadId);
   const args = [model, ...embeddings.flatMap((e) => [String(e.seq), JSON.stringify(e.vector)])];
   return Number(await SAVE_SCRIPT.run(client, [k.info, k.bodies, k.embeddings], args));
@@ -74,9 +71,7 @@ export async function searchByEmbedding(
   vector: number[],
   limit: number,
 ): Promise<SearchHit[]> {
-  assertModel(model);
-  assertVector(vector, 'vector');
-  assertHitLimit(limit);
+  assertVectorSearch(model, vector, limit);
   let threadIds: string[];
   if ('threadId' in scope) threadIds = [scope.threadId];
   else {
@@ -84,16 +79,14 @@ export async function searchByEmbedding(
     const resources = await Promise.all(ids.map((id) => client.hGet(keys.thread(id).info, 'resourceId')));
     threadIds = ids.filter((_, i) => scope.resourceId === undefined || resources[i] === scope.resourceId);
   }
-  const hits: SearchHit[] = [];
+  const candidates: [{ threadId: string; seq: number }, number[]][] = [];
   for (const threadId of threadIds) {
     const all = await client.hGetAll(keys.thread(threadId).embeddings);
     for (const [field, json] of Object.entries(all)) {
       const colon = field.indexOf(':');
-      if (field.slice(colon + 1) !== model) continue;
-      const v = JSON.parse(json) as number[];
-      if (v.length === vector.length)
-        hits.push({ threadId, seq: Number(field.slice(0, colon)), score: cosine(v, vector) });
+      if (field.slice(colon + 1) === model)
+        candidates.push([{ threadId, seq: Number(field.slice(0, colon)) }, JSON.parse(json) as number[]]);
     }
   }
-  return hits.sort(byScore).slice(0, limit);
+  return topByCosine(vector, candidates, limit, byScore);
 }
