@@ -10,7 +10,6 @@ import {
   assertIds,
   assertMemoryText,
   checkRememberInput,
-  CONFIRMED_BY_USER,
   embeddingSearchLimit,
   CORRECTED_BY_USER,
   forgetReason,
@@ -244,22 +243,10 @@ export class InMemoryMemoryStore implements MemoryStore {
 
   /** @inheritDoc MemoryStore.remember */
   async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
-    const checked = checkRememberInput(userId, input);
-    const equal = this.findLive(userId, checked.resourceId, checked.text)?.record;
+    const memory = checkRememberInput(userId, input);
+    const equal = this.findLive(userId, memory.resourceId, memory.text)?.record;
     if (equal) return structuredClone(equal);
-    const created = this.insert({
-      id: randomUUID(),
-      userId,
-      resourceId: checked.resourceId,
-      text: checked.text,
-      category: checked.category,
-      sourceThreadId: checked.sourceThreadId,
-      sourceMessageIds: checked.sourceMessageIds,
-      sourceToolCallId: checked.sourceToolCallId,
-      extractionId: USER_EXTRACTION_ID,
-      confirmation: CONFIRMED_BY_USER,
-      now: new Date().toISOString(),
-    });
+    const created = this.insert({ id: randomUUID(), ...memory, now: new Date().toISOString() });
     return structuredClone(created);
   }
 

@@ -320,14 +320,18 @@ export function assertExtractionInput(input: ExtractionInput): void {
   });
 }
 
+/** What a memory the user confirmed holds, all but its id: the one shape both stores write. */
+export type RememberedMemory = Required<Pick<MemoryRecord, 'sourceMessageIds'>> &
+  Pick<
+    MemoryRecord,
+    'userId' | 'resourceId' | 'text' | 'category' | 'sourceThreadId' | 'sourceToolCallId' | 'confirmation'
+  > & { extractionId: string };
+
 /**
  * Checks what {@link MemoryStore.remember} stores, before anything is written.
- * @returns the input with the defaults applied (no source messages: an empty list).
+ * @returns the memory to store, but for its id (no source messages: an empty list).
  */
-export function checkRememberInput(
-  userId: unknown,
-  input: RememberInput,
-): Required<Pick<RememberInput, 'sourceMessageIds'>> & RememberInput {
+export function checkRememberInput(userId: unknown, input: RememberInput): RememberedMemory {
   assertId(userId, 'userId');
   if (typeof input !== 'object' || input === null)
     throw new ValidationError('invalid_option', 'remember expects an object with a text');
@@ -340,7 +344,17 @@ export function checkRememberInput(
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || id.length === 0))
     throw new ValidationError('invalid_option', 'sourceMessageIds must be an array of non-empty strings');
   assertStorableText([ids, input.category ?? ''], {});
-  return { ...input, sourceMessageIds: [...ids] };
+  return {
+    userId,
+    resourceId: input.resourceId,
+    text: input.text,
+    category: input.category,
+    sourceThreadId: input.sourceThreadId,
+    sourceMessageIds: [...ids],
+    sourceToolCallId: input.sourceToolCallId,
+    extractionId: USER_EXTRACTION_ID,
+    confirmation: CONFIRMED_BY_USER,
+  };
 }
 
 /** Checks the reason of {@link MemoryStore.forget}; returns it or the default. */

@@ -22,7 +22,6 @@ import {
   assertIds,
   assertMemoryText,
   checkRememberInput,
-  CONFIRMED_BY_USER,
   embeddingSearchLimit,
   CORRECTED_BY_USER,
   forgetReason,
@@ -360,20 +359,9 @@ export class PostgresMemoryStore implements MemoryStore {
 
   /** @inheritDoc MemoryStore.remember */
   async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
-    const checked = checkRememberInput(userId, input);
+    const remembered = checkRememberInput(userId, input);
     return withTransaction(this.pool, async (db) => {
-      const { memory } = await insertOrFind(db, {
-        id: randomUUID(),
-        userId,
-        resourceId: checked.resourceId,
-        text: checked.text,
-        category: checked.category,
-        sourceThreadId: checked.sourceThreadId,
-        sourceMessageIds: checked.sourceMessageIds,
-        sourceToolCallId: checked.sourceToolCallId,
-        extractionId: USER_EXTRACTION_ID,
-        confirmation: CONFIRMED_BY_USER,
-      });
+      const { memory } = await insertOrFind(db, { id: randomUUID(), ...remembered });
       return memory;
     }).catch((err: unknown) => {
       throw explainTextError(err);
