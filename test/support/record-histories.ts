@@ -188,12 +188,15 @@ async function cancelledThread(
 }
 
 /** Every run of a workflow, oldest first: walks back from the latest by continuedExecutionRunId. */
-async function runsOf(client: Client, workflowId: string): Promise<{ runId: string; json: string }[]> {
-  const runs: { runId: string; json: string }[] = [];
+export async function runsOf(
+  client: Client,
+  workflowId: string,
+): Promise<{ runId: string; history: History }[]> {
+  const runs: { runId: string; history: History }[] = [];
   let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
   while (runId) {
     const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    runs.unshift({ runId, json: historyToJSON(history) });
+    runs.unshift({ runId, history });
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes ?? undefined;
     runId = started?.continuedExecutionRunId || undefined;
   }
@@ -232,9 +235,10 @@ async function main(gen: string): Promise<void> {
       const runs = await runsOf(p.memory.client, workflowIdFor(threadId));
       for (const [i, run] of runs.entries()) {
         const file = path.join(HISTORIES_DIR, `${threadId}.run${i + 1}.json`);
-        await writeFile(file, run.json + '\n');
-        total += run.json.length;
-        console.log(`${path.relative(REPO_ROOT, file)}: ${run.json.length} bytes`);
+        const json = historyToJSON(run.history);
+        await writeFile(file, json + '\n');
+        total += json.length;
+        console.log(`${path.relative(REPO_ROOT, file)}: ${json.length} bytes`);
       }
     }
     console.log(`${total} bytes in all`);
