@@ -108,7 +108,7 @@ export class Lanes {
 
   /** True when messages wait for the embedding lane and it is free. */
   embeddingReady(): boolean {
-    return !this.deleting && !this.embeddingLane.held && this.state.embeddingDue();
+    return !this.deleting && !this.embeddingLane.held && this.state.embeddingDue(Date.now());
   }
 
   /** Reads the store until the state needs nothing more from it (in the catch-up lane). */
@@ -292,7 +292,7 @@ export class Lanes {
         afterSeq: embeddedSeq,
         upToSeq,
       });
-      s.markEmbedded(result);
+      s.markEmbedded(result, Date.now());
       s.setError('embedding', undefined);
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;

@@ -12,4 +12,9 @@ export const PATCHES: Readonly<Record<string, string>> = {
   shortRuns: 'short-runs',
   /** The embedding lane: stored messages get vectors in the background (embedThread activities). */
   embeddings: 'embeddings',
+  /**
+   * A worker that answered "no embedding model" is asked again only after an hour of workflow time,
+   * not once per run (runs are short, so that was one useless embedThread per run for ever).
+   */
+  embeddingRecheck: 'embedding-recheck',
 };

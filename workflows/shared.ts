@@ -54,6 +54,8 @@ export interface ThreadWorkflowInput {
   gapTimeoutMs?: number;
   /** Test hook: heartbeat timeout of LLM activities (default 30 s), so a killed worker is noticed sooner. */
   heartbeatTimeoutMs?: number;
+  /** Test hook: wait this long before asking a worker that had no embedding model again (default 1 h). */
+  embeddingRecheckMs?: number;
 }
 
 /** The JSON-safe state a run hands to the next. */
@@ -72,6 +74,8 @@ export interface ThreadSnapshot {
   llm?: string;
   /** Absent in snapshots of runs from before the embedding lane. */
   embedding?: EmbeddingProgress;
+  /** Workflow time (ms) at which the worker last answered that it has no embedding model. */
+  embeddingOffAt?: number;
 }
 
 /** The standing error of each kind of background work, kept apart so one never hides the other. */

@@ -51,7 +51,15 @@ export class ThreadState {
   compacting = false;
   memory: MemoryProgress;
   embedding: EmbeddingProgress;
-  /** True once this run asked the worker for embeddings: with none configured, it asks once per run. */
+  /**
+   * How long (ms of workflow time) to wait before asking a worker that had no embedding model again,
+   * whether or not the run continued as new meanwhile. Undefined (runs from before the patch
+   * `embedding-recheck`): once per run.
+   */
+  embeddingRecheckMs?: number;
+  /** Workflow time at which the worker last answered that it has no embedding model. */
+  private embeddingOffAt?: number;
+  /** True once this run asked the worker for embeddings (the rule without `embeddingRecheckMs`). */
   private embeddingAsked = false;
   /** An extraction added memories since the last embedding run: they want vectors too. */
   private memoriesToEmbed = false;
@@ -78,6 +86,7 @@ export class ThreadState {
     this.llm = carried?.llm;
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
     this.embedding = carried?.embedding ?? { embeddedSeq: 0, runs: 0, messages: 0, memories: 0 };
+    this.embeddingOffAt = carried?.embeddingOffAt;
     this.ready = carried !== undefined;
   }
 
@@ -167,17 +176,32 @@ export class ThreadState {
   }
 
   /**
-   * True when indexed messages have not been looked at by the embedding lane: always while the worker
-   * has an embedding model, once per run while it had none (it may have one since a restart).
+   * True when indexed messages have not been looked at by the embedding lane (at workflow time `now`):
+   * always while the worker has an embedding model; while it had none, once {@link embeddingRecheckMs}
+   * has passed since it said so (it may have one since a restart).
    */
-  embeddingDue(): boolean {
+  embeddingDue(now: number): boolean {
+    if (this.embedding.model !== undefined) return this.embeddingWaits();
+    return this.messagesWait() && this.mayAskForModel(now);
+  }
+
+  /** Messages or new memories wait for the lane (what is due while the worker has a model). */
+  private embeddingWaits(): boolean {
+    return this.memoriesToEmbed || this.messagesWait();
+  }
+
+  /** Indexed messages the lane has not looked at, and no failure stands for them. */
+  private messagesWait(): boolean {
     const e = this.embedding;
-    if (this.memoriesToEmbed && e.model !== undefined) return true;
     return (
-      this.index.lastSeq > e.embeddedSeq &&
-      (e.model !== undefined || !this.embeddingAsked) &&
-      (e.failedAt === undefined || this.index.lastSeq > e.failedAt)
+      this.index.lastSeq > e.embeddedSeq && (e.failedAt === undefined || this.index.lastSeq > e.failedAt)
     );
+  }
+
+  /** Whether to ask a worker that had no embedding model again. */
+  private mayAskForModel(now: number): boolean {
+    if (this.embeddingRecheckMs === undefined) return !this.embeddingAsked;
+    return this.embeddingOffAt === undefined || now - this.embeddingOffAt >= this.embeddingRecheckMs;
   }
 
   /** Called as an embedding run starts: it embeds the memories added so far (later ones ask again). */
@@ -185,12 +209,17 @@ export class ThreadState {
     this.memoriesToEmbed = false;
   }
 
-  /** Records an embedding run (the model it reports may be new, or null: embeddings off). */
-  markEmbedded(result: EmbedThreadResult): void {
+  /** Records an embedding run that ended at workflow time `now` (its model may be new, or null: off). */
+  markEmbedded(result: EmbedThreadResult, now: number): void {
     const e = this.embedding;
     this.embeddingAsked = true;
-    if (result.model === null) delete e.model;
-    else e.model = result.model;
+    if (result.model === null) {
+      delete e.model;
+      this.embeddingOffAt = now;
+    } else {
+      e.model = result.model;
+      this.embeddingOffAt = undefined;
+    }
     e.embeddedSeq = result.embeddedSeq;
     e.runs++;
     e.messages += result.messages;
@@ -301,7 +330,7 @@ export class ThreadState {
     if (this.compacting || this.compactionDue()) pending.push('compaction');
     if (this.needsCatchUp()) pending.push('catch-up');
     if (this.extractionPending()) pending.push('extraction');
-    if (this.embedding.model !== undefined && this.embeddingDue()) pending.push('embedding');
+    if (this.embedding.model !== undefined && this.embeddingWaits()) pending.push('embedding');
     return {
       threadId: this.threadId,
       userId: this.userId,
@@ -334,6 +363,7 @@ export class ThreadState {
       memory: this.memory,
       llm: this.llm,
       embedding: this.embedding,
+      embeddingOffAt: this.embeddingOffAt,
     };
   }
 }

@@ -39,6 +39,16 @@ import {
 const DEFAULT_CAN_EVENTS = 500;
 const SHORT_RUN_EVENTS = 150;
 
+/**
+ * A worker that answered "no embedding model" is asked again after this much workflow time (since the
+ * patch `embedding-recheck`; before it, once per run, which short runs made one activity per 150
+ * events). Time, not runs: a busy thread's runs are minutes apart, a quiet one's weeks. An hour
+ * bounds the useless activities to one per thread and hour of appends, and a worker restarted with
+ * a model is found by the first append an hour after the last answer (or at once by a thread that
+ * never asked); the messages appended meanwhile are embedded then, since a new model embeds all history.
+ */
+const EMBEDDING_RECHECK_MS = 60 * 60 * 1000;
+
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
@@ -125,6 +135,9 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
 
   const idleRearm = patched(PATCHES.idleRearm!);
   const embeddings = patched(PATCHES.embeddings!);
+  if (patched(PATCHES.embeddingRecheck!)) {
+    state.embeddingRecheckMs = input.embeddingRecheckMs ?? EMBEDDING_RECHECK_MS;
+  }
   const embeddingReady = () => embeddings && lanes.embeddingReady();
   while (!state.deleted) {
     // One idle timer at a time, and only when there is idle work (re-armed lazily if appends came).

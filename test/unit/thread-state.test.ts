@@ -192,48 +192,75 @@ test('a configuration the store could not keep is refused before it is applied, 
   );
 });
 
-test('embedding lane: asks once per run while off, always while a model is on, and carries its mark', () => {
+test('embedding lane (runs from before embedding-recheck): asks once per run while off, always while a model is on', () => {
   const s = new ThreadState({ threadId: 't' });
-  assert.equal(s.embeddingDue(), false, 'nothing indexed');
+  assert.equal(s.embeddingDue(0), false, 'nothing indexed');
   s.receive(metas(3));
-  assert.equal(s.embeddingDue(), true, 'the first messages: ask the worker once');
-  s.markEmbedded({ model: null, embeddedSeq: 3, messages: 0, memories: 0, more: false });
+  assert.equal(s.embeddingDue(0), true, 'the first messages: ask the worker once');
+  s.markEmbedded({ model: null, embeddedSeq: 3, messages: 0, memories: 0, more: false }, 0);
   s.receive(metas(4).slice(3));
-  assert.equal(s.embeddingDue(), false, 'off, and this run already asked');
+  assert.equal(s.embeddingDue(0), false, 'off, and this run already asked');
   assert.equal(s.view().pending.includes('embedding'), false);
 
   // The next run asks again (the worker may have a model now), and from then on embeds what is new.
   const next = new ThreadState({ threadId: 't', carried: s.snapshot() });
-  assert.equal(next.embeddingDue(), true);
+  assert.equal(next.embeddingDue(0), true);
   next.startEmbedding();
-  next.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 4, memories: 0, more: false });
-  assert.equal(next.embeddingDue(), false);
+  next.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 4, memories: 0, more: false }, 0);
+  assert.equal(next.embeddingDue(0), false);
   next.receive(metas(6).slice(4));
-  assert.equal(next.embeddingDue(), true);
+  assert.equal(next.embeddingDue(0), true);
   assert.deepEqual(next.view().pending, ['embedding']);
   assert.deepEqual(next.view().embedding, { model: 'm', embeddedSeq: 4, runs: 2, messages: 4, memories: 0 });
+});
+
+test('embedding lane: while off, asks again once the recheck time has passed, across runs', () => {
+  const HOUR = 3_600_000;
+  const s = new ThreadState({ threadId: 't' });
+  s.embeddingRecheckMs = HOUR;
+  s.receive(metas(3));
+  assert.equal(s.embeddingDue(1000), true, 'never asked: ask now');
+  s.markEmbedded({ model: null, embeddedSeq: 3, messages: 0, memories: 0, more: false }, 1000);
+  s.receive(metas(4).slice(3));
+  assert.equal(s.embeddingDue(1000 + HOUR - 1), false, 'off: not asked again within the hour');
+  assert.equal(s.view().pending.includes('embedding'), false);
+
+  // A new run (continue-as-new) carries when the worker said so: still not asked.
+  const next = new ThreadState({ threadId: 't', carried: s.snapshot() });
+  next.embeddingRecheckMs = HOUR;
+  assert.equal(next.embeddingDue(2000), false, 'the new run does not ask again');
+  next.receive(metas(5).slice(4));
+  assert.equal(next.embeddingDue(1000 + HOUR), true, 'an hour later it asks (a model may have come)');
+  next.markEmbedded({ model: 'm', embeddedSeq: 5, messages: 5, memories: 0, more: false }, 1000 + HOUR);
+  next.receive(metas(6).slice(5));
+  assert.equal(next.embeddingDue(1000 + HOUR), true, 'with a model, what is new is due at once');
+  // A model that goes away again: the hour starts over.
+  next.markEmbedded({ model: null, embeddedSeq: 6, messages: 0, memories: 0, more: false }, 5 * HOUR);
+  next.receive(metas(7).slice(6));
+  assert.equal(next.embeddingDue(6 * HOUR - 1), false);
+  assert.equal(next.embeddingDue(6 * HOUR), true);
 });
 
 test('embedding lane: a failure waits for new messages; new memories are due once, even mid-run', () => {
   const s = new ThreadState({ threadId: 't', userId: 'u' });
   s.receive(metas(2));
-  s.markEmbedded({ model: 'm', embeddedSeq: 2, messages: 2, memories: 0, more: false });
+  s.markEmbedded({ model: 'm', embeddedSeq: 2, messages: 2, memories: 0, more: false }, 0);
   s.receive(metas(3).slice(2));
   s.startEmbedding();
   s.markEmbeddingFailed(3);
-  assert.equal(s.embeddingDue(), false, 'not retried until more messages arrive');
+  assert.equal(s.embeddingDue(0), false, 'not retried until more messages arrive');
   s.receive(metas(4).slice(3));
-  assert.equal(s.embeddingDue(), true);
-  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 2, memories: 0, more: false });
+  assert.equal(s.embeddingDue(0), true);
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 2, memories: 0, more: false }, 0);
 
   const extraction = { id: 'x', fromSeq: 0, toSeq: 4, added: 1, superseded: 0, duplicates: 0, model: 'l' };
   s.markExtracted(extraction, 0);
-  assert.equal(s.embeddingDue(), true, 'the new memory wants a vector');
+  assert.equal(s.embeddingDue(0), true, 'the new memory wants a vector');
   s.startEmbedding();
   s.markExtracted({ ...extraction, id: 'y' }, 0); // landed while that run was under way
-  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false });
-  assert.equal(s.embeddingDue(), true, 'the later memory is not forgotten');
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false }, 0);
+  assert.equal(s.embeddingDue(0), true, 'the later memory is not forgotten');
   s.startEmbedding();
-  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false });
-  assert.equal(s.embeddingDue(), false);
+  s.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 0, memories: 1, more: false }, 0);
+  assert.equal(s.embeddingDue(0), false);
 });
