@@ -18,7 +18,7 @@ import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
 import { silentLog } from '../../src/runtime/log.js';
 import { workflowsPath } from '../../src/runtime/worker.js';
 import { PATCHES } from '../../workflows/patches.js';
-import { workflowIdFor } from '../../workflows/shared.js';
+import { workflowIdFor, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import { startPipeline, workflowBundle } from '../support/pipeline.js';
 import { HISTORIES_DIR } from '../support/record-histories.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
@@ -31,6 +31,7 @@ interface Fixture {
     events: {
       eventType: string;
       activityTaskScheduledEventAttributes?: unknown;
+      workflowExecutionStartedEventAttributes?: { input?: { payloads?: { data?: string }[] } };
       markerRecordedEventAttributes?: {
         markerName?: string;
         details?: Record<string, { payloads?: { data?: string }[] }>;
@@ -49,6 +50,21 @@ function patchesOf(f: Fixture): string[] {
     const { id } = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string };
     return id.startsWith('__sdk_internal') ? [] : [id];
   });
+}
+
+/** The activities a history scheduled, by name. */
+function activitiesOf(f: Fixture): string[] {
+  return f.json.events.flatMap(
+    (e) =>
+      (e.activityTaskScheduledEventAttributes as { activityType?: { name?: string } } | undefined)
+        ?.activityType?.name ?? [],
+  );
+}
+
+/** The workflow input a run started with (what continue-as-new carried into it). */
+function inputOf(f: Fixture): ThreadWorkflowInput | undefined {
+  const data = f.json.events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return data ? (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as ThreadWorkflowInput) : undefined;
 }
 
 async function fixtures(): Promise<Fixture[]> {
@@ -76,15 +92,7 @@ test('the recorded histories cover the workflow paths', async () => {
   ]) {
     assert.ok(events.has(`EVENT_TYPE_${type}`), `some history has ${type}`);
   }
-  const activities = new Set(
-    all.flatMap((f) =>
-      f.json.events.flatMap(
-        (e) =>
-          (e.activityTaskScheduledEventAttributes as { activityType?: { name?: string } } | undefined)
-            ?.activityType?.name ?? [],
-      ),
-    ),
-  );
+  const activities = new Set(all.flatMap(activitiesOf));
   assert.deepEqual(
     [...activities].sort(),
     [
@@ -101,6 +109,18 @@ test('the recorded histories cover the workflow paths', async () => {
   );
   // Later runs of a continued thread start from carried state: replay those too, not only run 1.
   assert.ok(all.some((f) => /\.run[2-9]\.json$/.test(f.file)));
+  // embedding-recheck's new path: a run that carried the worker's "no embedding model" and, with new
+  // messages, did not ask it again (before the patch, every run asked once).
+  assert.ok(
+    all.some(
+      (f) =>
+        patchesOf(f).includes(PATCHES.embeddingRecheck!) &&
+        inputOf(f)?.carried?.embeddingOffAt !== undefined &&
+        f.json.events.some((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') &&
+        !activitiesOf(f).includes('embedThread'),
+    ),
+    'some run skipped asking a worker without an embedding model',
+  );
   // Each patch replays both ways: runs recorded since it (with its marker) and runs from before.
   for (const id of Object.values(PATCHES)) {
     const marked = all.filter((f) => patchesOf(f).includes(id)).length;

@@ -13,7 +13,8 @@
  * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
  * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch),
  * `rearm` (idle-rearm), `shortruns` (short-runs), `embed` (embeddings: the worker has an embedding
- * model, so the lane runs).
+ * model, so the lane runs), `recheck` (embedding-recheck; from it on, a thread on a second worker
+ * without an embedding model runs through several runs too, and the lane asks that worker once).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,7 +31,8 @@ import { startLlmServer, type LlmServer, type Step } from './llm-server.js';
 import { truncation } from '../../src/compaction/strategies/truncation.js';
 import { tokensBelow, tokensExceed } from '../../src/compaction/triggers.js';
 import { syncUpdate, workflowIdFor } from '../../workflows/shared.js';
-import { startPipeline } from './pipeline.js';
+import { startPipeline, startWorker, type TestPipeline } from './pipeline.js';
+import type { LlmRuntime } from '../../activities/llm-runtime.js';
 import { REPO_ROOT } from './processes.js';
 
 /** Where the replay test finds the histories. */
@@ -151,6 +153,27 @@ async function deletedThread(memory: DurableMemory, gen: string): Promise<string
   return t.threadId;
 }
 
+/** A thread on a worker without an embedding model (its own task queue), through several runs. */
+async function embeddingsOffThread(p: TestPipeline, llm: LlmRuntime, gen: string): Promise<string> {
+  const taskQueue = `${p.taskQueue}-off`;
+  const worker = await startWorker(p.stack, taskQueue, llm);
+  const memory = await p.connect({
+    taskQueue,
+    workflowInput: { continueAsNewAfterEvents: 30, gapTimeoutMs: 200 },
+  });
+  try {
+    const t = memory.thread(`${gen}-off`);
+    for (let i = 0; i < 45; i++) await t.append(text(`off${i}`, i % 2 ? 'assistant' : 'user', `note ${i}`));
+    await t.sync();
+    await until('three runs', async () => (await t.state()).run >= 3);
+    await settle(t);
+    return t.threadId;
+  } finally {
+    await memory.close();
+    await worker.stop();
+  }
+}
+
 /** The LLM answers at once: JSON for memory extraction, text for summaries. */
 const ANSWER: Step = {
   reply: (req) => (req.body.response_format ? JSON.stringify({ facts: [] }) : 'A short summary.'),
@@ -222,6 +245,9 @@ async function main(gen: string): Promise<void> {
       await continueAsNewThread(can, gen),
       await deletedThread(p.memory, gen),
       await cancelledThread(p.memory, llm, gen, embeddings),
+      ...(['base', 'rearm', 'shortruns', 'embed'].includes(gen)
+        ? []
+        : [await embeddingsOffThread(p, runtime, gen)]),
     ];
     await can.close();
 
