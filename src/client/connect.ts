@@ -30,6 +30,9 @@ import {
   type RankByEmbeddingOptions,
 } from './embedding-ranker.js';
 
+/** Threads in one page of {@link DurableMemory.listThreads} without a `limit`, as in every store. */
+const DEFAULT_THREAD_PAGE = 100;
+
 /** Options of {@link connect}; each falls back to the environment, then to `endpoints.json`. */
 export interface ConnectOptions {
   /** Temporal frontend `host:port` (TEMPORAL_ADDRESS). */
@@ -201,12 +204,29 @@ export class DurableMemory {
   }
 
   /**
-   * Threads by id (ascending), optionally only one user's; page with `after` (the last id seen).
-   * @throws ValidationError for a malformed `userId` or `limit`.
+   * Threads by id (ascending), optionally only one user's or those whose id starts with `prefix` (the
+   * id equal to it included); page with `after` (the last id seen).
+   * @throws ValidationError for a malformed `userId`, `prefix` or `limit`.
    */
-  listThreads(options: ListThreadsOptions = {}): Promise<ThreadInfo[]> {
-    if (options.userId !== undefined) assertId(options.userId, 'userId');
-    return this.store.listThreads(options);
+  async listThreads(options: ListThreadsOptions & { prefix?: string } = {}): Promise<ThreadInfo[]> {
+    const { prefix, ...rest } = options;
+    if (rest.userId !== undefined) assertId(rest.userId, 'userId');
+    if (!prefix) return this.store.listThreads(rest);
+    validateThreadId(prefix);
+    // Stored ids sort bytewise, so the ids starting with `prefix` form one range: start there and stop
+    // at the first id outside it. `after` is exclusive, so the id equal to `prefix` is looked up on
+    // its own on the first page.
+    const after = rest.after !== undefined && rest.after >= prefix ? rest.after : undefined;
+    const [exact, rows] = await Promise.all([
+      after === undefined ? this.store.thread(prefix) : undefined,
+      this.store.listThreads({ ...rest, after: after ?? prefix }),
+    ]);
+    const found = exact && (rest.userId === undefined || exact.userId === rest.userId) ? [exact] : [];
+    for (const row of rows) {
+      if (!row.threadId.startsWith(prefix)) break;
+      found.push(row);
+    }
+    return found.slice(0, rest.limit ?? DEFAULT_THREAD_PAGE);
   }
 
   /**

@@ -4,6 +4,7 @@
  * user's, so provenance never names someone else's conversation.
  */
 import { ValidationError } from '../model/errors.js';
+import { parseQuery } from '../recall/options.js';
 import {
   assertId,
   type ListMemoriesOptions,
@@ -34,7 +35,11 @@ export interface UserMemories {
   list(options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
   /** One memory, live or superseded, or undefined. */
   get(memoryId: string): Promise<MemoryRecord | undefined>;
-  /** Live memories ranked against `query`, best first. */
+  /**
+   * Live memories ranked against `query`, best first (a query without searchable words ranks by
+   * recency, all scores 0).
+   * @throws ValidationError naming `query` when it is too long or holds a NUL or a lone surrogate.
+   */
   search(query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]>;
   /**
    * Stores a fact the user confirmed, with its provenance and `confirmation: 'confirmed by user'`;
@@ -60,7 +65,8 @@ export function userMemories(
   return {
     list: (options) => store.list(userId, options),
     get: (memoryId) => store.get(userId, memoryId),
-    search: (query, options) => store.search(userId, query, options),
+    // Checked here, for every caller: the store would hand a NUL to PostgreSQL, which refuses it.
+    search: async (query, options) => store.search(userId, parseQuery(query) ?? '', options),
     correct: (memoryId, text) => store.correct(userId, memoryId, text),
     forget: (memoryId, options) => store.forget(userId, memoryId, options?.reason),
     remove: (memoryId) => store.remove(userId, memoryId),

@@ -56,5 +56,11 @@ export const MAX_RECALL_RANGE = 10;
 /** Most hits one context recalls (`recall.limit`). */
 export const MAX_RECALL_LIMIT = 100;
 
-/** Longest recall query, in characters (a user turn longer than this is searched by its start). */
+/**
+ * Longest search query, in characters: of recall (a user turn longer than this is searched by its
+ * start) and of a search of a user's memories.
+ */
 export const MAX_RECALL_QUERY = 4000;
+
+/** Most memories one search of a user's memories returns. */
+export const MAX_MEMORY_SEARCH_LIMIT = 50;
