@@ -139,7 +139,7 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
     },
     'GET /v1/users/{userId}/memories': {
       path: '/v1/users/fuzzer/memories',
-      query: { includeSuperseded: 'false' },
+      query: { includeSuperseded: 'false', query: 'odd input', limit: '5' },
     },
     'POST /v1/users/{userId}/memories': {
       path: '/v1/users/fuzzer/memories',

@@ -16,7 +16,9 @@ import {
   MAX_EXTRACT_EVERY_TURNS,
   MAX_IDLE_MS,
   MAX_JSON_DEPTH,
+  MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
+  MAX_RECALL_QUERY,
   MAX_TOKEN_COUNT,
 } from '../../src/model/limits.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
@@ -704,6 +706,10 @@ describe('GET /v1/threads', () => {
     assertError(await acme.get('/v1/threads?limit=0'), 400, 'invalid_field', 'limit');
     assertError(await acme.get('/v1/threads?userId=no%20spaces'), 400, 'invalid_id', 'userId');
     assertError(await acme.get('/v1/threads?prefix=no%20spaces'), 400, 'invalid_id', 'prefix');
+    // Valid alone, too long with the tenant's prefix: refused in the caller's words.
+    const long = await acme.get(`/v1/threads?prefix=${'p'.repeat(128)}`);
+    assertError(long, 400, 'invalid_id', 'prefix');
+    assert.ok(!long.text.includes('acme'), long.text);
   });
 });
 
@@ -949,6 +955,92 @@ describe('memories', () => {
     assertError(await acme.patch('/v1/users/alice/memories/nope', { text: 'x' }), 404, 'unknown_memory');
     assertError(await acme.delete('/v1/users/alice/memories/nope'), 404, 'unknown_memory');
     assertError(await acme.get('/v1/threads/nope/memories'), 404, 'unknown_thread', 'id');
+  });
+
+  describe('search: GET /v1/users/{userId}/memories?query=', () => {
+    before(async () => {
+      await seed('mem-search', 4, { userId: 'sam' });
+      await f.p.memory.memoryStore!.applyExtraction({
+        extractionId: 'acme:mem-search:x:1-4',
+        userId: 'acme:sam',
+        threadId: 'acme:mem-search',
+        fromSeq: 1,
+        toSeq: 4,
+        model: 'test',
+        proposals: [
+          { text: 'Sam is allergic to peanuts', sourceMessageIds: ['m1'] },
+          { text: 'Sam lives in Oslo', sourceMessageIds: ['m2'] },
+          { text: 'Sam buys peanut-free chocolate for the peanut allergy', sourceMessageIds: ['m3'] },
+          { text: 'Sam works on the weather desk', sourceMessageIds: ['m4'] },
+        ],
+      });
+    });
+    const search = (query: string, token?: string) =>
+      acme.get(`/v1/users/sam/memories?${query}`, token === undefined ? {} : { token });
+    const shown = (res: { body: { memories: { id: string; score: number }[] } }) =>
+      res.body.memories.map((m) => [m.id, m.score]);
+
+    test('ranks as the client library (and MCP search) does, in the caller ids, at most `limit`', async () => {
+      const res = await search('query=peanut%20allergy');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const library = await f.p.memory.userMemories('acme:sam').search('peanut allergy');
+      assert.deepEqual(
+        shown(res),
+        library.map((m) => [m.id.replace(/^acme:/u, ''), m.score]),
+      );
+      assert.deepEqual(
+        res.body.memories.map((m: { text: string }) => m.text),
+        ['Sam buys peanut-free chocolate for the peanut allergy', 'Sam is allergic to peanuts'],
+      );
+      assert.ok(res.body.memories.every((m: { score: number }) => m.score > 0));
+      assert.equal(res.body.memories[0].userId, 'sam');
+      assert.equal(res.body.memories[0].sourceThreadId, 'mem-search');
+      assert.ok(!res.text.includes('acme:'), res.text);
+      assert.deepEqual(shown(await search('query=peanut%20allergy&limit=1')), shown(res).slice(0, 1));
+      // No match: an empty list for a known user; the list itself takes `limit` too.
+      assert.deepEqual((await search('query=kangaroo')).body, { memories: [] });
+      const newest = await search('limit=1');
+      assert.equal(newest.body.memories.length, 1);
+      assert.equal(newest.body.memories[0].score, undefined, 'a list has no scores');
+    });
+
+    test('live memories only: a corrected one is found by its new text', async () => {
+      const oslo = (await search('query=Oslo')).body.memories[0];
+      const corrected = await acme.patch(`/v1/users/sam/memories/${oslo.id}`, {
+        text: 'Sam lives in Bergen',
+      });
+      assert.equal(corrected.status, 200, JSON.stringify(corrected.body));
+      assert.deepEqual((await search('query=Oslo')).body.memories, []);
+      assert.deepEqual(
+        (await search('query=Bergen')).body.memories.map((m: { id: string }) => m.id),
+        [corrected.body.id],
+      );
+    });
+
+    test('never another user’s or another tenant’s memories', async () => {
+      const alice = await acme.get('/v1/users/alice/memories?query=peanut%20Sam');
+      assert.equal(alice.status, 200, JSON.stringify(alice.body));
+      assert.deepEqual(alice.body.memories, []);
+      assertError(await search('query=peanut', f.betaToken), 404, 'unknown_user', 'userId');
+      assertError(await acme.get('/v1/users/nobody/memories?query=peanut'), 404, 'unknown_user', 'userId');
+    });
+
+    test('400 naming the field for a bad query or limit', async () => {
+      assertError(await search('query='), 400, 'invalid_field', 'query');
+      assertError(await search('query=%20%20'), 400, 'invalid_field', 'query');
+      assertError(await search('query=peanut%00'), 400, 'nul_byte', 'query');
+      assertError(await search(`query=${'x'.repeat(MAX_RECALL_QUERY + 1)}`), 400, 'invalid_field', 'query');
+      assert.equal((await search(`query=${'x'.repeat(MAX_RECALL_QUERY)}`)).status, 200);
+      for (const limit of ['0', String(MAX_MEMORY_SEARCH_LIMIT + 1), '1.5', 'ten', '-1'])
+        assertError(await search(`query=peanut&limit=${limit}`), 400, 'invalid_field', 'limit');
+      assert.equal((await search(`query=peanut&limit=${MAX_MEMORY_SEARCH_LIMIT}`)).status, 200);
+      assertError(
+        await search('query=peanut&includeSuperseded=true'),
+        400,
+        'invalid_option',
+        'includeSuperseded',
+      );
+    });
   });
 });
 

@@ -5,17 +5,17 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { MemoryRecord, MemoryStore } from '../../memories/memory-store.js';
+import type { MemoryRecord, MemoryStore, ScoredMemory } from '../../memories/memory-store.js';
 import { ValidationError } from '../../model/errors.js';
 import { ApiError, unknownThread, validationFailure } from '../api-error.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import { BEARER, BODY_ERRORS, errorResponses } from '../schemas/common.js';
 import {
   CorrectBody,
-  MemoryList,
-  MemoryListQuery,
   MemoryParams,
   RememberBody,
+  UserMemoriesQuery,
+  UserMemoryList,
   UserParams,
 } from '../schemas/memory.js';
 import { ref } from '../schemas/shared.js';
@@ -54,42 +54,74 @@ async function findMemory(
   throw new ApiError(404, 'unknown_memory', `memory ${JSON.stringify(memoryId)} does not exist`, 'memoryId');
 }
 
+/**
+ * A 404 unless the stored user `user` (the caller's `userId`) has a memory (`known`, when the caller
+ * has read them already) or a thread.
+ */
+async function requireUser(deps: RouteDeps, user: string, userId: string, known?: MemoryRecord[]) {
+  const memories =
+    known ?? (await run(deps, () => storeOf(deps).list(user, { includeSuperseded: true }), 'memories'));
+  if (memories.length > 0) return;
+  const threads = await run(deps, () => deps.memory.store.listThreads({ userId: user, limit: 1 }), 'threads');
+  if (threads.length === 0)
+    throw new ApiError(404, 'unknown_user', `user ${JSON.stringify(userId)} does not exist`, 'userId');
+}
+
+/** The user's live memories ranked against `query` by the client library (as MCP `search` is). */
+async function search(
+  deps: RouteDeps,
+  user: string,
+  query: string,
+  limit: number | undefined,
+): Promise<ScoredMemory[]> {
+  try {
+    return await run(deps, () => deps.memory.userMemories(user).search(query, { limit }), 'memory search');
+  } catch (err) {
+    // The schema bounds the length; what is left is the text itself (NUL, a lone surrogate).
+    if (err instanceof ValidationError) throw validationFailure(err, 'query');
+    throw err;
+  }
+}
+
 /** The memory routes. */
 export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
   app.get(
     '/users/:userId/memories',
     {
       schema: {
-        summary: "A user's long-term memories",
-        description: 'Newest first, with provenance. 404 for a user this tenant has no thread or memory of.',
+        summary: "A user's long-term memories, or a search of them",
+        description:
+          'Newest first, with provenance. With `query`, the live memories that share a word with it, ' +
+          'best first with a `score` (as the MCP `search` tool ranks them; a query of stop words ' +
+          'alone ranks by recency, scores 0). 404 for a user this tenant has no thread or memory of.',
         tags: ['memories'],
         security: BEARER,
         params: UserParams,
-        querystring: MemoryListQuery,
-        response: { 200: MemoryList, ...errorResponses(404) },
+        querystring: UserMemoriesQuery,
+        response: { 200: UserMemoryList, ...errorResponses(404) },
       },
     },
     async (request) => {
       const { scope, params, query } = request;
       const user = scope.scoped(params.userId, 'userId');
-      const store = storeOf(deps);
-      const all = await run(deps, () => store.list(user, { includeSuperseded: true }), 'memories');
-      if (all.length === 0) {
-        const threads = await run(
-          deps,
-          () => deps.memory.store.listThreads({ userId: user, limit: 1 }),
-          'threads',
-        );
-        if (threads.length === 0)
+      if (query.query !== undefined) {
+        if (query.includeSuperseded)
           throw new ApiError(
-            404,
-            'unknown_user',
-            `user ${JSON.stringify(params.userId)} does not exist`,
-            'userId',
+            400,
+            'invalid_option',
+            'includeSuperseded: a search (`query`) ranks live memories only',
+            'includeSuperseded',
           );
+        if (query.query.trim() === '')
+          throw new ApiError(400, 'invalid_field', 'query: give words to search for', 'query');
+        const found = await search(deps, user, query.query, query.limit);
+        if (found.length === 0) await requireUser(deps, user, params.userId);
+        return { memories: found.map((m) => ({ ...scope.memory(m), score: m.score })) };
       }
+      const all = await run(deps, () => storeOf(deps).list(user, { includeSuperseded: true }), 'memories');
+      if (all.length === 0) await requireUser(deps, user, params.userId, all);
       const memories = query.includeSuperseded ? all : all.filter((m) => m.status === 'active');
-      return { memories: memories.map((m) => scope.memory(m)) };
+      return { memories: memories.slice(0, query.limit).map((m) => scope.memory(m)) };
     },
   );
 

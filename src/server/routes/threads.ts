@@ -58,31 +58,16 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     async (request) => {
       const { scope, query } = request;
       const limit = query.limit ?? DEFAULT_LIMIT;
-      const prefix = query.prefix ?? '';
       const userId = query.userId === undefined ? undefined : scope.scoped(query.userId, 'userId');
-      // Stored ids sort bytewise ("C" collation), so the tenant's ids (and those of them starting
-      // with `prefix`) form one contiguous range: start there and stop at the first id outside it.
-      // `after` is exclusive, so on the first page the id equal to `prefix` is looked up on its own.
-      const after = query.after !== undefined && query.after >= prefix ? query.after : undefined;
-      const [exact, rows] = await run(
+      // Every stored id of the tenant starts with its prefix: its threads are those of a longer one.
+      const prefix = query.prefix === undefined ? scope.prefix : scope.scoped(query.prefix, 'prefix');
+      const after = query.after === undefined ? undefined : scope.prefix + query.after;
+      const rows = await run(
         deps,
-        () =>
-          Promise.all([
-            prefix && after === undefined ? deps.memory.store.thread(scope.prefix + prefix) : undefined,
-            deps.memory.store.listThreads({
-              after: scope.prefix + (after ?? prefix),
-              limit: limit + 1,
-              userId,
-            }),
-          ]),
+        () => deps.memory.listThreads({ prefix, after, limit: limit + 1, userId }),
         'thread list',
       );
-      const mine = [];
-      if (exact && (userId === undefined || exact.userId === userId)) mine.push(scope.threadInfo(exact));
-      for (const row of rows) {
-        if (!scope.owns(row.threadId) || !scope.strip(row.threadId).startsWith(prefix)) break;
-        mine.push(scope.threadInfo(row));
-      }
+      const mine = rows.map((row) => scope.threadInfo(row));
       const threads = mine.slice(0, limit);
       return mine.length > limit ? { threads, next: threads[threads.length - 1]!.threadId } : { threads };
     },

@@ -2,7 +2,12 @@
  * Schemas of the memory routes (facts about a user, shared across the user's threads).
  */
 import Type from 'typebox';
-import { MAX_ID_LENGTH, MAX_MEMORY_TEXT_LENGTH } from '../../model/limits.js';
+import {
+  MAX_ID_LENGTH,
+  MAX_MEMORY_SEARCH_LIMIT,
+  MAX_MEMORY_TEXT_LENGTH,
+  MAX_RECALL_QUERY,
+} from '../../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
@@ -20,10 +25,37 @@ export const MemoryListQuery = Type.Object({
   includeSuperseded: Type.Optional(Type.Boolean({ default: false })),
 });
 
+/** Query of GET /v1/users/{userId}/memories: the list's, and a search by relevance. */
+export const UserMemoriesQuery = Type.Object({
+  ...MemoryListQuery.properties,
+  query: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_RECALL_QUERY,
+      description:
+        'Rank live memories by relevance to this text, best first, each with its `score` (the MCP ' +
+        '`search` tool’s ranking); only memories sharing a word with it. Not with `includeSuperseded`.',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_MEMORY_SEARCH_LIMIT,
+      description: 'At most this many (with `query`, default 10; without, default all).',
+    }),
+  ),
+});
+
 /** A list of memories, newest first. */
 export const MemoryList = Type.Object(
   { memories: Type.Array(ref('MemoryRecord')) },
   { description: 'Memories, newest first.' },
+);
+
+/** GET /v1/users/{userId}/memories: newest first, or best first for a `query`. */
+export const UserMemoryList = Type.Object(
+  { memories: Type.Array(ref('ScoredMemory')) },
+  { description: 'Memories, newest first; with `query`, best first, each with its `score`.' },
 );
 
 /** PATCH body: the corrected text. The old memory is kept, superseded by the new one. */

@@ -172,6 +172,14 @@ export const MemoryRecord = Type.Object({
   ),
 });
 
+/** A memory in a user's memory list; `score` when the list was a search (`query`). */
+export const ScoredMemory = Type.Object({
+  ...MemoryRecord.properties,
+  score: Type.Optional(
+    Type.Number({ description: 'Relevance to the `query`, higher is better; only in a search.' }),
+  ),
+});
+
 const StoredSummary = Type.Object({
   message: Message,
   tokens: Tokens(),

@@ -11,6 +11,7 @@ import {
   ErrorBody,
   MemoryRecord,
   Message,
+  ScoredMemory,
   StoredMessage,
   ThreadConfig,
   ThreadExport,
@@ -26,6 +27,7 @@ export const SHARED_SCHEMAS = {
   ThreadInfo,
   CompactionReport,
   MemoryRecord,
+  ScoredMemory,
   ThreadExport,
 };
 
