@@ -9,8 +9,13 @@
  */
 import { z } from 'zod';
 import type { DurableMemory } from '../client/connect.js';
-import type { MemoryRecord } from '../memories/memory-store.js';
-import { MAX_ID_LENGTH, MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
+import { DEFAULT_SEARCH_LIMIT, type MemoryRecord } from '../memories/memory-store.js';
+import {
+  MAX_ID_LENGTH,
+  MAX_MEMORY_SEARCH_LIMIT,
+  MAX_MEMORY_TEXT_LENGTH,
+  MAX_RECALL_QUERY,
+} from '../model/limits.js';
 import { ToolError } from './errors.js';
 import type { IdScope } from './ids.js';
 import { recallInContext, type RecalledMessage } from './recall.js';
@@ -33,6 +38,14 @@ export interface ToolDefinition<S extends z.ZodRawShape = z.ZodRawShape> {
   input: S;
   readOnly: boolean;
   run(ctx: ToolContext, args: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown>>;
+}
+
+/**
+ * A tool, its argument types inferred from its input schema; typed as any tool so the tools can sit
+ * in one list (the SDK validates each call against the tool's own schema before `run` sees it).
+ */
+function tool<S extends z.ZodRawShape>(definition: ToolDefinition<S>): ToolDefinition {
+  return definition as unknown as ToolDefinition;
 }
 
 const ID = /^[A-Za-z0-9._:@-]+$/u;
@@ -75,12 +88,7 @@ function shown(ctx: ToolContext, record: MemoryRecord): MemoryRecord {
   return ctx.scope.memory(record);
 }
 
-const search: ToolDefinition<{
-  query: z.ZodString;
-  userId: z.ZodOptional<z.ZodString>;
-  threadId: z.ZodOptional<z.ZodString>;
-  limit: z.ZodOptional<z.ZodNumber>;
-}> = {
+const search = tool({
   name: 'search',
   title: 'Search memories and history',
   description:
@@ -88,15 +96,21 @@ const search: ToolDefinition<{
     'with provenance: thread, messages, tool call) and, given a threadId, that thread’s context ' +
     '(its messages and summaries). Best matches first.',
   input: {
-    query: z.string().trim().min(1).max(2000).describe('What to look for, in words'),
+    query: z.string().trim().min(1).max(MAX_RECALL_QUERY).describe('What to look for, in words'),
     userId,
     threadId: id('Thread to also search (and whose user to search for)').optional(),
-    limit: z.number().int().min(1).max(50).optional().describe('At most this many of each (default 10)'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MEMORY_SEARCH_LIMIT)
+      .optional()
+      .describe(`At most this many of each (default ${DEFAULT_SEARCH_LIMIT})`),
   },
   readOnly: true,
   async run(ctx, args) {
     const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
-    const limit = args.limit ?? 10;
+    const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const found = await call(ctx, () => ctx.memory.userMemories(user).search(args.query, { limit }));
     let messages: RecalledMessage[] | undefined;
     if (thread) {
@@ -108,16 +122,9 @@ const search: ToolDefinition<{
       ...(messages ? { messages } : {}),
     };
   },
-};
+});
 
-const remember: ToolDefinition<{
-  text: z.ZodString;
-  userId: z.ZodOptional<z.ZodString>;
-  threadId: z.ZodOptional<z.ZodString>;
-  messageIds: z.ZodOptional<z.ZodArray<z.ZodString>>;
-  toolCallId: z.ZodOptional<z.ZodString>;
-  category: z.ZodOptional<z.ZodString>;
-}> = {
+const remember = tool({
   name: 'remember',
   title: 'Remember a fact the user confirmed',
   description:
@@ -154,13 +161,9 @@ const remember: ToolDefinition<{
     );
     return { memory: shown(ctx, memory) };
   },
-};
+});
 
-const forget: ToolDefinition<{
-  memoryId: z.ZodString;
-  userId: z.ZodOptional<z.ZodString>;
-  reason: z.ZodOptional<z.ZodString>;
-}> = {
+const forget = tool({
   name: 'forget',
   title: 'Forget a memory',
   description:
@@ -192,9 +195,9 @@ const forget: ToolDefinition<{
     if (!forgotten) throw new ToolError('memory_superseded', 'that memory is superseded already', 'memoryId');
     return { memory: shown(ctx, forgotten) };
   },
-};
+});
 
-const context: ToolDefinition<{ threadId: z.ZodString; budget: z.ZodOptional<z.ZodNumber> }> = {
+const context = tool({
   name: 'context',
   title: "A thread's context",
   description:
@@ -220,20 +223,17 @@ const context: ToolDefinition<{ threadId: z.ZodString; budget: z.ZodOptional<z.Z
     const { openai: _openai, ...rest } = ctx.scope.context(built);
     return { threadId: args.threadId, ...rest };
   },
-};
+});
 
-const listThreads: ToolDefinition<{
-  userId: z.ZodOptional<z.ZodString>;
-  limit: z.ZodOptional<z.ZodNumber>;
-  after: z.ZodOptional<z.ZodString>;
-}> = {
+const listThreads = tool({
   name: 'list_threads',
   title: 'List threads',
   description:
-    'The caller’s threads by id (all of them, or one user’s), with owner, counts and last update. ' +
-    'Page with `after`: the `next` of the previous answer.',
+    'The caller’s threads by id (all of them, one user’s, or those whose id starts with a prefix), ' +
+    'with owner, counts and last update. Page with `after`: the `next` of the previous answer.',
   input: {
     userId: id('Only this user’s threads').optional(),
+    prefix: id('Only threads whose id starts with this (the id itself included)').optional(),
     limit: z.number().int().min(1).max(100).optional().describe('At most this many (default 20)'),
     after: id('Threads after this id (the previous page’s `next`)').optional(),
   },
@@ -242,20 +242,20 @@ const listThreads: ToolDefinition<{
     const limit = args.limit ?? 20;
     const { scope } = ctx;
     const user = args.userId === undefined ? undefined : scope.scoped(args.userId, 'userId');
-    // Stored ids sort bytewise, so a tenant's ids form one range right after its prefix.
+    // Every stored id of the tenant starts with its prefix: its threads are those of a longer one.
+    const prefix = args.prefix === undefined ? scope.prefix : scope.scoped(args.prefix, 'prefix');
+    const after = args.after === undefined ? undefined : scope.prefix + args.after;
     const rows = await call(ctx, () =>
-      ctx.memory.listThreads({ after: scope.prefix + (args.after ?? ''), limit: limit + 1, userId: user }),
+      ctx.memory.listThreads({ prefix, after, limit: limit + 1, userId: user }),
     );
-    const mine = [];
-    for (const row of rows) {
-      if (!scope.owns(row.threadId)) break;
+    const mine = rows.map((row) => {
       const { config: _config, ...info } = scope.threadInfo(row);
-      mine.push(info);
-    }
+      return info;
+    });
     const threads = mine.slice(0, limit);
     return mine.length > limit ? { threads, next: threads[threads.length - 1]!.threadId } : { threads };
   },
-};
+});
 
 /** Every tool, in the order `tools/list` shows them. */
-export const TOOLS = [search, remember, forget, context, listThreads] as unknown as readonly ToolDefinition[];
+export const TOOLS: readonly ToolDefinition[] = [search, remember, forget, context, listThreads];

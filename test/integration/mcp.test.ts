@@ -178,6 +178,8 @@ describe('streamable HTTP on the API', () => {
   test('invalid input gets an error result naming the field, and writes nothing', async () => {
     assert.match(await fails(acme, 'search', {}), /query/u);
     assert.match(await fails(acme, 'search', { query: 'x', limit: 0 }), /limit/u);
+    // PostgreSQL refuses a NUL in text: the client library refuses it first, naming the field.
+    assert.match(await fails(acme, 'search', { query: 'seat\u0000', userId: 'alice' }), /^nul_byte: query/u);
     assert.match(await fails(acme, 'remember', { text: '   ', userId: 'alice' }), /text/u);
     assert.match(
       await fails(acme, 'remember', { text: 'x', userId: 'alice', extra: 1 }),
@@ -231,6 +233,49 @@ describe('streamable HTTP on the API', () => {
     );
     const still = await f.acme.get(`/v1/users/alice/memories/${acmeMemory.id}`);
     assert.equal(still.body.status, 'active');
+  });
+
+  test('list_threads with a prefix: the threads whose id starts with it, paged, never another tenant’s', async () => {
+    for (const id of ['trip-2', 'trip-3', 'tripod', 'walk'])
+      assert.equal(
+        (
+          await f.acme.post(`/v1/threads/${id}/messages`, {
+            userId: 'carl',
+            message: text('c1', 'user', 'hi'),
+          })
+        ).status,
+        200,
+      );
+    const ids = async (client: Client, args: Record<string, unknown>) => {
+      const all: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 20; pages++) {
+        const page = await ok(client, 'list_threads', { ...args, ...(after ? { after } : {}) });
+        all.push(...page.threads.map((t: { threadId: string }) => t.threadId));
+        after = page.next;
+        if (!after) return all;
+      }
+      throw new Error('no last page');
+    };
+    assert.deepEqual(await ids(acme, { prefix: 'trip', limit: 2 }), ['trip', 'trip-2', 'trip-3', 'tripod']);
+    assert.deepEqual(await ids(acme, { prefix: 'trip-' }), ['trip-2', 'trip-3']);
+    assert.deepEqual(await ids(acme, { prefix: 'trip', userId: 'alice' }), ['trip']);
+    assert.deepEqual(await ids(acme, { prefix: 'nothing' }), []);
+    // The same pages as GET /v1/threads?prefix= (the same client-library call).
+    const api = await f.acme.get('/v1/threads?prefix=trip&limit=2');
+    const mcp = await ok(acme, 'list_threads', { prefix: 'trip', limit: 2 });
+    assert.deepEqual(
+      mcp.threads.map((t: { threadId: string }) => t.threadId),
+      api.body.threads.map((t: { threadId: string }) => t.threadId),
+    );
+    assert.equal(mcp.next, api.body.next);
+    const beta = await httpClient(f.betaToken);
+    assert.deepEqual(await ids(beta, { prefix: 'trip' }), []);
+    assert.deepEqual(await ids(beta, { prefix: 'beta' }), ['beta-trip']);
+    assert.match(await fails(acme, 'list_threads', { prefix: 'bad id' }), /prefix/u);
+    const long = await fails(acme, 'list_threads', { prefix: 'p'.repeat(128) });
+    assert.match(long, /^invalid_id: prefix/u);
+    assert.ok(!long.includes('acme'), long);
   });
 
   test('PostgreSQL stopped: 503 like every /v1 route (tokens are checked there), then works again', async () => {
