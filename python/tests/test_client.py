@@ -206,3 +206,53 @@ def test_remember_a_confirmed_fact_with_provenance(client: Client, thread_id: st
         client.remember(user, "x", thread_id=thread_id + "-none")
     assert unknown.value.code == "unknown_thread"
     assert [m["text"] for m in client.list_memories(user)] == ["User wants a window seat"]
+
+
+def test_search_memories_ranks_live_memories_by_relevance(client: Client, other_tenant: Client, thread_id: str) -> None:
+    user = thread_id + "-search"
+    client.append(thread_id, {"id": "s1", "role": "user", "content": "Some facts."}, user_id=user)
+    allergy = client.remember(user, "User is allergic to peanuts", thread_id=thread_id)
+    chocolate = client.remember(user, "User buys peanut-free chocolate for the peanut allergy")
+    client.remember(user, "User lives in Oslo")
+
+    found = client.search_memories(user, "peanut allergy")
+    assert [m["id"] for m in found] == [chocolate["id"], allergy["id"]], "best first, only matches"
+    assert all(m["score"] > 0 for m in found) and found[0]["score"] >= found[1]["score"]
+    assert found[1]["sourceThreadId"] == thread_id
+    assert [m["id"] for m in client.search_memories(user, "peanut allergy", limit=1)] == [chocolate["id"]]
+    assert client.search_memories(user, "kangaroo") == []
+    assert len(client.list_memories(user, limit=2)) == 2
+
+    client.correct_memory(user, allergy["id"], "User is allergic to cashews")
+    assert [m["text"] for m in client.search_memories(user, "allergic")] == ["User is allergic to cashews"]
+
+    with pytest.raises(ValidationError) as nul:
+        client.search_memories(user, "peanut\x00")
+    assert (nul.value.status, nul.value.code, nul.value.field) == (400, "nul_byte", "query")
+    with pytest.raises(ValidationError) as blank:
+        client.search_memories(user, "  ")
+    assert blank.value.field == "query"
+    with pytest.raises(ValidationError) as too_many:
+        client.search_memories(user, "peanut", limit=51)
+    assert (too_many.value.code, too_many.value.field) == ("invalid_field", "limit")
+    with pytest.raises(NotFoundError) as stranger:
+        other_tenant.search_memories(user, "peanut")
+    assert stranger.value.code == "unknown_user", "another tenant's user is not there"
+
+
+async def test_the_async_client_remembers_searches_lists_and_deletes_memories(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    user = thread_id + "-amem"
+    await aclient.append(thread_id, {"id": "a1", "role": "user", "content": "I take the night train."}, user_id=user)
+    memory = await aclient.remember(user, "User takes the night train", thread_id=thread_id, message_ids=["a1"])
+    assert memory["confirmation"] == "confirmed by user" and memory["sourceMessageIds"] == ["a1"]
+    assert [m["id"] for m in await aclient.list_memories(user)] == [memory["id"]]
+    found = await aclient.search_memories(user, "night train")
+    assert [m["id"] for m in found] == [memory["id"]] and found[0]["score"] > 0
+    assert (await aclient.get_memory(user, memory["id"]))["text"] == "User takes the night train"
+    assert await aclient.delete_memory(user, memory["id"]) is None
+    assert await aclient.list_memories(user) == []
+    with pytest.raises(NotFoundError) as gone:
+        await aclient.delete_memory(user, memory["id"])
+    assert gone.value.code == "unknown_memory"

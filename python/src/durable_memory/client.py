@@ -1,16 +1,20 @@
 """Clients of the durable-memory HTTP API on httpx: :class:`Client` (blocking) and :class:`AsyncClient`.
 
-Both offer the same operations with the same arguments; each operation is described once, as a
-:class:`_Call` (method, path, query, body), which the two clients send. Ids are the caller's (the API
-keeps tenants apart by the token). Failures raise :class:`~durable_memory.errors.DurableMemoryError`
-subclasses carrying the API's ``code``, ``status``, ``message`` and ``field``.
+Each operation is written once, in :class:`_Operations`: its signature, its documentation, and the
+:class:`_Call` it makes (method, path, query, body, and how the answer becomes the result). The two
+clients take their methods from there (:func:`_blocking`, :func:`_awaited`) and differ only in how a
+call is sent. Ids are the caller's (the API keeps tenants apart by the token). Failures raise
+:class:`~durable_memory.errors.DurableMemoryError` subclasses carrying the API's ``code``, ``status``,
+``message`` and ``field``.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -25,6 +29,7 @@ from .types import (
     ImportResult,
     MemoryRecord,
     MessageInput,
+    ScoredMemory,
     ThreadConfig,
     ThreadExport,
     ThreadList,
@@ -37,6 +42,9 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 #: Seconds one request may take; a compaction waiting for an LLM may take the API's own bound.
 DEFAULT_TIMEOUT = 60.0
 
+T = TypeVar("T")
+P = ParamSpec("P")
+
 
 class _Unset:
     """Marks an argument not given (where ``None`` means something: ``strategy=None`` resets it)."""
@@ -48,15 +56,19 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
+def _as_is(answer: Any) -> Any:
+    return answer
+
+
 @dataclass
-class _Call:
-    """One request of an operation, and how its answer becomes the result."""
+class _Call(Generic[T]):
+    """One request of an operation, and how its answer becomes the result (``T``)."""
 
     method: str
     path: str
     params: dict[str, Any] = field(default_factory=dict)
     body: Any = None
-    result: Callable[[Any], Any] = lambda answer: answer
+    result: Callable[[Any], T] = _as_is
 
 
 def _seg(value: str) -> str:
@@ -69,140 +81,208 @@ def _query(**values: Any) -> dict[str, Any]:
     return {k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in values.items() if v is not None}
 
 
-def _owner(user_id: str | None, resource_id: str | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    if user_id is not None:
-        out["userId"] = user_id
-    if resource_id is not None:
-        out["resourceId"] = resource_id
-    return out
+def _given(**values: Any) -> dict[str, Any]:
+    """Body fields without the ones not given (``None``, or ``UNSET`` where ``None`` means something)."""
+    return {k: v for k, v in values.items() if v is not None and v is not UNSET}
+
+
+def _memories(answer: Any) -> Any:
+    return answer["memories"]
 
 
 class _Operations:
-    """Every operation of the API as a :class:`_Call`; the clients send them."""
+    """Every operation of the API, as the :class:`_Call` it makes; the clients send them."""
 
+    # Threads
     @staticmethod
-    def list_threads(user_id: str | None, prefix: str | None, after: str | None, limit: int | None) -> _Call:
+    def list_threads(
+        *,
+        user_id: str | None = None,
+        prefix: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> _Call[ThreadList]:
+        """The tenant's threads by id (of one user, or whose ids start with ``prefix``), a page at a
+        time (pass ``next`` as ``after``)."""
         return _Call("GET", "/v1/threads", _query(userId=user_id, prefix=prefix, after=after, limit=limit))
 
     @staticmethod
-    def get_thread(thread_id: str, sync: bool) -> _Call:
+    def get_thread(thread_id: str, *, sync: bool = False) -> _Call[ThreadState]:
+        """A thread's state; with ``sync``, once everything appended so far is indexed."""
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}", _query(sync=sync or None))
 
     @staticmethod
-    def configure_thread(thread_id: str, settings: dict[str, Any]) -> _Call:
-        body = {k: v for k, v in settings.items() if v is not UNSET}
+    def configure_thread(
+        thread_id: str,
+        *,
+        budget: int | None = None,
+        model: str | None = None,
+        strategy: Any = UNSET,
+        idle_ms: int | None = None,
+        extract_every_turns: int | None = None,
+        memory_share: float | None = None,
+        user_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> _Call[ThreadConfig]:
+        """Sets the settings given (creating the thread); ``strategy=None`` returns to the default."""
+        body = _given(
+            budget=budget,
+            model=model,
+            idleMs=idle_ms,
+            extractEveryTurns=extract_every_turns,
+            memoryShare=memory_share,
+            userId=user_id,
+            resourceId=resource_id,
+        )
+        if strategy is not UNSET:
+            body["strategy"] = strategy  # None returns to the default strategy
         return _Call("PATCH", f"/v1/threads/{_seg(thread_id)}", body=body)
 
     @staticmethod
-    def delete_thread(thread_id: str) -> _Call:
+    def delete_thread(thread_id: str) -> _Call[None]:
+        """Deletes a thread: history, summaries, workflow, and the memories learned only from it."""
         return _Call("DELETE", f"/v1/threads/{_seg(thread_id)}")
 
     @staticmethod
-    def compact(thread_id: str) -> _Call:
+    def compact(thread_id: str) -> _Call[CompactResult]:
+        """Runs the thread's strategy now."""
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/compact")
 
+    # Messages
     @staticmethod
     def append(
         thread_id: str,
         messages: MessageInput | list[MessageInput],
-        user_id: str | None,
-        resource_id: str | None,
-    ) -> _Call:
-        batch = {"messages": messages} if isinstance(messages, list) else {"message": messages}
-        return _Call("POST", f"/v1/threads/{_seg(thread_id)}/messages", body={**batch, **_owner(user_id, resource_id)})
+        *,
+        user_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> _Call[AppendResult]:
+        """Appends one message or a list (ours or OpenAI's), idempotent by id; creates the thread."""
+        batch: dict[str, Any] = {"messages": messages} if isinstance(messages, list) else {"message": messages}
+        body = {**batch, **_given(userId=user_id, resourceId=resource_id)}
+        return _Call("POST", f"/v1/threads/{_seg(thread_id)}/messages", body=body)
 
     @staticmethod
-    def history(thread_id: str, after: int | None, limit: int | None) -> _Call:
+    def history(thread_id: str, *, after: int | None = None, limit: int | None = None) -> _Call[HistoryPage]:
+        """Every message ever appended, in seq order, a page at a time (pass ``next`` as ``after``)."""
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/messages", _query(after=after, limit=limit))
 
     @staticmethod
-    def retract(thread_id: str, message_id: str, reason: str | None) -> _Call:
-        body: dict[str, Any] = {"messageId": message_id}
-        if reason is not None:
-            body["reason"] = reason
+    def retract(thread_id: str, message_id: str, *, reason: str | None = None) -> _Call[AppendResult]:
+        """Takes a message out of the context; history keeps it, with a marker naming it."""
+        body = _given(messageId=message_id, reason=reason)
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/retractions", body=body)
 
     @staticmethod
-    def context(thread_id: str, budget: int | None, model: str | None) -> _Call:
+    def context(thread_id: str, *, budget: int | None = None, model: str | None = None) -> _Call[ContextResult]:
+        """The memory view for the next model call, within the budget (ours and OpenAI messages)."""
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", _query(budget=budget, model=model))
 
+    # Memories and users
     @staticmethod
-    def thread_memories(thread_id: str, include_superseded: bool) -> _Call:
+    def thread_memories(thread_id: str, *, include_superseded: bool = False) -> _Call[list[MemoryRecord]]:
+        """The long-term memories of the thread's user, newest first."""
         path = f"/v1/threads/{_seg(thread_id)}/memories"
-        return _Call("GET", path, _query(includeSuperseded=include_superseded), result=lambda a: a["memories"])
+        return _Call("GET", path, _query(includeSuperseded=include_superseded), result=_memories)
 
     @staticmethod
-    def list_memories(user_id: str, include_superseded: bool) -> _Call:
-        path = f"/v1/users/{_seg(user_id)}/memories"
-        return _Call("GET", path, _query(includeSuperseded=include_superseded), result=lambda a: a["memories"])
+    def list_memories(
+        user_id: str, *, include_superseded: bool = False, limit: int | None = None
+    ) -> _Call[list[MemoryRecord]]:
+        """A user's long-term memories, newest first, with provenance (at most ``limit``, 1–50)."""
+        query = _query(includeSuperseded=include_superseded, limit=limit)
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/memories", query, result=_memories)
+
+    @staticmethod
+    def search_memories(user_id: str, query: str, *, limit: int | None = None) -> _Call[list[ScoredMemory]]:
+        """A user's live memories sharing a word with ``query``, best first, each with its ``score``
+        (as the MCP ``search`` tool ranks them); at most ``limit`` (1–50, default 10)."""
+        params = _query(query=query, limit=limit)
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/memories", params, result=_memories)
 
     @staticmethod
     def remember(
         user_id: str,
         text: str,
-        thread_id: str | None,
-        message_ids: list[str] | None,
-        tool_call_id: str | None,
-        category: str | None,
-    ) -> _Call:
-        given = {"threadId": thread_id, "messageIds": message_ids, "toolCallId": tool_call_id, "category": category}
-        body = {"text": text, **{k: v for k, v in given.items() if v is not None}}
+        *,
+        thread_id: str | None = None,
+        message_ids: list[str] | None = None,
+        tool_call_id: str | None = None,
+        category: str | None = None,
+    ) -> _Call[MemoryRecord]:
+        """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
+        an equal live fact is returned instead of stored twice. The thread must be one of the user's."""
+        body = _given(text=text, threadId=thread_id, messageIds=message_ids, toolCallId=tool_call_id, category=category)
         return _Call("POST", f"/v1/users/{_seg(user_id)}/memories", body=body)
 
     @staticmethod
-    def get_memory(user_id: str, memory_id: str) -> _Call:
+    def get_memory(user_id: str, memory_id: str) -> _Call[MemoryRecord]:
+        """One memory, live or superseded."""
         return _Call("GET", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}")
 
     @staticmethod
-    def correct_memory(user_id: str, memory_id: str, text: str) -> _Call:
+    def correct_memory(user_id: str, memory_id: str, text: str) -> _Call[MemoryRecord]:
+        """Supersedes the memory by a new one with ``text`` (returned); the old one is kept, marked."""
         return _Call("PATCH", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}", body={"text": text})
 
     @staticmethod
-    def delete_memory(user_id: str, memory_id: str) -> _Call:
+    def delete_memory(user_id: str, memory_id: str) -> _Call[None]:
+        """Deletes one memory for good (memories it superseded stay superseded)."""
         return _Call("DELETE", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}")
 
     @staticmethod
-    def delete_user(user_id: str) -> _Call:
+    def delete_user(user_id: str) -> _Call[ErasedUser]:
+        """Erases everything of a user (threads, messages, summaries, memories); says how much went."""
         return _Call("DELETE", f"/v1/users/{_seg(user_id)}")
 
+    # Export and import
     @staticmethod
-    def export_thread(thread_id: str) -> _Call:
+    def export_thread(thread_id: str) -> _Call[ThreadExport]:
+        """A whole thread as JSON, for :meth:`import_thread`."""
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/export")
 
     @staticmethod
-    def import_thread(data: ThreadExport, thread_id: str | None) -> _Call:
+    def import_thread(data: ThreadExport, *, thread_id: str | None = None) -> _Call[ImportResult]:
+        """Restores an export into ``thread_id`` (default: its own id), idempotently."""
         return _Call("POST", "/v1/threads/import", _query(threadId=thread_id), body=data)
 
 
 _OPS = _Operations
 
 
-def _settings(
-    budget: int | None,
-    model: str | None,
-    strategy: Any,
-    idle_ms: int | None,
-    extract_every_turns: int | None,
-    memory_share: float | None,
-    user_id: str | None,
-    resource_id: str | None,
-) -> dict[str, Any]:
-    """The PATCH body of configure: the settings given, as the API names them."""
-    given = {
-        "budget": budget,
-        "model": model,
-        "idleMs": idle_ms,
-        "extractEveryTurns": extract_every_turns,
-        "memoryShare": memory_share,
-        **_owner(user_id, resource_id),
-    }
-    out: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    out["strategy"] = strategy  # UNSET is dropped; None returns to the default strategy
-    return out
+def _as_method(method: Callable[..., Any], operation: Callable[..., Any]) -> None:
+    """Gives a client's method the operation's name, documentation and signature (``self`` first)."""
+    method.__name__ = method.__qualname__ = operation.__name__
+    method.__doc__ = operation.__doc__
+    signature = inspect.signature(operation)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[this, *signature.parameters.values()],
+        return_annotation=signature.return_annotation.removeprefix("_Call[").removesuffix("]"),
+    )
 
 
-def _answer(response: httpx.Response, call: _Call) -> Any:
+def _blocking(operation: Callable[P, _Call[T]]) -> Callable[Concatenate[Client, P], T]:
+    """The :class:`Client` method of an operation: it sends the call and returns the result."""
+
+    def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._send(operation(*args, **kwargs))
+
+    _as_method(method, operation)
+    return method
+
+
+def _awaited(operation: Callable[P, _Call[T]]) -> Callable[Concatenate[AsyncClient, P], Awaitable[T]]:
+    """The :class:`AsyncClient` method of an operation, to be awaited."""
+
+    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._send(operation(*args, **kwargs))
+
+    _as_method(method, operation)
+    return method
+
+
+def _answer(response: httpx.Response, call: _Call[T]) -> T:
     """The result of a 2xx answer, or the error of any other."""
     body: Any = None
     if response.content:
@@ -211,11 +291,11 @@ def _answer(response: httpx.Response, call: _Call) -> Any:
         except ValueError:
             body = response.text
     if response.is_success:
-        return None if response.status_code == 204 else call.result(body)
+        return cast(T, None) if response.status_code == 204 else call.result(body)
     raise error_from_answer(response.status_code, body, response.headers.get("retry-after"))
 
 
-def _unreachable(err: httpx.TransportError, call: _Call) -> DurableMemoryError:
+def _unreachable(err: httpx.TransportError, call: _Call[Any]) -> DurableMemoryError:
     code = "timeout" if isinstance(err, httpx.TimeoutException) else "unreachable"
     return UnavailableError(code, f"{call.method} {call.path}: {type(err).__name__}: {err}")
 
@@ -248,7 +328,7 @@ class Client:
         url, headers = _options(base_url, token)
         self._http = httpx.Client(base_url=url, headers=headers, timeout=timeout)
 
-    def _send(self, call: _Call) -> Any:
+    def _send(self, call: _Call[T]) -> T:
         try:
             response = self._http.request(call.method, call.path, params=call.params, json=call.body)
         except httpx.TransportError as err:
@@ -264,118 +344,25 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # Threads
-    def list_threads(
-        self,
-        *,
-        user_id: str | None = None,
-        prefix: str | None = None,
-        after: str | None = None,
-        limit: int | None = None,
-    ) -> ThreadList:
-        """The tenant's threads by id (of one user, or whose ids start with ``prefix``), a page at a
-        time (pass ``next`` as ``after``)."""
-        return cast(ThreadList, self._send(_OPS.list_threads(user_id, prefix, after, limit)))
-
-    def get_thread(self, thread_id: str, *, sync: bool = False) -> ThreadState:
-        """A thread's state; with ``sync``, once everything appended so far is indexed."""
-        return cast(ThreadState, self._send(_OPS.get_thread(thread_id, sync)))
-
-    def configure_thread(
-        self,
-        thread_id: str,
-        *,
-        budget: int | None = None,
-        model: str | None = None,
-        strategy: Any = UNSET,
-        idle_ms: int | None = None,
-        extract_every_turns: int | None = None,
-        memory_share: float | None = None,
-        user_id: str | None = None,
-        resource_id: str | None = None,
-    ) -> ThreadConfig:
-        """Sets the settings given (creating the thread); ``strategy=None`` returns to the default."""
-        body = _settings(budget, model, strategy, idle_ms, extract_every_turns, memory_share, user_id, resource_id)
-        return cast(ThreadConfig, self._send(_OPS.configure_thread(thread_id, body)))
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Deletes a thread: history, summaries, workflow, and the memories learned only from it."""
-        self._send(_OPS.delete_thread(thread_id))
-
-    def compact(self, thread_id: str) -> CompactResult:
-        """Runs the thread's strategy now."""
-        return cast(CompactResult, self._send(_OPS.compact(thread_id)))
-
-    # Messages
-    def append(
-        self,
-        thread_id: str,
-        messages: MessageInput | list[MessageInput],
-        *,
-        user_id: str | None = None,
-        resource_id: str | None = None,
-    ) -> AppendResult:
-        """Appends one message or a list (ours or OpenAI's), idempotent by id; creates the thread."""
-        return cast(AppendResult, self._send(_OPS.append(thread_id, messages, user_id, resource_id)))
-
-    def history(self, thread_id: str, *, after: int | None = None, limit: int | None = None) -> HistoryPage:
-        """Every message ever appended, in seq order, a page at a time (pass ``next`` as ``after``)."""
-        return cast(HistoryPage, self._send(_OPS.history(thread_id, after, limit)))
-
-    def retract(self, thread_id: str, message_id: str, *, reason: str | None = None) -> AppendResult:
-        """Takes a message out of the context; history keeps it, with a marker naming it."""
-        return cast(AppendResult, self._send(_OPS.retract(thread_id, message_id, reason)))
-
-    def context(self, thread_id: str, *, budget: int | None = None, model: str | None = None) -> ContextResult:
-        """The memory view for the next model call, within the budget (ours and OpenAI messages)."""
-        return cast(ContextResult, self._send(_OPS.context(thread_id, budget, model)))
-
-    # Memories and users
-    def thread_memories(self, thread_id: str, *, include_superseded: bool = False) -> list[MemoryRecord]:
-        """The long-term memories of the thread's user, newest first."""
-        return cast(list[MemoryRecord], self._send(_OPS.thread_memories(thread_id, include_superseded)))
-
-    def list_memories(self, user_id: str, *, include_superseded: bool = False) -> list[MemoryRecord]:
-        """A user's long-term memories, newest first, with provenance."""
-        return cast(list[MemoryRecord], self._send(_OPS.list_memories(user_id, include_superseded)))
-
-    def remember(
-        self,
-        user_id: str,
-        text: str,
-        *,
-        thread_id: str | None = None,
-        message_ids: list[str] | None = None,
-        tool_call_id: str | None = None,
-        category: str | None = None,
-    ) -> MemoryRecord:
-        """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
-        an equal live fact is returned instead of stored twice. The thread must be one of the user's."""
-        call = _OPS.remember(user_id, text, thread_id, message_ids, tool_call_id, category)
-        return cast(MemoryRecord, self._send(call))
-
-    def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
-        return cast(MemoryRecord, self._send(_OPS.get_memory(user_id, memory_id)))
-
-    def correct_memory(self, user_id: str, memory_id: str, text: str) -> MemoryRecord:
-        """Supersedes the memory by a new one with ``text`` (returned); the old one is kept, marked."""
-        return cast(MemoryRecord, self._send(_OPS.correct_memory(user_id, memory_id, text)))
-
-    def delete_memory(self, user_id: str, memory_id: str) -> None:
-        self._send(_OPS.delete_memory(user_id, memory_id))
-
-    def delete_user(self, user_id: str) -> ErasedUser:
-        """Erases everything of a user (threads, messages, summaries, memories); says how much went."""
-        return cast(ErasedUser, self._send(_OPS.delete_user(user_id)))
-
-    # Export and import
-    def export_thread(self, thread_id: str) -> ThreadExport:
-        """A whole thread as JSON, for :meth:`import_thread`."""
-        return cast(ThreadExport, self._send(_OPS.export_thread(thread_id)))
-
-    def import_thread(self, data: ThreadExport, *, thread_id: str | None = None) -> ImportResult:
-        """Restores an export into ``thread_id`` (default: its own id), idempotently."""
-        return cast(ImportResult, self._send(_OPS.import_thread(data, thread_id)))
+    list_threads = _blocking(_OPS.list_threads)
+    get_thread = _blocking(_OPS.get_thread)
+    configure_thread = _blocking(_OPS.configure_thread)
+    delete_thread = _blocking(_OPS.delete_thread)
+    compact = _blocking(_OPS.compact)
+    append = _blocking(_OPS.append)
+    history = _blocking(_OPS.history)
+    retract = _blocking(_OPS.retract)
+    context = _blocking(_OPS.context)
+    thread_memories = _blocking(_OPS.thread_memories)
+    list_memories = _blocking(_OPS.list_memories)
+    search_memories = _blocking(_OPS.search_memories)
+    remember = _blocking(_OPS.remember)
+    get_memory = _blocking(_OPS.get_memory)
+    correct_memory = _blocking(_OPS.correct_memory)
+    delete_memory = _blocking(_OPS.delete_memory)
+    delete_user = _blocking(_OPS.delete_user)
+    export_thread = _blocking(_OPS.export_thread)
+    import_thread = _blocking(_OPS.import_thread)
 
 
 class AsyncClient:
@@ -385,7 +372,7 @@ class AsyncClient:
         url, headers = _options(base_url, token)
         self._http = httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout)
 
-    async def _send(self, call: _Call) -> Any:
+    async def _send(self, call: _Call[T]) -> T:
         try:
             response = await self._http.request(call.method, call.path, params=call.params, json=call.body)
         except httpx.TransportError as err:
@@ -401,95 +388,22 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def list_threads(
-        self,
-        *,
-        user_id: str | None = None,
-        prefix: str | None = None,
-        after: str | None = None,
-        limit: int | None = None,
-    ) -> ThreadList:
-        return cast(ThreadList, await self._send(_OPS.list_threads(user_id, prefix, after, limit)))
-
-    async def get_thread(self, thread_id: str, *, sync: bool = False) -> ThreadState:
-        return cast(ThreadState, await self._send(_OPS.get_thread(thread_id, sync)))
-
-    async def configure_thread(
-        self,
-        thread_id: str,
-        *,
-        budget: int | None = None,
-        model: str | None = None,
-        strategy: Any = UNSET,
-        idle_ms: int | None = None,
-        extract_every_turns: int | None = None,
-        memory_share: float | None = None,
-        user_id: str | None = None,
-        resource_id: str | None = None,
-    ) -> ThreadConfig:
-        body = _settings(budget, model, strategy, idle_ms, extract_every_turns, memory_share, user_id, resource_id)
-        return cast(ThreadConfig, await self._send(_OPS.configure_thread(thread_id, body)))
-
-    async def delete_thread(self, thread_id: str) -> None:
-        await self._send(_OPS.delete_thread(thread_id))
-
-    async def compact(self, thread_id: str) -> CompactResult:
-        return cast(CompactResult, await self._send(_OPS.compact(thread_id)))
-
-    async def append(
-        self,
-        thread_id: str,
-        messages: MessageInput | list[MessageInput],
-        *,
-        user_id: str | None = None,
-        resource_id: str | None = None,
-    ) -> AppendResult:
-        return cast(AppendResult, await self._send(_OPS.append(thread_id, messages, user_id, resource_id)))
-
-    async def history(self, thread_id: str, *, after: int | None = None, limit: int | None = None) -> HistoryPage:
-        return cast(HistoryPage, await self._send(_OPS.history(thread_id, after, limit)))
-
-    async def retract(self, thread_id: str, message_id: str, *, reason: str | None = None) -> AppendResult:
-        return cast(AppendResult, await self._send(_OPS.retract(thread_id, message_id, reason)))
-
-    async def context(
-        self, thread_id: str, *, budget: int | None = None, model: str | None = None
-    ) -> ContextResult:
-        return cast(ContextResult, await self._send(_OPS.context(thread_id, budget, model)))
-
-    async def thread_memories(self, thread_id: str, *, include_superseded: bool = False) -> list[MemoryRecord]:
-        return cast(list[MemoryRecord], await self._send(_OPS.thread_memories(thread_id, include_superseded)))
-
-    async def list_memories(self, user_id: str, *, include_superseded: bool = False) -> list[MemoryRecord]:
-        return cast(list[MemoryRecord], await self._send(_OPS.list_memories(user_id, include_superseded)))
-
-    async def remember(
-        self,
-        user_id: str,
-        text: str,
-        *,
-        thread_id: str | None = None,
-        message_ids: list[str] | None = None,
-        tool_call_id: str | None = None,
-        category: str | None = None,
-    ) -> MemoryRecord:
-        call = _OPS.remember(user_id, text, thread_id, message_ids, tool_call_id, category)
-        return cast(MemoryRecord, await self._send(call))
-
-    async def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
-        return cast(MemoryRecord, await self._send(_OPS.get_memory(user_id, memory_id)))
-
-    async def correct_memory(self, user_id: str, memory_id: str, text: str) -> MemoryRecord:
-        return cast(MemoryRecord, await self._send(_OPS.correct_memory(user_id, memory_id, text)))
-
-    async def delete_memory(self, user_id: str, memory_id: str) -> None:
-        await self._send(_OPS.delete_memory(user_id, memory_id))
-
-    async def delete_user(self, user_id: str) -> ErasedUser:
-        return cast(ErasedUser, await self._send(_OPS.delete_user(user_id)))
-
-    async def export_thread(self, thread_id: str) -> ThreadExport:
-        return cast(ThreadExport, await self._send(_OPS.export_thread(thread_id)))
-
-    async def import_thread(self, data: ThreadExport, *, thread_id: str | None = None) -> ImportResult:
-        return cast(ImportResult, await self._send(_OPS.import_thread(data, thread_id)))
+    list_threads = _awaited(_OPS.list_threads)
+    get_thread = _awaited(_OPS.get_thread)
+    configure_thread = _awaited(_OPS.configure_thread)
+    delete_thread = _awaited(_OPS.delete_thread)
+    compact = _awaited(_OPS.compact)
+    append = _awaited(_OPS.append)
+    history = _awaited(_OPS.history)
+    retract = _awaited(_OPS.retract)
+    context = _awaited(_OPS.context)
+    thread_memories = _awaited(_OPS.thread_memories)
+    list_memories = _awaited(_OPS.list_memories)
+    search_memories = _awaited(_OPS.search_memories)
+    remember = _awaited(_OPS.remember)
+    get_memory = _awaited(_OPS.get_memory)
+    correct_memory = _awaited(_OPS.correct_memory)
+    delete_memory = _awaited(_OPS.delete_memory)
+    delete_user = _awaited(_OPS.delete_user)
+    export_thread = _awaited(_OPS.export_thread)
+    import_thread = _awaited(_OPS.import_thread)

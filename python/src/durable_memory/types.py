@@ -173,6 +173,12 @@ class MemoryRecord(TypedDict):
     confirmation: NotRequired[str]
 
 
+class ScoredMemory(MemoryRecord):
+    """A memory a search found: ``score`` is its relevance to the query, higher is better."""
+
+    score: float
+
+
 class ErasedUser(TypedDict):
     userId: str
     threads: int
