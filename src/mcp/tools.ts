@@ -18,7 +18,7 @@ import {
 } from '../model/limits.js';
 import { ToolError } from './errors.js';
 import type { IdScope } from './ids.js';
-import { recallInContext, type RecalledMessage } from './recall.js';
+import { textOf } from '../model/message.js';
 
 /** What every tool runs with: the connection, the caller's scope and defaults. */
 export interface ToolContext {
@@ -88,13 +88,27 @@ function shown(ctx: ToolContext, record: MemoryRecord): MemoryRecord {
   return ctx.scope.memory(record);
 }
 
+/** A history message `search` found, its text clipped (the assistant can ask for the context). */
+interface FoundMessage {
+  id: string;
+  seq: number;
+  role: string;
+  createdAt: string;
+  text: string;
+  score: number;
+  ranker: string;
+}
+
+/** Longest text shown per message found. */
+const MAX_SHOWN = 1000;
+
 const search = tool({
   name: 'search',
   title: 'Search memories and history',
   description:
     "Searches the user's long-term memories (facts learned from or confirmed in their conversations, " +
-    'with provenance: thread, messages, tool call) and, given a threadId, that thread’s context ' +
-    '(its messages and summaries). Best matches first.',
+    'with provenance: thread, messages, tool call) and, given a threadId, that thread’s whole history ' +
+    '(every message ever appended, with its seq and date). Best matches first.',
   input: {
     query: z.string().trim().min(1).max(MAX_RECALL_QUERY).describe('What to look for, in words'),
     userId,
@@ -112,10 +126,23 @@ const search = tool({
     const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const found = await call(ctx, () => ctx.memory.userMemories(user).search(args.query, { limit }));
-    let messages: RecalledMessage[] | undefined;
+    let messages: FoundMessage[] | undefined;
     if (thread) {
-      const context = await call(ctx, () => ctx.memory.thread(thread.storedId).context());
-      messages = recallInContext(context.messages, args.query, limit);
+      const hits = await call(ctx, () =>
+        ctx.memory.thread(thread.storedId).searchHistory(args.query, { limit }),
+      );
+      messages = hits.map(({ seq, message, score, ranker }) => {
+        const text = textOf(message);
+        return {
+          id: message.id,
+          seq,
+          role: message.role,
+          createdAt: message.createdAt,
+          text: text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text,
+          score,
+          ranker,
+        };
+      });
     }
     return {
       memories: found.map((m) => shown(ctx, m)),

@@ -151,7 +151,11 @@ describe('streamable HTTP on the API', () => {
     assert.equal(hit.sourceThreadId, 'trip');
     assert.equal(hit.confirmation, 'confirmed by user');
     assert.ok(hit.score > 0);
-    assert.equal(found.messages[0].id, 't3', 'the thread’s context is searched too');
+    assert.equal(found.messages[0].id, 't3', 'the thread’s history is searched too');
+    assert.deepEqual(
+      [found.messages[0].seq, found.messages[0].ranker, typeof found.messages[0].createdAt],
+      [3, 'fulltext', 'string'],
+    );
     // The API sees the same memory.
     const viaApi = await f.acme.get(`/v1/users/alice/memories/${memory.id}`);
     assert.equal(viaApi.body.sourceToolCallId, 'call_seat');
@@ -233,6 +237,26 @@ describe('streamable HTTP on the API', () => {
     );
     const still = await f.acme.get(`/v1/users/alice/memories/${acmeMemory.id}`);
     assert.equal(still.body.status, 'active');
+  });
+
+  test('search finds an old message the context no longer sends, its text clipped to 1,000 characters', async () => {
+    const filler = Array.from({ length: 80 }, (_, i) =>
+      text(`n${i}`, 'user', `note ${i} ${'word '.repeat(60)}`),
+    );
+    const res = await f.acme.post('/v1/threads/notes/messages', {
+      userId: 'dora',
+      messages: [text('old', 'user', `Zanzibar ${'x'.repeat(3000)}`), ...filler],
+    });
+    assert.equal(res.status, 200, res.text);
+    const context = await f.acme.get('/v1/threads/notes/context?budget=500&recall=false');
+    assert.ok(!context.body.messages.some((m: { id: string }) => m.id === 'old'), 'out of the context');
+    const found = await ok(acme, 'search', { query: 'Zanzibar', threadId: 'notes' });
+    assert.deepEqual(
+      found.messages.map((m: { id: string; seq: number }) => [m.id, m.seq]),
+      [['old', 1]],
+    );
+    assert.equal(found.messages[0].text.length, 1001);
+    assert.ok(found.messages[0].text.endsWith('…'));
   });
 
   test('list_threads with a prefix: the threads whose id starts with it, paged, never another tenant’s', async () => {
