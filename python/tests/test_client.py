@@ -256,3 +256,46 @@ async def test_the_async_client_remembers_searches_lists_and_deletes_memories(
     with pytest.raises(NotFoundError) as gone:
         await aclient.delete_memory(user, memory["id"])
     assert gone.value.code == "unknown_memory"
+
+
+def recall_conversation() -> list[dict]:
+    """An old fact with its date, then filler that pushes it out of a small context."""
+    old = "2023-05-01T10:00:00.000Z"
+    fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim.", "createdAt": old}
+    filler = [
+        {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
+        for i in range(60)
+    ]
+    return [fact, *filler]
+
+
+def test_context_recalls_old_history_for_a_query_and_search_history_finds_it(client: Client, thread_id: str) -> None:
+    client.append(thread_id, recall_conversation())
+    context = client.context(thread_id, budget=300, query="where does Ingrid live?")
+    assert context["tokens"] <= 300
+    hit = next(r for r in context["recalled"] if r["reason"] == "hit")
+    assert (hit["id"], hit["seq"], hit["ranker"]) == ("fact", 1, "fulltext")
+    assert context["recall"]["query"] == "where does Ingrid live?"
+    assert any("Trondheim" in str(m["content"]) for m in context["openai"])
+    off = client.context(thread_id, budget=300, query="Ingrid", recall=False)
+    assert off["recalled"] == [] and "recall" not in off
+    alone = client.context(thread_id, budget=300, query="Ingrid", recall_range=0)
+    assert [r["id"] for r in alone["recalled"]] == ["fact"]
+
+    hits = client.search_history(thread_id, "Ingrid Trondheim", limit=5)
+    assert [(h["message"]["id"], h["seq"], h["threadId"], h["ranker"]) for h in hits] == [
+        ("fact", 1, thread_id, "fulltext")
+    ]
+    assert hits[0]["message"]["createdAt"] == "2023-05-01T10:00:00.000Z"
+    assert client.search_history(thread_id, "zeppelin") == []
+    with pytest.raises(ValidationError) as bad:
+        client.search_history(thread_id, "x", scope="tenant")  # type: ignore[arg-type]
+    assert bad.value.field == "scope"
+    with pytest.raises(ValidationError):
+        client.context(thread_id, recall_range=11)
+
+
+async def test_the_async_client_searches_history(aclient: AsyncClient, thread_id: str) -> None:
+    await aclient.append(thread_id, recall_conversation())
+    hits = await aclient.search_history(thread_id, "Ingrid")
+    assert [h["message"]["id"] for h in hits] == ["fact"]

@@ -14,7 +14,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -25,6 +25,7 @@ from .types import (
     CompactResult,
     ContextResult,
     ErasedUser,
+    HistoryHit,
     HistoryPage,
     ImportResult,
     MemoryRecord,
@@ -84,6 +85,11 @@ def _query(**values: Any) -> dict[str, Any]:
 def _given(**values: Any) -> dict[str, Any]:
     """Body fields without the ones not given (``None``, or ``UNSET`` where ``None`` means something)."""
     return {k: v for k, v in values.items() if v is not None and v is not UNSET}
+
+
+def _hits(answer: Any) -> Any:
+    """The hits of a history search."""
+    return answer["hits"]
 
 
 def _memories(answer: Any) -> Any:
@@ -174,9 +180,42 @@ class _Operations:
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/retractions", body=body)
 
     @staticmethod
-    def context(thread_id: str, *, budget: int | None = None, model: str | None = None) -> _Call[ContextResult]:
-        """The memory view for the next model call, within the budget (ours and OpenAI messages)."""
-        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", _query(budget=budget, model=model))
+    def context(
+        thread_id: str,
+        *,
+        budget: int | None = None,
+        model: str | None = None,
+        query: str | None = None,
+        recall: bool | None = None,
+        recall_scope: Literal["thread", "resource", "user"] | None = None,
+        recall_range: int | None = None,
+        recall_limit: int | None = None,
+    ) -> _Call[ContextResult]:
+        """The memory view for the next model call, within the budget (ours and OpenAI messages), with the
+        history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none."""
+        params = _query(
+            budget=budget,
+            model=model,
+            query=query,
+            recall=recall,
+            recallScope=recall_scope,
+            recallRange=recall_range,
+            recallLimit=recall_limit,
+        )
+        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", params)
+
+    @staticmethod
+    def search_history(
+        thread_id: str,
+        query: str,
+        *,
+        scope: Literal["thread", "resource", "user"] | None = None,
+        limit: int | None = None,
+    ) -> _Call[list[HistoryHit]]:
+        """The history messages most relevant to ``query``, best first (recall's ranking over the whole
+        history); ``scope`` also searches the owner's other threads; at most ``limit`` (1–100, default 20)."""
+        params = _query(query=query, scope=scope, limit=limit)
+        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/search", params, result=_hits)
 
     # Memories and users
     @staticmethod
@@ -353,6 +392,7 @@ class Client:
     history = _blocking(_OPS.history)
     retract = _blocking(_OPS.retract)
     context = _blocking(_OPS.context)
+    search_history = _blocking(_OPS.search_history)
     thread_memories = _blocking(_OPS.thread_memories)
     list_memories = _blocking(_OPS.list_memories)
     search_memories = _blocking(_OPS.search_memories)
@@ -397,6 +437,7 @@ class AsyncClient:
     history = _awaited(_OPS.history)
     retract = _awaited(_OPS.retract)
     context = _awaited(_OPS.context)
+    search_history = _awaited(_OPS.search_history)
     thread_memories = _awaited(_OPS.thread_memories)
     list_memories = _awaited(_OPS.list_memories)
     search_memories = _awaited(_OPS.search_memories)

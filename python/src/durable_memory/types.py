@@ -101,6 +101,41 @@ class ContextResult(TypedDict):
     droppedOnRead: int
     warnings: list[ContextWarning]
     memories: list[InjectedMemory]
+    recalled: list[RecalledMessage]
+    """History the view leaves out, recalled for the query (chronological), and why each is there."""
+    recall: NotRequired[RecallReport]
+
+
+class RecalledMessage(TypedDict):
+    threadId: str
+    seq: int
+    id: str
+    createdAt: str
+    tokens: int
+    reason: Literal["hit", "neighbour", "tool_group"]
+    hitSeq: int
+    score: float
+    ranker: str
+
+
+class RecallReport(TypedDict):
+    query: str
+    scope: Literal["thread", "resource", "user"]
+    range: int
+    maxTokens: int
+    tokens: int
+
+
+class HistoryHit(TypedDict):
+    """A history message a search found, best first."""
+
+    threadId: str
+    seq: int
+    message: StoredMessage
+    score: float
+    """The fused (reciprocal-rank) score: comparable within one search."""
+    ranker: str
+    """``fulltext``, ``embedding`` or both joined by ``+``."""
 
 
 class ThreadConfig(TypedDict):
