@@ -97,7 +97,8 @@ export async function rankHistory(
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
   const windows = new Windows();
-  await loadAround(sources.store, fuse(rankings).slice(0, recall.limit), recall.range, windows);
+  // ±range only: the tool slack is read once the hits to recall are known (recallMessages).
+  await readWindows(sources.store, fuse(rankings).slice(0, recall.limit), recall.range, windows);
   return { rankings, windows };
 }
 

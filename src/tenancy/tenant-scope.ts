@@ -12,6 +12,7 @@ import type { MemoryRecord } from '../memories/memory-store.js';
 import type { CompactionRecord, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { CompactionReport, ThreadStateView } from '../../workflows/shared.js';
 import type { ContextResult } from '../client/context.js';
+import type { HistoryHit } from '../client/recall.js';
 import { ValidationError } from '../model/errors.js';
 
 /** Longest stored thread or user id (the engine's `validateThreadId`). */
@@ -87,6 +88,11 @@ export class TenantScope {
         ? { ...view.memory, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
         : view.memory,
     };
+  }
+
+  /** A history search hit (its thread may be another of the owner's). */
+  historyHit(hit: HistoryHit): HistoryHit {
+    return { ...hit, threadId: this.strip(hit.threadId), message: this.storedMessage(hit.message) };
   }
 
   /** A long-term memory with its provenance. */

@@ -157,9 +157,7 @@ interface SearchFlags {
 async function search(session: Session, id: string, query: string, o: SearchFlags) {
   const found = await (await session.memory()).thread(session.stored(id)).searchHistory(query, o);
   const scope = session.scope;
-  const hits = found.map((h) =>
-    scope ? { ...h, threadId: scope.strip(h.threadId), message: scope.storedMessage(h.message) } : h,
-  );
+  const hits = scope ? found.map((h) => scope.historyHit(h)) : found;
   if (session.json) return printJson({ threadId: id, query, hits });
   if (hits.length === 0) return note(`nothing in ${id} matches`);
   await printLines(

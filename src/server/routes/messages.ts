@@ -198,13 +198,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         'search',
         params.id,
       );
-      return {
-        hits: hits.map((h) => ({
-          ...h,
-          threadId: scope.strip(h.threadId),
-          message: scope.storedMessage(h.message),
-        })),
-      };
+      return { hits: hits.map((h) => scope.historyHit(h)) };
     },
   );
 };
