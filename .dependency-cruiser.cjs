@@ -2,7 +2,7 @@
  * Import rules `npm run lint` enforces (dependency-cruiser). Folders form layers: a folder imports only
  * folders of lower layers (CONTRIBUTING.md lists them), so no two folders can import each other; the
  * workflow bundle imports only deterministic code; the engine no tokenizer; nothing above the stores
- * imports PostgreSQL code.
+ * imports PostgreSQL code; only the command line enters the local stack (src/local-stack/).
  */
 // Lowest first. A folder may import its own layer's other folders only where listed in SAME_LAYER_OK.
 const LAYERS = [
@@ -16,11 +16,11 @@ const LAYERS = [
   ['activities'],
   ['workflows'],
   ['src/settings'],
-  ['src/client'],
+  ['src/client', 'src/worker'],
   ['src/tenancy', 'src/adapters'],
   ['src/ui', 'src/mcp'],
   ['src/server'],
-  ['src/runtime'],
+  ['src/local-stack'],
   ['src/cli'],
 ];
 
@@ -66,6 +66,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(compaction|thread|recall)/' },
       to: { path: '^src/tokenizers/|(^|/)node_modules/js-tiktoken/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'local-stack-apart',
+      comment:
+        'The local stack behind `npm start` (dev server, embedded PostgreSQL, supervision, ports, orphans) ' +
+        'is for the command line alone: the library, the worker, the HTTP API and the workflows never import it.',
+      severity: 'error',
+      from: { path: '^(src|workflows|activities)/', pathNot: '^src/(local-stack|cli)/' },
+      to: { path: '^src/local-stack/' },
     },
     {
       name: 'no-postgres-above-stores',

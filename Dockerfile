@@ -1,6 +1,6 @@
 # The durable-memory app (worker + HTTP API, what `npm start` runs) for docker-compose.yml and other
 # container platforms. It connects to external servers: with TEMPORAL_ADDRESS and DATABASE_URL set,
-# `npm start` starts no local Temporal or PostgreSQL (src/runtime/embedded-stack.ts) and only runs the
+# `npm start` starts no local Temporal or PostgreSQL (src/local-stack/embedded-stack.ts) and only runs the
 # worker (and the API) against them.
 #
 #   docker build -t durable-memory .

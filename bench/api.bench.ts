@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { connect, type DurableMemory } from '../src/client/connect.js';
-import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
+import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
 import { TokenStore } from '../src/tenancy/token-store.js';
 import { spawnTsx, type TestChild } from '../test/support/processes.js';
 import { benchEnv } from './bench-env.js';

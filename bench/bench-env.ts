@@ -6,7 +6,7 @@
 import { chmod, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findTemporalCli } from '../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../test/support/stack.js';
 
 /** A new home under the system temp dir, named `durable-memory-<label>-…`, and its environment. */

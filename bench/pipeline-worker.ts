@@ -11,7 +11,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
-import { createWorker } from '../src/runtime/worker.js';
+import { createWorker } from '../src/worker/worker.js';
 import { llmRuntimeFromEnv } from '../activities/llm-runtime.js';
 import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
 import { PostgresMemoryStore } from '../src/memories/postgres-memory-store.js';

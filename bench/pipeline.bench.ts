@@ -37,8 +37,8 @@ import { connect, type ConnectOptions, type DurableMemory } from '../src/client/
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import { compactionMarkOf } from '../src/model/message.js';
-import { startEmbeddedStack, type EmbeddedStack } from '../src/runtime/embedded-stack.js';
-import { isAlive } from '../src/runtime/orphans.js';
+import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
+import { isAlive } from '../src/local-stack/orphans.js';
 import { workflowIdFor } from '../workflows/shared.js';
 import { startLlmServer, type LlmServer, type RecordedRequest } from '../test/support/llm-server.js';
 import { noopSignal, noopUpdate } from './noop-workflow.js';

@@ -5,7 +5,7 @@
  * `npm start` (see src/settings/settings.ts). Run as many as you like; SIGINT/SIGTERM drain
  * in-flight activities, then it returns.
  */
-import { createWorker } from '../runtime/worker.js';
+import { createWorker } from '../worker/worker.js';
 import { openPostgresStores } from '../backends/postgres.js';
 import { reach } from '../settings/errors.js';
 import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';

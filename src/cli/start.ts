@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-/** Entry point of `npm start` (`npm start -- --headless`): see src/runtime/start.ts. */
+/** Entry point of `npm start` (`npm start -- --headless`): see src/local-stack/start.ts. */
 import { parseArgs } from 'node:util';
-import { start } from '../runtime/start.js';
+import { start } from '../local-stack/start.js';
 import { startTracingFromEnv } from '../observability/tracing.js';
 
 const { values } = parseArgs({ options: { headless: { type: 'boolean', default: false } } });

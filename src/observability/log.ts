@@ -5,6 +5,23 @@
  * one human line instead. The stream decides: JSON unless it is a TTY.
  */
 
+/**
+ * Receives one human-readable line, without a trailing newline. How `npm start` and a worker report the
+ * visible decisions they take (which Temporal CLI, which ports, which LLM), one line each, so a user
+ * can tell what happened without reading code; stdout stays free for the `ready` line.
+ */
+export type RuntimeLog = (line: string) => void;
+
+/**
+ * The default {@link RuntimeLog}: one record on stderr, component `runtime`, in the one log format.
+ *
+ * @param line - the message to print
+ */
+export const stderrLog: RuntimeLog = (line) => writeLog(process.stderr, 'runtime', 'info', line);
+
+/** A {@link RuntimeLog} that drops everything; for tests and callers that report on their own. */
+export const silentLog: RuntimeLog = () => undefined;
+
 /** Levels, as pino names them (fastify's numbers map onto these). */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 

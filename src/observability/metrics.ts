@@ -5,7 +5,7 @@
  * `npm start` the worker and the API share the process, so the API's `/metrics` has both.
  *
  * The Temporal worker runtime's own metrics (task latencies, slots, sticky cache) come from the SDK's
- * Rust core on a port of their own (src/runtime/telemetry.ts). Every metric is listed in the README's
+ * Rust core on a port of their own (src/worker/temporal-runtime.ts). Every metric is listed in the README's
  * "Observability" section: keep it in step.
  */
 import http from 'node:http';

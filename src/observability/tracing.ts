@@ -141,7 +141,7 @@ export function temporalClientInterceptors(): WorkflowClientInterceptor[] {
 /**
  * What a worker adds when tracing is on: activity interceptors (a span per activity, continuing the
  * workflow's context from its headers) and the sink that exports the spans the workflow bundle's
- * interceptors make. The bundle must be the traced one (src/runtime/workflow-bundle.ts).
+ * interceptors make. The bundle must be the traced one (src/worker/workflow-bundle.ts).
  */
 export function temporalWorkerTracing(): Pick<WorkerOptions, 'interceptors' | 'sinks'> | undefined {
   if (!installed) return undefined;

@@ -4,9 +4,9 @@
  * and by `durable-memory api` (on its own, against running servers).
  *
  * Address: DURABLE_MEMORY_API_HOST (default 127.0.0.1; anything but loopback needs a token to exist)
- * and DURABLE_MEMORY_API_PORT. Without a port,
- * `preferredPorts` are tried in order (the port of the last start, then 8080) before any free port,
- * so a busy default never stops a start. An explicit port is used as given, and a busy one is an error.
+ * and DURABLE_MEMORY_API_PORT, else the `port` its caller picked (`npm start` and `durable-memory api`
+ * try the port of the last start, then 8080, before any free port, so a busy default never stops a
+ * start), else 8080. An explicit port is used as given, and a busy one is an error.
  *
  * Bootstrap token: DURABLE_MEMORY_API_TOKEN (a token of the shape `durable-memory token create`
  * makes: `dm_` and 43 base64url characters) is stored, hashed, for tenant DURABLE_MEMORY_API_TENANT
@@ -17,7 +17,6 @@
 import { connect, type DurableMemory } from '../client/connect.js';
 import { noDatabaseConfigured, reach } from '../settings/errors.js';
 import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
-import { pickPort } from '../settings/ports.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
 import { TokenStore } from '../tenancy/token-store.js';
@@ -52,8 +51,8 @@ export interface ServeApiOptions {
   settings: Settings;
   /** Environment to read DURABLE_MEMORY_API_HOST / DURABLE_MEMORY_API_PORT from. */
   env?: NodeJS.ProcessEnv;
-  /** Ports to try first when DURABLE_MEMORY_API_PORT is not set. Default [8080]. */
-  preferredPorts?: readonly (number | undefined)[];
+  /** The port to bind when DURABLE_MEMORY_API_PORT is not set (the caller picked a free one). Default 8080. */
+  port?: number;
   /** Where a worker runs beside the API (`npm start`): whether it runs now, for /readyz. */
   workerUp?: () => boolean;
   /** fastify's logger option (default: JSON lines on stderr at DURABLE_MEMORY_API_LOG_LEVEL, else info). */
@@ -82,12 +81,16 @@ export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
   return port;
 }
 
+/** The interface DURABLE_MEMORY_API_HOST asks for, else loopback. */
+export function apiHost(env: NodeJS.ProcessEnv): string {
+  return readEnv(env, 'DURABLE_MEMORY_API_HOST') ?? '127.0.0.1';
+}
+
 /** Starts the API service; see the module comment. */
 export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const env = options.env ?? process.env;
-  const host = readEnv(env, 'DURABLE_MEMORY_API_HOST') ?? '127.0.0.1';
-  const explicit = configuredApiPort(env);
-  const port = explicit ?? (await pickPort([...(options.preferredPorts ?? []), DEFAULT_API_PORT], host));
+  const host = apiHost(env);
+  const port = configuredApiPort(env) ?? options.port ?? DEFAULT_API_PORT;
   let memory: DurableMemory | undefined;
   let tokens: TokenStore | undefined;
   let api: RunningApi | undefined;

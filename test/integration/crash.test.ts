@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { connect } from '../../src/client/connect.js';
-import { readJson } from '../../src/runtime/home.js';
-import type { OwnerRecord } from '../../src/runtime/orphans.js';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { readJson } from '../../src/local-stack/home.js';
+import type { OwnerRecord } from '../../src/local-stack/orphans.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { assertIntact, bounded, Stream, threadsFor } from '../support/append-stream.js';
 import {

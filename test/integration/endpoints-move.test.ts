@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
 import { BackendUnavailableError } from '../../src/client/errors.js';

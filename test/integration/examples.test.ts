@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startApi } from '../../src/server/api-server.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startApiFixture, type ApiFixture } from '../support/api.js';

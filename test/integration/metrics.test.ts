@@ -13,8 +13,8 @@ import { normalizeMessages } from '../../src/model/validation.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { serveMetrics } from '../../src/observability/metrics.js';
 import { metricsPortFromEnv } from '../../src/cli/run-worker.js';
-import { installTemporalRuntime } from '../../src/runtime/temporal-runtime.js';
-import { freePort } from '../../src/settings/ports.js';
+import { installTemporalRuntime } from '../../src/worker/temporal-runtime.js';
+import { freePort } from '../../src/local-stack/ports.js';
 import { startApiFixture, text, type ApiFixture } from '../support/api.js';
 import { startLlmServer } from '../support/llm-server.js';
 

@@ -11,7 +11,7 @@ import { chmod, cp, mkdir, mkdtemp, readdir, readlink, rm, symlink } from 'node:
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { REPO_ROOT, reapLeftovers, spawnNode, spawnTsxEval, type TestChild } from '../support/processes.js';
 

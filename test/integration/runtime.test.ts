@@ -13,15 +13,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
-import { startEmbeddedStack } from '../../src/runtime/embedded-stack.js';
-import { RuntimeSetupError } from '../../src/runtime/errors.js';
-import { readRuntimeState } from '../../src/runtime/home.js';
-import { postgresRunAs } from '../../src/runtime/postgres-binaries.js';
-import { silentLog } from '../../src/runtime/log.js';
-import { runningProcesses } from '../../src/runtime/managed-process.js';
-import { findTemporalCli, probeTemporalCli, type TemporalCli } from '../../src/runtime/temporal-cli.js';
-import { startTemporalDevServer } from '../../src/runtime/temporal-server.js';
+import { startEmbeddedPostgres } from '../../src/local-stack/embedded-postgres.js';
+import { startEmbeddedStack } from '../../src/local-stack/embedded-stack.js';
+import { RuntimeSetupError } from '../../src/local-stack/errors.js';
+import { readRuntimeState } from '../../src/local-stack/home.js';
+import { postgresRunAs } from '../../src/local-stack/postgres-binaries.js';
+import { silentLog } from '../../src/observability/log.js';
+import { runningProcesses } from '../../src/local-stack/managed-process.js';
+import { findTemporalCli, probeTemporalCli, type TemporalCli } from '../../src/local-stack/temporal-cli.js';
+import { startTemporalDevServer } from '../../src/local-stack/temporal-server.js';
 import { isPidAlive, reapLeftovers, spawnTsxEval, waitForPidGone } from '../support/processes.js';
 import { TEST_CLI_HOME, startTestStack } from '../support/stack.js';
 
@@ -226,8 +226,8 @@ describe('embedded PostgreSQL', () => {
   test('a server orphaned by a killed owner is stopped by the next start', async () => {
     const dataDir = path.join(dir, 'orphan');
     const owner = spawnTsxEval(
-      `import { startEmbeddedPostgres } from './src/runtime/embedded-postgres.ts';
-       import { runningProcesses } from './src/runtime/managed-process.ts';
+      `import { startEmbeddedPostgres } from './src/local-stack/embedded-postgres.ts';
+       import { runningProcesses } from './src/local-stack/managed-process.ts';
        const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)} });
        console.log('pg-pid ' + db.pid + ' ' + runningProcesses()[0].watchdogPid);
        setInterval(() => {}, 1000);`,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { reapLeftovers, spawnNode } from '../support/processes.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 

@@ -8,10 +8,10 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
-import { canConnect } from '../../src/settings/ports.js';
+import { canConnect } from '../../src/local-stack/ports.js';
 
 let home: string;
 after(async () => {

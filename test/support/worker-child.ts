@@ -11,7 +11,7 @@
  *   an activity is running and has not committed yet.
  */
 import type { WorkerOptions } from '@temporalio/worker';
-import { createWorker } from '../../src/runtime/worker.js';
+import { createWorker } from '../../src/worker/worker.js';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import type { ThreadStore } from '../../src/store/thread-store.js';

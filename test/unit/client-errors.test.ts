@@ -20,7 +20,7 @@ import { toClientError } from '../../src/client/typed-errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { writeEndpoints } from '../../src/settings/endpoints.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
-import { freePort } from '../../src/settings/ports.js';
+import { freePort } from '../../src/local-stack/ports.js';
 
 describe('connect(): empty settings count as not set', () => {
   const saved: Record<string, string | undefined> = {};

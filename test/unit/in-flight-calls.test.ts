@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Connection } from '@temporalio/client';
 import { InFlightCalls } from '../../src/client/in-flight-calls.js';
-import { freePort } from '../../src/settings/ports.js';
+import { freePort } from '../../src/local-stack/ports.js';
 
 test('a call counts as in flight across its retries; idle() resolves after its last attempt', async () => {
   const calls = new InFlightCalls();

@@ -1,10 +1,10 @@
 /**
- * The supervisor of `npm start`'s parts (src/runtime/supervisor.ts), against a fake part whose runs
+ * The supervisor of `npm start`'s parts (src/local-stack/supervisor.ts), against a fake part whose runs
  * the test ends and whose starts it can make fail; delays are a few milliseconds.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { supervise } from '../../src/runtime/supervisor.js';
+import { supervise } from '../../src/local-stack/supervisor.js';
 
 /** A part whose current run the test can end (`crash`) and whose next starts can fail. */
 class FakePart {

@@ -4,13 +4,14 @@
  * inspector on their own, for deployments that scale them apart from workers).
  */
 import type { Command } from 'commander';
-import { readyMessage, start, type ReadyFacts } from '../../runtime/start.js';
+import { readyMessage, start, type ReadyFacts } from '../../local-stack/start.js';
 import { runWorker } from '../run-worker.js';
-import { stderrLog } from '../../runtime/log.js';
+import { stderrLog } from '../../observability/log.js';
 import { shutdownTracing } from '../../observability/tracing.js';
 import { givenByFlags, requireDatabase, resolveConnection } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { configuredApiPort, serveApi } from '../../server/serve.js';
+import { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi } from '../../server/serve.js';
+import { pickPort } from '../../local-stack/ports.js';
 import type { Session } from '../session.js';
 
 /** The `--json` ready line of a server command: one JSON document on one line of stdout. */
@@ -72,12 +73,15 @@ export function registerRuntime(program: Command, session: Session): void {
         const env = { ...process.env };
         if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
         if (o.port) env['DURABLE_MEMORY_API_PORT'] = o.port;
+        let port: number | undefined;
         try {
-          configuredApiPort(env);
+          port = configuredApiPort(env);
         } catch (err) {
           throw new UsageError((err as Error).message);
         }
-        const api = await serveApi({ settings, env });
+        // 8080 if free, else any free port; an explicit port is used as given.
+        port ??= await pickPort([DEFAULT_API_PORT], apiHost(env));
+        const api = await serveApi({ settings, env, port });
         if (session.json)
           readyLine({
             ready: true,

@@ -8,5 +8,5 @@ export function workflowsPath(): string {
     const file = fileURLToPath(new URL(`../../workflows/index${ext}`, import.meta.url));
     if (existsSync(file)) return file;
   }
-  throw new Error('workflows/index not found next to the runtime module');
+  throw new Error('workflows/index not found next to the worker module');
 }

@@ -4,7 +4,7 @@
  * connection), after a delay that doubles with each failed attempt and each crash soon after a
  * restart (from 1 s up to 30 s), and every exit, failed attempt and recovery is logged.
  */
-import type { RuntimeLog } from './log.js';
+import type { RuntimeLog } from '../observability/log.js';
 
 /** A part that can be started again after it exited. */
 export interface Restartable {

@@ -7,13 +7,13 @@
 import pg from 'pg';
 import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
-import { silentLog, type RuntimeLog } from './log.js';
+import { silentLog, type RuntimeLog } from '../observability/log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { clearStaleCluster, reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
 import { preparePostgresBinaries } from './postgres-binaries.js';
 import { reachableDataDir } from './postgres-staging.js';
 import { clusterDir, ensureCluster, rememberPort } from './postgres-initdb.js';
-import { LOOPBACK, pickPort } from '../settings/ports.js';
+import { LOOPBACK, pickPort } from './ports.js';
 
 /** Options of {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {

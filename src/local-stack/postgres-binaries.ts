@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { RuntimeSetupError } from './errors.js';
-import type { RuntimeLog } from './log.js';
+import type { RuntimeLog } from '../observability/log.js';
 import { canReach, stageBinaries } from './postgres-staging.js';
 
 const execFileAsync = promisify(execFile);

@@ -20,9 +20,9 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgre
 import { readRuntimeState, updateRuntimeState } from './home.js';
 import { describeOrigin } from '../settings/origin.js';
 import { assertListening } from '../settings/probe.js';
-import { pickPort } from '../settings/ports.js';
+import { pickPort } from './ports.js';
 import { isConfigured, resolveSettings, type Settings } from '../settings/settings.js';
-import { stderrLog, type RuntimeLog } from './log.js';
+import { stderrLog, type RuntimeLog } from '../observability/log.js';
 import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
 import { supervise } from './supervisor.js';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-server.js';

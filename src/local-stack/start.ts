@@ -14,13 +14,14 @@ import { reach } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
 import { redactUrl } from '../settings/redact.js';
 import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
-import { stderrLog } from './log.js';
+import { stderrLog } from '../observability/log.js';
 import { writeLog } from '../observability/log.js';
 import { shutdownTracing } from '../observability/tracing.js';
 import { supervise, type Supervision } from './supervisor.js';
-import { createWorker } from './worker.js';
+import { createWorker } from '../worker/worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
-import { serveApi, type ServedApi } from '../server/serve.js';
+import { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi, type ServedApi } from '../server/serve.js';
+import { pickPort } from './ports.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -143,10 +144,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
       },
       { log },
     );
+    // The port of the last start, else 8080, else any free one (an explicit port is used as given).
+    const apiPort =
+      configuredApiPort(env) ??
+      (await pickPort([(await readRuntimeState(home)).apiPort, DEFAULT_API_PORT], apiHost(env)));
     api = await serveApi({
       settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
       env,
-      preferredPorts: [(await readRuntimeState(home)).apiPort],
+      port: apiPort,
       workerUp: () => workerSupervision?.up ?? true,
     });
     await updateRuntimeState(home, { apiPort: api.port });

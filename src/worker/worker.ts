@@ -8,7 +8,7 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { embedderFromEnv } from '../llm/embeddings.js';
-import { stderrLog, type RuntimeLog } from './log.js';
+import { stderrLog, type RuntimeLog } from '../observability/log.js';
 import { installTemporalRuntime } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';

@@ -7,10 +7,10 @@ import { Connection } from '@temporalio/client';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
-import { silentLog, type RuntimeLog } from './log.js';
+import { silentLog, type RuntimeLog } from '../observability/log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { LOOPBACK, canConnect, pickPort } from '../settings/ports.js';
+import { LOOPBACK, canConnect, pickPort } from './ports.js';
 import { THREAD_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../client/visibility.js';
 
 /** Options of {@link startTemporalDevServer}. */

@@ -10,7 +10,7 @@ import { readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RuntimeSetupError } from './errors.js';
 import { readJson, writeJsonAtomic } from './home.js';
-import type { RuntimeLog } from './log.js';
+import type { RuntimeLog } from '../observability/log.js';
 
 /** Contents of an owner record file. */
 export interface OwnerRecord {

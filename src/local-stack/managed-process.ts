@@ -10,7 +10,7 @@
  * period). Node offers no parent-death signal (prctl PR_SET_PDEATHSIG), hence the pipe.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { OutputTail } from './log.js';
+import { OutputTail } from './output-tail.js';
 import { isAlive } from './orphans.js';
 
 /** How a process ended: an exit code, or the signal that killed it. */

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { RuntimeSetupError } from './errors.js';
 import { writeJsonAtomic } from './home.js';
-import type { RuntimeLog } from './log.js';
+import type { RuntimeLog } from '../observability/log.js';
 
 const execFileAsync = promisify(execFile);
 

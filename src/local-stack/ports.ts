@@ -4,7 +4,7 @@
  * to any free port so a busy default never stops a start.
  */
 import { createServer } from 'node:net';
-import { probeTcp } from './probe.js';
+import { probeTcp } from '../settings/probe.js';
 
 /** The interface local services bind to: loopback only, never reachable from the network. */
 export const LOOPBACK = '127.0.0.1';
