@@ -1,49 +1,63 @@
 /**
- * `npm run bench:recall`: how much of what a long conversation said a context brings back (issue 13),
- * on the embedded test stack (Temporal dev server, embedded PostgreSQL, one worker with the local
- * summarizer) and the client in this process.
+ * `npm run bench:recall`: how much of what a long conversation said a context brings back (issues 13
+ * and 21), on the embedded test stack (Temporal dev server, embedded PostgreSQL, one worker with the
+ * local summarizer) and the client in this process.
  *
+ * 0. With `--dataset DIR` (../shared/recall-dev: real LoCoMo conversations, locomo.ts), first the
+ *    evidence recall on real conversations: every turn appended with its session's date, every
+ *    question asked at 2,000 / 4,000 / 8,000 tokens of ours (full text alone, and fused with
+ *    embeddings) beside the baselines the bench builds from the same turns with the same tokenizer
+ *    (retrieval-baselines.ts: newest turns; BM25, dense and their RRF fusion, each filling half the
+ *    budget with the newest turns in the other half), then the issue's targets as MET / MISSED.
  * 1. Evidence recall. Seeded conversations (`recall-conversations.ts`: 300 turns in 20 sessions,
  *    12 planted facts each, single / updated / spread over two turns) are appended to one thread each
  *    (batches of 50, `createdAt` set); once the workflow has indexed and compacted them, every question
  *    asks `context({ budget, query })` and counts when the text of every evidence message appears
  *    verbatim in the returned OpenAI messages. At 2,000 / 4,000 / 8,000 tokens: newest turns only
  *    (`recall: false`) vs full-text recall (the default), and the `recallShare` sweep that chose the
- *    default; hybrid recall (full text and embeddings fused by RRF) with the worker's embedding lane and
- *    the test server's `/v1/embeddings` (hashed stemmed words and word pairs: similarity means shared
- *    words, so this row shows the fusion works, not what a real embedding model adds).
+ *    default; hybrid recall (full text and embeddings fused by RRF) with the worker's embedding lane.
  * 2. `context()` p50 with vs without recall on a 1,000- and a 10,000-message thread, interleaved.
  * 3. Append p50 (store, one 500-byte message) with the search column vs a schema without it, interleaved.
+ *
+ * Embeddings: the real model when `--embeddings-url` (default http://127.0.0.1:8799/v1, the
+ * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
+ * words and word pairs: similarity means shared words), and every embedding row says which.
+ * `--only-dataset` skips sections 1-3; `--quick` shrinks everything to check the bench itself.
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
 import { performance } from 'node:perf_hooks';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
-import type { ContextResult } from '../src/client/context.js';
 import { normalizeMessages } from '../src/model/validation.js';
 import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
 import { startLlmServer } from '../test/support/llm-server.js';
-import { createEmbedder, type Embedder } from '../src/llm/embeddings.js';
+import { createEmbedder } from '../src/llm/embeddings.js';
 import type { DurableMemory } from '../src/client/connect.js';
 import { recallConversation, type RecallConversation } from './recall-conversations.js';
 import { mulberry32 } from './synthetic-conversation.js';
+import { contextText, datasetRecall, fill, log, type DatasetEmbeddings } from './recall-dataset.js';
 
-const QUICK = process.argv.includes('--quick');
+const args = process.argv.slice(2);
+const QUICK = args.includes('--quick');
+const ONLY_DATASET = args.includes('--only-dataset');
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const DATASET = flag('--dataset');
+const EMBEDDINGS_URL = flag('--embeddings-url') ?? 'http://127.0.0.1:8799/v1';
 const size = (full: number, quick: number) => (QUICK ? quick : full);
-const COMMAND = `npm run bench:recall${QUICK ? ' -- --quick' : ''}`;
+const COMMAND = `npm run bench:recall${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
 
 const CONVERSATIONS = size(10, 2);
 const BUDGETS = [2000, 4000, 8000];
 const SHARES = [0.25, 0.5, 0.75];
 const LATENCY_READS = size(100, 10);
 const APPENDS = size(600, 30);
-const BATCH = 50;
 
-const log = (line: string) =>
-  process.stderr.write(`[bench:recall ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(0)}%`;
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
@@ -52,39 +66,17 @@ function p50(samples: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** Appends `messages` in batches of 50, then waits until the workflow has indexed and compacted them. */
-async function fill(thread: ThreadHandle, messages: RecallConversation['messages']): Promise<void> {
-  for (let i = 0; i < messages.length; i += BATCH) await thread.append(messages.slice(i, i + BATCH));
-  // Indexed, compacted and embedded (the embedding lane runs in the background).
-  for (
-    let state = await thread.sync();
-    state.pending.length > 0 || state.embedding.embeddedSeq < state.indexedSeq;
-    state = await thread.state()
-  ) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Every text the model would read: the content strings of the OpenAI messages. */
-function contextText(ctx: ContextResult): string {
-  return ctx.openai
-    .map((m) =>
-      typeof m.content === 'string'
-        ? m.content
-        : Array.isArray(m.content)
-          ? m.content.map((p) => ('text' in p ? p.text : '')).join('\n')
-          : '',
-    )
-    .join('\n');
-}
-
 interface Loaded {
   thread: ThreadHandle;
   conversation: RecallConversation;
   text: Map<string, string>;
 }
 
-async function evidenceRecall(pipeline: TestPipeline, hybrid: DurableMemory): Promise<string[]> {
+async function evidenceRecall(
+  pipeline: TestPipeline,
+  hybrid: DurableMemory,
+  embeddingLabel: string,
+): Promise<string[]> {
   const loaded: Loaded[] = [];
   let tokens = 0;
   const tokenizer = tokenizerForModel('gpt-4o');
@@ -139,7 +131,7 @@ async function evidenceRecall(pipeline: TestPipeline, hybrid: DurableMemory): Pr
     '| --- | --- | --- | --- |',
     row('newest turns only (`recall: false`, baseline)', false),
     row('full-text recall (default, recallShare 0.5)', true),
-    row('hybrid recall (full text + test-server embeddings, RRF)', 'hybrid'),
+    row(`hybrid recall (full text + ${embeddingLabel}, RRF)`, 'hybrid'),
     '',
     `By kind at 4,000 tokens (full text): ${['single', 'updated', 'spread']
       .map(
@@ -277,22 +269,52 @@ async function appendLatency(pipeline: TestPipeline): Promise<string[]> {
   ];
 }
 
+/**
+ * The real embedding model when its endpoint answers `/models`, else the test server's hashed
+ * vectors (labelled as the fallback they are).
+ */
+async function chooseEmbeddings(testServerURL: string): Promise<DatasetEmbeddings> {
+  try {
+    const reply = await fetch(`${EMBEDDINGS_URL.replace(/\/$/, '')}/models`, {
+      signal: AbortSignal.timeout(3000),
+    });
+    const models = (await reply.json()) as { data?: { id?: string }[] };
+    const model = models.data?.[0]?.id;
+    if (reply.ok && model) {
+      const config = { baseURL: EMBEDDINGS_URL, apiKey: 'unused', model, timeoutMs: 120_000 };
+      return { embedder: createEmbedder(config), real: true, label: model };
+    }
+  } catch {
+    // Not reachable: the fallback below.
+  }
+  log(`no embedding model at ${EMBEDDINGS_URL}: falling back to the test server's hashed vectors`);
+  const config = { baseURL: testServerURL, apiKey: 'bench', model: 'bench-embed', timeoutMs: 10_000 };
+  return { embedder: createEmbedder(config), real: false, label: 'test-server hashed vectors, fallback' };
+}
+
 async function main(): Promise<void> {
   log(`starting the stack${QUICK ? ' (quick: sizes reduced, figures meaningless)' : ''}`);
-  // The worker embeds every message (test server's /v1/embeddings); the main client ranks by full
-  // text alone, a second client fuses in the ranking by meaning.
+  // The worker embeds every message (the real model, else the test server's /v1/embeddings); the
+  // main client ranks by full text alone, a second client fuses in the ranking by meaning.
   const llm = await startLlmServer();
-  const embedder = (): Embedder =>
-    createEmbedder({ baseURL: llm.baseURL, apiKey: 'bench', model: 'bench-embed', timeoutMs: 10_000 });
-  const pipeline = await startPipeline({ embedder: null }, { embedder: embedder() });
-  const hybrid = await pipeline.connect({ embedder: embedder() });
+  const embeddings = await chooseEmbeddings(llm.baseURL);
+  log(`embeddings: ${embeddings.embedder.label}`);
+  const pipeline = await startPipeline({ embedder: null }, { embedder: embeddings.embedder });
+  const hybrid = await pipeline.connect({ embedder: embeddings.embedder });
   try {
     const report = [
       `## Recall (\`${COMMAND}\`, ${new Date().toISOString().slice(0, 10)})`,
       '',
-      ...(await evidenceRecall(pipeline, hybrid)),
-      ...(await contextLatency(pipeline)),
-      ...(await appendLatency(pipeline)),
+      ...(DATASET
+        ? await datasetRecall(pipeline, hybrid, { dir: DATASET, quick: QUICK, budgets: BUDGETS, embeddings })
+        : []),
+      ...(ONLY_DATASET
+        ? []
+        : [
+            ...(await evidenceRecall(pipeline, hybrid, embeddings.label)),
+            ...(await contextLatency(pipeline)),
+            ...(await appendLatency(pipeline)),
+          ]),
     ];
     process.stdout.write(`${report.join('\n')}\n`);
   } finally {

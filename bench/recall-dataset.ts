@@ -1,0 +1,230 @@
+/**
+ * The real-conversation section of `npm run bench:recall -- --dataset DIR` (issue 21): evidence
+ * recall of ours on LoCoMo conversations (locomo.ts) beside the hand-built baselines
+ * (retrieval-baselines.ts), built in the same run from the same turns and token counts.
+ *
+ * A question counts when the text of every evidence turn is in the context: for ours, verbatim in
+ * the OpenAI messages `context({ budget, query: question })` returns; for a baseline, the turn is one
+ * of those it packed. Baselines pay each turn's message tokens with our tokenizer (gpt-4o, the
+ * threads' model), and nothing for dates or a header, which ours pays: an edge to the baselines.
+ */
+import type { ContextResult } from '../src/client/context.js';
+import type { DurableMemory } from '../src/client/connect.js';
+import type { ThreadHandle } from '../src/client/thread-handle.js';
+import type { Embedder } from '../src/llm/embeddings.js';
+import type { MessageInput } from '../src/model/message.js';
+import { textOf } from '../src/model/message.js';
+import { normalizeMessages } from '../src/model/validation.js';
+import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../src/tokenizers/for-model.js';
+import type { TestPipeline } from '../test/support/pipeline.js';
+import { readDataset, type LocomoConversation } from './locomo.js';
+import { Bm25, packContext, rankByCosine, rrf } from './retrieval-baselines.js';
+
+const BATCH = 50;
+const EMBED_BATCH = 64;
+
+export const log = (line: string) =>
+  process.stderr.write(`[bench:recall ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+/** Appends `messages` in batches of 50, then waits until the workflow has indexed and compacted them. */
+export async function fill(thread: ThreadHandle, messages: readonly MessageInput[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += BATCH) await thread.append(messages.slice(i, i + BATCH));
+  // Indexed, compacted and embedded (the embedding lane runs in the background).
+  for (
+    let state = await thread.sync();
+    state.pending.length > 0 || state.embedding.embeddedSeq < state.indexedSeq;
+    state = await thread.state()
+  ) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Every text the model would read: the content strings of the OpenAI messages. */
+export function contextText(ctx: ContextResult): string {
+  return ctx.openai
+    .map((m) =>
+      typeof m.content === 'string'
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p) => ('text' in p ? p.text : '')).join('\n')
+          : '',
+    )
+    .join('\n');
+}
+
+/** Where the section's embeddings come from. */
+export interface DatasetEmbeddings {
+  /** The embedder the dense baseline uses (the same model as the worker's and the hybrid client's). */
+  embedder: Embedder;
+  /** True for the real model; false for the test server's hashed vectors (the fallback). */
+  real: boolean;
+  /** How rows name it: `all-MiniLM-L6-v2` or `test-server hashed vectors, fallback`. */
+  label: string;
+}
+
+export interface DatasetOptions {
+  dir: string;
+  quick: boolean;
+  budgets: readonly number[];
+  embeddings: DatasetEmbeddings;
+}
+
+/** The rows, in print order: the baselines, then ours. */
+const ROWS = ['newest', 'bm25', 'dense', 'rrf', 'view', 'fulltext', 'hybrid'] as const;
+type Row = (typeof ROWS)[number];
+
+/** One conversation ready to be asked: its thread, turn tokens and texts, baseline indexes. */
+interface Loaded {
+  conversation: LocomoConversation;
+  thread: ThreadHandle;
+  hybrid: ThreadHandle;
+  tokens: number[];
+  texts: string[];
+  index: Map<string, number>;
+  bm25: Bm25;
+  vectors: number[][];
+}
+
+async function embedAll(embedder: Embedder, texts: readonly string[]): Promise<number[][]> {
+  const out: number[][] = [];
+  for (let i = 0; i < texts.length; i += EMBED_BATCH)
+    out.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH))));
+  return out;
+}
+
+/** Replays the dataset, asks every question of every row at every budget; returns the report. */
+export async function datasetRecall(
+  pipeline: TestPipeline,
+  hybridClient: DurableMemory,
+  options: DatasetOptions,
+): Promise<string[]> {
+  const { budgets, embeddings } = options;
+  let conversations = await readDataset(options.dir);
+  if (options.quick) {
+    // One conversation, its first 40 questions: checks the section, the figures mean nothing.
+    conversations = conversations.slice(0, 1).map((c) => ({ ...c, questions: c.questions.slice(0, 40) }));
+  }
+  const tokenizer = tokenizerForModel('gpt-4o');
+  const loaded: Loaded[] = [];
+  for (const conversation of conversations) {
+    const thread = pipeline.memory.thread(`locomo-${conversation.name}`);
+    const messages = conversation.turns.map((t) => t.message);
+    await fill(thread, messages);
+    const normalized = normalizeMessages(messages);
+    const texts = normalized.map((m) => textOf(m));
+    loaded.push({
+      conversation,
+      thread,
+      hybrid: hybridClient.thread(thread.threadId),
+      tokens: normalized.map((m) => countMessageTokens(m, tokenizer)),
+      texts,
+      index: new Map(normalized.map((m, i) => [m.id, i])),
+      bm25: new Bm25(texts),
+      vectors: await embedAll(embeddings.embedder, texts),
+    });
+    log(`LoCoMo ${conversation.name}: ${messages.length} turns appended, indexed and embedded`);
+  }
+
+  // found[row][budget][category | 'all']: questions whose evidence is all in the context.
+  const found = new Map<string, number>();
+  const add = (row: Row, budget: number, category: string) => {
+    for (const k of [`${row}/${budget}/all`, `${row}/${budget}/${category}`])
+      found.set(k, (found.get(k) ?? 0) + 1);
+  };
+  const asked = new Map<string, number>();
+  for (const l of loaded) {
+    const questionVectors = await embedAll(
+      embeddings.embedder,
+      l.conversation.questions.map((q) => q.question),
+    );
+    for (const [qi, q] of l.conversation.questions.entries()) {
+      for (const k of ['all', q.category]) asked.set(k, (asked.get(k) ?? 0) + 1);
+      const evidence = q.evidence.map((id) => l.index.get(id)!);
+      const byBm25 = l.bm25.rank(q.question);
+      const byDense = rankByCosine(questionVectors[qi]!, l.vectors);
+      const ranked: Partial<Record<Row, number[]>> = {
+        bm25: byBm25,
+        dense: byDense,
+        rrf: rrf([byBm25, byDense]),
+      };
+      for (const budget of budgets) {
+        for (const row of ['newest', 'bm25', 'dense', 'rrf'] as const) {
+          const packed = packContext(l.tokens, budget, ranked[row]);
+          if (evidence.every((i) => packed.has(i))) add(row, budget, q.category);
+        }
+        const ours: [Row, ThreadHandle, boolean][] = [
+          ['view', l.thread, false],
+          ['fulltext', l.thread, true],
+          ['hybrid', l.hybrid, true],
+        ];
+        for (const [row, thread, recall] of ours) {
+          const ctx = await thread.context({
+            budget,
+            query: q.question,
+            ...(recall ? {} : { recall: false }),
+          });
+          if (ctx.tokens > budget) throw new Error(`context over budget: ${ctx.tokens} > ${budget}`);
+          const seen = contextText(ctx);
+          if (evidence.every((i) => seen.includes(l.texts[i]!))) add(row, budget, q.category);
+        }
+      }
+    }
+    log(`LoCoMo ${l.conversation.name}: ${l.conversation.questions.length} questions asked`);
+  }
+
+  const questions = asked.get('all')!;
+  const rate = (row: Row, budget: number, category = 'all') =>
+    (found.get(`${row}/${budget}/${category}`) ?? 0) / Math.max(1, asked.get(category) ?? 0);
+  const p = (x: number) => `${(100 * x).toFixed(0)}%`;
+  const model = embeddings.real ? embeddings.label : `${embeddings.label}: the real model was not reachable`;
+  const labels: Record<Row, string> = {
+    newest: 'newest turns only',
+    bm25: 'BM25 + newest turns',
+    dense: `dense (${embeddings.label}) + newest turns`,
+    rrf: `RRF of BM25 and dense + newest turns (hand-built hybrid)`,
+    view: 'ours, view alone (`recall: false`)',
+    fulltext: '**ours, full text** (`context({ budget, query })`)',
+    hybrid: `**ours, full text + embeddings** (${embeddings.label})`,
+  };
+  const met = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+  const [b4, b8] = [budgets[1]!, budgets[2]!];
+  const targets: Partial<Record<Row, string>> = {
+    fulltext: `≥ 82% at 4k: ${met(rate('fulltext', b4) >= 0.82)}; ≥ 86% at 8k: ${met(rate('fulltext', b8) >= 0.86)}`,
+    hybrid: embeddings.real
+      ? `≥ 88% at 4k: ${met(rate('hybrid', b4) >= 0.88)}; ≥ 93% at 8k: ${met(rate('hybrid', b8) >= 0.93)}; ` +
+        `≥ 8 points above RRF: ${budgets
+          .map((b) => `${b / 1000}k ${met(rate('hybrid', b) - rate('rrf', b) >= 0.08 - 1e-9)}`)
+          .join(', ')}`
+      : 'not checked: fallback vectors, not the real model',
+  };
+  const turns = loaded.reduce((n, l) => n + l.tokens.length, 0);
+  const tokens = loaded.reduce((n, l) => n + l.tokens.reduce((a, t) => a + t, 0), 0);
+  const skipped = conversations.reduce((n, c) => n + c.skipped, 0);
+  const categories = [...new Set(loaded.flatMap((l) => l.conversation.questions.map((q) => q.category)))];
+  const order = ['multi-hop', 'temporal', 'open-domain', 'single-hop', 'adversarial'];
+  categories.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return [
+    `### Evidence recall on real conversations (LoCoMo ${conversations.map((c) => c.name).join(', ')}: ` +
+      `${questions} questions, ${turns} turns, ${Math.round(tokens / loaded.length)} tokens per conversation on average; ` +
+      `embeddings: ${model})`,
+    '',
+    `Questions left out: ${skipped} (no evidence, or evidence naming a turn the conversation lacks).`,
+    '',
+    `| context | ${budgets.map((b) => `${b.toLocaleString('en')} tokens`).join(' | ')} | target (issue 21) |`,
+    `| --- | ${budgets.map(() => '---').join(' | ')} | --- |`,
+    ...ROWS.map(
+      (row) =>
+        `| ${labels[row]} | ${budgets.map((b) => p(rate(row, b))).join(' | ')} | ${targets[row] ?? ''} |`,
+    ),
+    '',
+    `By category at ${b4.toLocaleString('en')} tokens (the rows above, in their order):`,
+    '',
+    `| category | questions | ${ROWS.map((r) => r).join(' | ')} |`,
+    `| --- | --- | ${ROWS.map(() => '---').join(' | ')} |`,
+    ...categories.map(
+      (c) => `| ${c} | ${asked.get(c)} | ${ROWS.map((r) => p(rate(r, b4, c))).join(' | ')} |`,
+    ),
+    '',
+  ];
+}
