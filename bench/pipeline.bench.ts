@@ -8,7 +8,8 @@
  *
  * Every figure is printed beside a baseline measured in the same run, on the same servers:
  * 1. append p50/p99 (sequential, 500 B) vs a no-op workflow update (`noop-workflow.ts`), interleaved;
- * 2. 50 concurrent appenders on one thread, 1,000 appends (vs 50 concurrent no-op updates on one workflow);
+ * 2. 50 concurrent appenders on one thread, 1,000 appends, median of 3 rounds (vs the same through a store
+ *    that runs one statement per append, as before, and vs 50 concurrent no-op signals on one workflow);
  * 3. append on a 10,000-message thread vs a new thread, interleaved;
  * 4. `context()` on a 10,000-message thread vs a 100-message thread, interleaved;
  * 5. workflow history bytes per appended message, 1 KB vs 100 KB messages;
@@ -36,6 +37,7 @@ import protos from '@temporalio/proto';
 import { connect, type ConnectOptions, type DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
+import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
 import { compactionMarkOf } from '../src/model/message.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
 import { isAlive } from '../src/local-stack/orphans.js';
@@ -63,6 +65,7 @@ const SEQ_WARMUP = size(50, 5);
 const SEQ_APPENDS = size(300, 30);
 const CONCURRENT_APPENDERS = 50;
 const CONCURRENT_APPENDS = size(1000, 100);
+const CONCURRENT_ROUNDS = size(3, 1);
 const BIG_THREAD = size(10_000, 1000);
 const BIG_BATCH = 100;
 const BIG_APPENDS = size(200, 20);
@@ -300,6 +303,7 @@ interface Bench {
   replies: LlmCounter;
   worker: WorkerProcess;
   db: pg.Pool;
+  databaseUrl: string;
   /** Duration of every `store.append` (the PostgreSQL transaction of an append), in call order. */
   storeMs: number[];
   /** Another client on the same stack, with other options (e.g. a continue-as-new threshold). */
@@ -418,20 +422,23 @@ async function appendVsNoop(b: Bench): Promise<void> {
   );
 }
 
-/** 2. 50 concurrent appenders on one thread, 1,000 appends. */
-async function concurrentAppenders(b: Bench): Promise<void> {
-  const t = b.memory.thread('p2-concurrent');
+/** One round of phase 2: 50 appenders, 1,000 appends to a new thread through `memory`. */
+async function appendersRound(memory: DurableMemory, threadId: string, storeMs?: number[]) {
+  const t = memory.thread(threadId);
   await t.append(message(500));
   let errors = 0;
   let unannounced = 0;
+  const latencies: number[] = [];
   const perAppender = CONCURRENT_APPENDS / CONCURRENT_APPENDERS;
-  b.storeMs.length = 0;
+  if (storeMs) storeMs.length = 0;
   const appendMs = await timed(() =>
     Promise.all(
       range(CONCURRENT_APPENDERS).map(async () => {
         for (let i = 0; i < perAppender; i++) {
           try {
+            const started = performance.now();
             const r = await t.append(message(500));
+            latencies.push(performance.now() - started);
             if (!r.announced) unannounced++;
           } catch {
             errors++;
@@ -440,39 +447,97 @@ async function concurrentAppenders(b: Bench): Promise<void> {
       }),
     ),
   );
-  const storeStats = stats(b.storeMs);
   const s = await t.sync();
   const page = await t.history({ limit: CONCURRENT_APPENDS + 10 });
-  const gapFree = page.messages.every((m, i) => m.seq === i + 1);
-  // Baseline: the same load as no-op signal-with-start calls on one workflow (an append's Temporal half).
-  await noopWorkflowStarted(b, 'noop-p2');
+  const gapFree =
+    page.messages.length === CONCURRENT_APPENDS + 1 && page.messages.every((m, i) => m.seq === i + 1);
+  return {
+    rate: CONCURRENT_APPENDS / (appendMs / 1000),
+    appendMs,
+    errors,
+    unannounced,
+    latency: stats(latencies),
+    store: storeMs ? stats(storeMs) : undefined,
+    indexed: s.indexedSeq,
+    gapFree,
+  };
+}
+
+const median = (xs: readonly number[]) => stats(xs).p50;
+
+/**
+ * 2. 50 concurrent appenders on one thread, 1,000 appends, through the client as it is (appends to
+ * one thread combined into one statement while another is in flight, pg-append-queue.ts) and through
+ * a client whose store runs one statement per append (as before: the baseline), in alternating rounds
+ * on the same servers; and the same load as no-op signal-with-start calls on one workflow.
+ */
+async function concurrentAppenders(b: Bench): Promise<void> {
+  const store = await PostgresThreadStore.connect(b.databaseUrl, { migrate: false, combineAppends: false });
+  const single = await b.connect({ store });
+  type Round = Awaited<ReturnType<typeof appendersRound>>;
+  const combined: Round[] = [];
+  const baseline: Round[] = [];
+  const signalRates: number[] = [];
   let signalErrors = 0;
-  const signalMs = await timed(() =>
-    Promise.all(
-      range(CONCURRENT_APPENDERS).map(async (lane) => {
-        for (let i = 0; i < perAppender; i++) {
-          await noopSignalOn(b, 'noop-p2', lane * perAppender + i).catch(() => void signalErrors++);
-        }
-      }),
-    ),
-  );
-  const rate = CONCURRENT_APPENDS / (appendMs / 1000);
-  const signalRate = CONCURRENT_APPENDS / (signalMs / 1000);
+  const perAppender = CONCURRENT_APPENDS / CONCURRENT_APPENDERS;
+  try {
+    for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
+      // Alternate which goes first, so neither always runs on the more rested machine.
+      const order = round % 2 ? (['baseline', 'combined'] as const) : (['combined', 'baseline'] as const);
+      for (const which of order) {
+        if (which === 'combined')
+          combined.push(await appendersRound(b.memory, `p2-concurrent-${round}`, b.storeMs));
+        else baseline.push(await appendersRound(single, `p2-single-${round}`));
+      }
+      // The same load as no-op signal-with-start calls on one workflow (an append's Temporal half).
+      const noop = `noop-p2-${round}`;
+      await noopWorkflowStarted(b, noop);
+      const signalMs = await timed(() =>
+        Promise.all(
+          range(CONCURRENT_APPENDERS).map(async (lane) => {
+            for (let i = 0; i < perAppender; i++) {
+              await noopSignalOn(b, noop, lane * perAppender + i).catch(() => void signalErrors++);
+            }
+          }),
+        ),
+      );
+      signalRates.push(CONCURRENT_APPENDS / (signalMs / 1000));
+    }
+  } finally {
+    await single.close();
+    await store.close();
+  }
+  // A no-op update's p50 on the same server now, for the latency beside it.
+  await noopWorkflowStarted(b, 'noop-p2-update');
+  const updates: number[] = [];
+  for (let i = 0; i < 50; i++) updates.push(await timed(() => noopUpdateOn(b, 'noop-p2-update', i)));
+  const sum = (rs: Round[], k: 'errors' | 'unannounced') => rs.reduce((n, r) => n + r[k], 0);
+  const rate = median(combined.map((r) => r.rate));
+  const before = median(baseline.map((r) => r.rate));
+  const errors = sum(combined, 'errors');
+  const unannounced = sum(combined, 'unannounced');
+  const rates = (rs: Round[]) => rs.map((r) => num(r.rate)).join(', ');
   row({
     item: '2',
-    measure: `${CONCURRENT_APPENDERS} concurrent appenders, one thread, ${num(CONCURRENT_APPENDS)} appends`,
+    measure: `${CONCURRENT_APPENDERS} concurrent appenders, one thread, ${num(CONCURRENT_APPENDS)} appends (median of ${CONCURRENT_ROUNDS})`,
     figure: `${num(rate)} appends/s, ${errors} errors, ${unannounced} unannounced`,
-    baseline: `no-op signal-with-start, same load on one workflow: ${num(signalRate)}/s, ${signalErrors} errors`,
-    ratio: ratio(rate, signalRate),
+    baseline: `one statement per append (before): ${num(before)}/s, ${sum(baseline, 'errors')} errors; no-op signal-with-start, same load on one workflow: ${num(median(signalRates))}/s, ${signalErrors} errors`,
+    ratio: ratio(rate, before),
     target: '≥ 300/s, no error',
     met: rate >= 300 && errors === 0 && unannounced === 0,
   });
+  const last = combined.at(-1)!;
   notes.push(
-    `2: ${num(CONCURRENT_APPENDS)} appends in ${(appendMs / 1000).toFixed(2)} s (${perAppender} each by ` +
-      `${CONCURRENT_APPENDERS} appenders); afterwards the workflow had indexed ${s.indexedSeq} of ` +
-      `${CONCURRENT_APPENDS + 1} messages, history seqs 1…${page.messages.length} ` +
-      `${gapFree ? 'gap-free' : 'WITH GAPS'}. PostgreSQL part of an append under this contention: ` +
-      `p50 ${ms(storeStats.p50)}, p99 ${ms(storeStats.p99)}.`,
+    `2: each round ${num(CONCURRENT_APPENDS)} appends of 500 B (${perAppender} each by ${CONCURRENT_APPENDERS} ` +
+      `appenders) to a new thread, once combined and once one statement per append, alternating which ` +
+      `goes first; appends/s per round: combined ${rates(combined)}; before ${rates(baseline)}; no-op ` +
+      `signals ${signalRates.map(num).join(', ')}. Append latency under this load, p50 of the rounds' ` +
+      `p50s: ${ms(median(combined.map((r) => r.latency.p50)))} combined, ${ms(median(baseline.map((r) => r.latency.p50)))} ` +
+      `before (a no-op update alone: p50 ${ms(median(updates))}); the PostgreSQL part (last round, combined) ` +
+      `p50 ${ms(last.store!.p50)}, p99 ${ms(last.store!.p99)}. After each round the workflow had indexed ` +
+      `${combined.map((r) => r.indexed).join(', ')} | ${baseline.map((r) => r.indexed).join(', ')} of ` +
+      `${CONCURRENT_APPENDS + 1} messages, history seqs ` +
+      `${[...combined, ...baseline].every((r) => r.gapFree) ? 'gap-free' : 'WITH GAPS'}.`,
   );
 }
 
@@ -1055,7 +1120,16 @@ async function main(): Promise<void> {
       });
     memory = await open();
     db = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
-    const b: Bench = { memory, llm, replies, worker, db, storeMs: [], connect: open };
+    const b: Bench = {
+      memory,
+      llm,
+      replies,
+      worker,
+      db,
+      databaseUrl: stack.databaseUrl,
+      storeMs: [],
+      connect: open,
+    };
     timeStoreAppends(memory, b.storeMs);
     progress(`stack up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 

@@ -31,6 +31,7 @@ import { migrate } from '../../postgres/migrate.js';
 import { toStoreError } from '../../postgres/errors.js';
 import { translateErrors } from '../errors.js';
 import { appendPrepared, DEFAULT_SEARCH_LANGUAGE } from './pg-append.js';
+import { ThreadAppendQueue } from './pg-append-queue.js';
 import { PgEmbeddings } from './pg-embeddings.js';
 import { NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
@@ -52,6 +53,12 @@ export interface PostgresThreadStoreOptions {
    * (default 'english': stemming and English stop words; 'simple' for none, or any installed one).
    */
   searchLanguage?: string;
+  /**
+   * Combine the appends to one thread that wait for its statement in flight into the next statement
+   * (default true; see pg-append-queue.ts). false: every append is its own statement, as before (the
+   * benchmark's baseline).
+   */
+  combineAppends?: boolean;
 }
 
 const THREAD_COLUMNS =
@@ -60,6 +67,7 @@ const THREAD_COLUMNS =
 /** A ThreadStore in PostgreSQL. */
 export class PostgresThreadStore implements ThreadStore {
   private readonly embeddings: PgEmbeddings;
+  private readonly appends?: ThreadAppendQueue;
   /**
    * @param pool the pool to use.
    * @param ownsPool whether {@link close} ends the pool (true when the store created it).
@@ -68,8 +76,13 @@ export class PostgresThreadStore implements ThreadStore {
     readonly pool: pg.Pool,
     private readonly ownsPool = false,
     private readonly searchLanguage = DEFAULT_SEARCH_LANGUAGE,
+    combineAppends = true,
   ) {
     this.embeddings = new PgEmbeddings(pool);
+    if (combineAppends)
+      this.appends = new ThreadAppendQueue((threadId, entries, options) =>
+        appendPrepared(pool, threadId, entries, options, searchLanguage),
+      );
   }
 
   /**
@@ -97,7 +110,7 @@ export class PostgresThreadStore implements ThreadStore {
       await pool.end();
       throw err;
     }
-    return new PostgresThreadStore(pool, true, options.searchLanguage);
+    return new PostgresThreadStore(pool, true, options.searchLanguage, options.combineAppends);
   }
 
   /** @inheritDoc ThreadStore.append */
@@ -107,7 +120,9 @@ export class PostgresThreadStore implements ThreadStore {
     options?: AppendOptions,
   ): Promise<AppendedMessage[]> {
     if (entries.length === 0) return [];
-    return appendPrepared(this.pool, threadId, prepareEntries(entries), options, this.searchLanguage);
+    const prepared = prepareEntries(entries);
+    if (this.appends) return this.appends.append(threadId, prepared, options);
+    return appendPrepared(this.pool, threadId, prepared, options, this.searchLanguage);
   }
 
   /** @inheritDoc ThreadStore.history */
