@@ -13,6 +13,7 @@ import type { DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import type { Embedder } from '../src/llm/embeddings.js';
 import type { MessageInput } from '../src/model/message.js';
+import { writeFile } from 'node:fs/promises';
 import { textOf } from '../src/model/message.js';
 import { normalizeMessages } from '../src/model/validation.js';
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
@@ -68,10 +69,12 @@ export interface DatasetOptions {
   quick: boolean;
   budgets: readonly number[];
   embeddings: DatasetEmbeddings;
+  /** A file to write one JSON line per question and budget to (what each row found, and why ours did not). */
+  details?: string;
 }
 
 /** The rows, in print order: the baselines, then ours. */
-const ROWS = ['newest', 'bm25', 'dense', 'rrf', 'view', 'fulltext', 'hybrid'] as const;
+const ROWS = ['newest', 'bm25', 'dense', 'rrf', 'fulltext', 'hybrid'] as const;
 type Row = (typeof ROWS)[number];
 
 /** One conversation ready to be asked: its thread, turn tokens and texts, baseline indexes. */
@@ -133,6 +136,7 @@ export async function datasetRecall(
       found.set(k, (found.get(k) ?? 0) + 1);
   };
   const asked = new Map<string, number>();
+  const details: string[] | undefined = options.details ? [] : undefined;
   for (const l of loaded) {
     const questionVectors = await embedAll(
       embeddings.embedder,
@@ -153,24 +157,49 @@ export async function datasetRecall(
           const packed = packContext(l.tokens, budget, ranked[row]);
           if (evidence.every((i) => packed.has(i))) add(row, budget, q.category);
         }
-        const ours: [Row, ThreadHandle, boolean][] = [
-          ['view', l.thread, false],
-          ['fulltext', l.thread, true],
-          ['hybrid', l.hybrid, true],
+        const detail: Record<string, unknown> = {
+          conversation: l.conversation.name,
+          question: q.question,
+          category: q.category,
+          budget,
+          evidence: q.evidence,
+          rrfRanks: evidence.map((i) => ranked.rrf!.indexOf(i)),
+        };
+        for (const row of ['newest', 'bm25', 'dense', 'rrf'] as const) {
+          const packed = packContext(l.tokens, budget, ranked[row]);
+          detail[row] = evidence.every((i) => packed.has(i));
+        }
+        const ours: [Row, ThreadHandle][] = [
+          ['fulltext', l.thread],
+          ['hybrid', l.hybrid],
         ];
-        for (const [row, thread, recall] of ours) {
-          const ctx = await thread.context({
-            budget,
-            query: q.question,
-            ...(recall ? {} : { recall: false }),
-          });
+        for (const [row, thread] of ours) {
+          const ctx = await thread.context({ budget, query: q.question });
           if (ctx.tokens > budget) throw new Error(`context over budget: ${ctx.tokens} > ${budget}`);
           const seen = contextText(ctx);
-          if (evidence.every((i) => seen.includes(l.texts[i]!))) add(row, budget, q.category);
+          const ok = evidence.every((i) => seen.includes(l.texts[i]!));
+          if (ok) add(row, budget, q.category);
+          const mine: Record<string, unknown> = {
+            found: ok,
+            missing: q.evidence.filter((_, k) => !seen.includes(l.texts[evidence[k]!]!)),
+            tokens: ctx.tokens,
+            recallMax: ctx.recall?.maxTokens,
+            recallTokens: ctx.recall?.tokens,
+            memories: ctx.memories.length,
+            recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens]),
+          };
+          // Lost where the hand-built hybrid found it: was it ranked at all (ranking or packing)?
+          if (!ok && detail['rrf'] === true && options.details) {
+            const hits = await thread.searchHistory(q.question, { limit: 100 });
+            mine['ourRanks'] = q.evidence.map((id) => hits.findIndex((h) => h.message.id === id));
+          }
+          detail[row] = mine;
         }
+        if (details) details.push(JSON.stringify(detail));
       }
     }
     log(`LoCoMo ${l.conversation.name}: ${l.conversation.questions.length} questions asked`);
+    if (details && options.details) await writeFile(options.details, `${details.join('\n')}\n`);
   }
 
   const questions = asked.get('all')!;
@@ -183,7 +212,6 @@ export async function datasetRecall(
     bm25: 'BM25 + newest turns',
     dense: `dense (${embeddings.label}) + newest turns`,
     rrf: `RRF of BM25 and dense + newest turns (hand-built hybrid)`,
-    view: 'ours, view alone (`recall: false`)',
     fulltext: '**ours, full text** (`context({ budget, query })`)',
     hybrid: `**ours, full text + embeddings** (${embeddings.label})`,
   };

@@ -22,7 +22,7 @@
  * Embeddings: the real model when `--embeddings-url` (default http://127.0.0.1:8799/v1, the
  * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
  * words and word pairs: similarity means shared words), and every embedding row says which.
- * `--only-dataset` skips sections 1-3; `--quick` shrinks everything to check the bench itself.
+ * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
@@ -306,7 +306,13 @@ async function main(): Promise<void> {
       `## Recall (\`${COMMAND}\`, ${new Date().toISOString().slice(0, 10)})`,
       '',
       ...(DATASET
-        ? await datasetRecall(pipeline, hybrid, { dir: DATASET, quick: QUICK, budgets: BUDGETS, embeddings })
+        ? await datasetRecall(pipeline, hybrid, {
+            dir: DATASET,
+            quick: QUICK,
+            budgets: BUDGETS,
+            embeddings,
+            ...(flag('--details') ? { details: flag('--details')! } : {}),
+          })
         : []),
       ...(ONLY_DATASET
         ? []
