@@ -2,12 +2,12 @@
  * A whole pipeline for integration tests: the test stack (real Temporal dev server, real PostgreSQL),
  * a worker in this process with the workflow bundle built once, and a connected client.
  */
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { connect, type ConnectOptions, type DurableMemory } from '../../src/client/connect.js';
 import { tracingEnabled } from '../../src/observability/tracing.js';
 import { createWorker } from '../../src/worker/worker.js';
-import { bundleOptions } from '../../src/worker/workflow-bundle.js';
+import { sourceBundle } from '../../src/worker/workflow-bundle.js';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { startTestStack, type TestStack } from './stack.js';
@@ -17,12 +17,13 @@ import type { Embedder } from '../../src/llm/embeddings.js';
 const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
 /**
- * The workflow bundle, built once per test process: the traced one (with the OpenTelemetry workflow
+ * The workflow bundle, read once per test process from the cache of bundles by source hash (built
+ * by the first test file that needs it): the traced one (with the OpenTelemetry workflow
  * interceptors) when the test turned tracing on, as a worker from the build would pick it.
  */
 export function workflowBundle(traced = tracingEnabled()): Promise<WorkflowBundle> {
   let bundle = bundles.get(traced);
-  if (!bundle) bundles.set(traced, (bundle = bundleWorkflowCode(bundleOptions(traced))));
+  if (!bundle) bundles.set(traced, (bundle = sourceBundle(traced).then((code) => ({ code }))));
   return bundle;
 }
 
