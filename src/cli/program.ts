@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { registerMcp } from './commands/mcp.js';
 import { registerMemories } from './commands/memories.js';
 import { registerRuntime } from './commands/runtime.js';
+import { registerStack } from './commands/stack.js';
 import { registerThread } from './commands/thread.js';
 import { registerToken } from './commands/token.js';
 import { registerUser } from './commands/user.js';
@@ -44,6 +45,7 @@ export function createProgram(session: Session): Command {
   registerToken(program, session);
   registerUser(program, session);
   registerMcp(program, session);
+  registerStack(program, session);
   return program;
 }
 
