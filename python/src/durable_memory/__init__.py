@@ -1,7 +1,7 @@
 """durable-memory for Python: a typed client of the HTTP API, and (``durable_memory.agents``) an
 OpenAI Agents SDK session on a durable thread."""
 
-from .client import DEFAULT_URL, UNSET, AsyncClient, Client
+from .client import UNSET, AsyncClient, Client
 from .errors import (
     ConflictError,
     DurableMemoryError,
@@ -13,7 +13,6 @@ from .errors import (
 )
 
 __all__ = [
-    "DEFAULT_URL",
     "UNSET",
     "AsyncClient",
     "Client",

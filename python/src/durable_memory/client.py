@@ -11,6 +11,7 @@ call is sent. Ids are the caller's (the API keeps tenants apart by the token). F
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,8 +38,8 @@ from .types import (
     ThreadState,
 )
 
-#: Where the API is when neither an argument nor DURABLE_MEMORY_API_URL says (what `npm start` binds).
-DEFAULT_URL = "http://127.0.0.1:8080"
+#: Where `npm start` keeps its data when DURABLE_MEMORY_HOME does not say (relative to the working directory).
+DEFAULT_HOME = ".durable-memory"
 
 #: Seconds one request may take; a compaction waiting for an LLM may take the API's own bound.
 DEFAULT_TIMEOUT = 60.0
@@ -339,8 +340,33 @@ def _unreachable(err: httpx.TransportError, call: _Call[Any]) -> DurableMemoryEr
     return UnavailableError(code, f"{call.method} {call.path}: {type(err).__name__}: {err}")
 
 
+def _endpoints_api_url() -> str:
+    """The ``apiUrl`` a running ``npm start`` wrote to ``endpoints.json`` under its home (as ``connect()``
+    finds the stack): its port is 8080 only when that was free, so it is never assumed."""
+    home = os.environ.get("DURABLE_MEMORY_HOME", "").strip() or DEFAULT_HOME
+    path = os.path.join(os.path.abspath(home), "endpoints.json")
+    try:
+        with open(path, encoding="utf-8") as file:
+            url = json.load(file).get("apiUrl")
+    except FileNotFoundError:
+        url = None
+        why = f"no {path}"
+    except (OSError, ValueError, AttributeError) as err:
+        url = None
+        why = f"{path} is unreadable ({err})"
+    else:
+        why = f"{path} names no apiUrl"
+    if isinstance(url, str) and url:
+        return url
+    raise UnavailableError(
+        "unreachable",
+        f"where is the API? no base_url, no DURABLE_MEMORY_API_URL and {why}: pass base_url, set "
+        "DURABLE_MEMORY_API_URL, or start the stack (npm start) there or point DURABLE_MEMORY_HOME at it",
+    )
+
+
 def _options(base_url: str | None, token: str | None) -> tuple[str, dict[str, str]]:
-    url = (base_url or os.environ.get("DURABLE_MEMORY_API_URL") or DEFAULT_URL).rstrip("/")
+    url = (base_url or os.environ.get("DURABLE_MEMORY_API_URL") or _endpoints_api_url()).rstrip("/")
     token = token if token is not None else os.environ.get("DURABLE_MEMORY_API_TOKEN")
     headers = {"accept": "application/json"}
     if token:
@@ -352,13 +378,14 @@ class Client:
     """A blocking client of the HTTP API.
 
     Args:
-        base_url: Where the API is (default: ``DURABLE_MEMORY_API_URL``, else ``http://127.0.0.1:8080``).
+        base_url: Where the API is (default: ``DURABLE_MEMORY_API_URL``, else ``apiUrl`` of the
+            ``endpoints.json`` under ``DURABLE_MEMORY_HOME``, default ``./.durable-memory``).
         token: A bearer token (default: ``DURABLE_MEMORY_API_TOKEN``; none for the open local API).
         timeout: Seconds one request may take.
 
     Example::
 
-        with Client("http://127.0.0.1:8080", token) as dm:
+        with Client() as dm:  # the API of `npm start`, from endpoints.json
             dm.append("support-42", {"id": "q1", "role": "user", "content": "My order is late"})
             messages = dm.context("support-42", budget=8000)["openai"]
     """
