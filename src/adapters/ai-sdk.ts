@@ -26,6 +26,7 @@ import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { retractedBy } from '../thread/retraction.js';
+import { AI_SDK_NODE_MAJOR, NODE_MAJOR, nodeTooOld } from '../settings/node-version.js';
 
 /** Where the first piece of a UIMessage keeps it. */
 export const UI_MESSAGE_KEY = 'uiMessage';
@@ -40,6 +41,22 @@ interface PieceMark {
 type UIPart = UIMessage['parts'][number];
 type ToolPart = UIPart & { toolCallId: string; state: string; input?: unknown; output?: unknown };
 
+let nodeChecked = false;
+
+/**
+ * Says once per process, as a warning, that `ai` 7 needs a newer Node.js than this one: it runs on
+ * Node.js 20 as far as this adapter uses it, but its authors support 22 and later only.
+ */
+function warnIfNodeTooOld(): void {
+  if (nodeChecked) return;
+  nodeChecked = true;
+  const problem = nodeTooOld('the Vercel AI SDK (ai 7, behind durable-memory/ai-sdk)', AI_SDK_NODE_MAJOR);
+  if (problem)
+    process.emitWarning(`${problem} (the rest of durable-memory runs on Node.js ${NODE_MAJOR})`, {
+      code: 'DURABLE_MEMORY_NODE_VERSION',
+    });
+}
+
 /** Options of {@link DurableMemoryChats}. */
 export interface DurableMemoryChatsOptions {
   memory: DurableMemory;
@@ -50,7 +67,9 @@ export interface DurableMemoryChatsOptions {
 
 /** Chats of the AI SDK, one durable thread per chat id. */
 export class DurableMemoryChats {
-  constructor(private readonly options: DurableMemoryChatsOptions) {}
+  constructor(private readonly options: DurableMemoryChatsOptions) {
+    warnIfNodeTooOld();
+  }
 
   /** The thread behind a chat. */
   thread(chatId: string): ThreadHandle {

@@ -5,6 +5,13 @@
  */
 import { shutdownTracing, startTracingFromEnv } from '../observability/tracing.js';
 import { runCli } from './program.js';
+import { NODE_MAJOR, nodeTooOld } from '../settings/node-version.js';
+
+const tooOld = nodeTooOld('durable-memory', NODE_MAJOR);
+if (tooOld) {
+  console.error(`durable-memory: ${tooOld}`);
+  process.exit(1);
+}
 
 // Tracing (off unless OTEL_* variables ask for it) starts before any connection is made.
 startTracingFromEnv()
