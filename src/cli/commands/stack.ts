@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
-import { findTemporalCli } from '../../runtime/temporal-cli.js';
+import { findTemporalCli } from '../../local-stack/temporal-cli.js';
 import { endpointsPath, readEndpoints, type Endpoints } from '../../settings/endpoints.js';
 import { redactUrl } from '../../settings/redact.js';
 import { resolveHomeSetting } from '../../settings/settings.js';
