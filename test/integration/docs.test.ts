@@ -9,7 +9,7 @@
  * How it stands in for `npm start`: a working directory whose `.durable-memory/endpoints.json` names
  * the test stack, as the one `npm start` writes (so `connect()`, the CLI, the Python client and the
  * MCP server find it with no variable set), and a PATH whose `npx durable-memory …` runs the CLI
- * from the sources and whose `curl` fails on an HTTP error (`--fail-with-body`), so a block that
+ * from the sources (bundled once with esbuild) and whose `curl` fails on an HTTP error (`--fail-with-body`), so a block that
  * gets a 4xx fails. Each page gets a fresh HTTP API on a new port with no token yet (the state
  * right after `npm start`), and its blocks share shell variables (`API=$(…)` in one block, `$API`
  * in the next).
@@ -22,6 +22,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { after, before, test } from 'node:test';
+import { build } from 'esbuild';
 import pg from 'pg';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
@@ -35,8 +36,9 @@ import { REPO_ROOT } from '../support/processes.js';
 import { pythonVenv } from '../support/python-venv.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 
-const TSX = import.meta.resolve('tsx');
 const SNIPPET_DIR = path.join(REPO_ROOT, '.tmp', 'docs-snippets');
+// Two levels below the repository, as src/cli/main.ts is: its paths relative to import.meta.url hold.
+const CLI_BUNDLE = path.join(REPO_ROOT, '.tmp', 'docs-cli', 'main.mjs');
 
 const pages = await allSnippets();
 let llm: LlmServer;
@@ -99,6 +101,22 @@ async function typecheckSnippets(): Promise<void> {
   assert.ok(tsc.code === 0 || typeErrors.size > 0, `tsc failed outside the snippets:\n${tsc.stdout}`);
 }
 
+/**
+ * The command line from the sources as one file (its packages stay external): a block may run it
+ * a dozen times, and loading one module instead of hundreds halves each run.
+ */
+async function bundleCli(): Promise<void> {
+  await build({
+    entryPoints: [path.join(REPO_ROOT, 'src/cli/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile: CLI_BUNDLE,
+    logLevel: 'error',
+  });
+}
+
 /** The stack, the reader's directory and environment (see the module comment). */
 async function startStack(): Promise<void> {
   llm = await startLlmServer();
@@ -116,7 +134,7 @@ async function startStack(): Promise<void> {
   // PATH: `npx durable-memory` and `durable-memory` run the CLI from the sources; curl fails on 4xx/5xx.
   const bin = path.join(work, '.bin');
   await mkdir(bin);
-  const cli = `exec "${process.execPath}" --import "${TSX}" "${path.join(REPO_ROOT, 'src/cli/main.ts')}" "$@"`;
+  const cli = `exec "${process.execPath}" "${CLI_BUNDLE}" "$@"`;
   const realNpx = path.join(path.dirname(process.execPath), 'npx');
   const shims: Record<string, string> = {
     'durable-memory': cli,
@@ -147,7 +165,7 @@ before(async () => {
   const needsPython = [...pages.values()].some((s) => s.some((x) => x.kind === 'python' && !x.notRun));
   await Promise.all([
     typecheckSnippets(),
-    startStack(),
+    bundleCli().then(startStack),
     needsPython ? pythonVenv().then((v) => (python = v.python)) : undefined,
   ]);
 });
