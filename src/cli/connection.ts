@@ -3,7 +3,7 @@
  * command line's flags as the explicit values, so that an error names the flag, variable or file
  * that gave the address it tried.
  */
-import { connect, type DurableMemory } from '../client/connect.js';
+import type { DurableMemory } from '../client/connect.js';
 import { noDatabaseConfigured } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
 import { loadSettings, whereLooked, type Settings } from '../settings/settings.js';
@@ -41,6 +41,8 @@ export function requireDatabase(settings: Settings): Setting {
 }
 
 /** Connects with resolved settings (errors are typed: BackendUnavailableError names the address). */
-export function openMemory(settings: Settings): Promise<DurableMemory> {
+export async function openMemory(settings: Settings): Promise<DurableMemory> {
+  // The client (Temporal, PostgreSQL, OpenAI) loads on first use: `--help` and usage errors never need it.
+  const { connect } = await import('../client/connect.js');
   return connect({ settings });
 }

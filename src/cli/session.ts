@@ -4,8 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { DurableMemory } from '../client/connect.js';
-import { TenantScope } from '../tenancy/tenant-scope.js';
-import { assertTenant } from '../tenancy/token-store.js';
+import { assertTenant, TenantScope } from '../tenancy/tenant-scope.js';
 import type { Settings } from '../settings/settings.js';
 import { openMemory, resolveConnection, type GlobalOptions } from './connection.js';
 

@@ -16,11 +16,11 @@ export { LOCAL_TENANT, isLoopbackHost } from './auth.js';
 export {
   TokenStore,
   TOKEN_PREFIX,
-  TENANT_PATTERN,
   hashToken,
   type TokenInfo,
   type CreatedToken,
   type TokenStoreOptions,
 } from '../tenancy/token-store.js';
+export { TENANT_PATTERN } from '../tenancy/tenant-scope.js';
 export { ApiError } from './api-error.js';
 export { checkReadiness, type Readiness } from './readiness.js';

@@ -15,6 +15,18 @@ import type { ContextResult } from '../client/context.js';
 import type { HistoryHit } from '../client/recall.js';
 import { ValidationError } from '../model/errors.js';
 
+/** Tenant names: they prefix stored ids, so they must never contain `:`. */
+export const TENANT_PATTERN = /^[a-z0-9-]{1,40}$/u;
+
+/** Throws `invalid_id` unless `tenant` is a valid tenant name. */
+export function assertTenant(tenant: unknown): asserts tenant is string {
+  if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant))
+    throw new ValidationError(
+      'invalid_id',
+      `tenant ${JSON.stringify(tenant)}: expected 1–40 of a-z, 0-9 and -`,
+    );
+}
+
 /** Longest stored thread or user id (the engine's `validateThreadId`). */
 const MAX_STORED_ID = 128;
 const ID_CHARS = /^[A-Za-z0-9._:@-]+$/u;

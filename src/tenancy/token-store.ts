@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { newPool } from '../postgres/pool.js';
 import { ValidationError } from '../model/errors.js';
+import { assertTenant } from './tenant-scope.js';
 import { migrate } from '../postgres/migrate.js';
 import { toStoreError } from '../postgres/errors.js';
 import { translateErrors } from '../store/errors.js';
@@ -27,9 +28,6 @@ export const TOKEN_PREFIX = 'dm_';
 
 /** A token: the prefix and 32 random bytes in base64url. */
 const TOKEN_SHAPE = /^dm_[A-Za-z0-9_-]{43}$/u;
-
-/** Tenant names: they prefix stored ids, so they must never contain `:`. */
-export const TENANT_PATTERN = /^[a-z0-9-]{1,40}$/u;
 
 /** Characters of the hash shown as a token's id. */
 const ID_LENGTH = 12;
@@ -82,15 +80,6 @@ interface TokenRow {
 /** The hex SHA-256 of a token, as stored. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/** Throws `invalid_id` unless `tenant` is a valid tenant name. */
-export function assertTenant(tenant: unknown): asserts tenant is string {
-  if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant))
-    throw new ValidationError(
-      'invalid_id',
-      `tenant ${JSON.stringify(tenant)}: expected 1–40 of a-z, 0-9 and -`,
-    );
 }
 
 /** Tokens in PostgreSQL; see the module comment. */

