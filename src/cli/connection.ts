@@ -36,7 +36,8 @@ export function resolveConnection(
 
 /** The database setting, or the error that says where it was looked for. */
 export function requireDatabase(settings: Settings): Setting {
-  if (!settings.databaseUrl) throw noDatabaseConfigured(whereLooked(settings, 'databaseUrl'));
+  if (!settings.databaseUrl)
+    throw noDatabaseConfigured(whereLooked(settings, 'databaseUrl'), settings.givenAs);
   return settings.databaseUrl;
 }
 

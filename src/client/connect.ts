@@ -98,7 +98,7 @@ export class DurableMemory {
       backends = new Backends(settings, given, undefined);
     } else {
       const database = settings.databaseUrl;
-      if (!database) throw noDatabaseConfigured(whereLooked(settings, 'databaseUrl'));
+      if (!database) throw noDatabaseConfigured(whereLooked(settings, 'databaseUrl'), settings.givenAs);
       const open = (url: Setting) => openPostgres(url);
       backends = new Backends(settings, await open(database), open, options.memories);
     }

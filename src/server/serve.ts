@@ -96,7 +96,8 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   let api: RunningApi | undefined;
   try {
     const database = options.settings.databaseUrl;
-    if (!database) throw noDatabaseConfigured(whereLooked(options.settings, 'databaseUrl'));
+    if (!database)
+      throw noDatabaseConfigured(whereLooked(options.settings, 'databaseUrl'), options.settings.givenAs);
     memory = await connect({ settings: options.settings });
     tokens = await reach('postgres', database, () => TokenStore.connect(database.value));
     await ensureBootstrapToken(tokens, env);

@@ -63,11 +63,16 @@ export class BackendUnavailableError extends DurableMemoryError {
  * Nothing configured a database (no flag or option, no DATABASE_URL, no endpoints.json): a
  * BackendUnavailableError (the CLI's exit 4) whose message says where it looked and what to do.
  */
-export function noDatabaseConfigured(looked: string): BackendUnavailableError {
+export function noDatabaseConfigured(looked: string, givenAs: 'flag' | 'option'): BackendUnavailableError {
+  const [home, addresses] =
+    givenAs === 'flag'
+      ? ['--home (or DURABLE_MEMORY_HOME)', '--database-url and --temporal-address']
+      : ['DURABLE_MEMORY_HOME (or connect({ home }))', 'connect({ databaseUrl, temporalAddress })'];
   return new BackendUnavailableError('postgres', '(none configured)', undefined, {
     message:
-      `no PostgreSQL configured: ${looked}; start the local stack with ${LOCAL_STACK}, which writes ` +
-      'endpoints.json, or set DATABASE_URL, e.g. postgres://user:password@localhost:5432/db',
+      `no PostgreSQL configured: ${looked}; start the local stack there with ${LOCAL_STACK}, which ` +
+      `writes endpoints.json; or point ${home} at the home of a running stack; or give the addresses ` +
+      `yourself: ${addresses}, or DATABASE_URL and TEMPORAL_ADDRESS`,
   });
 }
 
@@ -84,7 +89,7 @@ function hintFor(backend: Backend, origin: Origin): string {
     case 'file':
       return `the local stack that wrote it is not running: start it with ${LOCAL_STACK}, or set ${BACKEND_ENV[backend]}`;
     case 'default':
-      return `start the local stack with ${LOCAL_STACK}, or set ${BACKEND_ENV[backend]} to a running ${name}`;
+      return `start the local stack with ${LOCAL_STACK}, point DURABLE_MEMORY_HOME at the home of a running one, or set ${BACKEND_ENV[backend]} to a running ${name}`;
     case 'local':
       return `the local ${name} stopped: see the lines above, then start again`;
   }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { TASK_QUEUE } from '../../workflows/shared.js';
 import { DEFAULT_HOME, endpointsPath, readEndpoints, type Endpoints } from './endpoints.js';
 import { SettingError } from './errors.js';
-import type { Origin, Setting } from './origin.js';
+import { describeOrigin, type Origin, type Setting } from './origin.js';
 import { redactUrl } from './redact.js';
 
 /** The settings the resolver knows. */
@@ -124,11 +124,17 @@ export async function loadSettings(input: SettingsInput = {}): Promise<Settings>
   return resolveSettings(input, await readEndpoints(home.value));
 }
 
-/** Where a setting that has no value was looked for: "no --database-url, no DATABASE_URL and …". */
+/**
+ * Where a setting that has no value was looked for, the home included (it says which endpoints.json):
+ * "no --database-url, no DATABASE_URL and no endpoints.json at /x/endpoints.json (the home, from --home)".
+ */
 export function whereLooked(settings: Settings, key: SettingKey): string {
   const spec = SPEC[key];
   const given = settings.givenAs === 'flag' ? spec.flag : `connect({ ${key} })`;
-  return `no ${given}, no ${spec.env} and no endpoints.json at ${settings.endpointsFile}`;
+  return (
+    `no ${given}, no ${spec.env} and no endpoints.json at ${settings.endpointsFile} ` +
+    `(the home, ${describeOrigin(settings.home.origin)})`
+  );
 }
 
 /** Whether a value was configured by someone, rather than being the built-in default. */

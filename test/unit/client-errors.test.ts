@@ -110,6 +110,46 @@ describe('connect(): startup errors name the setting, its origin and what to do'
     });
   });
 
+  test('no endpoints.json in DURABLE_MEMORY_HOME: says where it looked and how to point elsewhere', async () => {
+    delete process.env['DATABASE_URL'];
+    await assert.rejects(connect(), (err: unknown) => {
+      assert.ok(err instanceof BackendUnavailableError);
+      assert.equal(
+        err.message,
+        'no PostgreSQL configured: no connect({ databaseUrl }), no DATABASE_URL and no endpoints.json at ' +
+          `${path.join(home, 'endpoints.json')} (the home, from DURABLE_MEMORY_HOME); start the local stack ` +
+          'there with `npm start` (or `durable-memory start`), which writes endpoints.json; or point ' +
+          'DURABLE_MEMORY_HOME (or connect({ home })) at the home of a running stack; or give the addresses ' +
+          'yourself: connect({ databaseUrl, temporalAddress }), or DATABASE_URL and TEMPORAL_ADDRESS',
+      );
+      return true;
+    });
+  });
+
+  test('no endpoints.json in the default home: names DURABLE_MEMORY_HOME, which was not set', async () => {
+    delete process.env['DATABASE_URL'];
+    delete process.env['DURABLE_MEMORY_HOME'];
+    const cwd = process.cwd();
+    process.chdir(home);
+    try {
+      await assert.rejects(connect(), (err: unknown) => {
+        assert.ok(err instanceof BackendUnavailableError);
+        const file = path.join(process.cwd(), '.durable-memory', 'endpoints.json');
+        assert.ok(
+          err.message.includes(
+            `no endpoints.json at ${file} (the home, the default: none of connect({ home }), ` +
+              'DURABLE_MEMORY_HOME is set)',
+          ),
+          err.message,
+        );
+        assert.match(err.message, /point DURABLE_MEMORY_HOME \(or connect\(\{ home \}\)\) at the home/u);
+        return true;
+      });
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   test('a DATABASE_URL where nothing listens', async () => {
     const port = await freePort();
     process.env['DATABASE_URL'] = `postgres://u:s3cret@127.0.0.1:${port}/db`;

@@ -167,7 +167,8 @@ describe('resolveSettings: precedence and blank values', () => {
     const settings = resolveSettings({ env: {}, cwd: CWD, givenAs: 'flag' }, undefined);
     assert.equal(
       whereLooked(settings, 'databaseUrl'),
-      `no --database-url, no DATABASE_URL and no endpoints.json at ${endpointsPath(HOME)}`,
+      `no --database-url, no DATABASE_URL and no endpoints.json at ${endpointsPath(HOME)} ` +
+        '(the home, the default: none of --home, DURABLE_MEMORY_HOME is set)',
     );
   });
 
