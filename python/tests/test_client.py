@@ -126,6 +126,17 @@ def test_errors_are_exceptions_with_code_status_message_and_field(
     with Client("http://127.0.0.1:9", timeout=5) as nowhere, pytest.raises(UnavailableError) as down:
         nowhere.list_threads()
     assert (down.value.code, down.value.status) == ("unreachable", None)
+    # The error names the URL it tried and where that address came from.
+    assert "GET http://127.0.0.1:9/v1/threads" in str(down.value)
+    assert "DURABLE_MEMORY_API_URL" in str(down.value)
+
+
+async def test_the_async_client_names_the_url_it_could_not_reach() -> None:
+    async with AsyncClient("http://127.0.0.1:9/", timeout=5) as nowhere:
+        with pytest.raises(UnavailableError) as down:
+            await nowhere.get_thread("t1")
+    assert (down.value.code, down.value.status) == ("unreachable", None)
+    assert "GET http://127.0.0.1:9/v1/threads/t1" in str(down.value)
 
 
 def test_another_tenant_cannot_read_or_touch_the_thread(

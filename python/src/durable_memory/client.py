@@ -335,9 +335,16 @@ def _answer(response: httpx.Response, call: _Call[T]) -> T:
     raise error_from_answer(response.status_code, body, response.headers.get("retry-after"))
 
 
-def _unreachable(err: httpx.TransportError, call: _Call[Any]) -> DurableMemoryError:
+def _unreachable(err: httpx.TransportError, call: _Call[Any], base_url: httpx.URL) -> DurableMemoryError:
+    """The error of a call that got no answer: it names the URL tried and where that address comes from."""
     code = "timeout" if isinstance(err, httpx.TimeoutException) else "unreachable"
-    return UnavailableError(code, f"{call.method} {call.path}: {type(err).__name__}: {err}")
+    url = f"{str(base_url).rstrip('/')}{call.path}"
+    return UnavailableError(
+        code,
+        f"{call.method} {url}: {type(err).__name__}: {err} (is the API running there? The address is "
+        "the client's base_url, else DURABLE_MEMORY_API_URL, else the apiUrl of endpoints.json under "
+        "DURABLE_MEMORY_HOME)",
+    )
 
 
 def _endpoints_api_url() -> str:
@@ -398,7 +405,7 @@ class Client:
         try:
             response = self._http.request(call.method, call.path, params=call.params, json=call.body)
         except httpx.TransportError as err:
-            raise _unreachable(err, call) from err
+            raise _unreachable(err, call, self._http.base_url) from err
         return _answer(response, call)
 
     def close(self) -> None:
@@ -443,7 +450,7 @@ class AsyncClient:
         try:
             response = await self._http.request(call.method, call.path, params=call.params, json=call.body)
         except httpx.TransportError as err:
-            raise _unreachable(err, call) from err
+            raise _unreachable(err, call, self._http.base_url) from err
         return _answer(response, call)
 
     async def aclose(self) -> None:
