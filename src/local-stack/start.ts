@@ -20,8 +20,15 @@ import { shutdownTracing } from '../observability/tracing.js';
 import { supervise, type Supervision } from './supervisor.js';
 import { createWorker } from '../worker/worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
-import { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi, type ServedApi } from '../server/serve.js';
-import { pickPort } from './ports.js';
+import {
+  apiHost,
+  apiPortInUse,
+  configuredApiPort,
+  DEFAULT_API_PORT,
+  serveApi,
+  type ServedApi,
+} from '../server/serve.js';
+import { isPortFree, pickPort } from './ports.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -71,6 +78,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const settings = resolveSettings({ given: options.given, givenAs: 'flag', env }, undefined);
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
+  // An API port asked for and taken fails now, before the stack and the worker start (seconds).
+  const askedPort = configuredApiPort(env);
+  if (askedPort && !(await isPortFree(askedPort, apiHost(env)))) throw apiPortInUse(askedPort, apiHost(env));
   log(`home: ${home}`);
   const stack = await startEmbeddedStack({
     home,

@@ -15,7 +15,7 @@
  * variable's value is the secret, and only its hash reaches the database.
  */
 import { connect, type DurableMemory } from '../client/connect.js';
-import { noDatabaseConfigured, reach } from '../settings/errors.js';
+import { noDatabaseConfigured, reach, SettingError } from '../settings/errors.js';
 import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
@@ -86,6 +86,22 @@ export function apiHost(env: NodeJS.ProcessEnv): string {
   return readEnv(env, 'DURABLE_MEMORY_API_HOST') ?? '127.0.0.1';
 }
 
+/**
+ * The error of an API port something else listens on, naming the setting that asked for it
+ * (`DURABLE_MEMORY_API_PORT`, or the `--port` flag). Callers check the port before they start
+ * anything, so that a busy port is said at once rather than after the whole stack has started.
+ */
+export function apiPortInUse(port: number, host: string, name = 'DURABLE_MEMORY_API_PORT'): SettingError {
+  const origin = name.startsWith('--') ? { kind: 'flag' as const, name } : { kind: 'env' as const, name };
+  return new SettingError(
+    'apiPort',
+    { value: String(port), shown: String(port), origin },
+    `asks for a port in use on ${host}`,
+    `stop what listens there or choose another port (unset, the API takes ${DEFAULT_API_PORT} if free, ` +
+      'else any free port)',
+  );
+}
+
 /** Starts the API service; see the module comment. */
 export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const env = options.env ?? process.env;
@@ -117,6 +133,8 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   } catch (err) {
     await memory?.close().catch(() => undefined);
     await tokens?.close().catch(() => undefined);
+    // Taken since the caller checked it (or never checked): the same error, not Node's EADDRINUSE.
+    if ((err as { code?: unknown }).code === 'EADDRINUSE') throw apiPortInUse(port, host);
     throw err;
   }
   const running = api;

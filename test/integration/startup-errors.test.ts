@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../src/local-stack/ports.js';
 import { reapLeftovers, spawnNode } from '../support/processes.js';
@@ -111,4 +112,57 @@ test('durable-memory worker: the same lines, and exit codes 4 (unreachable) and 
       'postgres://user:password@host:5432/database',
   );
   for (const r of [refused, flag]) assert.doesNotMatch(r.stderr + r.stdout, /s3cret|ENOTFOUND|ECONNREFUSED/u);
+});
+
+/** A listener on a free loopback port, as another program would hold the API's port. */
+async function occupyPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+test('npm start: a DURABLE_MEMORY_API_PORT in use is named before any server starts', async () => {
+  const busy = await occupyPort();
+  try {
+    // Temporal is unreachable too: the port is checked first, before the stack or the worker start.
+    const { code, output } = await npmStart({
+      DURABLE_MEMORY_API_PORT: String(busy.port),
+      TEMPORAL_ADDRESS: `127.0.0.1:${closed}`,
+    });
+    assert.equal(code, 1, output);
+    assert.equal(
+      lastLine(output),
+      `durable-memory: DURABLE_MEMORY_API_PORT asks for a port in use on 127.0.0.1: "${busy.port}"; stop ` +
+        'what listens there or choose another port (unset, the API takes 8080 if free, else any free port)',
+    );
+    assert.doesNotMatch(output, /EADDRINUSE|cannot reach Temporal/u);
+  } finally {
+    busy.server.close();
+  }
+});
+
+test('durable-memory api: a --port or DURABLE_MEMORY_API_PORT in use is named (exit 2) before connecting', async () => {
+  const busy = await occupyPort();
+  try {
+    const database = `postgres://app:s3cret@127.0.0.1:${closed}/app`;
+    const flag = await runCli(['api', '--port', String(busy.port)], env({ DATABASE_URL: database }));
+    assert.equal(flag.code, 2, flag.stderr);
+    assert.equal(
+      lastLine(flag.stderr),
+      `durable-memory: --port asks for a port in use on 127.0.0.1: "${busy.port}"; stop what listens there ` +
+        'or choose another port (unset, the API takes 8080 if free, else any free port)',
+    );
+    const variable = await runCli(
+      ['api'],
+      env({ DATABASE_URL: database, DURABLE_MEMORY_API_PORT: String(busy.port) }),
+    );
+    assert.equal(variable.code, 2, variable.stderr);
+    assert.match(
+      lastLine(variable.stderr),
+      /^durable-memory: DURABLE_MEMORY_API_PORT asks for a port in use/u,
+    );
+    for (const r of [flag, variable]) assert.doesNotMatch(r.stderr, /EADDRINUSE|cannot reach PostgreSQL/u);
+  } finally {
+    busy.server.close();
+  }
 });

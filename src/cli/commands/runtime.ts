@@ -72,8 +72,8 @@ export function registerRuntime(program: Command, session: Session): void {
         const settings = (session.settings = await resolveConnection(session.global));
         requireDatabase(settings);
         const [
-          { apiHost, configuredApiPort, DEFAULT_API_PORT, serveApi },
-          { pickPort },
+          { apiHost, apiPortInUse, configuredApiPort, DEFAULT_API_PORT, serveApi },
+          { isPortFree, pickPort },
           { shutdownTracing },
         ] = await Promise.all([
           import('../../server/serve.js'),
@@ -89,7 +89,9 @@ export function registerRuntime(program: Command, session: Session): void {
         } catch (err) {
           throw new UsageError((err as Error).message);
         }
-        // 8080 if free, else any free port; an explicit port is used as given.
+        // An explicit port is used as given, and checked before connecting; else 8080 if free, else any.
+        if (port && !(await isPortFree(port, apiHost(env))))
+          throw apiPortInUse(port, apiHost(env), o.port ? '--port' : 'DURABLE_MEMORY_API_PORT');
         port ??= await pickPort([DEFAULT_API_PORT], apiHost(env));
         const api = await serveApi({ settings, env, port });
         if (session.json)
