@@ -15,15 +15,9 @@
  */
 import OpenAI from 'openai';
 import { connect } from 'durable-memory';
+import { requireChatModel } from './stack.js';
 
-if (!process.env['OPENAI_BASE_URL'] && !process.env['OPENAI_API_KEY']) {
-  console.error(
-    'agent-loop needs a chat model: set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
-      '(e.g. a local Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 AGENT_MODEL=llama3.2), ' +
-      'or OPENAI_API_KEY to use OpenAI itself.',
-  );
-  process.exit(1);
-}
+requireChatModel('agent-loop');
 
 const model = process.env['AGENT_MODEL'] ?? 'gpt-4o-mini';
 const llm = new OpenAI({

@@ -5,7 +5,8 @@
  * the thread's context (compacted, long-term memories included) to `streamText`, and save the whole
  * list in `onFinish` — each message is stored once however often the list is saved.
  *
- * Run it against a local stack (`npm start` in another terminal) and any OpenAI-compatible endpoint:
+ * It needs a chat model. Run it against a local stack (`npm start` in another terminal) and any
+ * OpenAI-compatible endpoint:
  *   OPENAI_BASE_URL=… OPENAI_API_KEY=… npx tsx examples/ai-sdk-chat.ts
  * THREAD_ID and AGENT_MODEL choose the chat and the model.
  */
@@ -14,6 +15,9 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { streamText, type UIMessage } from 'ai';
 import { connect } from 'durable-memory';
 import { DurableMemoryChats } from 'durable-memory/ai-sdk';
+import { requireChatModel } from './stack.js';
+
+requireChatModel('ai-sdk-chat');
 
 const provider = createOpenAICompatible({
   name: 'openai',

@@ -1,12 +1,14 @@
 """Calling the durable-memory HTTP API from Python with the standard library only (urllib).
 
-Any language that speaks HTTP and JSON can append to a thread and read its memory view. Start the
-stack (`npm start` prints `api=...` on its ready line), create a token if you want one
-(`npx durable-memory token create --tenant me`), then:
+Any language that speaks HTTP and JSON can append to a thread and read its view. Start the stack
+(`npm start`), then, in the same directory:
 
-    DURABLE_MEMORY_API_URL=http://127.0.0.1:8080 DURABLE_MEMORY_API_TOKEN=... python3 examples/http_api.py
+    python3 examples/http_api.py
 
-Without a token the local API serves loopback requests as the `local` tenant.
+The API's address is DURABLE_MEMORY_API_URL, else the `apiUrl` that `npm start` wrote to
+`endpoints.json` under DURABLE_MEMORY_HOME (default `./.durable-memory`); its port is 8080 only when
+that was free. Without a token the local API serves loopback requests as the `local` tenant; with
+tokens (`npx durable-memory token create --tenant me`), set DURABLE_MEMORY_API_TOKEN.
 """
 
 import json
@@ -14,7 +16,28 @@ import os
 import urllib.error
 import urllib.request
 
-API = os.environ.get("DURABLE_MEMORY_API_URL", "http://127.0.0.1:8080").rstrip("/")
+
+
+def api_url():
+    """DURABLE_MEMORY_API_URL, else the apiUrl of the stack's endpoints.json (as connect() finds it)."""
+    if os.environ.get("DURABLE_MEMORY_API_URL", "").strip():
+        return os.environ["DURABLE_MEMORY_API_URL"].strip().rstrip("/")
+    home = os.environ.get("DURABLE_MEMORY_HOME", "").strip() or ".durable-memory"
+    path = os.path.join(os.path.abspath(home), "endpoints.json")
+    try:
+        with open(path, encoding="utf-8") as file:
+            url = json.load(file).get("apiUrl")
+    except (OSError, ValueError, AttributeError):
+        url = None
+    if not url:
+        raise SystemExit(
+            f"no DURABLE_MEMORY_API_URL and no apiUrl in {path}: start the stack (npm start) in this "
+            "directory, or set DURABLE_MEMORY_HOME to its home or DURABLE_MEMORY_API_URL to its API"
+        )
+    return url.rstrip("/")
+
+
+API = api_url()
 TOKEN = os.environ.get("DURABLE_MEMORY_API_TOKEN")
 THREAD = os.environ.get("THREAD_ID", "python-demo")
 
@@ -71,7 +94,7 @@ retry = {"id": "py-1", "role": "user", "content": "Hello from Python! What can y
 again = call("POST", f"/v1/threads/{THREAD}/messages", {"message": retry})
 print("retried append is a duplicate:", again["messages"][0]["duplicate"])
 
-# The memory view for the next model call, within a token budget, as OpenAI messages.
+# The view for the next model call, within a token budget, as OpenAI messages.
 context = call("GET", f"/v1/threads/{THREAD}/context?budget=2000")
 print(f"context: {context['tokens']} tokens, OpenAI roles", [m["role"] for m in context["openai"]])
 

@@ -4,7 +4,8 @@
  * `RunnableWithMessageHistory` reads the history before each turn (the thread's compacted context,
  * long-term memories included) and adds the turn's messages after it.
  *
- * Run it against a local stack (`npm start` in another terminal) and any OpenAI-compatible endpoint:
+ * It needs a chat model. Run it against a local stack (`npm start` in another terminal) and any
+ * OpenAI-compatible endpoint:
  *   OPENAI_BASE_URL=… OPENAI_API_KEY=… npx tsx examples/langchain-history.ts
  * THREAD_ID and AGENT_MODEL choose the thread and the model.
  */
@@ -13,6 +14,9 @@ import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { ChatOpenAI } from '@langchain/openai';
 import { connect } from 'durable-memory';
 import { DurableMemoryChatMessageHistory } from 'durable-memory/langchain';
+import { requireChatModel } from './stack.js';
+
+requireChatModel('langchain-history');
 
 const memory = await connect(); // TEMPORAL_ADDRESS / DATABASE_URL, else the endpoints of `npm start`
 const model = new ChatOpenAI({

@@ -4,15 +4,17 @@
  * from), finds it again, and forgets it (kept in history, superseded).
  *
  * Start the stack (`npm start` prints `api=…` on its ready line), then:
- *   DURABLE_MEMORY_API_URL=http://127.0.0.1:8080 npx tsx examples/mcp-client.ts
+ *   npx tsx examples/mcp-client.ts
+ * It finds the API in the stack's endpoints.json (or DURABLE_MEMORY_API_URL).
  * With tokens, add DURABLE_MEMORY_API_TOKEN=… (without one the local API serves loopback requests as
  * tenant `local`). THREAD_ID chooses the thread. Over stdio, spawn `durable-memory mcp` instead
  * (StdioClientTransport): the tools are the same.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { apiUrl } from './stack.js';
 
-const api = (process.env['DURABLE_MEMORY_API_URL'] ?? 'http://127.0.0.1:8080').replace(/\/$/u, '');
+const api = apiUrl();
 const token = process.env['DURABLE_MEMORY_API_TOKEN'];
 const threadId = process.env['THREAD_ID'] ?? 'mcp-demo';
 const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};

@@ -6,7 +6,8 @@
  * user's message, function calls and their outputs, reasoning, the answer. Stop everything between
  * runs: the next run goes on where the thread left off.
  *
- * Run it against a local stack (`npm start` in another terminal) and an endpoint with the Responses API:
+ * It needs a chat model. Run it against a local stack (`npm start` in another terminal) and an
+ * endpoint with the Responses API:
  *   OPENAI_BASE_URL=… OPENAI_API_KEY=… npx tsx examples/openai-agents-session.ts
  * THREAD_ID and AGENT_MODEL choose the thread and the model.
  */
@@ -14,6 +15,9 @@ import { Agent, run, setDefaultOpenAIKey, setTracingDisabled, tool } from '@open
 import { z } from 'zod';
 import { connect } from 'durable-memory';
 import { DurableMemorySession } from 'durable-memory/openai-agents';
+import { requireChatModel } from './stack.js';
+
+requireChatModel('openai-agents-session');
 
 setTracingDisabled(true); // traces would go to OpenAI; this example keeps everything local
 setDefaultOpenAIKey(process.env['OPENAI_API_KEY'] ?? 'not-needed-locally'); // OPENAI_BASE_URL is read too

@@ -1,10 +1,13 @@
 """An OpenAI Agents SDK (Python) agent whose session is a durable-memory thread, over the HTTP API.
 
-Start the stack (`npm start` prints `api=...` on its ready line), install the package
-(`pip install './python[agents]'`), then:
+It needs a chat model (OPENAI_API_KEY, or OPENAI_BASE_URL of an endpoint with the Responses API).
+Start the stack (`npm start`), install the package (`pip install './python[agents]'`), then, in the
+same directory:
 
-    DURABLE_MEMORY_API_URL=http://127.0.0.1:8080 DURABLE_MEMORY_API_TOKEN=... OPENAI_API_KEY=... \
-        python examples/python_agents_session.py
+    OPENAI_API_KEY=... python examples/python_agents_session.py
+
+The client finds the API in the stack's endpoints.json (or DURABLE_MEMORY_API_URL); with tokens, set
+DURABLE_MEMORY_API_TOKEN.
 
 Each turn opens a new client and session, as a new process would: the thread remembers, not the
 process. Without a token the local API serves loopback requests as the `local` tenant.
@@ -12,6 +15,13 @@ process. Without a token the local API serves loopback requests as the `local` t
 
 import asyncio
 import os
+import sys
+
+if not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
+    sys.exit(
+        "python_agents_session needs a chat model: set OPENAI_BASE_URL to an endpoint with the Responses "
+        "API, or OPENAI_API_KEY to use OpenAI itself."
+    )
 
 from agents import Agent, Runner, function_tool
 
@@ -31,7 +41,7 @@ agent = Agent(name="Assistant", instructions="Answer briefly.", model="gpt-4o-mi
 
 
 async def turn(text: str) -> None:
-    # URL and token from DURABLE_MEMORY_API_URL and DURABLE_MEMORY_API_TOKEN.
+    # URL from DURABLE_MEMORY_API_URL, else the stack's endpoints.json; token from DURABLE_MEMORY_API_TOKEN.
     async with AsyncClient() as memory:
         session = DurableMemorySession(memory, THREAD, user_id="alice")
         result = await Runner.run(agent, text, session=session)

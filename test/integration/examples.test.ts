@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startApi } from '../../src/server/api-server.js';
+import { writeEndpoints } from '../../src/settings/endpoints.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startApiFixture, type ApiFixture } from '../support/api.js';
 import { cliEnv } from '../support/cli.js';
@@ -121,6 +122,25 @@ test('agent-loop.ts without a model endpoint: says which settings it needs, appe
   await assert.rejects(p.memory.thread('example-agent-no-llm').history(), { code: 'unknown_thread' });
 });
 
+for (const example of ['ai-sdk-chat', 'langchain-history', 'openai-agents-session']) {
+  test(`${example}.ts without a model endpoint: one line saying what to set, exit 1, nothing appended`, async () => {
+    const threadId = `example-${example}-no-llm`;
+    const result = await tsx(`${example}.ts`, {
+      ...cliEnv(p),
+      OPENAI_BASE_URL: undefined,
+      OPENAI_API_KEY: undefined,
+      THREAD_ID: threadId,
+    });
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(
+      result.stderr,
+      new RegExp(`^${example} needs a chat model: set OPENAI_BASE_URL.*OPENAI_API_KEY`),
+    );
+    assert.doesNotMatch(result.stderr, /at .*\.(ts|js):\d+/, 'a message, not a stack trace');
+    await assert.rejects(p.memory.thread(threadId).history(), { code: 'unknown_thread' });
+  });
+}
+
 test('agent-loop.ts with an unreachable model endpoint: names the URL it tried', async () => {
   const closed = await closedPort();
   const result = await tsx('agent-loop.ts', {
@@ -216,6 +236,34 @@ test('http_api.py: Python with only the standard library appends, reads the cont
       ['py-1', 'py-2', 'py-3', 'py-4'],
     );
 
+    // Without DURABLE_MEMORY_API_URL it reads the stack's endpoints.json; with neither, one line.
+    const home = await mkdtemp(path.join(tmpdir(), 'dm-example-py-'));
+    try {
+      const fromFile = await run('python3', ['examples/http_api.py'], {
+        DURABLE_MEMORY_API_URL: undefined,
+        DURABLE_MEMORY_HOME: home,
+        DURABLE_MEMORY_API_TOKEN: api.acmeToken,
+        THREAD_ID: 'from-python-2',
+      });
+      assert.equal(fromFile.code, 1, fromFile.stdout);
+      assert.match(
+        fromFile.stderr,
+        /no DURABLE_MEMORY_API_URL and no apiUrl in .*endpoints\.json: start the stack/,
+      );
+      assert.doesNotMatch(fromFile.stderr, /Traceback/);
+      await writeFile(path.join(home, 'endpoints.json'), JSON.stringify({ apiUrl: api.api.url }));
+      const found = await run('python3', ['examples/http_api.py'], {
+        DURABLE_MEMORY_API_URL: undefined,
+        DURABLE_MEMORY_HOME: home,
+        DURABLE_MEMORY_API_TOKEN: api.acmeToken,
+        THREAD_ID: 'from-python-2',
+      });
+      assert.equal(found.code, 0, found.stderr);
+      assert.match(found.stdout, /appended seqs: \[1, 2, 3, 4\]/);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+
     // A refused request prints the API's error code and message (nested under `error`).
     const refused = await run('python3', ['examples/http_api.py'], {
       DURABLE_MEMORY_API_URL: api.api.url,
@@ -303,11 +351,22 @@ test('mcp-client.ts: an MCP client over streamable HTTP remembers, finds and for
   const api = await startApi({ memory: p.memory, tokens, logger: false });
   try {
     const { token } = await tokens.create('demo', 'mcp example');
+    // No DURABLE_MEMORY_API_URL: it finds the API where `npm start` publishes it, in endpoints.json.
+    const home = await mkdtemp(path.join(tmpdir(), 'dm-example-mcp-'));
+    await writeEndpoints(home, {
+      temporalAddress: p.stack.temporalAddress,
+      namespace: p.stack.namespace,
+      taskQueue: p.taskQueue,
+      databaseUrl: p.stack.databaseUrl,
+      apiUrl: api.url,
+    });
     const result = await tsx('mcp-client.ts', {
-      DURABLE_MEMORY_API_URL: api.url,
+      DURABLE_MEMORY_API_URL: undefined,
+      DURABLE_MEMORY_HOME: home,
       DURABLE_MEMORY_API_TOKEN: token,
       THREAD_ID: 'example-mcp',
     });
+    await rm(home, { recursive: true, force: true });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /tools: search, remember, forget, context, list_threads/);
     assert.match(result.stdout, /context: 3 messages/);

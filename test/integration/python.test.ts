@@ -100,3 +100,16 @@ test('examples/python_agents_session.py: two turns with a tool; the second sees 
   const history = await f.acme.get('/v1/threads/py-example/messages');
   assert.equal(history.body.messages.length, 6);
 });
+
+test('examples/python_agents_session.py without a model endpoint: one line saying what to set, exit 1', async () => {
+  const done = await runProgram(venv.python, [path.join(REPO_ROOT, 'examples', 'python_agents_session.py')], {
+    env: { ...pythonEnv(), OPENAI_BASE_URL: '', OPENAI_API_KEY: '', THREAD_ID: 'py-example-no-llm' },
+  });
+  assert.equal(done.code, 1, done.stdout);
+  assert.match(
+    done.stderr,
+    /^python_agents_session needs a chat model: set OPENAI_BASE_URL .*OPENAI_API_KEY/u,
+  );
+  assert.doesNotMatch(done.stderr, /Traceback/u, 'a message, not a stack trace');
+  assert.equal((await f.acme.get('/v1/threads/py-example-no-llm')).status, 404, 'nothing was appended');
+});
