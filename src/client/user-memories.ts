@@ -1,7 +1,8 @@
 /**
  * A user's long-term memories as the client offers them (`memory.userMemories(userId)`): reads,
  * search, and the user's own word on them. `remember` checks that a source thread exists and is the
- * user's, so provenance never names someone else's conversation.
+ * user's, and that the message ids are that thread's, so provenance never names someone else's
+ * conversation or messages that never existed.
  */
 import { ValidationError } from '../model/errors.js';
 import { parseQuery } from '../recall/options.js';
@@ -20,7 +21,7 @@ import { UnknownThreadError } from './errors.js';
 export interface RememberOptions {
   /** The thread the user confirmed it in (must exist and be the user's). */
   threadId?: string;
-  /** The messages it came from. */
+  /** The messages it came from: ids of `threadId`'s messages (required with them). */
   messageIds?: string[];
   /** The tool call that recorded it (e.g. an MCP `remember` call's id). */
   toolCallId?: string;
@@ -45,7 +46,8 @@ export interface UserMemories {
    * Stores a fact the user confirmed, with its provenance and `confirmation: 'confirmed by user'`;
    * an equal live fact is returned instead of stored twice.
    * @throws UnknownThreadError when `threadId` does not exist; ValidationError (`invalid_option`)
-   *   when it is another user's, and the text codes for the text.
+   *   when it is another user's or `messageIds` come without it, `invalid_id` naming the message ids
+   *   the thread does not have, and the text codes for the text. Nothing is stored then.
    */
   remember(text: string, options?: RememberOptions): Promise<MemoryRecord>;
   /** Replaces a live memory's text; the old one stays, superseded (undefined if not live). */
@@ -82,6 +84,7 @@ export function userMemories(
           throw new ValidationError('invalid_option', "the thread is not this user's", { field: 'threadId' });
         resourceId ??= info.resourceId;
       }
+      if (options.messageIds?.length) await checkMessageIds(threads, options.threadId, options.messageIds);
       return store.remember(userId, {
         text,
         resourceId,
@@ -92,4 +95,36 @@ export function userMemories(
       });
     },
   };
+}
+
+/** Pages of body-free metas read while looking for message ids (ids are not indexed by the store). */
+const META_PAGE = 1000;
+
+/**
+ * Checks that `threadId` holds every id of `messageIds`.
+ * @throws ValidationError `invalid_option` without a thread, `invalid_id` naming the missing ids.
+ */
+async function checkMessageIds(
+  threads: ThreadStore,
+  threadId: string | undefined,
+  messageIds: readonly string[],
+): Promise<void> {
+  if (threadId === undefined)
+    throw new ValidationError('invalid_option', 'messageIds need the threadId they belong to', {
+      field: 'messageIds',
+    });
+  const missing = new Set(messageIds);
+  // A confirmation is rare and cites a handful of ids: reading metas until all are found is enough.
+  for (let after = 0; missing.size > 0;) {
+    const page = await threads.metas(threadId, { after, limit: META_PAGE });
+    for (const meta of page) missing.delete(meta.id);
+    if (page.length < META_PAGE) break;
+    after = page[page.length - 1]!.seq;
+  }
+  if (missing.size > 0)
+    throw new ValidationError(
+      'invalid_id',
+      `the thread has no message ${[...missing].map((id) => JSON.stringify(id)).join(', ')}`,
+      { field: 'messageIds' },
+    );
 }

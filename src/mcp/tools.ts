@@ -171,7 +171,7 @@ const remember = tool({
       .array(z.string().min(1).max(MAX_ID_LENGTH))
       .max(100)
       .optional()
-      .describe('The messages it came from'),
+      .describe('Ids of the messages of threadId it came from (only with threadId)'),
     toolCallId: z.string().min(1).max(MAX_ID_LENGTH).optional().describe('Your tool call id, for provenance'),
     category: z.string().min(1).max(100).optional().describe('e.g. "preference"'),
   },

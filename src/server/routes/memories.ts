@@ -133,7 +133,8 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         description:
           'Stored live with its provenance (thread, messages, tool call) and `confirmation: confirmed by ' +
           'user`; deleting its thread keeps it (it is the user’s word). An equal live fact is returned ' +
-          'instead of stored twice. The thread, if given, must be one of this user’s.',
+          'instead of stored twice. The thread, if given, must be one of this user’s, and `messageIds` ' +
+          'must be its messages (400 `invalid_id` naming the ones it does not have; nothing is stored).',
         tags: ['memories'],
         security: BEARER,
         params: UserParams,
@@ -164,9 +165,13 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       } catch (err) {
         if (err instanceof UnknownThreadError)
           throw new ApiError(404, 'unknown_thread', unknownThread(body.threadId!).message, 'threadId');
-        // The schema checked the shapes: what is left is the thread's owner or the text's content.
+        // The schema checked the shapes: what is left is the thread's owner, the message ids (named
+        // by the error) or the text's content.
         if (err instanceof ValidationError)
-          throw validationFailure(err, err.code === 'invalid_option' ? 'threadId' : 'text');
+          throw validationFailure(
+            err,
+            err.field === 'messageIds' ? err.field : err.code === 'invalid_option' ? 'threadId' : 'text',
+          );
         throw err;
       }
     },

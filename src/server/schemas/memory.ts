@@ -72,7 +72,7 @@ export const RememberBody = Type.Object(
     messageIds: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), {
         maxItems: 100,
-        description: 'The messages it came from.',
+        description: 'The messages it came from: ids of messages of `threadId` (required with them).',
       }),
     ),
     toolCallId: Type.Optional(

@@ -1,0 +1,46 @@
+/**
+ * The client's `userMemories(userId).remember`: provenance names only what exists. A source thread
+ * must be the user's and the message ids must be that thread's; otherwise nothing is stored.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { userMemories } from '../../src/client/user-memories.js';
+import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { InMemoryThreadStore } from '../../src/store/index.js';
+
+async function setUp() {
+  const threads = new InMemoryThreadStore();
+  const memories = new InMemoryMemoryStore();
+  const message = (id: string) => ({
+    message: { id, role: 'user' as const, parts: [{ type: 'text' as const, text: id }] },
+    tokens: 3,
+  });
+  await threads.append('t1', [message('m1'), message('m2')], { userId: 'alice' });
+  return { threads, memories, alice: userMemories({ threads, memories }, 'alice') };
+}
+
+test('remember keeps message ids the source thread has', async () => {
+  const { alice } = await setUp();
+  const memory = await alice.remember('Alice likes tea', { threadId: 't1', messageIds: ['m2', 'm1'] });
+  assert.deepEqual(memory.sourceMessageIds, ['m2', 'm1']);
+});
+
+test('remember refuses message ids the thread does not have, naming them; nothing is stored', async () => {
+  const { alice } = await setUp();
+  await assert.rejects(
+    alice.remember('Alice likes tea', { threadId: 't1', messageIds: ['m1', 'nope', 'm9'] }),
+    (err: unknown) =>
+      err instanceof ValidationError &&
+      err.code === 'invalid_id' &&
+      err.field === 'messageIds' &&
+      /"nope", "m9"/u.test(err.message) &&
+      !err.message.includes('"m1"'),
+  );
+  await assert.rejects(
+    alice.remember('Alice likes tea', { messageIds: ['m1'] }),
+    (err: unknown) =>
+      err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'messageIds',
+  );
+  assert.deepEqual(await alice.list(), []);
+});
