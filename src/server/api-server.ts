@@ -31,6 +31,7 @@ import { transferRoutes } from './routes/transfer.js';
 import { userRoutes } from './routes/users.js';
 import type { TokenStore } from '../tenancy/token-store.js';
 import { validatorCompiler } from './validator-compiler.js';
+import { checkQueryStrings, parseQueryString } from './query-string.js';
 import { traceRequests } from './request-tracing.js';
 
 /** Default request body limit: a 1 MB message (4 MB of JSON-escaped worst case) still fits. */
@@ -149,7 +150,8 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     requestTimeout: 30_000,
     return503OnClosing: true,
     // Ids are at most 128 characters, memory ids 300; a longer path parameter is an invalid id.
-    routerOptions: { maxParamLength: 512 },
+    // Query strings are decoded strictly (query-string.ts).
+    routerOptions: { maxParamLength: 512, querystringParser: parseQueryString },
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -157,6 +159,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   acceptStrictUtf8Json(app);
   installErrorHandling(app);
+  checkQueryStrings(app);
   addSharedSchemas(app);
   traceRequests(app);
 

@@ -5,6 +5,8 @@
  * (`node --import tsx src/server/write-openapi.ts`; a test fails when the two differ).
  */
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { TSchema } from 'typebox';
+import { closed } from './validator-compiler.js';
 
 /** Version of this description (the paths are versioned by their `/v1` prefix). */
 export const API_VERSION = '1.0.0';
@@ -19,10 +21,24 @@ thread answers 404. While no token exists, a server bound to 127.0.0.1 serves un
 requests from loopback as tenant \`local\`.
 
 Errors: every failure is \`{ "error": { "code", "message", "field"? } }\`; decide by \`code\`.
-503 answers carry \`Retry-After\`.`;
+503 answers carry \`Retry-After\`.
+
+Input: a body field or query parameter that an operation does not define is refused (400
+\`unknown_field\` naming it), in every object of a request, messages included; objects documented as
+open (\`metadata\`, a strategy's options, OpenAI content parts and tool calls) take any field. Query
+parameters follow the rules of body fields: a value that is not percent-encoded UTF-8 is 400
+\`invalid_url\` or \`invalid_utf8\`, one with a NUL is 400 \`nul_byte\`, each naming the parameter.`;
 
 /** Options of @fastify/swagger. */
 export const SWAGGER_OPTIONS: SwaggerOptions = {
+  // Requests are checked with the rule for unknown fields applied (validator-compiler.ts): say so.
+  transform: ({ schema, url }) => {
+    const s = schema as Record<string, unknown> | undefined;
+    if (!s) return { schema, url };
+    const out: Record<string, unknown> = { ...s };
+    for (const part of ['body', 'querystring']) if (s[part]) out[part] = closed(s[part] as TSchema);
+    return { schema: out as typeof schema, url };
+  },
   // Shared records keep their names under components/schemas (the default would be `def-0`, …).
   refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json['$id'] ?? `def-${i}`) },
   openapi: {

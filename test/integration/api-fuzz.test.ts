@@ -374,6 +374,40 @@ test('every operation of openapi.json has a base request to fuzz, which succeeds
   }
 });
 
+test('every query parameter refuses what a body refuses: bad percent-encoding, invalid UTF-8, NUL', async () => {
+  const doc = checkedInOpenApi();
+  const bases = baseRequests();
+  // The same text in a JSON body is a 400 (invalid_utf8 for the bytes, nul_byte for U+0000).
+  const cases = [
+    ['a%ZZ', 'invalid_url'],
+    ['%FF', 'invalid_utf8'],
+    ['%ED%A0%80', 'invalid_utf8'],
+    ['%00', 'nul_byte'],
+    ['a%00b', 'nul_byte'],
+  ] as const;
+  const wrong: string[] = [];
+  let checked = 0;
+  for (const [key, base] of Object.entries(bases)) {
+    const [method, template] = key.split(' ') as [string, string];
+    const op = doc.paths[template]![method.toLowerCase()] as unknown as {
+      parameters?: { in: string; name: string }[];
+    };
+    for (const param of (op.parameters ?? []).filter((p) => p.in === 'query'))
+      for (const [value, code] of cases) {
+        const q = new URLSearchParams(base.query ?? {});
+        q.delete(param.name);
+        const path = `${base.path}?${q.toString() ? `${q.toString()}&` : ''}${param.name}=${value}`;
+        const res = await f.acme.call(method, path, { body: base.body });
+        checked++;
+        const error = (res.body as { error?: { code?: string; field?: string } })?.error;
+        if (res.status !== 400 || error?.code !== code || error?.field !== param.name)
+          wrong.push(`${method} ${path}: ${res.status} ${res.text.slice(0, 120)}`);
+      }
+  }
+  assert.ok(checked >= 50, `${checked} checks`);
+  assert.deepEqual(wrong, []);
+});
+
 test(
   'hostile values at every field, query and path parameter: no 5xx, only documented answers',
   { timeout: 120_000 },

@@ -226,6 +226,41 @@ describe('POST /v1/threads/{id}/messages', () => {
     );
   });
 
+  test('one rule for unknown fields: refused with a 400 naming them, in bodies, messages and queries', async () => {
+    const path = '/v1/threads/append-unknown/messages';
+    assertError(
+      await acme.post(path, { messages: [text('a', 'user', 'x')], colour: 'red' }),
+      400,
+      'unknown_field',
+      'colour',
+    );
+    assertError(
+      await acme.post(path, { messages: [{ ...text('a', 'user', 'x'), colour: 'red' }] }),
+      400,
+      'unknown_field',
+      'messages[0].colour',
+    );
+    assertError(
+      await acme.post(path, { message: { role: 'user', content: 'x', conent: 'typo' } }),
+      400,
+      'unknown_field',
+      'message.conent',
+    );
+    assertError(await acme.get(`${path}?limit=5&colour=red`), 400, 'unknown_field', 'colour');
+    assertError(
+      await acme.post(`${path}?colour=red`, { message: text('a', 'user', 'x') }),
+      400,
+      'unknown_field',
+      'colour',
+    );
+    // Nothing of a refused request was stored.
+    assertError(await acme.get(path), 404, 'unknown_thread', 'id');
+    // What OpenAI's API answers as a message (refusal, annotations, audio: null) is no unknown field.
+    const openai = { role: 'assistant', content: 'hello', refusal: null, annotations: [], audio: null };
+    const res = await acme.post(path, { messages: [{ ...text('u', 'user', 'hi') }, { id: 'o', ...openai }] });
+    assert.equal(res.status, 200, res.text);
+  });
+
   test('batches hold at most 1000 messages', async () => {
     const batch = (n: number) => Array.from({ length: n }, (_, i) => text(`b${i}`, 'user', `message ${i}`));
     const ok = await acme.post('/v1/threads/batch/messages', { messages: batch(1000) });
@@ -928,6 +963,11 @@ describe('memories', () => {
     assertError(bobs, 400, 'invalid_option', 'threadId');
     assert.ok(!bobs.text.includes('acme'), bobs.text);
     assertError(await post({ text: 'x', threadId: 'no-such-thread' }), 404, 'unknown_thread', 'threadId');
+    // Message ids are the thread's, or the memory would cite messages that never existed.
+    const unknownIds = await post({ text: 'x', threadId: 'mem-thread', messageIds: ['m1', 'nope', 'm9'] });
+    assertError(unknownIds, 400, 'invalid_id', 'messageIds');
+    assert.match(unknownIds.body.error.message, /"nope", "m9"/u);
+    assertError(await post({ text: 'x', messageIds: ['m1'] }), 400, 'invalid_option', 'messageIds');
     const texts = (await acme.get('/v1/users/alice/memories')).body.memories.map(
       (m: { text: string }) => m.text,
     );
@@ -1136,15 +1176,15 @@ describe('limits: 400 naming the field, never a 500', () => {
     assert.equal(stored.body.messages[0].parts[0].text, 'café 🙂');
   });
 
-  test('import: deep JSON in a field the import ignores is too_deep too (it was copied: a 500)', async () => {
+  test('import: deep JSON in a field the import does not know is unknown_field (it was copied: a 500)', async () => {
     const message = { ...exported.messages[0], parts: [{ ...exported.messages[0].parts[0], extra: 'DEEP' }] };
     assertError(
       await acme.call('POST', '/v1/threads/import?threadId=limits-7', {
         raw: withDeep({ ...exported, messages: [message] }, 10_000),
       }),
       400,
-      'too_deep',
-      'body',
+      'unknown_field',
+      'messages[0].parts[0].extra',
     );
     const record = {
       id: 'c1',
@@ -1161,8 +1201,8 @@ describe('limits: 400 naming the field, never a 500', () => {
         raw: withDeep({ ...exported, compactions: [record] }, 10_000),
       }),
       400,
-      'too_deep',
-      'body',
+      'unknown_field',
+      'compactions[0].extra',
     );
   });
 

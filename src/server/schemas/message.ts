@@ -23,6 +23,17 @@ export const MAX_PAGE = 1000;
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
 
+/** A part as callers send it: the engine checks each kind's fields and says what is wrong. */
+const PartIn = Type.Object({
+  type: Type.String({ description: '`text`, `reasoning`, `tool_call`, `tool_result`.' }),
+  text: Type.Optional(Type.Unknown()),
+  callId: Type.Optional(Type.Unknown()),
+  name: Type.Optional(Type.Unknown()),
+  arguments: Type.Optional(Type.Unknown()),
+  result: Type.Optional(Type.Unknown()),
+  isError: Type.Optional(Type.Unknown()),
+});
+
 /** A message as callers send it: ours (`parts` or `content`) or an OpenAI chat-completions message. */
 export const MessageIn = Type.Object(
   {
@@ -30,7 +41,7 @@ export const MessageIn = Type.Object(
       Type.String({ description: 'Makes appends idempotent; a random id is assigned when absent.' }),
     ),
     role: Type.String({ description: '`system`, `user`, `assistant`, `tool` (or OpenAI `developer`).' }),
-    parts: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
+    parts: Type.Optional(Type.Array(PartIn)),
     content: Type.Optional(
       Type.Union([Type.String(), Type.Null(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
     ),
@@ -39,12 +50,18 @@ export const MessageIn = Type.Object(
     name: Type.Optional(Type.String()),
     createdAt: Type.Optional(Type.String()),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    // The rest of an OpenAI chat-completions message, as its API answers one.
+    refusal: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    annotations: Type.Optional(Type.Array(Type.Unknown())),
+    audio: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+    function_call: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
   },
   {
-    additionalProperties: true,
     description:
-      'Ours: `{ id, role, parts }` or `{ id, role, content }`. OpenAI: any chat-completions message ' +
-      '(`tool_calls`, `tool_call_id`, array `content` of text parts). Checked by the engine.',
+      'Ours: `{ id, role, parts }` or `{ id, role, content }`. OpenAI: a chat-completions message ' +
+      '(`tool_calls`, `tool_call_id`, array `content` of text parts; `refusal` is kept as text; ' +
+      '`annotations` are dropped; non-null `audio` and `function_call` are refused). Checked by the ' +
+      'engine. Any other field is refused (`unknown_field`): put your own data in `metadata`.',
   },
 );
 
