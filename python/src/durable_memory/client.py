@@ -3,7 +3,12 @@
 Each operation is written once, in :class:`_Operations`: its signature, its documentation, and the
 :class:`_Call` it makes (method, path, query, body, and how the answer becomes the result). The two
 clients take their methods from there (:func:`_blocking`, :func:`_awaited`) and differ only in how a
-call is sent. Ids are the caller's (the API keeps tenants apart by the token). Failures raise
+call is sent. Ids are the caller's (the API keeps tenants apart by the token).
+
+Return shapes follow one rule: an operation that pages (``list_threads``, ``history``) returns the
+API's page as it is, items and ``next`` (``{"threads": [...], "next"?}``), because ``next`` is needed;
+an operation whose answer is one complete list (memories, history search hits) returns that list;
+every other answer is the API's JSON object. Failures raise
 :class:`~durable_memory.errors.DurableMemoryError` subclasses carrying the API's ``code``, ``status``,
 ``message`` and ``field``.
 """
