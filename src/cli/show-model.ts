@@ -58,7 +58,19 @@ export interface ContextFacts {
   budget: number;
   droppedOnRead: number;
   messageIds: ReadonlySet<string>;
+  /** Ids the context would send without recall: one of them dropped on read was dropped for recall. */
+  withoutRecallIds?: ReadonlySet<string>;
 }
+
+/** Why a message of the stored view is not sent: the budget, or the room the recalled block took. */
+function dropped(id: string, context: ContextFacts): { status: 'dropped-on-read'; reason?: string } {
+  return context.withoutRecallIds?.has(id)
+    ? { status: 'dropped-on-read', reason: RECALL_TOOK_THE_ROOM }
+    : { status: 'dropped-on-read' };
+}
+
+/** The reason of a row dropped on read only because the recalled block took its room. */
+export const RECALL_TOOK_THE_ROOM = 'room taken by recall';
 
 /**
  * A record's strategy, each name once: a pipeline that ran one strategy per group records it per
@@ -131,8 +143,8 @@ function historyRow(
   const base = { kind: 'history' as const, seq: m.seq, id: m.id, role: m.role, tokens: m.tokens };
   const text = messageText(m);
   if (m.excludedBy === undefined) {
-    const status = context.messageIds.has(m.id) ? 'in-view' : 'dropped-on-read';
-    return { ...base, text, status };
+    if (context.messageIds.has(m.id)) return { ...base, text, status: 'in-view' };
+    return { ...base, text, ...dropped(m.id, context) };
   }
   const record = records.get(m.excludedBy);
   const label = summarizedIn.get(m.id);
@@ -170,7 +182,11 @@ function summaryRow(s: SummaryRecord, facts: SummaryFacts): ShowRow {
     role: s.message.role,
     text: messageText(s.message),
     tokens: s.tokens,
-    status: superseded ? 'superseded' : context.messageIds.has(s.message.id) ? 'in-view' : 'dropped-on-read',
+    ...(superseded
+      ? { status: 'superseded' as const }
+      : context.messageIds.has(s.message.id)
+        ? { status: 'in-view' as const }
+        : dropped(s.message.id, context)),
     strategy: compactionMarkOf(s.message)?.strategy,
     ...(replaces ? { replaces } : {}),
     ...(superseded

@@ -7,7 +7,13 @@
 import type { CompactionRecord } from '../store/types.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 import { cell, clip, clipWords, int, right } from './output.js';
-import { recordReason, recordStrategy, type ContextFacts, type ShowRow } from './show-model.js';
+import {
+  recordReason,
+  recordStrategy,
+  RECALL_TOOK_THE_ROOM,
+  type ContextFacts,
+  type ShowRow,
+} from './show-model.js';
 
 /** What the header says besides the rows. */
 export interface ShowFacts {
@@ -42,7 +48,9 @@ function memoryCell(row: ShowRow, strategyOf: Map<string, string | undefined>): 
     case 'in-view':
       return row.kind === 'summary' && row.replaces ? `✓ in view, for ${range(row.replaces)}` : '✓ in view';
     case 'dropped-on-read':
-      return '… dropped on read (over budget)';
+      return row.reason === RECALL_TOOK_THE_ROOM
+        ? `… dropped on read (${RECALL_TOOK_THE_ROOM})`
+        : '… dropped on read (over budget)';
     case 'summarized': {
       const verb = strategyOf.get(row.summarizedIn!) === 'toolResultCollapse' ? 'collapsed' : 'summarized';
       return `✗ ${verb} → ${row.summarizedIn}`;

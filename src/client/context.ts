@@ -106,8 +106,13 @@ export async function readContext(
   // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
   const seqOf = new Map(view.filter((e) => !e.summary).map((e) => [e.message.id, e.seq]));
   const sentSeqs = (built: BuiltContext) => new Set(built.messages.map((m) => seqOf.get(m.id)));
-  const narrow = sentSeqs(await fitView(view, Math.max(1, budget - recallTokens), memories));
-  const maxTokens = Math.min(recallTokens, budget - (block?.tokens ?? 0) - 1);
+  // Recall takes only what the view's summaries leave: they stand for everything before the recent
+  // window, and fitView keeps them while they take at most half of the room after the blocks, so
+  // recall shrinks rather than push them out.
+  const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
+  const recallRoom = Math.max(0, Math.min(recallTokens, budget - (block?.tokens ?? 0) - 2 * summaryTokens));
+  const narrow = sentSeqs(await fitView(view, Math.max(1, budget - recallRoom), memories));
+  const maxTokens = Math.min(recallRoom, budget - (block?.tokens ?? 0) - 1);
   const recalled = await recallMessages(
     sources.store,
     info,

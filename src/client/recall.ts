@@ -36,7 +36,7 @@ export interface RecallReport {
   query: string;
   scope: RecallScope;
   range: number;
-  /** Tokens the recalled block could take (its share of the budget). */
+  /** Tokens the recalled block could take: its share of the budget, less what the view's summaries need. */
   maxTokens: number;
   /** Tokens it took (0 when nothing was recalled). */
   tokens: number;

@@ -178,6 +178,47 @@ describe('context() with recall', () => {
     );
   });
 
+  it('never pushes out a large summary: recall shrinks to what the summary and the newest turn leave', async () => {
+    // Issue 20 item 11: a summary over half of what recall left made the builder drop it first.
+    const { store } = await threadWithFact(200, 3);
+    const history = (await store.history('t')).messages;
+    const text = `Summary: ${'the user talked about many topics and places. '.repeat(40)}`;
+    const summary = {
+      id: 'sum1',
+      role: 'system' as const,
+      parts: [{ type: 'text' as const, text }],
+      metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces: ['u0'] } },
+    };
+    await store.recordCompaction({
+      id: 'c1',
+      threadId: 't',
+      strategy: 'summarization',
+      reason: 'tokensExceed(1000)',
+      excludedMessageIds: history.slice(1, 301).map((m) => m.id),
+      supersededSummaryIds: [],
+      summaries: [{ message: summary, tokens: countMessageTokens(summary, tokenizer), positionSeq: 2 }],
+    });
+    const info = (await store.thread('t'))!;
+    for (const recallShare of [0.25, 0.5, 0.8]) {
+      await store.setConfig('t', { recallShare });
+      const ctx = await readContext({ store }, (await store.thread('t'))!, {
+        budget: 1000,
+        query: 'Let us talk about topic 7, topic 17, topic 27 and item 37, item 47, item 57.',
+      });
+      assert.ok(ctx.tokens <= 1000, `${ctx.tokens} > 1000`);
+      assert.ok(
+        ctx.messages.some((m) => m.id === 'sum1'),
+        `recallShare ${recallShare}: the summary is in the context (${ctx.droppedOnRead} dropped on read)`,
+      );
+      assert.ok(
+        ctx.messages.some((m) => m.id === 'a199'),
+        'the newest turn stays too',
+      );
+      assert.ok(ctx.recall!.maxTokens <= Math.floor(1000 * recallShare));
+    }
+    assert.ok(info);
+  });
+
   it('never exceeds the budget, whatever the share and the range', async () => {
     for (const recallShare of [0, 0.2, 0.5, 0.8]) {
       const { store, info } = await threadWithFact(120, 10, { recallShare });

@@ -60,7 +60,11 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
   const handle = (await session.memory()).thread(session.stored(id));
   const exported = await handle.export(); // UnknownThreadError (exit 3) for a thread that does not exist
   const data = session.scope ? session.scope.exportData(exported) : exported;
-  const [context, stored] = await Promise.all([handle.context(), stateOf(handle)]);
+  const [context, withoutRecall, stored] = await Promise.all([
+    handle.context(),
+    handle.context({ recall: false }), // to tell which drops the recalled block caused
+    stateOf(handle),
+  ]);
   const scope = session.scope;
   const state =
     scope && !('error' in stored)
@@ -85,6 +89,7 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
     budget: context.budget,
     droppedOnRead: context.droppedOnRead,
     messageIds: new Set(context.messages.map((m) => m.id)),
+    withoutRecallIds: new Set(withoutRecall.messages.map((m) => m.id)),
   };
   const rows = showRows(data, facts);
   const model = (data.thread.config?.['model'] as string | undefined) ?? DEFAULT_CONFIG.model;
