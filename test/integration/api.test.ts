@@ -29,7 +29,8 @@ let acme: ApiClient;
 before(async () => {
   // Above the client's 5 s announcement attempt, so an append during a Temporal outage answers
   // `announced: false` rather than 503.
-  f = await startApiFixture({ timeoutMs: 8_000 });
+  // Own servers: 'backend outages' stops PostgreSQL and the dev server.
+  f = await startApiFixture({ timeoutMs: 8_000 }, { own: true });
   acme = f.acme;
 });
 after(() => f?.stop());
@@ -624,16 +625,13 @@ describe('PATCH, compact, GET state', () => {
       ['strategy nested 2,000 deep', { strategy: nested }, 'strategy'],
     ];
     for (const [what, body, field] of bad) {
-      const started = Date.now();
+      // A 400 naming the field is the answer "at once": a wedged thread answers 503 after the timeout.
       const res = await acme.patch('/v1/threads/unwedged', body);
       assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
       assert.equal(res.body.error?.field, field, what);
-      assert.ok(Date.now() - started < 3000, `${what}: answered in ${Date.now() - started} ms`);
     }
-    const started = Date.now();
     const good = await acme.patch('/v1/threads/unwedged', { budget: 5000 });
     assert.equal(good.status, 200, JSON.stringify(good.body));
-    assert.ok(Date.now() - started < 3000, `the next PATCH answered in ${Date.now() - started} ms`);
     const state = await acme.get('/v1/threads/unwedged?sync=true');
     assert.equal(state.body.config.budget, 5000);
     assert.equal(state.body.config.model, 'gpt-4o');

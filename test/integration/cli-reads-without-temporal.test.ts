@@ -14,7 +14,7 @@ let env: NodeJS.ProcessEnv;
 let baselineMs: number;
 
 before(async () => {
-  p = await startPipeline();
+  p = await startPipeline({}, { stack: { own: true } }); // own servers: the dev server is stopped
   env = cliEnv(p);
   const thread = p.memory.thread('offline');
   await thread.append([

@@ -30,7 +30,7 @@ const workers = new Set<TestChild>();
 const clients = new Set<DurableMemory>();
 
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ own: true }); // servers killed and restarted
   bundlePath = path.join(stack.dir, 'workflow-bundle.js');
   await writeFile(bundlePath, (await workflowBundle()).code);
 });

@@ -39,7 +39,7 @@ const clients = new Set<DurableMemory>();
 const servers = new Set<LlmServer>();
 
 before(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ own: true }); // servers killed and restarted
   bundlePath = path.join(stack.dir, 'workflow-bundle.js');
   await writeFile(bundlePath, (await workflowBundle()).code);
 });

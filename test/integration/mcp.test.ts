@@ -22,7 +22,7 @@ let f: ApiFixture;
 const clients: Client[] = [];
 
 before(async () => {
-  f = await startApiFixture();
+  f = await startApiFixture({}, { own: true }); // own servers: some tests stop PostgreSQL
   const trip = [
     text('t1', 'user', 'I am planning a trip to Kyoto in April.'),
     text('t2', 'assistant', 'Kyoto in April means cherry blossoms. Window or aisle seat?'),

@@ -22,7 +22,14 @@ import { silentLog } from '../../src/observability/log.js';
 import { runningProcesses } from '../../src/local-stack/managed-process.js';
 import { findTemporalCli, probeTemporalCli, type TemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startTemporalDevServer } from '../../src/local-stack/temporal-server.js';
-import { isPidAlive, reapLeftovers, spawnTsxEval, waitForPidGone } from '../support/processes.js';
+import {
+  isPidAlive,
+  reapLeftovers,
+  SHARED_POSTGRES_ENV,
+  SHARED_TEMPORAL_ENV,
+  spawnTsxEval,
+  waitForPidGone,
+} from '../support/processes.js';
 import { TEST_CLI_HOME, startTestStack } from '../support/stack.js';
 
 let dir: string;
@@ -298,7 +305,7 @@ describe('embedded stack', () => {
 
 describe('test stack', () => {
   test('servers restart on the same address, keep their data, and stop without leftovers', async () => {
-    const stack = await startTestStack();
+    const stack = await startTestStack({ own: true });
     const pids = [stack.temporal.pid, stack.postgres!.pid!];
     try {
       assert.equal(stack.env.DATABASE_URL, stack.databaseUrl);
@@ -319,5 +326,47 @@ describe('test stack', () => {
       await stack.stop();
     }
     for (const pid of pids) await waitForPidGone(pid);
+  });
+
+  test('on the shared servers a stack starts nothing: a namespace and a database of its own, dropped by stop()', async () => {
+    const servers = await startTestStack({ own: true });
+    const adminUrl = servers.postgres!.urlFor('postgres');
+    const saved = { temporal: process.env[SHARED_TEMPORAL_ENV], postgres: process.env[SHARED_POSTGRES_ENV] };
+    process.env[SHARED_TEMPORAL_ENV] = servers.temporalAddress;
+    process.env[SHARED_POSTGRES_ENV] = adminUrl;
+    const databases = async (): Promise<string[]> =>
+      (await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database')).map((r) => r.datname);
+    try {
+      const before = await databases();
+      const [a, b] = await Promise.all([startTestStack(), startTestStack()]);
+      assert.deepEqual(
+        [a.temporalAddress, b.temporalAddress],
+        [servers.temporalAddress, servers.temporalAddress],
+      );
+      assert.notEqual(a.namespace, b.namespace);
+      assert.notEqual(a.databaseUrl, b.databaseUrl);
+      assert.equal(a.env.TEMPORAL_NAMESPACE, a.namespace);
+      assert.throws(() => a.temporal, /startTestStack\(\{ own: true \}\)/u);
+      await assert.rejects(a.restartPostgres(), /startTestStack\(\{ own: true \}\)/u);
+      const connection = await Connection.connect({ address: a.temporalAddress });
+      try {
+        const { customAttributes } = await connection.operatorService.listSearchAttributes({
+          namespace: a.namespace,
+        });
+        assert.ok(customAttributes?.['UserId'], 'the thread search attributes are registered');
+      } finally {
+        await connection.close();
+      }
+      await Promise.all([a.stop(), b.stop()]);
+      assert.deepEqual(await databases(), before, 'their databases were dropped');
+    } finally {
+      for (const [name, value] of [
+        [SHARED_TEMPORAL_ENV, saved.temporal],
+        [SHARED_POSTGRES_ENV, saved.postgres],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      await servers.stop();
+    }
   });
 });

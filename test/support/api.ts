@@ -6,6 +6,7 @@
 import { startApi, type RunningApi, type StartApiOptions } from '../../src/server/api-server.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startPipeline, type TestPipeline } from './pipeline.js';
+import type { TestStackOptions } from './stack.js';
 import { OpenApiValidator } from './api-openapi.js';
 
 /**
@@ -104,8 +105,11 @@ export interface ApiFixture {
 }
 
 /** Starts pipeline, token store, two tenants and the API; see the module comment. */
-export async function startApiFixture(options: Partial<StartApiOptions> = {}): Promise<ApiFixture> {
-  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 300 } });
+export async function startApiFixture(
+  options: Partial<StartApiOptions> = {},
+  stack?: TestStackOptions,
+): Promise<ApiFixture> {
+  const p = await startPipeline({ workflowInput: { gapTimeoutMs: 300 } }, { stack });
   const tokens = await TokenStore.connect(p.stack.databaseUrl, { cacheTtlMs: 500 });
   const acmeToken = (await tokens.create('acme', 'tests')).token;
   const betaToken = (await tokens.create('beta')).token;

@@ -1,10 +1,12 @@
 /**
- * A fresh PostgreSQL database per test file, dropped at the end. The server is TEST_DATABASE_URL
- * when set (a URL whose user may create databases), else the local trust-auth server. Kept in one
+ * A fresh PostgreSQL database per test file, dropped at the end. The server is the test run's shared
+ * one (run-integration.ts), else TEST_DATABASE_URL when set (a URL whose user may create databases),
+ * else the local trust-auth server. Kept in one
  * small function so the test harness can swap in an embedded PostgreSQL later.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { SHARED_POSTGRES_ENV } from './processes.js';
 
 /** A database created for one test file. */
 export interface TestDatabase {
@@ -32,7 +34,7 @@ async function admin(adminUrl: string, sql: string): Promise<void> {
  * @example const db = await createTestDatabase(); after(() => db.drop());
  */
 export async function createTestDatabase(
-  adminUrl = process.env['TEST_DATABASE_URL'] ?? DEFAULT_ADMIN_URL,
+  adminUrl = process.env[SHARED_POSTGRES_ENV] || process.env['TEST_DATABASE_URL'] || DEFAULT_ADMIN_URL,
 ): Promise<TestDatabase> {
   // Identifiers cannot be bound as parameters; the name is ours and only [a-z0-9_].
   const name = `dm_test_${randomBytes(6).toString('hex')}`;

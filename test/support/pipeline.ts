@@ -10,7 +10,7 @@ import { createWorker } from '../../src/worker/worker.js';
 import { sourceBundle } from '../../src/worker/workflow-bundle.js';
 import { PostgresMemoryStore } from '../../src/memories/postgres-memory-store.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
-import { startTestStack, type TestStack } from './stack.js';
+import { startTestStack, type TestStack, type TestStackOptions } from './stack.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
 import type { Embedder } from '../../src/llm/embeddings.js';
 
@@ -82,9 +82,9 @@ let queues = 0;
 /** Starts everything; `stop()` tears it all down. */
 export async function startPipeline(
   options: Partial<ConnectOptions> = {},
-  extra: { llm?: LlmRuntime; embedder?: Embedder } = {},
+  extra: { llm?: LlmRuntime; embedder?: Embedder; stack?: TestStackOptions } = {},
 ): Promise<TestPipeline> {
-  const stack = await startTestStack();
+  const stack = await startTestStack(extra.stack);
   const taskQueue = `test-${process.pid}-${++queues}`;
   const worker = await startWorker(stack, taskQueue, extra.llm, extra.embedder);
   const open = (extra: Partial<ConnectOptions> = {}) =>

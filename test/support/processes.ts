@@ -13,6 +13,11 @@ import { readdir } from 'node:fs/promises';
 /** The repository root, the default working directory of children (so `tsx` resolves). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** The shared dev server's address, set by run-integration.ts for the test files it runs (stack.ts). */
+export const SHARED_TEMPORAL_ENV = 'DURABLE_MEMORY_TEST_TEMPORAL';
+/** The shared PostgreSQL's admin URL (a user who may create databases), set likewise. */
+export const SHARED_POSTGRES_ENV = 'DURABLE_MEMORY_TEST_POSTGRES';
+
 /** A child process under test. */
 export interface TestChild {
   readonly child: ChildProcess;
@@ -80,7 +85,9 @@ export function spawnTsxEval(source: string, options: SpawnTsxOptions = {}): Tes
 export function spawnNode(args: readonly string[], options: SpawnTsxOptions = {}): TestChild {
   const child = spawn(process.execPath, args, {
     cwd: options.cwd ?? REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    // The run's shared servers (stack.ts) are this process's; a child that needs servers is given
+    // them (stack.env), and one that starts its own must not find these.
+    env: { ...process.env, [SHARED_TEMPORAL_ENV]: '', [SHARED_POSTGRES_ENV]: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   });

@@ -1,0 +1,39 @@
+/**
+ * `npm run test:integration`: starts ONE Temporal dev server and ONE PostgreSQL for the whole run,
+ * builds the workflow bundle once (into the cache that workflow-bundle.ts reads), then runs
+ * `node --test` with the given flags and files. Each file's startTestStack() gets a namespace and a
+ * database of its own on those servers (stack.ts) instead of starting two servers of its own, which
+ * took most of CI's time; tests that stop or restart a server still start their own.
+ *
+ * Usage: node --import tsx test/support/run-integration.ts [node --test flags] <files…>
+ */
+import { spawn } from 'node:child_process';
+import { sourceBundle } from '../../src/worker/workflow-bundle.js';
+import { SHARED_POSTGRES_ENV, SHARED_TEMPORAL_ENV } from './processes.js';
+import { startTestStack } from './stack.js';
+
+const started = Date.now();
+const args = process.argv.slice(2);
+const local = (process.env.DURABLE_MEMORY_TEST_MODE?.trim() || 'local') === 'local';
+
+// In the container mode each file starts its containers (containers.ts); nothing is shared.
+const [stack] = await Promise.all([local ? startTestStack({ own: true }) : undefined, sourceBundle(false)]);
+const env = { ...process.env };
+if (stack) {
+  env[SHARED_TEMPORAL_ENV] = stack.temporalAddress;
+  env[SHARED_POSTGRES_ENV] = stack.postgres?.urlFor('postgres') ?? process.env.TEST_DATABASE_URL;
+  console.log(
+    `shared test servers: Temporal ${stack.temporalAddress}, PostgreSQL ${stack.postgres ? `on port ${stack.postgres.port}` : 'TEST_DATABASE_URL'} (up in ${Date.now() - started} ms)`,
+  );
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...args], { env, stdio: 'inherit' });
+// Ctrl-C reaches the child through the terminal's process group; the servers stop once it exits.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.removeAllListeners(signal).on(signal, () => undefined);
+const code = await new Promise<number>((resolve) =>
+  child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
+);
+await stack?.stop();
+console.log(`integration tests: ${Math.round((Date.now() - started) / 1000)} s`);
+process.exit(code);
