@@ -28,9 +28,10 @@ if (stack) {
 }
 
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...args], { env, stdio: 'inherit' });
-// Ctrl-C reaches the child through the terminal's process group; the servers stop once it exits.
+// A signal goes to the child (Ctrl-C reaches it anyway, a kill by pid does not); the servers stop
+// once it has exited. (stack.ts's own handlers would exit at once, leaving the child running.)
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.removeAllListeners(signal).on(signal, () => undefined);
+  process.removeAllListeners(signal).on(signal, () => child.kill(signal));
 const code = await new Promise<number>((resolve) =>
   child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
 );
