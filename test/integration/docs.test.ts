@@ -124,9 +124,13 @@ async function startStack(): Promise<void> {
     reply: (req) =>
       req.body.response_format ? JSON.stringify({ facts: [] }) : 'Your order shipped yesterday.',
   });
+  // Servers of its own: a reader's snippets (the Temporal CLI's) know the namespace `default` only.
   p = await startPipeline(
     {},
-    { llm: llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' }) },
+    {
+      llm: llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' }),
+      stack: { own: true },
+    },
   );
   tokens = await TokenStore.connect(p.stack.databaseUrl);
   db = new pg.Pool({ connectionString: p.stack.databaseUrl, max: 1 });
