@@ -1,13 +1,30 @@
 /**
- * What a local stack remembers between starts, in `<home>/runtime.json` (the ports it chose). The
- * home itself and the endpoints.json it publishes for clients are settings: see
- * src/settings/endpoints.ts.
+ * What a local stack writes under its home: `<home>/endpoints.json`, where it publishes its addresses
+ * for clients (the format and its reader are src/settings/endpoints.ts), and `<home>/runtime.json`,
+ * what it remembers between starts (the ports it chose).
  */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readJson, writeJsonAtomic } from '../settings/endpoints.js';
+import { endpointsPath, readJson, type Endpoints } from '../settings/endpoints.js';
 
-// The runtime's other state files are written the same way as endpoints.json.
-export { readJson, writeJsonAtomic };
+// The stack's other state files are read the same way as endpoints.json.
+export { readJson };
+
+/** Writes JSON through a temporary file and a rename, creating the directory, mode 0600. */
+export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/**
+ * Writes `<home>/endpoints.json` atomically (a reader never sees half a file) with owner-only
+ * permissions, because the database URL may contain a password.
+ */
+export async function writeEndpoints(home: string, endpoints: Endpoints): Promise<void> {
+  await writeJsonAtomic(endpointsPath(home), endpoints);
+}
 
 /** Choices a local stack remembers between starts, in `<home>/runtime.json`. */
 export interface RuntimeState {

@@ -8,8 +8,8 @@
  * a second start on the same home resumes every thread.
  */
 import { startEmbeddedStack } from './embedded-stack.js';
-import { readRuntimeState, updateRuntimeState } from './home.js';
-import { endpointsPath, writeEndpoints } from '../settings/endpoints.js';
+import { readRuntimeState, updateRuntimeState, writeEndpoints } from './home.js';
+import { endpointsPath } from '../settings/endpoints.js';
 import { reach } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
 import { redactUrl } from '../settings/redact.js';

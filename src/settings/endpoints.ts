@@ -1,9 +1,10 @@
 /**
  * DURABLE_MEMORY_HOME and its `endpoints.json`: the directory where a local stack keeps everything it
  * owns, and the file where it publishes its addresses so that `connect()`, the CLI and extra workers
- * find a running `npm start` with no configuration.
+ * find a running `npm start` with no configuration. This is the contract between the two sides: the
+ * local stack writes the file (src/local-stack/home.ts), the library only reads it.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The home used when DURABLE_MEMORY_HOME is not set, relative to the working directory. */
@@ -58,14 +59,6 @@ export async function readEndpoints(home: string): Promise<Endpoints | undefined
   return e as Endpoints;
 }
 
-/**
- * Writes `<home>/endpoints.json` atomically (a reader never sees half a file) with owner-only
- * permissions, because the database URL may contain a password.
- */
-export async function writeEndpoints(home: string, endpoints: Endpoints): Promise<void> {
-  await writeJsonAtomic(endpointsPath(home), endpoints);
-}
-
 /** Parses a JSON file; `undefined` when it does not exist. */
 export async function readJson(file: string): Promise<unknown> {
   let text: string;
@@ -76,12 +69,4 @@ export async function readJson(file: string): Promise<unknown> {
     throw error;
   }
   return JSON.parse(text) as unknown;
-}
-
-/** Writes JSON through a temporary file and a rename, creating the directory, mode 0600. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
 }

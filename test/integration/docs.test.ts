@@ -27,7 +27,7 @@ import pg from 'pg';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startApi } from '../../src/server/api-server.js';
-import { writeEndpoints } from '../../src/settings/endpoints.js';
+import { writeEndpoints } from '../../src/local-stack/home.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { allSnippets, snippetModule, type Snippet } from '../support/doc-snippets.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';

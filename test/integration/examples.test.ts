@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startApi } from '../../src/server/api-server.js';
-import { writeEndpoints } from '../../src/settings/endpoints.js';
+import { writeEndpoints } from '../../src/local-stack/home.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startApiFixture, type ApiFixture } from '../support/api.js';
 import { cliEnv } from '../support/cli.js';

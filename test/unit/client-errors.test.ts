@@ -18,7 +18,7 @@ import { connect } from '../../src/client/connect.js';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../../src/client/errors.js';
 import { toClientError } from '../../src/client/typed-errors.js';
 import { ValidationError } from '../../src/model/errors.js';
-import { writeEndpoints } from '../../src/settings/endpoints.js';
+import { writeEndpoints } from '../../src/local-stack/home.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { freePort } from '../../src/local-stack/ports.js';
 
