@@ -21,6 +21,7 @@ import { Announcer } from './announcer.js';
 import { Backends, type Stores } from './backends.js';
 import { eraseUser, type ErasedUser } from './erase-user.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
+import { ThreadModels } from './thread-models.js';
 import { userMemories, type UserMemories } from './user-memories.js';
 import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import {
@@ -77,6 +78,9 @@ export class DurableMemory {
     /** The settings in use, each with its origin. */
     readonly settings: Settings,
   ) {}
+
+  /** The model each thread counts tokens for, as appends and configures here learned it. */
+  private readonly models = new ThreadModels();
 
   /** @internal use {@link connect}. */
   static async open(options: ConnectOptions = {}): Promise<DurableMemory> {
@@ -198,6 +202,7 @@ export class DurableMemory {
         workflowInput: this.options.workflowInput,
         updateTimeoutMs: this.options.updateTimeoutMs,
         databaseAddress: () => this.databaseAddress,
+        models: this.models,
       },
       { model: this.options.model, ...options },
     );

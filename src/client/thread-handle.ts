@@ -15,8 +15,8 @@ import { toMessageInputs } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
-import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
+import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
+import type { ThreadConfig } from '../thread/config.js';
 import {
   compactUpdate,
   configureUpdate,
@@ -29,7 +29,7 @@ import {
   type ThreadStateView,
   type ThreadWorkflowInput,
 } from '../../workflows/shared.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { ModelMismatchError, StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
@@ -42,6 +42,7 @@ import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
 import type { TemporalLink } from './temporal-link.js';
+import type { ThreadModels } from './thread-models.js';
 import { startVisible } from './visibility.js';
 import {
   appendDuration,
@@ -70,7 +71,12 @@ export interface ThreadDeps {
   updateTimeoutMs?: number;
   /** For error messages: where PostgreSQL is expected (no password); it may move, hence a function. */
   databaseAddress?: () => string | undefined;
+  /** The model each thread counts tokens for, as this connection last learned it. */
+  models: ThreadModels;
 }
+
+/** Appends counted at most this often for a thread whose model keeps changing under them. */
+const MAX_MODEL_ATTEMPTS = 3;
 
 /** Default bound of one workflow update. */
 export const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
@@ -158,17 +164,7 @@ export class ThreadHandle {
       m && typeof m === 'object' && m.id === undefined ? { ...m, id: randomUUID() } : m,
     );
     const normalized = normalizeMessages(withIds);
-    const tokenizer = tokenizerForModel(await this.model());
-    const entries = normalized.map((message) => ({
-      message,
-      tokens: countMessageTokens(message, tokenizer),
-    }));
-    const stored = await this.storeCall(() =>
-      this.deps.store.append(this.threadId, entries, {
-        userId: this.options.userId,
-        resourceId: this.options.resourceId,
-      }),
-    );
+    const stored = await this.storeCall(() => this.storeCounted(normalized));
     appendedMessagesTotal.inc(stored.filter((m) => !m.duplicate).length);
     const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
     const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
@@ -220,19 +216,34 @@ export class ThreadHandle {
     }
   }
 
-  /** The model whose tokenizer counts this thread's messages. */
-  private async model(): Promise<string> {
-    if (this.options.model) return this.options.model;
-    // Looked up once per handle: configure() through this handle refreshes it.
-    this.cachedModel ??= this.storeCall(() => this.deps.store.thread(this.threadId))
-      .then((info) => (info?.config?.['model'] as string | undefined) ?? DEFAULT_CONFIG.model)
-      .catch((err: unknown) => {
-        this.cachedModel = undefined; // a failed lookup (database down) must not stick to the handle
-        throw err;
-      });
-    return this.cachedModel;
+  /**
+   * Counts the messages for the thread's model and stores them: one statement. The model is the one
+   * this connection last learned (the default if none), and the store appends only if it is still the
+   * thread's; if the thread's model changed elsewhere, nothing was written and the messages are counted
+   * again for the model the store named. A handle given a `model` counts for it, unchecked.
+   */
+  private async storeCounted(messages: Message[]): Promise<AppendedMessage[]> {
+    const given = this.options.model;
+    for (let attempt = 1; ; attempt++) {
+      const model = given ?? this.deps.models.get(this.threadId);
+      const tokenizer = tokenizerForModel(model);
+      const entries = messages.map((message) => ({
+        message,
+        tokens: countMessageTokens(message, tokenizer),
+      }));
+      try {
+        return await this.deps.store.append(this.threadId, entries, {
+          userId: this.options.userId,
+          resourceId: this.options.resourceId,
+          ...(given ? {} : { model }),
+        });
+      } catch (err) {
+        // More than one change in between is a configure storm: give up rather than loop.
+        if (!(err instanceof ModelMismatchError) || attempt >= MAX_MODEL_ATTEMPTS) throw err;
+        this.deps.models.set(this.threadId, err.model);
+      }
+    }
   }
-  private cachedModel?: Promise<string>;
 
   /**
    * The context for the next model call within `budget` tokens (default: the thread's configured
@@ -315,7 +326,7 @@ export class ThreadHandle {
    */
   async configure(patch: Partial<ThreadConfig>): Promise<ThreadConfig> {
     const config = await this.update(configureUpdate, [patch]);
-    this.cachedModel = Promise.resolve(config.model);
+    this.deps.models.set(this.threadId, config.model);
     return config;
   }
 

@@ -37,6 +37,25 @@ export class InvalidRecordError extends DurableMemoryError {
   }
 }
 
+/**
+ * An append's tokens were counted for another model than the thread's: its configuration changed
+ * since the caller learned it (through another handle or process). Nothing was written; counted again
+ * for `model`, the append goes through.
+ */
+export class ModelMismatchError extends DurableMemoryError {
+  declare readonly code: 'model_mismatch';
+  /** The thread the append was for. */
+  readonly threadId: string;
+  /** The thread's model, which picks the tokenizer its messages are counted with. */
+  readonly model: string;
+  constructor(threadId: string, model: string) {
+    super('model_mismatch', `thread '${threadId}' counts tokens for model '${model}'`);
+    this.name = 'ModelMismatchError';
+    this.threadId = threadId;
+    this.model = model;
+  }
+}
+
 export { StoreUnavailableError } from '../model/errors.js';
 
 /**

@@ -40,6 +40,7 @@ export interface ThreadStore {
    * @param entries validated messages with their token counts.
    * @returns one entry per input entry, in input order.
    * @throws ConflictError when a stored id arrives with different content (nothing is stored).
+   * @throws ModelMismatchError when `options.model` is not the thread's model (nothing is stored).
    * @throws ValidationError (`nul_byte`, `lone_surrogate`, `invalid_message`) for text no backend can keep.
    */
   append(threadId: string, entries: AppendEntry[], options?: AppendOptions): Promise<AppendedMessage[]>;

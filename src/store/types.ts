@@ -38,6 +38,13 @@ export interface AppendOptions {
   userId?: string;
   /** Resource recorded when the thread is created (or filled in if it had none); never overwritten. */
   resourceId?: string;
+  /**
+   * The model the entries' tokens were counted for. Given, the append is stored only if it is the
+   * thread's model (its configured `model`, else the default configuration's); otherwise nothing is
+   * written and ModelMismatchError names the thread's model. The check and the append are one atomic
+   * step, so a caller that counts for the model it last saw needs no read of the thread first.
+   */
+  model?: string;
 }
 
 /** Cursor pagination over history by seq. */

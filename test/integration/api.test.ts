@@ -10,6 +10,7 @@ import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_IMPORT_BODY_LIMIT,
   openApiDocument,
+  startApi,
 } from '../../src/server/api-server.js';
 import {
   MAX_BUDGET,
@@ -22,7 +23,12 @@ import {
   MAX_TOKEN_COUNT,
 } from '../../src/model/limits.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
-import { startApiFixture, text, type ApiClient, type ApiFixture, type Json } from '../support/api.js';
+import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
+import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { PostgresThreadStore } from '../../src/store/index.js';
+import { recordingPool } from '../support/pg-statements.js';
+import { ApiClient, startApiFixture, text, type ApiFixture, type Json } from '../support/api.js';
 
 let f: ApiFixture;
 let acme: ApiClient;
@@ -329,6 +335,48 @@ describe('POST /v1/threads/{id}/messages', () => {
       messages: [text('new', 'user', 'fine'), text('same', 'user', 'two')],
     });
     assertError(res, 409, 'id_conflict', 'messages[1]');
+  });
+});
+
+describe('an HTTP append is one round trip to PostgreSQL', () => {
+  test('one statement per append; a model configured by another process costs one more, once', async () => {
+    // A second API process: its own connection, on a pool that records the statements it sends.
+    const { pool, statements } = recordingPool(f.p.stack.databaseUrl);
+    const memory = await f.p.connect({ store: new PostgresThreadStore(pool) });
+    const api = await startApi({ memory, tokens: f.tokens, host: '127.0.0.1', port: 0, logger: false });
+    try {
+      const other = new ApiClient(api.url, f.acmeToken, f.validator);
+      const append = async (id: string, content: string) => {
+        statements.length = 0;
+        const res = await other.post('/v1/threads/one-trip/messages', { message: text(id, 'user', content) });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return { tokens: res.body.messages[0].tokens as number, statements: [...statements] };
+      };
+      await append('m1', 'creates the thread');
+      const second = await append('m2', 'the thread exists now');
+      assert.equal(second.statements.length, 1, second.statements.join('\n---\n'));
+      assert.match(second.statements[0]!, /FOR UPDATE/);
+      // Configured to a model with another tokenizer through the other API process (f's).
+      assert.equal((await acme.patch('/v1/threads/one-trip', { model: 'gpt-4' })).status, 200);
+      const body = 'Привет, как дела? こんにちは世界 — counted by another tokenizer';
+      const [message] = normalizeMessages([{ id: 'm3', role: 'user', content: body }]);
+      const count = (model: string) => countMessageTokens(message!, tokenizerForModel(model));
+      assert.notEqual(count('gpt-4'), count('gpt-4o'), 'the two tokenizers count this text differently');
+      const third = await append('m3', body);
+      assert.equal(third.tokens, count('gpt-4'), 'counted for the model the thread has now');
+      assert.equal(third.statements.length, 2, 'refused once (counted for gpt-4o), then stored');
+      const fourth = await append('m4', body.replace('Привет', 'Hello'));
+      assert.equal(fourth.statements.length, 1, 'the new model is known from then on');
+      const history = await acme.get('/v1/threads/one-trip/messages');
+      assert.deepEqual(
+        history.body.messages.map((m: Json) => m.id),
+        ['m1', 'm2', 'm3', 'm4'],
+      );
+    } finally {
+      await api.close();
+      await memory.close();
+      await pool.end();
+    }
   });
 });
 

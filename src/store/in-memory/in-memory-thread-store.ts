@@ -4,7 +4,8 @@
  * Each mutation runs synchronously between awaits, which makes it atomic in one process.
  */
 import type { MessageMeta } from '../../compaction/message-meta.js';
-import { ConflictError, InvalidRecordError } from '../errors.js';
+import { ConflictError, InvalidRecordError, ModelMismatchError } from '../errors.js';
+import { threadModel } from '../internal/thread-model.js';
 import {
   assertStorableText,
   jsonCopy,
@@ -103,6 +104,10 @@ export class InMemoryThreadStore implements ThreadStore {
       if (hash !== undefined && hash !== entry.contentHash)
         throw new ConflictError(threadId, entry.message.id);
       batchHashes.set(entry.message.id, entry.contentHash);
+    }
+    if (options?.model !== undefined) {
+      const model = threadModel(existing?.info.config);
+      if (model !== options.model) throw new ModelMismatchError(threadId, model);
     }
     const state = this.ensure(threadId, now.toISOString(), options);
     const results = prepared.map((entry): AppendedMessage => {

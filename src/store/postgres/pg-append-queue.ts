@@ -10,7 +10,7 @@
  * A combined statement is atomic like any append: if it fails for any reason (an id conflict in one
  * of the appends, text PostgreSQL refuses), nothing was written, and each of its appends is run again
  * alone, so an append fails only for its own reasons. Appends are combined only with others of the
- * same options (owner), which the statement applies to all of its messages.
+ * same options (owner, model), which the statement applies to all of its messages.
  */
 import type { PreparedEntry } from '../internal/prepare.js';
 import type { AppendedMessage, AppendOptions } from '../types.js';
@@ -35,7 +35,7 @@ interface Waiting {
 }
 
 const sameOptions = (a: AppendOptions | undefined, b: AppendOptions | undefined) =>
-  a?.userId === b?.userId && a?.resourceId === b?.resourceId;
+  a?.userId === b?.userId && a?.resourceId === b?.resourceId && a?.model === b?.model;
 
 const bytesOf = (entries: PreparedEntry[]) => entries.reduce((n, e) => n + e.meta.bytes, 0);
 

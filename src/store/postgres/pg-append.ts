@@ -12,7 +12,8 @@
  * and the statement is simply run again with a fresh snapshot, which sees it as a duplicate.
  */
 import type { Pool, PoolClient } from 'pg';
-import { ConflictError } from '../errors.js';
+import { ConflictError, ModelMismatchError } from '../errors.js';
+import { DEFAULT_MODEL } from '../internal/thread-model.js';
 import type { PreparedEntry } from '../internal/prepare.js';
 import type { AppendedMessage, AppendOptions } from '../types.js';
 import { explainTextError } from '../../postgres/errors.js';
@@ -20,13 +21,16 @@ import { withTransaction } from '../../postgres/transaction.js';
 
 /**
  * $1 thread id, $2 the batch (unique ids, with `ord` giving their order), $3 user id, $4 resource id,
- * $5 the text-search configuration the messages are indexed with (009_message_search.ts).
+ * $5 the text-search configuration the messages are indexed with (009_message_search.ts), $6 the
+ * model the tokens were counted for (null: no check), $7 the model of a thread with none configured.
  * Answers whether the thread row exists (`found`), whether every stored id has the same content
- * (`ok`; when not, nothing is written), the stored rows of the batch's ids and the inserted seqs.
+ * (`ok`), the thread's model and whether it is $6 (`model_ok`; when either is false, nothing is
+ * written), the stored rows of the batch's ids and the inserted seqs.
  */
 const APPEND_SQL = `
 WITH t AS MATERIALIZED (
-  SELECT last_seq FROM threads WHERE thread_id = $1 FOR UPDATE
+  SELECT last_seq, CASE WHEN jsonb_typeof(config -> 'model') = 'string' THEN config ->> 'model' END AS model
+  FROM threads WHERE thread_id = $1 FOR UPDATE
 ),
 input AS MATERIALIZED (
   SELECT x.* FROM jsonb_to_recordset($2::jsonb) AS x(ord integer, id text, role text, shape text,
@@ -44,12 +48,14 @@ existing AS MATERIALIZED (
 ),
 verdict AS MATERIALIZED (
   SELECT EXISTS (SELECT 1 FROM t) AS found,
-    NOT EXISTS (SELECT 1 FROM existing e JOIN input i ON i.id = e.id WHERE e.content_hash <> i.content_hash) AS ok
+    NOT EXISTS (SELECT 1 FROM existing e JOIN input i ON i.id = e.id WHERE e.content_hash <> i.content_hash) AS ok,
+    COALESCE((SELECT model FROM t), $7::text) AS model,
+    $6::text IS NULL OR COALESCE((SELECT model FROM t), $7::text) = $6::text AS model_ok
 ),
 fresh AS MATERIALIZED (
   SELECT i.*, t.last_seq + row_number() OVER (ORDER BY i.ord) AS seq
   FROM input i CROSS JOIN t
-  WHERE (SELECT ok FROM verdict) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = i.id)
+  WHERE (SELECT ok AND model_ok FROM verdict) AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = i.id)
 ),
 inserted AS (
   INSERT INTO messages (thread_id, seq, id, role, shape, call_ids, parts, metadata, tokens, bytes, content_hash, created_at,
@@ -65,11 +71,11 @@ bumped AS (
     message_count = message_count + (SELECT count(*) FROM fresh),
     updated_at = CASE WHEN EXISTS (SELECT 1 FROM fresh) THEN now() ELSE updated_at END,
     user_id = COALESCE(user_id, $3), resource_id = COALESCE(resource_id, $4)
-  WHERE thread_id = $1 AND (SELECT found AND ok FROM verdict)
+  WHERE thread_id = $1 AND (SELECT found AND ok AND model_ok FROM verdict)
     AND (EXISTS (SELECT 1 FROM fresh) OR $3::text IS NOT NULL OR $4::text IS NOT NULL)
   RETURNING 1
 )
-SELECT v.found, v.ok,
+SELECT v.found, v.ok, v.model, v.model_ok,
   COALESCE((SELECT jsonb_agg(jsonb_build_object('id', id, 'seq', seq, 'hash', content_hash, 'tokens', tokens))
     FROM existing), '[]'::jsonb) AS existing,
   COALESCE((SELECT jsonb_agg(jsonb_build_object('id', id, 'seq', seq)) FROM inserted), '[]'::jsonb) AS inserted
@@ -78,6 +84,8 @@ FROM verdict v`;
 interface AppendRow {
   found: boolean;
   ok: boolean;
+  model: string;
+  model_ok: boolean;
   existing: { id: string; seq: number; hash: string; tokens: number }[];
   inserted: { id: string; seq: number }[];
 }
@@ -107,7 +115,15 @@ async function runAppend(
   const { rows } = await db.query<AppendRow>({
     name: 'durable-memory-append',
     text: APPEND_SQL,
-    values: [threadId, batch, options?.userId ?? null, options?.resourceId ?? null, language],
+    values: [
+      threadId,
+      batch,
+      options?.userId ?? null,
+      options?.resourceId ?? null,
+      language,
+      options?.model ?? null,
+      DEFAULT_MODEL,
+    ],
   });
   return rows[0]!;
 }
@@ -159,7 +175,10 @@ export async function appendPrepared(
               'INSERT INTO threads (thread_id) VALUES ($1) ON CONFLICT (thread_id) DO NOTHING',
               [threadId],
             );
-            return runAppend(client, threadId, batch, options, language);
+            const created = await runAppend(client, threadId, batch, options, language);
+            // Refused: roll the new thread back too.
+            if (!created.model_ok) throw new ModelMismatchError(threadId, created.model);
+            return created;
           });
         }
       } catch (err) {
@@ -178,6 +197,7 @@ export async function appendPrepared(
       });
       throw new ConflictError(threadId, clash?.message.id ?? entries[0]!.message.id);
     }
+    if (!row.model_ok) throw new ModelMismatchError(threadId, row.model);
     const insertedSeq = new Map(row.inserted.map((i) => [i.id, Number(i.seq)]));
     const results: AppendedMessage[] = [];
     const seen = new Set<string>();

@@ -2,7 +2,8 @@
  * The Redis store's atomic operations: each one encodes its arguments for a Lua script of
  * scripts.ts, runs it, and decodes the reply (turning refusals into the store's typed errors).
  */
-import { ConflictError, InvalidRecordError } from '../errors.js';
+import { ConflictError, InvalidRecordError, ModelMismatchError } from '../errors.js';
+import { DEFAULT_MODEL } from '../internal/thread-model.js';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { summaryMeta, type PreparedEntry } from '../internal/prepare.js';
 import { sortView } from '../internal/view-order.js';
@@ -35,7 +36,14 @@ export async function runAppend(
   options?: AppendOptions,
 ): Promise<AppendedMessage[]> {
   const k = keys.thread(threadId);
-  const args = [threadId, new Date().toISOString(), options?.userId ?? '', options?.resourceId ?? ''];
+  const args = [
+    threadId,
+    new Date().toISOString(),
+    options?.userId ?? '',
+    options?.resourceId ?? '',
+    options?.model ?? '',
+    DEFAULT_MODEL,
+  ];
   for (const { message, meta, contentHash } of prepared) {
     const body: StoredBody = { ...message, tokens: meta.tokens, bytes: meta.bytes };
     args.push(message.id, contentHash, String(meta.tokens), JSON.stringify(meta), JSON.stringify(body));
@@ -44,9 +52,11 @@ export async function runAppend(
   const scriptKeys = [k.info, k.ids, k.bodies, k.metas, k.included, keys.threads(), userIndex];
   const reply = JSON.parse(String(await appendScript.run(client, scriptKeys, args))) as {
     conflict?: string;
+    model?: string;
     results?: [number, number, number][];
   };
   if (reply.conflict !== undefined) throw new ConflictError(threadId, reply.conflict);
+  if (reply.model !== undefined) throw new ModelMismatchError(threadId, reply.model);
   return prepared.map(({ meta }, i) => {
     const [seq, tokens, duplicate] = reply.results![i]!;
     return { ...meta, tokens, seq, duplicate: duplicate === 1 };

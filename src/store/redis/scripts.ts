@@ -8,15 +8,17 @@
 
 /**
  * KEYS: info, ids, bodies, metas, included, threads index, user index.
- * ARGV: threadId, now, userId or '', resourceId or '', then per entry: id, hash, tokens, meta, body.
- * `ids` maps a message id to "seq:tokens:hash". Returns JSON `{conflict}` or `{results: [[seq, tokens, dup]]}`.
+ * ARGV: threadId, now, userId or '', resourceId or '', the model counted for or '' (no check), the
+ * default model, then per entry: id, hash, tokens, meta, body.
+ * `ids` maps a message id to "seq:tokens:hash". Returns JSON `{conflict}`, `{model}` (the thread's
+ * model, when it is not the one counted for) or `{results: [[seq, tokens, dup]]}`.
  */
 export const APPEND_SCRIPT = `
 local info, ids = KEYS[1], KEYS[2]
-local n = (#ARGV - 4) / 5
+local n = (#ARGV - 6) / 5
 local batch = {}
 for i = 0, n - 1 do
-  local b = 5 + i * 5
+  local b = 7 + i * 5
   local id, hash = ARGV[b], ARGV[b + 1]
   local known = batch[id] or redis.call('HGET', ids, id)
   if known then
@@ -24,6 +26,15 @@ for i = 0, n - 1 do
   else
     batch[id] = '0:0:' .. hash
   end
+end
+if ARGV[5] ~= '' then
+  local model = ARGV[6]
+  local config = redis.call('HGET', info, 'config')
+  if config then
+    local configured = cjson.decode(config).model
+    if type(configured) == 'string' then model = configured end
+  end
+  if model ~= ARGV[5] then return cjson.encode({model = model}) end
 end
 if redis.call('EXISTS', info) == 0 then
   redis.call('HSET', info, 'createdAt', ARGV[2], 'updatedAt', ARGV[2], 'lastSeq', 0)
@@ -37,7 +48,7 @@ local lastSeq = tonumber(redis.call('HGET', info, 'lastSeq'))
 local results = {}
 local added = 0
 for i = 0, n - 1 do
-  local b = 5 + i * 5
+  local b = 7 + i * 5
   local id = ARGV[b]
   local known = redis.call('HGET', ids, id)
   if known then

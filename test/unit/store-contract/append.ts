@@ -4,10 +4,40 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ValidationError } from '../../../src/model/errors.js';
-import { ConflictError } from '../../../src/store/index.js';
+import { ConflictError, ModelMismatchError } from '../../../src/store/index.js';
+import { DEFAULT_CONFIG } from '../../../src/thread/config.js';
 import { conversation, entries, text, threadId, type GetStore } from './helpers.js';
 
 export function appendContract(store: GetStore): void {
+  it("appends only when the model counted for is the thread's (configured, else the default)", async () => {
+    const thread = threadId();
+    const refused = (model: string) => (err: unknown) =>
+      err instanceof ModelMismatchError && err.code === 'model_mismatch' && err.model === model;
+    // A thread without a configuration counts for the default model.
+    await assert.rejects(
+      store().append(thread, entries(text('a', 'hi')), { model: 'other-model', userId: 'u1' }),
+      refused(DEFAULT_CONFIG.model),
+    );
+    assert.equal(await store().thread(thread), undefined, 'a refused first append leaves no thread');
+    const [a] = await store().append(thread, entries(text('a', 'hi')), { model: DEFAULT_CONFIG.model });
+    assert.deepEqual([a!.seq, a!.duplicate], [1, false]);
+    await store().setConfig(thread, { budget: 1000, model: 'other-model' });
+    await assert.rejects(
+      store().append(thread, entries(text('b', 'counted for the old model')), {
+        model: DEFAULT_CONFIG.model,
+        userId: 'u1',
+      }),
+      refused('other-model'),
+    );
+    const info = await store().thread(thread);
+    assert.deepEqual([info?.lastSeq, info?.messageCount, info?.userId], [1, 1, undefined], 'nothing written');
+    const [b] = await store().append(thread, entries(text('b', 'counted again')), { model: 'other-model' });
+    assert.deepEqual([b!.seq, b!.duplicate], [2, false]);
+    // Without a model the store does not check (a caller that picks the tokenizer itself).
+    const [c] = await store().append(thread, entries(text('c', 'unchecked')));
+    assert.equal(c!.seq, 3);
+  });
+
   it('appends and reads back history with seqs 1..n', async () => {
     const thread = threadId();
     const messages = conversation('m', 5);
