@@ -88,7 +88,7 @@ export class TenantScope {
 
   /** The workflow's state with the stored bookkeeping. */
   state(view: ThreadStateView, info: ThreadInfo) {
-    const { lastExtraction } = view.extraction;
+    const { lastExtraction } = view.memory;
     return {
       ...view,
       threadId: this.strip(view.threadId),
@@ -97,9 +97,9 @@ export class TenantScope {
       updatedAt: info.updatedAt,
       messageCount: info.messageCount,
       lastCompaction: this.compaction(view.lastCompaction),
-      extraction: lastExtraction
-        ? { ...view.extraction, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
-        : view.extraction,
+      memory: lastExtraction
+        ? { ...view.memory, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
+        : view.memory,
     };
   }
 
@@ -117,7 +117,7 @@ export class TenantScope {
     return out;
   }
 
-  /** The context: its injected memory block names memory ids in its metadata. */
+  /** The memory view: the injected memory block names memory ids in its metadata. */
   context(ctx: ContextResult): ContextResult {
     return {
       ...ctx,

@@ -81,7 +81,7 @@ export interface WireExport {
   summaries: WireSummaryRecord[];
 }
 
-/** `GET /v1/threads/{id}/context`: the context (memories, recalled history, the view). */
+/** `GET /v1/threads/{id}/context`: the memory view. */
 export interface WireContext {
   messages: WireMessage[];
   tokens: number;

@@ -1,6 +1,6 @@
 /**
  * From API responses to what the inspector renders: history blocks with their exclusion marks, the
- * view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
+ * memory view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
  * without a browser; so are its siblings `budget-model.ts` (the budget bar) and `memories-model.ts`.
  */
 import type {
@@ -18,7 +18,7 @@ export interface Block<M extends WireMessage = WireMessage> {
   messages: M[];
 }
 
-/** Why a history block is not in the view. */
+/** Why a history block is not in the memory view. */
 export interface ExclusionMark {
   compactionId: string;
   /** The strategy that excluded it, e.g. `summarization` or `truncation`. */
@@ -41,7 +41,7 @@ export interface HistoryBlock extends Block<HistoryMessage> {
   sameAsPrevious?: boolean;
 }
 
-/** A block of the view column. */
+/** A block of the memory-view column. */
 export interface ViewBlock {
   kind: 'system' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
   messages: WireMessage[];
@@ -254,7 +254,7 @@ export function contextTokens(ctx: WireContext, known: ReadonlyMap<string, numbe
   return out;
 }
 
-/** The view in blocks; summaries carry the history messages they replaced. */
+/** The memory view in blocks; summaries carry the history messages they replaced. */
 export function viewBlocks(
   ctx: WireContext,
   history: readonly HistoryMessage[],

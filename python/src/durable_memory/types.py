@@ -91,7 +91,7 @@ class InjectedMemory(TypedDict):
 
 
 class ContextResult(TypedDict):
-    """The context for the next model call, within the budget."""
+    """The memory view for the next model call, within the budget."""
 
     messages: list[Message]
     openai: list[dict[str, Any]]
@@ -178,7 +178,7 @@ class ThreadState(TypedDict):
     run: dict[str, Any]
     compactions: dict[str, Any]
     pending: dict[str, Any]
-    extraction: dict[str, Any]
+    memory: dict[str, Any]
     userId: NotRequired[str]
 
 

@@ -232,7 +232,7 @@ export const RecalledMessage = Type.Object({
   rankers: Type.Array(Type.String()),
 });
 
-/** The context, ready for a model call: memories, recalled history and the view, within the budget. */
+/** The memory view, ready for a model call. */
 export const ContextResult = Type.Object(
   {
     messages: Type.Array(ref('Message')),
@@ -268,5 +268,5 @@ export const ContextResult = Type.Object(
       ),
     ),
   },
-  { description: 'The context within the budget.' },
+  { description: 'The memory view within the budget.' },
 );

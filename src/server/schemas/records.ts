@@ -61,7 +61,7 @@ const Role = Type.Union([
   Type.Literal('tool'),
 ]);
 
-/** A message of the view (history messages and summaries). */
+/** A message of the memory view (history messages and summaries). */
 export const Message = Type.Object({
   id: Type.String(),
   role: Role,
@@ -100,7 +100,7 @@ export const Strategy = Type.Object(
 
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
-  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the view.' }),
+  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the memory view.' }),
   model: Type.String({ description: 'Picks the tokenizer.' }),
   strategy: Type.Optional(Strategy),
   idleMs: Type.Integer({

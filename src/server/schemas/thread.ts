@@ -70,27 +70,24 @@ const Metrics = Type.Object({
   totalToolCallGroups: Int(),
 });
 
-const ExtractionProgress = Type.Object(
-  {
-    extractedSeq: Int(),
-    turnsSince: Int(),
-    lastAppendAt: Type.Number(),
-    extractions: Int(),
-    failedAt: Type.Optional(Int()),
-    lastExtraction: Type.Optional(
-      Type.Object({
-        id: Type.String(),
-        fromSeq: Int(),
-        toSeq: Int(),
-        added: Int(),
-        superseded: Int(),
-        duplicates: Int(),
-        model: Type.String(),
-      }),
-    ),
-  },
-  { description: 'How far memory extraction got: reading the thread for long-term memories.' },
-);
+const MemoryProgress = Type.Object({
+  extractedSeq: Int(),
+  turnsSince: Int(),
+  lastAppendAt: Type.Number(),
+  extractions: Int(),
+  failedAt: Type.Optional(Int()),
+  lastExtraction: Type.Optional(
+    Type.Object({
+      id: Type.String(),
+      fromSeq: Int(),
+      toSeq: Int(),
+      added: Int(),
+      superseded: Int(),
+      duplicates: Int(),
+      model: Type.String(),
+    }),
+  ),
+});
 
 const EmbeddingProgress = Type.Object(
   {
@@ -125,7 +122,7 @@ export const ThreadState = Type.Object(
       description: '`compaction`, `catch-up`, `extraction`, `embedding`.',
     }),
     lastError: Type.Optional(Type.String()),
-    extraction: ExtractionProgress,
+    memory: MemoryProgress,
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
   },
