@@ -38,13 +38,22 @@ export async function compactIndex(
     throw new Error(`compactIndex: ${spec.type} creates messages, so it needs countTokens`);
   }
   // Summaries made earlier in this run (a collapse before a summarization in one pipeline) must be
-  // readable by the strategies after it.
+  // readable by the strategies after it: they are picked up from the steps as they appear.
   const created = new Map<string, Message>();
+  let seen = 0;
+  const message = (id: string): Message | undefined => {
+    const body = bodies.get(id);
+    if (body) return body;
+    for (; seen < ctx.steps.length; seen++) {
+      const made = ctx.steps[seen]!.summary?.message;
+      if (made) created.set(made.id, made);
+    }
+    return created.get(id);
+  };
   const ctx: StrategyContext = {
     index,
     tokenized: options.tokenized,
-    message: (id) => bodies.get(id) ?? created.get(id),
-    created,
+    message,
     countTokens: countTokens ?? unreachable,
     summarizer: options.summarizer,
     run: (child) => runStrategy(child as StrategySpec, ctx),
@@ -52,7 +61,7 @@ export async function compactIndex(
     warnings: [],
   };
   await runStrategy(spec, ctx);
-  for (const [id, body] of created) bodies.set(id, body);
+  for (const d of ctx.steps) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
   return { steps: ctx.steps, warnings: ctx.warnings };
 }
 

@@ -6,7 +6,7 @@ export type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  Compaction,
+  CompactionRecord,
   SearchHit,
   SearchScope,
   HistoryPage,

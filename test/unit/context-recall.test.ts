@@ -151,11 +151,6 @@ describe('context() with recall', () => {
       threadId: 't',
       strategy: 'summarization',
       reason: 'tokensExceed(1000)',
-      steps: [],
-      warnings: [],
-      upToSeq: 301,
-      includedTokensBefore: 0,
-      includedTokensAfter: 0,
       excludedMessageIds: history.slice(1, 301).map((m) => m.id),
       supersededSummaryIds: [],
       summaries: [

@@ -208,7 +208,6 @@ function insert(
   };
   const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
-  ctx.created.set(message.id, message);
   ctx.index.insertSummary(meta, picked, {
     reason: 'summarized',
     strategy: 'summarization',
@@ -219,7 +218,7 @@ function insert(
     reason: describe(spec.trigger),
     groupIds: picked.map((g) => g.id),
     messageIds: replaces,
-    summary: meta,
+    summary: { message, meta },
     before,
     after: snapshot(ctx.index.metrics),
   });

@@ -152,7 +152,6 @@ function collapse(
   };
   const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
-  ctx.created.set(message.id, message);
   ctx.index.insertSummary(meta, [group], {
     reason: 'collapsed',
     strategy: 'toolResultCollapse',
@@ -163,7 +162,7 @@ function collapse(
     reason: describe(spec.trigger),
     groupIds: [group.id],
     messageIds: [...group.messageIds],
-    summary: meta,
+    summary: { message, meta },
     before,
     after: snapshot(ctx.index.metrics),
   });

@@ -136,8 +136,8 @@ export const ThreadInfo = Type.Object({
   config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
-/** A compaction in numbers, as `state()` and `compact()` report it (`reportOf`): no ids or bodies. */
-export const Compaction = Type.Object({
+/** What a compaction did. */
+export const CompactionReport = Type.Object({
   id: Type.String(),
   strategy: Type.String(),
   excludedGroups: Int(),
@@ -189,21 +189,7 @@ const StoredSummary = Type.Object({
   outputTokens: Type.Optional(Tokens()),
 });
 
-const Included = Type.Object({ includedTokens: Int(), includedMessages: Int(), includedGroups: Int() });
-
-/** What one strategy decided, as the engine recorded it in a compaction. */
-const CompactionStep = Type.Object({
-  strategy: Type.String(),
-  action: Type.Union([Type.Literal('exclude'), Type.Literal('summarize'), Type.Literal('collapse')]),
-  reason: Type.String(),
-  groupIds: Type.Array(Type.String()),
-  messageIds: Type.Array(Type.String()),
-  summary: Type.Optional(Type.Unknown({ description: 'The body-free meta of the summary it inserted.' })),
-  before: Included,
-  after: Included,
-});
-
-/** A thread as JSON: history, compactions (with their steps and summaries), configuration. */
+/** A thread as JSON: history, compaction records, summaries, configuration. */
 export const ThreadExport = Type.Object({
   version: Type.Literal(1),
   thread: ThreadInfo,
@@ -214,18 +200,11 @@ export const ThreadExport = Type.Object({
       threadId: Type.String(),
       strategy: Type.String(),
       reason: Type.String(),
-      steps: Type.Array(CompactionStep),
-      warnings: Type.Array(
-        Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
-      ),
-      upToSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
-      includedTokensBefore: Int(),
-      includedTokensAfter: Int(),
       excludedMessageIds: Type.Array(Type.String()),
       supersededSummaryIds: Type.Array(Type.String()),
       summaries: Type.Array(StoredSummary),
-      llm: Type.Optional(Type.String()),
       createdAt: Type.Optional(Type.String()),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     }),
   ),
   summaries: Type.Array(

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import {
-  Compaction,
+  CompactionReport,
   ErrorBody,
   MemoryRecord,
   Message,
@@ -25,7 +25,7 @@ export const SHARED_SCHEMAS = {
   StoredMessage,
   ThreadConfig,
   ThreadInfo,
-  Compaction,
+  CompactionReport,
   MemoryRecord,
   ScoredMemory,
   ThreadExport,

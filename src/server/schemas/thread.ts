@@ -117,7 +117,7 @@ export const ThreadState = Type.Object(
     buffered: Int(),
     run: Type.Integer({ minimum: 1, description: 'Continue-as-new generation.' }),
     compactions: Int(),
-    lastCompaction: Type.Optional(ref('Compaction')),
+    lastCompaction: Type.Optional(ref('CompactionReport')),
     pending: Type.Array(Type.String(), {
       description: '`compaction`, `catch-up`, `extraction`, `embedding`.',
     }),
@@ -139,7 +139,7 @@ export const StateQuery = Type.Object({
 /** POST /v1/threads/{id}/compact. */
 export const CompactResult = Type.Object(
   {
-    compaction: Type.Union([ref('Compaction'), Type.Null()], {
+    compaction: Type.Union([ref('CompactionReport'), Type.Null()], {
       description: 'What the strategy did; null if compaction failed (see the state).',
     }),
   },

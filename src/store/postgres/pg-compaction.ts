@@ -1,27 +1,21 @@
 /**
- * Compactions in PostgreSQL: "replace-view" in one transaction. The record's row is inserted
+ * Compaction records in PostgreSQL: "replace-view" in one transaction. The record's row is inserted
  * first with ON CONFLICT DO NOTHING, so a retried or concurrent second recording of the same id waits
  * for the first, finds it, and changes nothing (exactly once under activity retries).
  */
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError, InvalidRecordError } from '../errors.js';
 import { prepareRecord, summaryMeta } from '../internal/prepare.js';
-import type { Compaction, StoredSummary } from '../types.js';
+import type { CompactionRecord, StoredSummary } from '../types.js';
 import { explainTextError, sqlState } from '../../postgres/errors.js';
 import { toCompaction, toSummary, type CompactionRow, type SummaryRow } from './rows.js';
 import { Rollback, withTransaction } from '../../postgres/transaction.js';
-
-/** What the `details` column holds of a compaction (the rest has columns or the summaries table). */
-function engineFields(c: Compaction): CompactionRow['details'] {
-  const { steps, warnings, upToSeq, includedTokensBefore, includedTokensAfter, llm } = c;
-  return { steps, warnings, upToSeq, includedTokensBefore, includedTokensAfter, llm };
-}
 
 /** Throws unless every id names a row of `table` in the thread. */
 async function assertKnown(
   client: PoolClient,
   table: 'messages' | 'summaries',
-  record: Compaction,
+  record: CompactionRecord,
   ids: string[],
 ) {
   if (ids.length === 0) return;
@@ -37,7 +31,7 @@ async function assertKnown(
   }
 }
 
-async function insertSummaries(client: PoolClient, record: Compaction): Promise<void> {
+async function insertSummaries(client: PoolClient, record: CompactionRecord): Promise<void> {
   const rows = record.summaries.map((s: StoredSummary) => ({
     id: s.message.id,
     message: s.message,
@@ -61,7 +55,7 @@ async function insertSummaries(client: PoolClient, record: Compaction): Promise<
  * Applies a compaction record.
  * @returns false if that id was already recorded for the thread.
  */
-export async function recordCompactionPg(pool: Pool, input: Compaction): Promise<boolean> {
+export async function recordCompactionPg(pool: Pool, input: CompactionRecord): Promise<boolean> {
   const record = prepareRecord(input);
   try {
     return await withTransaction(pool, async (client) => {
@@ -75,7 +69,7 @@ export async function recordCompactionPg(pool: Pool, input: Compaction): Promise
           record.reason,
           record.excludedMessageIds,
           record.supersededSummaryIds,
-          JSON.stringify(engineFields(record)),
+          record.details === undefined ? null : JSON.stringify(record.details),
           record.createdAt,
         ],
       );
@@ -114,7 +108,7 @@ export async function recordCompactionPg(pool: Pool, input: Compaction): Promise
 }
 
 /** A thread's compaction records, oldest first, each with the summaries it inserted. */
-export async function readCompactions(pool: Pool, threadId: string): Promise<Compaction[]> {
+export async function readCompactions(pool: Pool, threadId: string): Promise<CompactionRecord[]> {
   // Two statements: a record seen by the first has its summaries committed with it, so the second sees them.
   const records = await pool.query<CompactionRow>(
     `SELECT thread_id, id, strategy, reason, excluded_message_ids, superseded_summary_ids, details, created_at

@@ -13,7 +13,7 @@ import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  Compaction,
+  CompactionRecord,
   SearchHit,
   SearchScope,
   HistoryPage,
@@ -198,12 +198,12 @@ export class PostgresThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.recordCompaction */
-  async recordCompaction(record: Compaction): Promise<boolean> {
+  async recordCompaction(record: CompactionRecord): Promise<boolean> {
     return recordCompactionPg(this.pool, record);
   }
 
   /** @inheritDoc ThreadStore.compactions */
-  async compactions(threadId: string): Promise<Compaction[]> {
+  async compactions(threadId: string): Promise<CompactionRecord[]> {
     return readCompactions(this.pool, threadId);
   }
 

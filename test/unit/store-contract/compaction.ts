@@ -140,10 +140,7 @@ export function compactionContract(store: GetStore): void {
       excludedMessageIds: ['m3', 'm4'],
       supersededSummaryIds: ['sum-1'],
       summaries: [summary('sum-2', 2, ['sum-1', 'm3', 'm4'])],
-      includedTokensBefore: 900,
-      includedTokensAfter: 300,
-      upToSeq: 4,
-      llm: 'local-extractive',
+      details: { before: { tokens: 900 }, after: { tokens: 300 } },
     });
     assert.equal(await store().recordCompaction(c2), true);
     const expected = ['s', 'sum-2', 'm5', 'm6'];
