@@ -14,7 +14,9 @@ import { waitForState } from '../support/wait-for-state.js';
 
 let p: TestPipeline;
 before(async () => {
-  p = await startPipeline({ workflowInput: { continueAsNewAfterEvents: 200, gapTimeoutMs: 300 } });
+  // 80, not 200: appends to one thread are combined (pg-append-queue.ts) and their announcements
+  // coalesce, so 1,000 concurrent appends make far fewer workflow events than 1,000 signals.
+  p = await startPipeline({ workflowInput: { continueAsNewAfterEvents: 80, gapTimeoutMs: 300 } });
 });
 after(() => p?.stop());
 
