@@ -76,8 +76,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   await mkdir(path.dirname(dbFile), { recursive: true });
   await reapOrphan(ownerFile, `the Temporal database ${dbFile}`, log);
 
-  const port = options.port ?? (await pickPort(options.preferredPorts ?? []));
-  const address = `${LOOPBACK}:${port}`;
+  let port = options.port ?? (await pickPort(options.preferredPorts ?? []));
+  let address = `${LOOPBACK}:${port}`;
   const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', LOOPBACK, '--port', String(port)];
   // WAL with synchronous=NORMAL survives a crash of the server process (kill -9) and cuts the
   // per-write fsync: signal-with-start measured 25 ms → 9 ms here.
@@ -116,7 +116,27 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     }
     log(`temporal dev server on ${address} (db ${dbFile}) up in ${Date.now() - started} ms`);
   };
-  await start();
+  // The first start is tried again when the server exits before it serves: in CI a dev server once
+  // panicked during start (the frontend port or one of the ports it picks for itself taken in
+  // between), and a port of our own choosing can then be chosen again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (error) {
+      const exited =
+        error instanceof RuntimeSetupError && / exited during start$/.test(error.message.split('\n')[0]!);
+      if (!exited || attempt >= START_ATTEMPTS) throw error;
+      log(
+        `${(error as Error).message.split('\n')[0]}; starting it again (attempt ${attempt + 1} of ${START_ATTEMPTS})`,
+      );
+      if (options.port === undefined) {
+        port = await pickPort(options.preferredPorts ?? []);
+        address = `${LOOPBACK}:${port}`;
+        args[args.indexOf('--port') + 1] = String(port);
+      }
+    }
+  }
 
   return {
     address,
@@ -174,6 +194,9 @@ async function waitUntilServing(
   }
   throw new Error(`no answer from ${address} within ${timeoutMs} ms`, { cause: lastError });
 }
+
+/** How many times a first start is tried when the server exits before it serves. */
+const START_ATTEMPTS = 3;
 
 /** `IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD` of the Temporal API (temporal/api/enums/v1). */
 const KEYWORD = 2;

@@ -170,6 +170,47 @@ describe('Temporal dev server', () => {
     assert.equal(isPidAlive(again.pid), false);
   });
 
+  test('a server that exits during its first start is started again on another port (CI saw the dev server panic once)', async () => {
+    // A wrapper that fails the way the dev server did in CI (a panic before it serves) on its first
+    // run only, then runs the real CLI.
+    const marker = path.join(dir, 'flaky-ran-once');
+    const wrapper = path.join(dir, 'flaky-temporal.sh');
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nif [ ! -e ${marker} ]; then touch ${marker}; echo 'panic: listen tcp: bind: address already in use' >&2; exit 2; fi\nexec ${cli.path} "$@"\n`,
+    );
+    await chmod(wrapper, 0o755);
+    const server = await startTemporalDevServer({
+      cliPath: wrapper,
+      dbFile: path.join(dir, 'flaky', 'temporal.db'),
+    });
+    try {
+      assert.equal(server.running, true);
+      assert.equal((await readFile(marker, 'utf8')).length, 0, 'the first run failed as planned');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a server that never starts fails after its retries, quoting the first lines of its output', async () => {
+    const wrapper = path.join(dir, 'failing-temporal.sh');
+    const noise = Array.from({ length: 400 }, (_, i) => `goroutine frame ${i}`).join('\n');
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\necho 'panic: the reason comes first' >&2\ncat >&2 <<'END'\n${noise}\nEND\nexit 2\n`,
+    );
+    await chmod(wrapper, 0o755);
+    await assert.rejects(
+      startTemporalDevServer({ cliPath: wrapper, dbFile: path.join(dir, 'failing', 'temporal.db') }),
+      (error: RuntimeSetupError) => {
+        assert.equal(error.code, 'temporal_server_failed');
+        assert.match(error.message, /panic: the reason comes first/);
+        assert.match(error.message, /goroutine frame 399/);
+        return true;
+      },
+    );
+  });
+
   test('a server that cannot start fails with its output', async () => {
     await assert.rejects(startTemporalDevServer({ cliPath: cli.path, dbFile: dir /* a directory */ }), {
       code: 'temporal_server_failed',
