@@ -9,6 +9,7 @@ import { eraseThread } from '../src/erasure/erase-thread.js';
 import { compactThreadActivity } from './compact-thread.js';
 import { extractMemoriesActivity } from './extract-memories.js';
 import { embedThreadActivity } from './embed-thread.js';
+import { loadThreadActivity } from './load-thread.js';
 import { embedderFromEnv, type Embedder } from '../src/llm/embeddings.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
 import type { ThreadActivities } from './types.js';
@@ -95,12 +96,6 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       return summary;
     },
     embedThread,
-    async loadThread({ threadId }) {
-      const [info, extractedSeq] = await Promise.all([
-        store.thread(threadId),
-        deps.memories ? deps.memories.extractedUpTo(threadId) : 0,
-      ]);
-      return { config: info?.config, userId: info?.userId, resourceId: info?.resourceId, extractedSeq };
-    },
+    loadThread: loadThreadActivity({ store, memories: deps.memories }),
   };
 }

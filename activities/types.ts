@@ -4,6 +4,7 @@
  */
 import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
+import type { IndexState } from '../src/compaction/message-index.js';
 import type { ThreadConfig } from '../src/thread/config.js';
 
 /** Input of `compactThread`. */
@@ -67,6 +68,15 @@ export interface StoredThread {
   resourceId?: string;
   /** Every message up to this seq has been read by a memory extraction (0: none yet). */
   extractedSeq: number;
+  /** For a thread that was compacted: its stored view, which the run's index starts from. */
+  view?: {
+    /** The index of the view, with the history outside it in its totals (`MessageIndex.fromView`). */
+    index: IndexState;
+    /** Compactions recorded. */
+    compactions: number;
+    /** User turns after `extractedSeq`. */
+    turnsSinceExtraction: number;
+  };
 }
 
 /** Input of `extractMemories`: messages with seq in (fromSeq, toSeq]. */

@@ -32,7 +32,8 @@ export class ThreadState {
   config: ThreadConfig;
   /** The configuration last stored (what reads use); `config` returns to it if a save is refused. */
   savedConfig: ThreadConfig;
-  readonly index: MessageIndex;
+  /** Replaced only by {@link resume}, before anything reads it. */
+  index: MessageIndex;
   /** Early arrivals keyed by seq. */
   private buffered = new Map<number, SeqMeta>();
   readonly run: number;
@@ -107,6 +108,15 @@ export class ThreadState {
       }
     }
     this.memory.extractedSeq = Math.max(this.memory.extractedSeq, stored.extractedSeq);
+    // A compacted thread starts from its stored view, which covers whatever an early announcement
+    // indexed meanwhile (commands wait for `ready`, signals do not); later ones stay buffered.
+    if (stored.view && this.index.lastSeq <= stored.view.index.lastSeq) {
+      this.index = MessageIndex.fromJSON(stored.view.index);
+      this.compactions = Math.max(this.compactions, stored.view.compactions);
+      this.memory.turnsSince = stored.view.turnsSinceExtraction;
+      for (const seq of this.buffered.keys()) if (seq <= this.index.lastSeq) this.buffered.delete(seq);
+      this.receive([]);
+    }
     this.ready = true;
   }
 

@@ -97,6 +97,37 @@ export class MessageIndex {
     return index;
   }
 
+  /**
+   * The index of a stored view, which a new run of a compacted thread (imported, or restarted after
+   * its workflow ended) starts from: summaries and included messages in view order, as the
+   * compaction activity groups them. The history outside the view is counted in the totals, as
+   * pruned groups would be, but not grouped again; `lastSeq` is the history's.
+   *
+   * @param entries - the view in order; a message's `seq` is its history seq, a summary has none
+   * @param history - figures of the whole history the view was read up to
+   */
+  static fromView(
+    entries: Iterable<{ meta: MessageMeta; seq?: number }>,
+    history: { lastSeq: number; messages: number; tokens: number; turns: number },
+  ): MessageIndex {
+    const index = new MessageIndex();
+    const inView = { messages: 0, tokens: 0, turns: 0 };
+    for (const { meta, seq } of entries) {
+      const isSummary = meta.shape === 'summary';
+      index.append(isSummary || seq === undefined ? { ...meta, seq: undefined } : { ...meta, seq });
+      if (isSummary) continue;
+      inView.messages++;
+      inView.tokens += meta.tokens;
+      if (meta.shape === 'user') inView.turns++;
+    }
+    const s = index.state;
+    s.metrics.totalMessages += Math.max(0, history.messages - inView.messages);
+    s.metrics.totalTokens += Math.max(0, history.tokens - inView.tokens);
+    s.metrics.totalTurns += Math.max(0, history.turns - inView.turns);
+    s.lastSeq = Math.max(s.lastSeq, history.lastSeq);
+    return index;
+  }
+
   /** A JSON-safe copy of the state. */
   toJSON(): IndexState {
     this.flush();

@@ -472,46 +472,41 @@ describe('export, import, delete', () => {
     assert.ok((await copy.context()).tokens <= 1200);
   });
 
-  test(
-    'an imported thread whose view was compacted starts from that view: its state is within budget ' +
-      '(skipped: not fixed yet, issue 20 item 10; a new run indexes every stored message as included)',
-    { skip: 'not fixed yet: a new run builds its index from the metas alone, not the stored view' },
-    async () => {
-      // Issue 20 item 10: export, delete, import of a thread with budget 1200 left its workflow counting
-      // every message (6,240 tokens) as in the view, after the import and after another append. The
-      // compaction activity works on the stored view (already within budget) and excludes nothing, and
-      // the run's index never learns the imported exclusions and summaries: a new run (after an import,
-      // or any start that is not a continue-as-new) must build its index from the stored view.
-      const words = (i: number) => `word${i} `.repeat(100);
-      const t = p.memory.thread('import-compacted');
-      await t.append(text('ic0', 'user', words(0)));
-      await t.configure({ budget: 1200 });
-      for (let i = 1; i < 16; i++) await t.append(text(`ic${i}`, i % 2 ? 'assistant' : 'user', words(i)));
-      const within = (s: ThreadStateView) =>
-        s.compactions >= 1 && !s.pending.includes('compaction') && s.metrics.includedTokens <= 1200;
-      // Bounds far above normal (a compaction takes well under a second): waited for, not timed.
-      await waitForState(
-        t,
-        'the source compacted to its budget',
-        (s) => s.indexedSeq === 16 && within(s),
-        120_000,
-      );
-      const data = await t.export();
-      assert.ok(data.compactions.length >= 1, 'the export carries compaction records');
-      assert.equal(await t.delete(), true);
-      await t.import(data);
-      let s = await waitForState(t, 'the imported view within its budget', within, 120_000);
-      assert.ok(s.metrics.totalTokens > 2400, `history kept: ${JSON.stringify(s.metrics)}`);
-      await t.append(text('ic16', 'user', words(16)));
-      s = await waitForState(
-        t,
-        'the view within budget after an append',
-        (v) => v.indexedSeq === 17 && within(v),
-        120_000,
-      );
-      assert.ok((await t.context()).tokens <= 1200);
-    },
-  );
+  test('an imported thread whose view was compacted starts from that view: its state is within budget', async () => {
+    // Issue 20 item 10: export, delete, import of a thread with budget 1200 left its workflow counting
+    // every message (6,240 tokens) as in the view, after the import and after another append. The
+    // compaction activity works on the stored view (already within budget) and excludes nothing, and
+    // the run's index never learns the imported exclusions and summaries: a new run (after an import,
+    // or any start that is not a continue-as-new) must build its index from the stored view.
+    const words = (i: number) => `word${i} `.repeat(100);
+    const t = p.memory.thread('import-compacted');
+    await t.append(text('ic0', 'user', words(0)));
+    await t.configure({ budget: 1200 });
+    for (let i = 1; i < 16; i++) await t.append(text(`ic${i}`, i % 2 ? 'assistant' : 'user', words(i)));
+    const within = (s: ThreadStateView) =>
+      s.compactions >= 1 && !s.pending.includes('compaction') && s.metrics.includedTokens <= 1200;
+    // Bounds far above normal (a compaction takes well under a second): waited for, not timed.
+    await waitForState(
+      t,
+      'the source compacted to its budget',
+      (s) => s.indexedSeq === 16 && within(s),
+      120_000,
+    );
+    const data = await t.export();
+    assert.ok(data.compactions.length >= 1, 'the export carries compaction records');
+    assert.equal(await t.delete(), true);
+    await t.import(data);
+    let s = await waitForState(t, 'the imported view within its budget', within, 120_000);
+    assert.ok(s.metrics.totalTokens > 2400, `history kept: ${JSON.stringify(s.metrics)}`);
+    await t.append(text('ic16', 'user', words(16)));
+    s = await waitForState(
+      t,
+      'the view within budget after an append',
+      (v) => v.indexedSeq === 17 && within(v),
+      120_000,
+    );
+    assert.ok((await t.context()).tokens <= 1200);
+  });
 
   test("delete removes history, the thread's memories and the workflow; the id can start afresh", async () => {
     const t = p.memory.thread('deleting', { userId: 'del-user' });

@@ -320,3 +320,50 @@ describe('included metrics count what the view sends', () => {
     );
   });
 });
+
+describe('MessageIndex.fromView', () => {
+  test('a stored view (a summary, then included messages) gives the view in the index and the history in the totals', () => {
+    const c = conversation();
+    for (let i = 0; i < 4; i++) {
+      c.user(`question ${i}`);
+      c.assistant(`answer ${i}`);
+    }
+    const metas = c.metas(10).map((m, i) => ({ ...m, seq: i + 1 }));
+    // The view after a compaction summarized the first two turns (seqs 1–4).
+    const summary = { id: 's1', role: 'system' as const, shape: 'summary' as const, tokens: 7, bytes: 20 };
+    const view = [{ meta: summary }, ...metas.slice(4).map(({ seq, ...meta }) => ({ meta, seq }))];
+    const index = MessageIndex.fromView(view, { lastSeq: 8, messages: 8, tokens: 80, turns: 4 });
+
+    assert.deepEqual(kinds(index), [
+      'summary:s1',
+      'user:m5',
+      'assistant_text:m6',
+      'user:m7',
+      'assistant_text:m8',
+    ]);
+    const m = index.metrics;
+    assert.equal(m.includedTokens, 47, 'the summary and four messages');
+    assert.equal(m.includedMessages, 5);
+    assert.equal(m.totalTokens, 87, 'the whole history and the summary');
+    assert.equal(m.totalMessages, 9);
+    assert.equal(m.totalTurns, 4);
+    assert.equal(index.lastSeq, 8);
+    // A message after the view's last seq is applied; one at or below it is a re-delivery.
+    assert.equal(index.append({ ...metas[7]!, id: 'late', seq: 8 }), false);
+    assert.equal(index.append({ id: 'm9', role: 'user', shape: 'user', tokens: 10, bytes: 5, seq: 9 }), true);
+  });
+
+  test('when the newest messages are outside the view, lastSeq is still the history’s', () => {
+    const c = conversation();
+    c.user('only');
+    const [meta] = c.metas(10);
+    const index = MessageIndex.fromView([{ meta: meta!, seq: 1 }], {
+      lastSeq: 3,
+      messages: 3,
+      tokens: 30,
+      turns: 1,
+    });
+    assert.equal(index.lastSeq, 3);
+    assert.equal(index.metrics.totalMessages, 3);
+  });
+});

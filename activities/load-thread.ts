@@ -1,0 +1,63 @@
+/**
+ * What a new run of a thread's workflow starts from (not a continue-as-new, which carries its state):
+ * the stored configuration, owner and extraction progress, and, for a thread that was compacted
+ * (imported, or whose workflow ended and started again), the index of its stored view. Without the
+ * view the run would count every stored message as in the view, and compact a view that is already
+ * within budget to no effect, for ever.
+ */
+import { MessageIndex } from '../src/compaction/message-index.js';
+import type { MemoryStore } from '../src/memories/memory-store.js';
+import type { ThreadStore } from '../src/store/thread-store.js';
+import type { StoredThread } from './types.js';
+
+/** Metas are read in pages of this many to count the history outside the view. */
+const PAGE = 1000;
+
+/** Creates the `loadThread` activity. */
+export function loadThreadActivity(deps: { store: ThreadStore; memories?: MemoryStore }) {
+  return async function loadThread({ threadId }: { threadId: string }): Promise<StoredThread> {
+    const { store } = deps;
+    const [info, extractedSeq, records] = await Promise.all([
+      store.thread(threadId),
+      deps.memories ? deps.memories.extractedUpTo(threadId) : 0,
+      store.compactions(threadId),
+    ]);
+    const stored: StoredThread = {
+      config: info?.config,
+      userId: info?.userId,
+      resourceId: info?.resourceId,
+      extractedSeq,
+    };
+    if (!info || records.length === 0) return stored;
+
+    // Read up to the seq known now; later messages come through the run's catch-up as usual.
+    const lastSeq = info.lastSeq;
+    const history = { lastSeq, messages: 0, tokens: 0, turns: 0 };
+    let turnsSinceExtraction = 0;
+    for (let after = 0; after < lastSeq;) {
+      const page = await store.metas(threadId, { after, limit: PAGE });
+      if (page.length === 0) break;
+      for (const meta of page) {
+        if (meta.seq > lastSeq) continue;
+        history.messages++;
+        history.tokens += meta.tokens;
+        if (meta.shape === 'user') {
+          history.turns++;
+          if (meta.seq > extractedSeq) turnsSinceExtraction++;
+        }
+      }
+      after = page[page.length - 1]!.seq;
+    }
+    const view = (await store.view(threadId))
+      .filter((e) => e.seq <= lastSeq)
+      .map((e) => (e.summary ? { meta: e.meta } : { meta: e.meta, seq: e.seq }));
+    return {
+      ...stored,
+      view: {
+        index: MessageIndex.fromView(view, history).toJSON(),
+        compactions: records.length,
+        turnsSinceExtraction,
+      },
+    };
+  };
+}
