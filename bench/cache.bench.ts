@@ -1,0 +1,234 @@
+/**
+ * `npm run bench:cache` (issue 22): how much of each context a provider's prompt cache keeps. It
+ * replays conversations turn by turn through `append` and `context({ budget })`, as an agent does (a
+ * model call after each user message, its reply appended), and prints per configuration the share of
+ * each prompt's tokens that is an exact prefix of the previous prompt plus the messages since, how
+ * often the whole previous prompt is reused, the share between compactions, and the input cost per
+ * call at published cached/uncached price ratios, beside a naive sliding window and truncation in
+ * steps computed in the same run over the same turns and token counts (bench/prompt-cache.ts).
+ *
+ * Usage: npm run bench:cache -- [--dataset DIR] [--turns N] [--budget N] [--quick]
+ *   --dataset: LoCoMo-format conversations (default ../shared/recall-dev when it exists)
+ *   --turns: at most this many turns of each conversation (default all; --quick: 120)
+ */
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ThreadHandle } from '../src/client/thread-handle.js';
+import { truncation } from '../src/compaction/strategies/truncation.js';
+import { tokensBelow, tokensExceed } from '../src/compaction/triggers.js';
+import type { StrategySpec } from '../src/compaction/strategy-spec.js';
+import type { MessageInput } from '../src/model/message.js';
+import { toOpenAI } from '../src/model/openai.js';
+import { normalizeMessages } from '../src/model/validation.js';
+import { LOW_WATER_MARK } from '../src/thread/config.js';
+import { tokenizerForModel } from '../src/tokenizers/for-model.js';
+import { MESSAGE_OVERHEAD } from '../src/tokenizers/tokenizer.js';
+import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
+import { readDataset } from './locomo.js';
+import {
+  addReuse,
+  costPerCall,
+  NO_REUSE,
+  prefixReuse,
+  slidingWindow,
+  truncationInSteps,
+  type PromptMessage,
+  type ReuseTotals,
+} from './prompt-cache.js';
+import { recallConversation } from './recall-conversations.js';
+
+const flag = (name: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const QUICK = process.argv.includes('--quick');
+const DATASET =
+  flag('--dataset') ?? (existsSync('../shared/recall-dev') ? '../shared/recall-dev' : undefined);
+const TURNS = Number(flag('--turns') ?? (QUICK ? 120 : Infinity));
+const BUDGET = Number(flag('--budget') ?? 4000);
+const COMMAND = `npm run bench:cache -- ${process.argv.slice(2).join(' ')}`.trim();
+/** Published cached/uncached input price ratios: gpt-4o ($1.25 vs $2.50 per million), Anthropic cache reads. */
+const RATIOS = { openai: 0.5, anthropic: 0.1 };
+
+const log = (line: string) =>
+  process.stderr.write(`[bench:cache ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+const tokenizer = tokenizerForModel('gpt-4o');
+const promptMessage = (m: ChatCompletionMessageParam): PromptMessage => {
+  const key = JSON.stringify(m);
+  const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+  return { key, tokens: tokenizer.count(text) + MESSAGE_OVERHEAD };
+};
+const asPrompt = (inputs: readonly MessageInput[]) => toOpenAI(normalizeMessages(inputs)).map(promptMessage);
+
+interface Conversation {
+  name: string;
+  messages: MessageInput[];
+}
+
+/** One configuration of ours. */
+interface Variant {
+  name: string;
+  recallShare: number;
+  /** Summaries (the default strategy) or truncation alone, with the same trigger and target. */
+  summaries: boolean;
+}
+
+const VARIANTS: Variant[] = [
+  { name: 'recall on, summaries', recallShare: 0.5, summaries: true },
+  { name: 'recall on, no summaries', recallShare: 0.5, summaries: false },
+  { name: 'recall off, summaries', recallShare: 0, summaries: true },
+  { name: 'recall off, no summaries', recallShare: 0, summaries: false },
+];
+
+/** Sums over every call, and over the calls with no compaction since the previous one. */
+interface Figures {
+  all: ReuseTotals;
+  between: ReuseTotals;
+}
+
+async function conversations(): Promise<Conversation[]> {
+  const out: Conversation[] = [];
+  if (DATASET) {
+    for (const c of await readDataset(DATASET))
+      out.push({ name: `dev ${c.name}`, messages: c.turns.map((t) => t.message).slice(0, TURNS * 1) });
+  }
+  for (const seed of [1, 2]) {
+    const c = recallConversation(seed);
+    out.push({ name: `generated ${seed}`, messages: c.messages.slice(0, TURNS) });
+  }
+  return out;
+}
+
+function strategyFor(variant: Variant): StrategySpec | undefined {
+  if (variant.summaries) return undefined; // the default for the budget
+  const trigger = tokensExceed(BUDGET);
+  const target = tokensBelow(Math.floor(BUDGET * LOW_WATER_MARK) + 1);
+  return truncation({ trigger, target, minimumPreserved: 1 }) as StrategySpec;
+}
+
+/** Waits until the workflow has indexed every message and has no compaction pending. */
+async function settled(thread: ThreadHandle): Promise<number> {
+  let state = await thread.sync();
+  while (state.pending.includes('compaction')) {
+    await new Promise((r) => setTimeout(r, 20));
+    state = await thread.state();
+  }
+  return state.compactions;
+}
+
+/** Replays one conversation through one configuration of ours. */
+async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: string): Promise<Figures> {
+  const thread = pipeline.memory.thread(id);
+  const strategy = strategyFor(v);
+  await thread.configure({ budget: BUDGET, recallShare: v.recallShare, ...(strategy ? { strategy } : {}) });
+  let figures: Figures = { all: NO_REUSE, between: NO_REUSE };
+  let previous: PromptMessage[] | undefined;
+  let since: MessageInput[] = [];
+  let compactions = 0;
+  for (const message of c.messages) {
+    await thread.append(message);
+    since.push(message);
+    if (message.role !== 'user') continue;
+    const now = await settled(thread);
+    const prompt = (await thread.context({ budget: BUDGET })).openai.map(promptMessage);
+    const reuse = prefixReuse(previous, asPrompt(since), prompt);
+    if (previous) {
+      figures = {
+        all: addReuse(figures.all, reuse),
+        between: now === compactions ? addReuse(figures.between, reuse) : figures.between,
+      };
+    }
+    compactions = now;
+    previous = prompt;
+    since = [];
+  }
+  return figures;
+}
+
+/** The baselines over the same turns: a naive sliding window and truncation in steps. */
+function baselines(c: Conversation): { window: Figures; steps: Figures } {
+  const history: PromptMessage[] = [];
+  const out = { window: { all: NO_REUSE, between: NO_REUSE }, steps: { all: NO_REUSE, between: NO_REUSE } };
+  let prevWindow: PromptMessage[] | undefined;
+  let prevSteps: PromptMessage[] | undefined;
+  let since: PromptMessage[] = [];
+  let start = 0;
+  for (const message of c.messages) {
+    const [m] = asPrompt([message]);
+    history.push(m!);
+    since.push(m!);
+    if (message.role !== 'user') continue;
+    const window = slidingWindow(history, BUDGET);
+    const moved = truncationInSteps(history, start, BUDGET);
+    const steps = history.slice(moved);
+    const w = prefixReuse(prevWindow, since, window);
+    const s = prefixReuse(prevSteps, since, steps);
+    if (prevWindow) {
+      out.window = { all: addReuse(out.window.all, w), between: addReuse(out.window.between, w) };
+      out.steps = {
+        all: addReuse(out.steps.all, s),
+        between: moved === start ? addReuse(out.steps.between, s) : out.steps.between,
+      };
+    }
+    start = moved;
+    prevWindow = window;
+    prevSteps = steps;
+    since = [];
+  }
+  return out;
+}
+
+const sum = (a: ReuseTotals, b: ReuseTotals): ReuseTotals => ({
+  calls: a.calls + b.calls,
+  tokens: a.tokens + b.tokens,
+  reused: a.reused + b.reused,
+  whole: a.whole + b.whole,
+});
+const pct = (n: number, d: number) => (d === 0 ? '–' : `${((100 * n) / d).toFixed(1)}%`);
+
+function row(name: string, f: Figures): string {
+  const { all, between } = f;
+  return `| ${name} | ${pct(all.reused, all.tokens)} | ${pct(between.reused, between.tokens)} | ${pct(all.whole, all.calls)} | ${Math.round(all.tokens / Math.max(1, all.calls))} | ${Math.round(costPerCall(all, RATIOS.openai))} | ${Math.round(costPerCall(all, RATIOS.anthropic))} |`;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const list = await conversations();
+  log(
+    `${list.length} conversations, ${list.reduce((n, c) => n + c.messages.length, 0)} messages, budget ${BUDGET}`,
+  );
+  const pipeline = await startPipeline({ embedder: null });
+  const totals = new Map<string, Figures>();
+  const add = (name: string, f: Figures) => {
+    const t = totals.get(name) ?? { all: NO_REUSE, between: NO_REUSE };
+    totals.set(name, { all: sum(t.all, f.all), between: sum(t.between, f.between) });
+  };
+  try {
+    for (const [i, c] of list.entries()) {
+      const b = baselines(c);
+      add('naive sliding window (baseline)', b.window);
+      add('truncation in steps to half (baseline)', b.steps);
+      for (const [j, v] of VARIANTS.entries()) {
+        log(`${c.name}: ${v.name}`);
+        add(`ours, ${v.name}`, await replay(pipeline, c, v, `cache-${process.pid}-${i}-${j}`));
+      }
+    }
+  } finally {
+    await pipeline.stop();
+  }
+  const lines = [
+    `## Prompt cache (\`${COMMAND}\`)`,
+    '',
+    `Budget ${BUDGET} tokens; ${list.map((c) => `${c.name} (${c.messages.length} messages)`).join(', ')}; a model call after each user message.`,
+    `Machine: ${os.cpus()[0]?.model ?? '?'}, ${os.cpus().length} cores; load average ${os.loadavg()[0]!.toFixed(2)} at the end; ${new Date().toISOString()}; ${Math.round((Date.now() - started) / 1000)} s.`,
+    '',
+    '| context | prefix reused (all calls) | prefix reused (between compactions) | whole previous prompt reused | tokens per call | input cost per call, gpt-4o (cached 0.5×) | input cost per call, Anthropic (cached 0.1×) |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...[...totals].map(([name, f]) => row(name, f)),
+    '',
+    'Cost is in full-price tokens per call. "Between compactions": calls with no compaction (ours) or window move (truncation in steps) since the previous call.',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await main();
