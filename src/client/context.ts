@@ -7,6 +7,7 @@
  * the pure builder (src/thread/build-context.ts): system prompt, memories block, recalled block, view.
  * Nothing is written.
  */
+import { createHash } from 'node:crypto';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore } from '../memories/memory-store.js';
@@ -44,15 +45,43 @@ export interface ContextOptions {
 }
 
 /** The context, ready for an OpenAI call. */
-export interface ContextResult extends BuiltContext {
+export interface ContextResult extends Omit<BuiltContext, 'stableTokens'> {
   /** The context as OpenAI chat-completions messages. */
   openai: ChatCompletionMessageParam[];
+  /**
+   * Where the stable prefix ends (system prompt, summaries, the older view; everything before the
+   * memories and recalled blocks), so that an adapter can mark a cache breakpoint (Anthropic's
+   * `cache_control`) and a caller can see why a call missed the provider's prompt cache: the prefix
+   * changed when `prefixHash` did.
+   */
+  cache: PromptCache;
   /** The long-term memories injected (as one system block), most relevant first. */
   memories: RankedMemory[];
   /** The history messages recalled (as one system block after the memories), chronological. */
   recalled: RecalledMessage[];
   /** What recall did; absent when it was off (`recall: false`, a share of 0, nothing to search for). */
   recall?: RecallReport;
+}
+
+/** The stable prefix of a context. */
+export interface PromptCache {
+  /** Its tokens. */
+  stableTokens: number;
+  /** SHA-256 (hex) of it as OpenAI chat-completions messages. */
+  prefixHash: string;
+}
+
+/** The context as returned: the built one, its OpenAI messages and where its stable prefix ends. */
+function finish(built: BuiltContext, injected: readonly Message[]) {
+  const { stableTokens, ...rest } = built;
+  const first = built.messages.findIndex((m) => injected.includes(m));
+  const stable = first < 0 ? built.messages : built.messages.slice(0, first);
+  const prefixHash = createHash('sha256')
+    .update(JSON.stringify(toOpenAI(stable)))
+    .digest('hex');
+  // No block after all (the recalled one emptied once the view sent its messages): all is stable.
+  const cache = { stableTokens: first < 0 ? built.tokens : stableTokens, prefixHash };
+  return { ...rest, openai: toOpenAI(built.messages), cache };
 }
 
 /** What the read path reads from. */
@@ -98,9 +127,13 @@ export async function readContext(
     ranking,
   ]);
   const memories = block ? [block] : [];
+  // The memories block takes its share whatever its size this time, so the view's room (and where
+  // trimming on read cuts it, hence the cached prefix) does not move with the query.
+  const memoryReserve = block ? Math.floor(budget * config.memoryShare) : 0;
   if (!recall || !ranked) {
-    const built = await buildContext(view, budget, memories);
-    return { ...built, openai: toOpenAI(built.messages), memories: block?.used ?? [], recalled: [] };
+    const built = await fitView(view, budget, memories, memoryReserve);
+    const injected = memories.map((e) => e.message);
+    return { ...finish(built, injected), memories: block?.used ?? [], recalled: [] };
   }
   // What the view sends when recall takes its whole share: those messages need no recalling. The
   // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
@@ -111,7 +144,7 @@ export async function readContext(
   // recall shrinks rather than push them out.
   const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
   const recallRoom = Math.max(0, Math.min(recallTokens, budget - (block?.tokens ?? 0) - 2 * summaryTokens));
-  const narrow = sentSeqs(await fitView(view, Math.max(1, budget - recallRoom), memories));
+  const narrow = sentSeqs(await fitView(view, budget, memories, memoryReserve + recallRoom));
   const maxTokens = Math.min(recallRoom, budget - (block?.tokens ?? 0) - 1);
   const recalled = await recallMessages(
     sources.store,
@@ -123,7 +156,11 @@ export async function readContext(
     maxTokens,
     count,
   );
-  const built = await fitView(view, budget, recalled.block ? [...memories, recalled.block] : memories);
+  // With a recalled block, the view keeps the room it had without the block's share (`narrow`),
+  // whatever the block takes this time; without one, the share goes back to the view.
+  const built = recalled.block
+    ? await fitView(view, budget, [...memories, recalled.block], memoryReserve + recallRoom)
+    : await fitView(view, budget, memories, memoryReserve);
   const sent = sentSeqs(built);
   const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
   let report = recalled.report;
@@ -137,9 +174,11 @@ export async function readContext(
     built.tokens += (fresh?.tokens ?? 0) - old.tokens;
     report = { ...report, tokens: fresh?.tokens ?? 0 };
   }
+  const injected = built.messages.filter(
+    (m) => memories.some((e) => e.message === m) || m.id === recalled.block?.message.id,
+  );
   return {
-    ...built,
-    openai: toOpenAI(built.messages),
+    ...finish(built, injected),
     memories: block?.used ?? [],
     recalled: items,
     recall: report,
@@ -156,20 +195,29 @@ async function fitView(
   view: readonly ViewEntry[],
   budget: number,
   injected: readonly { message: Message; tokens: number }[],
+  reserve = 0,
 ): Promise<BuiltContext> {
-  const room = budget - injected.reduce((n, e) => n + e.tokens, 0);
+  const options = { reserve };
+  const room =
+    budget -
+    Math.max(
+      reserve,
+      injected.reduce((n, e) => n + e.tokens, 0),
+    );
   const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
-  if (summaryTokens === 0 || summaryTokens > room / 2) return buildContext(view, budget, injected);
+  if (summaryTokens === 0 || summaryTokens > room / 2) return buildContext(view, budget, injected, options);
   const recent = await buildContext(
     view.filter((e) => !e.summary),
     budget - summaryTokens,
     injected,
+    options,
   );
   const kept = new Set(recent.messages.map((m) => m.id));
   return buildContext(
     view.filter((e) => e.summary || kept.has(e.message.id)),
     budget,
     injected,
+    options,
   );
 }
 

@@ -10,7 +10,7 @@ import { MessageIndex } from '../compaction/message-index.js';
 import { compactIndex } from '../compaction/compact-index.js';
 import { project } from '../compaction/projection.js';
 import { tokenBudget } from '../compaction/strategies/token-budget.js';
-import type { CompactionWarning } from '../compaction/strategy.js';
+import { includedNonSystem, type CompactionWarning } from '../compaction/strategy.js';
 
 /** One entry of the stored view (a ViewEntry fits): a message, its meta, and what it costs. */
 export interface ContextEntry {
@@ -27,6 +27,12 @@ export interface BuiltContext {
   messages: Message[];
   /** Tokens of those messages (stored counts). */
   tokens: number;
+  /**
+   * Tokens of the leading messages that stay the same from call to call until the thread is
+   * compacted or trimmed again (everything before the injected blocks): the prefix a provider's
+   * prompt cache keeps, where a cache breakpoint belongs.
+   */
+  stableTokens: number;
   budget: number;
   /** Groups dropped on read because the stored view was over budget. */
   droppedOnRead: number;
@@ -34,16 +40,36 @@ export interface BuiltContext {
   warnings: CompactionWarning[];
 }
 
+/** Options of {@link buildContext}. */
+export interface BuildOptions {
+  /**
+   * Tokens kept for the injected blocks whatever they take this time (default: what they take), so
+   * that the view's room, and where trimming on read cuts it, does not move with their size.
+   */
+  reserve?: number;
+}
+
 /**
- * Builds the context for `budget` tokens from the stored view. `injected` messages (the long-term
- * memories block, the recalled block) go right after the leading system messages, in the order
- * given, and their tokens come off the budget first.
+ * Trimming on read moves the view's start in steps of this share of the budget (hysteresis, as
+ * compaction has): the cut snaps to the next point where the tokens dropped from the view's start
+ * reach a multiple of the step, so consecutive calls cut at the same message until the view has
+ * grown by about a step, and the prompt's prefix (which providers cache) stays the same meanwhile.
+ */
+export const READ_TRIM_STEP = 0.25;
+
+/**
+ * Builds the context for `budget` tokens from the stored view, laid out for the provider's prompt
+ * cache: the stable parts first (leading system messages, summaries, the older view), the `injected`
+ * messages (the long-term memories block, the recalled block, in the order given; they change with
+ * every query) right before the newest user message, so that only the newest turn follows them.
+ * Their tokens come off the budget first. `stableTokens` says where the stable prefix ends.
  */
 export async function buildContext(
   entries: readonly ContextEntry[],
   budget: number,
   injected:
     Pick<ContextEntry, 'message' | 'tokens'> | readonly Pick<ContextEntry, 'message' | 'tokens'>[] = [],
+  options: BuildOptions = {},
 ): Promise<BuiltContext> {
   const bodies = new Map<string, Message>();
   const tokensOf = new Map<string, number>();
@@ -54,23 +80,55 @@ export async function buildContext(
     index.append({ ...e.meta, tokens: e.tokens });
   }
   const extra = Array.isArray(injected) ? injected : [injected];
-  const room = Math.max(1, budget - extra.reduce((n, e) => n + e.tokens, 0));
-  const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: room, strict: false }), {
+  const injectedTokens = extra.reduce((n, e) => n + e.tokens, 0);
+  const room = Math.max(1, budget - Math.max(injectedTokens, options.reserve ?? 0));
+  const trimTo = steppedRoom(index, room, Math.max(1, Math.floor(budget * READ_TRIM_STEP)));
+  const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: trimTo, strict: false }), {
     bodies,
     tokenized: true, // no countTokens: the budget's fallback creates no messages
   });
   const messages = project(index, (id) => bodies.get(id));
+  let stable = messages.length;
   if (extra.length > 0) {
-    const at = messages.findIndex((m) => m.role !== 'system');
-    messages.splice(at < 0 ? messages.length : at, 0, ...extra.map((e) => e.message));
+    stable = injectAt(messages);
+    messages.splice(stable, 0, ...extra.map((e) => e.message));
     for (const e of extra) tokensOf.set(e.message.id, e.tokens);
   }
   const tokens = messages.reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0);
   return {
     messages,
     tokens,
+    stableTokens: messages.slice(0, stable).reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0),
     budget,
     droppedOnRead: steps.reduce((n, d) => n + d.groupIds.length, 0),
     warnings,
   };
+}
+
+/**
+ * Where the injected blocks go: right before the newest user message (so only the newest turn, which
+ * changes anyway, follows what changes with the query), or after the leading system messages when
+ * there is no user message.
+ */
+function injectAt(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return i;
+  const at = messages.findIndex((m) => m.role !== 'system');
+  return at < 0 ? messages.length : at;
+}
+
+/**
+ * The budget trimming on read cuts the view to: `room` when it fits, else the tokens left once the
+ * oldest non-system groups are dropped up to the first step boundary (counted in tokens from the
+ * view's start) at or past the least that must go. The newest group always stays.
+ */
+function steppedRoom(index: MessageIndex, room: number, step: number): number {
+  const included = index.metrics.includedTokens;
+  if (included <= room) return room;
+  const groups = includedNonSystem(index);
+  let dropped = 0;
+  let i = 0;
+  while (i < groups.length - 1 && included - dropped > room) dropped += groups[i++]!.tokens;
+  const boundary = Math.ceil(dropped / step) * step;
+  while (i < groups.length - 1 && dropped < boundary) dropped += groups[i++]!.tokens;
+  return Math.max(1, included - dropped);
 }

@@ -113,6 +113,13 @@ export function viewColumn(blocks: readonly ViewBlock[], ctx: WireContext, threa
       { id: 'view-title' },
       `Memory view (${plural(count, 'message')}, ${plural(ctx.tokens, 'token')})`,
     ),
+    // Everything before the memories and recalled blocks stays the same from call to call.
+    ctx.cache &&
+      h(
+        'p',
+        { class: 'cache', title: `prefix sha256 ${ctx.cache.prefixHash}` },
+        `Stable prefix: ${plural(ctx.cache.stableTokens, 'token')} of ${ctx.tokens} (prefix ${ctx.cache.prefixHash.slice(0, 8)}), kept by a provider's prompt cache while it does not change.`,
+      ),
     // Compaction has not caught up with the budget: the read itself left the oldest groups out.
     dropped > 0 &&
       h('p', { class: 'exclusion' }, `${plural(dropped, 'older group')} left out on read to fit the budget.`),

@@ -87,6 +87,8 @@ export interface WireContext {
   tokens: number;
   budget: number;
   droppedOnRead?: number;
+  /** Where the stable prefix (what a provider's prompt cache keeps) ends. */
+  cache?: { stableTokens: number; prefixHash: string };
   /** Long-term memories injected as one system block. */
   memories?: { id: string; text: string }[];
   /** History messages recalled as one system block, and why each is there. */

@@ -36,13 +36,14 @@ test('groups by the stored metas and never reads a body', async () => {
   c.assistant('a1');
   c.user('q2');
   const built = await buildContext(await storedView(c.messages), 45);
-  // 60 tokens in view: the oldest groups go, the call with its result as one.
+  // 60 tokens in view: the oldest groups go, the call with its result as one, up to the first step
+  // boundary (every 11 tokens from the view's start) at or past the 30 tokens that must go.
   assert.deepEqual(
     built.messages.map((m) => m.id),
-    ['m1', 'm5', 'm6'],
+    ['m1', 'm6'],
   );
-  assert.equal(built.tokens, 30);
-  assert.equal(built.droppedOnRead, 2);
+  assert.equal(built.tokens, 20);
+  assert.equal(built.droppedOnRead, 3);
   assert.deepEqual(built.warnings, []);
 });
 
@@ -53,11 +54,12 @@ test("uses the entries' token counts (a caller may count for another model)", as
   c.user('q2');
   const view = (await storedView(c.messages)).map((e) => ({ ...e, tokens: 100 }));
   const built = await buildContext(view, 250);
+  // 100 tokens must go; the step boundary (62 tokens, then 124) takes the second message too.
   assert.deepEqual(
     built.messages.map((m) => m.id),
-    ['m2', 'm3'],
+    ['m3'],
   );
-  assert.equal(built.tokens, 200);
+  assert.equal(built.tokens, 100);
 });
 
 test('a call waiting for its result neither costs budget nor causes a warning', async () => {
@@ -72,4 +74,49 @@ test('a call waiting for its result neither costs budget nor causes a warning', 
     ['m1', 'm2', 'm3'],
   );
   assert.deepEqual([built.droppedOnRead, built.warnings], [0, []]);
+});
+
+test('trimming on read moves the start in steps: consecutive calls share their prefix until the view grew by a step', async () => {
+  const c = conversation();
+  c.system('sys');
+  for (let i = 0; i < 40; i++) {
+    c.user(`question ${i}`);
+    c.assistant(`answer ${i}`);
+  }
+  const view = await storedView(c.messages); // 10 tokens a message: 810 in all
+  const starts: string[] = [];
+  let moves = 0;
+  for (let n = 41; n <= view.length; n += 2) {
+    const built = await buildContext(view.slice(0, n), 400); // steps of 100 tokens
+    assert.ok(built.tokens <= 400);
+    assert.ok(built.tokens >= 300, `at least 75% of the budget: ${built.tokens}`);
+    const start = built.messages[1]!.id;
+    if (starts.length > 0 && start !== starts.at(-1)) moves++;
+    starts.push(start);
+  }
+  // 21 calls, each one turn (20 tokens) later: a plain window moves on every call, steps every 5th.
+  assert.equal(starts.length, 21);
+  assert.ok(moves <= 5, `the start moved ${moves} times: ${starts.join(' ')}`);
+});
+
+test('injected blocks go right before the newest user message; stableTokens ends where they start', async () => {
+  const c = conversation();
+  c.system('sys');
+  c.user('q1');
+  c.assistant('a1');
+  c.user('q2');
+  c.call(['a', 'lookup']);
+  c.result('a', 'found');
+  const block = {
+    message: { id: 'block', role: 'system' as const, parts: [{ type: 'text' as const, text: 'recalled' }] },
+    tokens: 10,
+  };
+  const built = await buildContext(await storedView(c.messages), 1000, [block]);
+  assert.deepEqual(
+    built.messages.map((m) => m.id),
+    ['m1', 'm2', 'm3', 'block', 'm4', 'm5', 'm6'],
+  );
+  assert.equal(built.stableTokens, 30);
+  const none = await buildContext(await storedView(c.messages), 1000);
+  assert.equal(none.stableTokens, none.tokens, 'without blocks the whole context is stable');
 });

@@ -75,8 +75,15 @@ describe('context() with recall', () => {
     const ctx = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
     assert.ok(ctx.tokens <= 1000);
     assert.equal(ctx.messages[0]!.id, 'sys');
-    assert.equal(ctx.messages[1]!.id, RECALL_BLOCK_ID);
-    const block = textOf(ctx.messages[1]!);
+    // The block changes with the query: it sits right before the newest user message, so the stable
+    // prefix before it is what the provider's prompt cache keeps.
+    const at = ctx.messages.findIndex((m) => m.id === RECALL_BLOCK_ID);
+    assert.equal(at, ctx.messages.map((m) => m.role).lastIndexOf('user') - 1);
+    assert.equal(
+      ctx.cache.stableTokens,
+      ctx.tokens - ctx.messages.slice(at).reduce((n, m) => n + countMessageTokens(m, tokenizer), 0),
+    );
+    const block = textOf(ctx.messages[at]!);
     assert.ok(block.startsWith(RECALL_BLOCK_HEADER));
     assert.match(block, /\[2024-01-04 00:00\] user: By the way, my sister Ingrid lives in Trondheim now\./u);
     assert.match(block, /assistant: Sure, here is something on item 3\./u);
@@ -90,6 +97,19 @@ describe('context() with recall', () => {
     );
     assert.equal(ctx.recall?.query, 'Where does Ingrid live?');
     assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);
+  });
+
+  it('says where the stable prefix ends: its hash holds from call to call while only the query changes', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const a = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    const b = await readContext({ store }, info, { budget: 1000, query: 'What about topic 7?' });
+    assert.notDeepEqual(a.recalled, b.recalled, 'the recalled blocks differ');
+    assert.equal(a.cache.prefixHash, b.cache.prefixHash);
+    assert.equal(a.cache.stableTokens, b.cache.stableTokens);
+    assert.ok(a.cache.stableTokens > 0 && a.cache.stableTokens < a.tokens);
+    const off = await readContext({ store }, info, { budget: 1000, recall: false });
+    assert.equal(off.cache.stableTokens, off.tokens, 'without blocks the whole context is stable');
+    assert.match(off.cache.prefixHash, /^[0-9a-f]{64}$/);
   });
 
   it('defaults the query to the latest user turn, and recall: false turns it off', async () => {
@@ -173,8 +193,14 @@ describe('context() with recall', () => {
     assert.ok(ctx.tokens <= 1000);
     assert.ok(ctx.recalled.some((r) => r.id === 'u3'));
     assert.deepEqual(
-      ctx.messages.slice(0, 3).map((m) => m.id),
-      ['sys', 'sum1', RECALL_BLOCK_ID], // a summary written as a system message leads, like the prompt
+      ctx.messages.slice(0, 2).map((m) => m.id),
+      ['sys', 'sum1'], // a summary written as a system message leads, like the prompt
+    );
+    const newestUser = ctx.messages.map((m) => m.role).lastIndexOf('user');
+    assert.equal(
+      ctx.messages[newestUser - 1]!.id,
+      RECALL_BLOCK_ID,
+      'the block sits before the newest user turn',
     );
   });
 

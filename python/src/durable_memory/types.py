@@ -90,6 +90,11 @@ class InjectedMemory(TypedDict):
     text: str
 
 
+class PromptCache(TypedDict):
+    stableTokens: int
+    prefixHash: str
+
+
 class ContextResult(TypedDict):
     """The memory view for the next model call, within the budget."""
 
@@ -99,6 +104,8 @@ class ContextResult(TypedDict):
     tokens: int
     budget: int
     droppedOnRead: int
+    cache: PromptCache
+    """Where the stable prefix ends (before the memories and recalled blocks), for a prompt cache."""
     warnings: list[ContextWarning]
     memories: list[InjectedMemory]
     recalled: list[RecalledMessage]

@@ -245,6 +245,16 @@ export const ContextResult = Type.Object(
     tokens: Int(),
     budget: Type.Integer({ minimum: 1 }),
     droppedOnRead: Int('Groups dropped on read because compaction had not caught up.'),
+    cache: Type.Object(
+      {
+        stableTokens: Int('Tokens of the stable prefix (where a cache breakpoint belongs).'),
+        prefixHash: Type.String({
+          description:
+            'SHA-256 of the stable prefix as OpenAI messages: equal between two calls when the prefix is.',
+        }),
+      },
+      { description: "Where the stable prefix ends, for a provider's prompt cache." },
+    ),
     warnings: Type.Array(
       Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
     ),
@@ -253,7 +263,7 @@ export const ContextResult = Type.Object(
     }),
     recalled: Type.Array(RecalledMessage, {
       description:
-        'History messages recalled into the context (one block after the memories), chronological.',
+        'History messages recalled into the context (one block after the memories, right before the newest user message), chronological.',
     }),
     recall: Type.Optional(
       Type.Object(
