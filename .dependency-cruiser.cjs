@@ -7,6 +7,8 @@
 // Lowest first. A folder may import its own layer's other folders only where listed in SAME_LAYER_OK.
 const LAYERS = [
   ['src/model'],
+  // The HTTP API's shapes (TypeBox): low, so the server, the inspector and the CLI all read them.
+  ['src/api'],
   ['src/tokenizers', 'src/compaction'],
   ['src/thread', 'src/observability', 'src/recall'],
   ['src/llm', 'src/postgres'],
@@ -81,7 +83,7 @@ module.exports = {
       comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
       severity: 'error',
       from: {
-        path: '^(src/(client|server|cli|tenancy|adapters|mcp|settings|thread|compaction|recall|erasure|llm|ui)|workflows|activities)/',
+        path: '^(src/(api|client|server|cli|tenancy|adapters|mcp|settings|thread|compaction|recall|erasure|llm|ui)|workflows|activities)/',
         // The token store is a store of its own (API tokens in PostgreSQL), on the shared plumbing.
         pathNot: '^src/tenancy/token-store[.]ts$',
       },

@@ -20,7 +20,7 @@ import { ApiError } from './api-error.js';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.js';
 import { SWAGGER_OPTIONS } from './openapi.js';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness.js';
-import { addSharedSchemas } from './schemas/shared.js';
+import { SHARED_SCHEMAS } from '../api/shared.js';
 import type { RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -160,7 +160,8 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
   acceptStrictUtf8Json(app);
   installErrorHandling(app);
   checkQueryStrings(app);
-  addSharedSchemas(app);
+  // Shared records by name, before any route refers to them (src/api/shared.ts).
+  for (const [name, schema] of Object.entries(SHARED_SCHEMAS)) app.addSchema({ ...schema, $id: name });
   traceRequests(app);
 
   const deps: RouteDeps = {

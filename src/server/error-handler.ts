@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
-import { ID_PATTERN } from './schemas/common.js';
+import { ID_PATTERN } from '../api/common.js';
 
 /** One schema violation as the validator reports it (ajv's shape, also typebox's). */
 interface SchemaViolation {

@@ -9,7 +9,7 @@ import type { MemoryRecord, MemoryStore, ScoredMemory } from '../../memories/mem
 import { ValidationError } from '../../model/errors.js';
 import { ApiError, unknownThread, validationFailure } from '../api-error.js';
 import { UnknownThreadError } from '../../client/errors.js';
-import { BEARER, BODY_ERRORS, errorResponses } from '../schemas/common.js';
+import { BEARER, BODY_ERRORS, errorResponses } from '../../api/common.js';
 import {
   CorrectBody,
   MemoryParams,
@@ -17,8 +17,8 @@ import {
   UserMemoriesQuery,
   UserMemoryList,
   UserParams,
-} from '../schemas/memory.js';
-import { ref } from '../schemas/shared.js';
+} from '../../api/memory.js';
+import { ref } from '../../api/shared.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { run, type RouteDeps } from './deps.js';
 

@@ -9,7 +9,7 @@ import type { AppendInput } from '../../client/thread-handle.js';
 import { ValidationError } from '../../model/errors.js';
 import { ConflictError } from '../../store/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
-import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
+import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
 import {
   AppendBody,
   AppendResult,
@@ -20,7 +20,7 @@ import {
   RetractBody,
   SearchQuery,
   SearchResult,
-} from '../schemas/message.js';
+} from '../../api/message.js';
 import { requireThread, run, type RouteDeps } from './deps.js';
 
 /** Default page size of history. */

@@ -7,9 +7,9 @@ import { ValidationError } from '../../model/errors.js';
 import { assertStorableText } from '../../store/internal/prepare.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../../thread/config.js';
 import { validationFailure } from '../api-error.js';
-import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
-import { MemoryList, MemoryListQuery } from '../schemas/memory.js';
-import { ref } from '../schemas/shared.js';
+import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
+import { MemoryList, MemoryListQuery } from '../../api/memory.js';
+import { ref } from '../../api/shared.js';
 import {
   CompactResult,
   ConfigurePatch,
@@ -17,7 +17,7 @@ import {
   ThreadList,
   ThreadListQuery,
   ThreadState,
-} from '../schemas/thread.js';
+} from '../../api/thread.js';
 import { requireThread, run, type RouteDeps } from './deps.js';
 
 /** Default page size of the thread list. */

@@ -8,10 +8,10 @@ import type { ThreadExport as ThreadExportData } from '../../store/types.js';
 import { InvalidRecordError } from '../../store/errors.js';
 import { checkThreadExport } from '../../client/import-check.js';
 import { ApiError } from '../api-error.js';
-import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../schemas/common.js';
-import { ThreadExport } from '../schemas/records.js';
-import { ref } from '../schemas/shared.js';
-import { ImportQuery, ImportResult } from '../schemas/thread.js';
+import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
+import { ThreadExport } from '../../api/records.js';
+import { ref } from '../../api/shared.js';
+import { ImportQuery, ImportResult } from '../../api/thread.js';
 import { run, type RouteDeps } from './deps.js';
 
 /** The export and import routes. */

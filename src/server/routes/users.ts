@@ -3,9 +3,9 @@
  * memories) through the client library's `deleteUser`. Idempotent: a second call answers zeros.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BEARER, errorResponses } from '../schemas/common.js';
-import { UserParams } from '../schemas/memory.js';
-import { ErasedUser } from '../schemas/user.js';
+import { BEARER, errorResponses } from '../../api/common.js';
+import { UserParams } from '../../api/memory.js';
+import { ErasedUser } from '../../api/user.js';
 import { run, type RouteDeps } from './deps.js';
 
 /** The user routes. */

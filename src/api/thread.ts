@@ -8,7 +8,7 @@ import {
   MAX_IDLE_MS,
   MAX_MODEL_LENGTH,
   MAX_RECALL_SHARE,
-} from '../../model/limits.js';
+} from '../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
 import { Strategy } from './records.js';

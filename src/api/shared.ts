@@ -4,7 +4,6 @@
  * path. Only responses refer to them: request bodies are checked by typebox's own checker, which
  * does not resolve references, so bodies embed the records instead.
  */
-import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import {
   CompactionReport,
@@ -39,9 +38,4 @@ type Shared = typeof SHARED_SCHEMAS;
  */
 export function ref<K extends keyof Shared>(name: K, description?: string) {
   return Type.Unsafe<Static<Shared[K]>>({ $ref: `${name}#`, ...(description ? { description } : {}) });
-}
-
-/** Registers the shared records on `app` (before any route uses them). */
-export function addSharedSchemas(app: FastifyInstance): void {
-  for (const [name, schema] of Object.entries(SHARED_SCHEMAS)) app.addSchema({ ...schema, $id: name });
 }

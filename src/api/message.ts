@@ -11,7 +11,7 @@ import {
   MAX_RECALL_LIMIT,
   MAX_RECALL_QUERY,
   MAX_RECALL_RANGE,
-} from '../../model/limits.js';
+} from '../model/limits.js';
 import { userIdSchema } from './common.js';
 import { ref } from './shared.js';
 

@@ -12,7 +12,7 @@ import {
   MAX_RECALL_SHARE,
   MAX_SEQ,
   MAX_TOKEN_COUNT,
-} from '../../model/limits.js';
+} from '../model/limits.js';
 
 /** The body of every failure: a stable code, a message for people, and the offending field if any. */
 export const ErrorBody = Type.Object({

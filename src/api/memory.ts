@@ -7,7 +7,7 @@ import {
   MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
   MAX_RECALL_QUERY,
-} from '../../model/limits.js';
+} from '../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
