@@ -1,7 +1,7 @@
 /**
  * Schemas of the memory routes (facts about a user, shared across the user's threads).
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   MAX_ID_LENGTH,
   MAX_MEMORY_SEARCH_LIMIT,
@@ -24,6 +24,7 @@ export const MemoryParams = Type.Object({
 export const MemoryListQuery = Type.Object({
   includeSuperseded: Type.Optional(Type.Boolean({ default: false })),
 });
+export type MemoryListQuery = Static<typeof MemoryListQuery>;
 
 /** Query of GET /v1/users/{userId}/memories: the list's, and a search by relevance. */
 export const UserMemoriesQuery = Type.Object({
@@ -45,24 +46,31 @@ export const UserMemoriesQuery = Type.Object({
     }),
   ),
 });
+export type UserMemoriesQuery = Static<typeof UserMemoriesQuery>;
 
 /** A list of memories, newest first. */
 export const MemoryList = Type.Object(
   { memories: Type.Array(ref('MemoryRecord')) },
-  { description: 'Memories, newest first.' },
+  { title: 'MemoryList', description: 'Memories, newest first.' },
 );
+export type MemoryList = Static<typeof MemoryList>;
 
 /** GET /v1/users/{userId}/memories: newest first, or best first for a `query`. */
 export const UserMemoryList = Type.Object(
   { memories: Type.Array(ref('ScoredMemory')) },
-  { description: 'Memories, newest first; with `query`, best first, each with its `score`.' },
+  {
+    title: 'UserMemoryList',
+    description: 'Memories, newest first; with `query`, best first, each with its `score`.',
+  },
 );
+export type UserMemoryList = Static<typeof UserMemoryList>;
 
 /** PATCH body: the corrected text. The old memory is kept, superseded by the new one. */
 export const CorrectBody = Type.Object(
   { text: Type.String({ maxLength: MAX_MEMORY_TEXT_LENGTH }) },
   { additionalProperties: false },
 );
+export type CorrectBody = Static<typeof CorrectBody>;
 
 /** POST body: a fact the user confirmed, and where it came from. */
 export const RememberBody = Type.Object(
@@ -82,3 +90,4 @@ export const RememberBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type RememberBody = Static<typeof RememberBody>;

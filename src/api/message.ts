@@ -3,7 +3,7 @@
  * on purpose: the engine validates them (`normalizeMessages`, `fromOpenAI`), and its codes
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   MAX_BUDGET,
   MAX_ID_LENGTH,
@@ -17,6 +17,12 @@ import { ref } from './shared.js';
 
 /** Maximum messages in one append. */
 export const MAX_BATCH = 1000;
+
+/** Where recall and search look: the thread, also the owner's threads of its resource, or all of them. */
+const RecallScope = Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')]);
+
+/** The scopes, in order (the command line's choices). */
+export const RECALL_SCOPES = RecallScope.anyOf.map((literal) => literal.const);
 
 /** Largest page of history or threads. */
 export const MAX_PAGE = 1000;
@@ -64,6 +70,7 @@ export const MessageIn = Type.Object(
       'engine. Any other field is refused (`unknown_field`): put your own data in `metadata`.',
   },
 );
+export type MessageIn = Static<typeof MessageIn>;
 
 /** POST /v1/threads/{id}/messages. */
 export const AppendBody = Type.Object(
@@ -81,25 +88,30 @@ export const AppendBody = Type.Object(
   },
   { description: 'Either `messages` (1–1000) or a single `message`.' },
 );
+export type AppendBody = Static<typeof AppendBody>;
 
 /** What an append did, per message in input order. */
 export const AppendResult = Type.Object(
   {
     messages: Type.Array(
-      Type.Object({
-        id: Type.String(),
-        seq: Type.Integer({ minimum: 1 }),
-        tokens: Int(),
-        duplicate: Type.Boolean({ description: 'Already stored (an idempotent retry): nothing written.' }),
-      }),
+      Type.Object(
+        {
+          id: Type.String(),
+          seq: Type.Integer({ minimum: 1 }),
+          tokens: Int(),
+          duplicate: Type.Boolean({ description: 'Already stored (an idempotent retry): nothing written.' }),
+        },
+        { title: 'AppendedMessage' },
+      ),
     ),
     announced: Type.Boolean({
       description:
         'False when Temporal could not be told yet: the messages are stored, the thread catches up.',
     }),
   },
-  { description: 'Stored (or already there): one entry per message, in input order.' },
+  { title: 'AppendResult', description: 'Stored (or already there): one entry per message, in input order.' },
 );
+export type AppendResult = Static<typeof AppendResult>;
 
 /** POST /v1/threads/{id}/retractions. */
 export const RetractBody = Type.Object(
@@ -115,6 +127,7 @@ export const RetractBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type RetractBody = Static<typeof RetractBody>;
 
 /** GET /v1/threads/{id}/messages. */
 export const HistoryQuery = Type.Object({
@@ -123,6 +136,7 @@ export const HistoryQuery = Type.Object({
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
 });
+export type HistoryQuery = Static<typeof HistoryQuery>;
 
 /** A page of history. */
 export const HistoryPage = Type.Object(
@@ -130,8 +144,9 @@ export const HistoryPage = Type.Object(
     messages: Type.Array(ref('StoredMessage')),
     next: Type.Optional(Type.Integer({ description: 'Pass as `after` for the next page.' })),
   },
-  { description: 'A page of history, in seq order.' },
+  { title: 'HistoryPage', description: 'A page of history, in seq order.' },
 );
+export type HistoryPage = Static<typeof HistoryPage>;
 
 /** GET /v1/threads/{id}/context. */
 export const ContextQuery = Type.Object({
@@ -155,7 +170,7 @@ export const ContextQuery = Type.Object({
     Type.Boolean({ description: 'Recall relevant history the view leaves out (default true).' }),
   ),
   recallScope: Type.Optional(
-    Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')], {
+    Type.Union(RecallScope.anyOf, {
       description:
         "Where recall searches: the thread (default), or also the owner's other threads of the same resource, or all of them.",
     }),
@@ -175,6 +190,7 @@ export const ContextQuery = Type.Object({
     }),
   ),
 });
+export type ContextQuery = Static<typeof ContextQuery>;
 
 /** GET /v1/threads/{id}/search. */
 export const SearchQuery = Type.Object({
@@ -184,7 +200,7 @@ export const SearchQuery = Type.Object({
     description: 'What to look for, in words.',
   }),
   scope: Type.Optional(
-    Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')], {
+    Type.Union(RecallScope.anyOf, {
       description:
         "Where to search: the thread (default), or also the owner's other threads of the same resource, or all of them.",
     }),
@@ -193,44 +209,53 @@ export const SearchQuery = Type.Object({
     Type.Integer({ minimum: 1, maximum: MAX_RECALL_LIMIT, description: 'At most this many (default 20).' }),
   ),
 });
+export type SearchQuery = Static<typeof SearchQuery>;
 
 /** The history messages found, best first. */
 export const SearchResult = Type.Object(
   {
     hits: Type.Array(
-      Type.Object({
-        threadId: Type.String(),
-        seq: Type.Integer({ minimum: 1 }),
-        message: ref('StoredMessage'),
-        score: Type.Number({
-          description: 'The fused (reciprocal-rank) score: comparable within one search.',
-        }),
-        ranker: Type.String({
-          description: 'Which ranker found it: `fulltext`, `embedding`, or both joined by `+`.',
-        }),
-      }),
+      Type.Object(
+        {
+          threadId: Type.String(),
+          seq: Type.Integer({ minimum: 1 }),
+          message: ref('StoredMessage'),
+          score: Type.Number({
+            description: 'The fused (reciprocal-rank) score: comparable within one search.',
+          }),
+          ranker: Type.String({
+            description: 'Which ranker found it: `fulltext`, `embedding`, or both joined by `+`.',
+          }),
+        },
+        { title: 'SearchHit' },
+      ),
     ),
   },
-  { description: 'History messages, best first.' },
+  { title: 'SearchResult', description: 'History messages, best first.' },
 );
+export type SearchResult = Static<typeof SearchResult>;
 
 /** One recalled message: where it is, why it is in the context, which ranker found it. */
-export const RecalledMessage = Type.Object({
-  threadId: Type.String(),
-  seq: Type.Integer({ minimum: 1 }),
-  id: Type.String(),
-  createdAt: Type.String(),
-  tokens: Int(),
-  reason: Type.Union([Type.Literal('hit'), Type.Literal('neighbour'), Type.Literal('tool_group')], {
-    description: 'A hit of the search, a neighbour of one, or a member of a hit’s tool-call group.',
-  }),
-  hitSeq: Type.Integer({ minimum: 1, description: 'The hit that brought it (its own seq for a hit).' }),
-  score: Type.Number({ description: "The hit's fused (reciprocal-rank) score." }),
-  ranker: Type.String({
-    description: 'Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`.',
-  }),
-  rankers: Type.Array(Type.String()),
-});
+export const RecalledMessage = Type.Object(
+  {
+    threadId: Type.String(),
+    seq: Type.Integer({ minimum: 1 }),
+    id: Type.String(),
+    createdAt: Type.String(),
+    tokens: Int(),
+    reason: Type.Union([Type.Literal('hit'), Type.Literal('neighbour'), Type.Literal('tool_group')], {
+      description: 'A hit of the search, a neighbour of one, or a member of a hit’s tool-call group.',
+    }),
+    hitSeq: Type.Integer({ minimum: 1, description: 'The hit that brought it (its own seq for a hit).' }),
+    score: Type.Number({ description: "The hit's fused (reciprocal-rank) score." }),
+    ranker: Type.String({
+      description: 'Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`.',
+    }),
+    rankers: Type.Array(Type.String()),
+  },
+  { title: 'RecalledMessage' },
+);
+export type RecalledMessage = Static<typeof RecalledMessage>;
 
 /** The memory view, ready for a model call. */
 export const ContextResult = Type.Object(
@@ -256,11 +281,17 @@ export const ContextResult = Type.Object(
       { description: "Where the stable prefix ends, for a provider's prompt cache." },
     ),
     warnings: Type.Array(
-      Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
+      Type.Object(
+        { code: Type.String(), strategy: Type.String(), message: Type.String() },
+        { title: 'ContextWarning' },
+      ),
     ),
-    memories: Type.Array(Type.Object({ id: Type.String(), text: Type.String() }), {
-      description: 'Long-term memories injected, most relevant first.',
-    }),
+    memories: Type.Array(
+      Type.Object({ id: Type.String(), text: Type.String() }, { title: 'InjectedMemory' }),
+      {
+        description: 'Long-term memories injected, most relevant first.',
+      },
+    ),
     recalled: Type.Array(RecalledMessage, {
       description:
         'History messages recalled into the context (one block after the memories, right before the newest user message), chronological.',
@@ -274,9 +305,10 @@ export const ContextResult = Type.Object(
           maxTokens: Int('Tokens the recalled block could take.'),
           tokens: Int('Tokens it took.'),
         },
-        { description: 'What recall did; absent when it was off.' },
+        { title: 'RecallReport', description: 'What recall did; absent when it was off.' },
       ),
     ),
   },
-  { description: 'The memory view within the budget.' },
+  { title: 'ContextResult', description: 'The memory view within the budget.' },
 );
+export type ContextResult = Static<typeof ContextResult>;

@@ -4,7 +4,7 @@
  * serialised through them, so a field missing here would be dropped from answers. Responses refer to
  * them by name (see shared.ts); request bodies embed them.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
@@ -16,14 +16,18 @@ import {
 
 /** The body of every failure: a stable code, a message for people, and the offending field if any. */
 export const ErrorBody = Type.Object({
-  error: Type.Object({
-    code: Type.String({ description: 'Machine-readable, stable: decide by it, never by the message.' }),
-    message: Type.String(),
-    field: Type.Optional(
-      Type.String({ description: 'The offending input, e.g. `messages[3]`, `budget`, `id`.' }),
-    ),
-  }),
+  error: Type.Object(
+    {
+      code: Type.String({ description: 'Machine-readable, stable: decide by it, never by the message.' }),
+      message: Type.String(),
+      field: Type.Optional(
+        Type.String({ description: 'The offending input, e.g. `messages[3]`, `budget`, `id`.' }),
+      ),
+    },
+    { title: 'ErrorDetail' },
+  ),
 });
+export type ErrorBody = Static<typeof ErrorBody>;
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
 
@@ -37,22 +41,29 @@ const Metadata = Type.Record(Type.String(), Type.Unknown(), {
 
 /** One part of a message. */
 export const Part = Type.Union([
-  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
-  Type.Object({
-    type: Type.Literal('tool_call'),
-    callId: Type.String(),
-    name: Type.String(),
-    arguments: Type.String({ description: 'JSON text.' }),
-  }),
-  Type.Object({
-    type: Type.Literal('tool_result'),
-    callId: Type.String(),
-    name: Type.Optional(Type.String()),
-    result: Type.String(),
-    isError: Type.Optional(Type.Boolean()),
-  }),
-  Type.Object({ type: Type.Literal('reasoning'), text: Type.String() }),
+  Type.Object({ type: Type.Literal('text'), text: Type.String() }, { title: 'TextPart' }),
+  Type.Object(
+    {
+      type: Type.Literal('tool_call'),
+      callId: Type.String(),
+      name: Type.String(),
+      arguments: Type.String({ description: 'JSON text.' }),
+    },
+    { title: 'ToolCallPart' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('tool_result'),
+      callId: Type.String(),
+      name: Type.Optional(Type.String()),
+      result: Type.String(),
+      isError: Type.Optional(Type.Boolean()),
+    },
+    { title: 'ToolResultPart' },
+  ),
+  Type.Object({ type: Type.Literal('reasoning'), text: Type.String() }, { title: 'ReasoningPart' }),
 ]);
+export type Part = Static<typeof Part>;
 
 const Role = Type.Union([
   Type.Literal('system'),
@@ -69,6 +80,7 @@ export const Message = Type.Object({
   createdAt: Type.Optional(Type.String()),
   metadata: Type.Optional(Metadata),
 });
+export type Message = Static<typeof Message>;
 
 /** A history message as stored. */
 export const StoredMessage = Type.Object({
@@ -88,6 +100,7 @@ export const StoredMessage = Type.Object({
     Type.String({ description: 'The compaction that excluded it from the view; absent while included.' }),
   ),
 });
+export type StoredMessage = Static<typeof StoredMessage>;
 
 /** A compaction strategy as data. */
 export const Strategy = Type.Object(
@@ -97,6 +110,7 @@ export const Strategy = Type.Object(
     description: 'A compaction strategy as data (see the README: truncation, slidingWindow, pipeline, …).',
   },
 );
+export type Strategy = Static<typeof Strategy>;
 
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
@@ -123,6 +137,7 @@ export const ThreadConfig = Type.Object({
     }),
   ),
 });
+export type ThreadConfig = Static<typeof ThreadConfig>;
 
 /** A thread's bookkeeping row. */
 export const ThreadInfo = Type.Object({
@@ -135,6 +150,7 @@ export const ThreadInfo = Type.Object({
   messageCount: Int(),
   config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
+export type ThreadInfo = Static<typeof ThreadInfo>;
 
 /** What a compaction did. */
 export const CompactionReport = Type.Object({
@@ -147,6 +163,7 @@ export const CompactionReport = Type.Object({
   upToSeq: Int(),
   warnings: Type.Array(Type.String()),
 });
+export type CompactionReport = Static<typeof CompactionReport>;
 
 /** One long-term memory with its provenance; superseded ones say when, why and by which memory. */
 export const MemoryRecord = Type.Object({
@@ -171,6 +188,7 @@ export const MemoryRecord = Type.Object({
     Type.String({ description: '`confirmed by user` for a remembered fact; absent for extracted ones.' }),
   ),
 });
+export type MemoryRecord = Static<typeof MemoryRecord>;
 
 /** A memory in a user's memory list; `score` when the list was a search (`query`). */
 export const ScoredMemory = Type.Object({
@@ -179,40 +197,57 @@ export const ScoredMemory = Type.Object({
     Type.Number({ description: 'Relevance to the `query`, higher is better; only in a search.' }),
   ),
 });
+export type ScoredMemory = Static<typeof ScoredMemory>;
 
-const StoredSummary = Type.Object({
-  message: Message,
-  tokens: Tokens(),
-  positionSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
-  model: Type.Optional(Type.String()),
-  inputTokens: Type.Optional(Tokens()),
-  outputTokens: Type.Optional(Tokens()),
-});
+/** A summary a compaction inserted, at a position of the history. */
+export const StoredSummary = Type.Object(
+  {
+    message: Message,
+    tokens: Tokens(),
+    positionSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
+    model: Type.Optional(Type.String()),
+    inputTokens: Type.Optional(Tokens()),
+    outputTokens: Type.Optional(Tokens()),
+  },
+  { title: 'StoredSummary' },
+);
+export type StoredSummary = Static<typeof StoredSummary>;
+
+/** A compaction decision as exported: what it excluded and the summaries it inserted. */
+export const CompactionRecord = Type.Object(
+  {
+    id: Type.String(),
+    threadId: Type.String(),
+    strategy: Type.String(),
+    reason: Type.String(),
+    excludedMessageIds: Type.Array(Type.String()),
+    supersededSummaryIds: Type.Array(Type.String()),
+    summaries: Type.Array(StoredSummary),
+    createdAt: Type.Optional(Type.String()),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { title: 'CompactionRecord' },
+);
+export type CompactionRecord = Static<typeof CompactionRecord>;
+
+/** A summary with its lifecycle: the compaction that made it, the one that superseded it. */
+export const SummaryRecord = Type.Object(
+  {
+    ...StoredSummary.properties,
+    compactionId: Type.String(),
+    supersededBy: Type.Optional(Type.String()),
+  },
+  { title: 'SummaryRecord' },
+);
+export type SummaryRecord = Static<typeof SummaryRecord>;
 
 /** A thread as JSON: history, compaction records, summaries, configuration. */
 export const ThreadExport = Type.Object({
   version: Type.Literal(1),
   thread: ThreadInfo,
   messages: Type.Array(StoredMessage),
-  compactions: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      threadId: Type.String(),
-      strategy: Type.String(),
-      reason: Type.String(),
-      excludedMessageIds: Type.Array(Type.String()),
-      supersededSummaryIds: Type.Array(Type.String()),
-      summaries: Type.Array(StoredSummary),
-      createdAt: Type.Optional(Type.String()),
-      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    }),
-  ),
-  summaries: Type.Array(
-    Type.Object({
-      ...StoredSummary.properties,
-      compactionId: Type.String(),
-      supersededBy: Type.Optional(Type.String()),
-    }),
-  ),
+  compactions: Type.Array(CompactionRecord),
+  summaries: Type.Array(SummaryRecord),
   memories: Type.Optional(Type.Array(Type.Unknown(), { description: 'Ignored on import; never exported.' })),
 });
+export type ThreadExport = Static<typeof ThreadExport>;

@@ -1,7 +1,7 @@
 /**
  * Schemas of the thread routes: list, state, configure, compact, import.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
@@ -38,6 +38,7 @@ export const ConfigurePatch = Type.Object(
   },
   { additionalProperties: false },
 );
+export type ConfigurePatch = Static<typeof ConfigurePatch>;
 
 /** GET /v1/threads. */
 export const ThreadList = Type.Object(
@@ -45,8 +46,9 @@ export const ThreadList = Type.Object(
     threads: Type.Array(ref('ThreadInfo')),
     next: Type.Optional(Type.String({ description: 'Pass as `after` for the next page.' })),
   },
-  { description: 'A page of threads, ordered by id.' },
+  { title: 'ThreadList', description: 'A page of threads, ordered by id.' },
 );
+export type ThreadList = Static<typeof ThreadList>;
 
 /** Query of GET /v1/threads. */
 export const ThreadListQuery = Type.Object({
@@ -55,39 +57,49 @@ export const ThreadListQuery = Type.Object({
   userId: Type.Optional(userIdSchema('Only threads of this user.')),
   prefix: Type.Optional(threadIdSchema('Only threads whose id starts with this (the id itself included).')),
 });
+export type ThreadListQuery = Static<typeof ThreadListQuery>;
 
-const Metrics = Type.Object({
-  includedTokens: Int(),
-  includedMessages: Int(),
-  includedGroups: Int(),
-  includedTurns: Int(),
-  includedToolCallGroups: Int(),
-  includedNonSystemGroups: Int(),
-  totalTokens: Int(),
-  totalMessages: Int(),
-  totalGroups: Int(),
-  totalTurns: Int(),
-  totalToolCallGroups: Int(),
-});
+const Metrics = Type.Object(
+  {
+    includedTokens: Int(),
+    includedMessages: Int(),
+    includedGroups: Int(),
+    includedTurns: Int(),
+    includedToolCallGroups: Int(),
+    includedNonSystemGroups: Int(),
+    totalTokens: Int(),
+    totalMessages: Int(),
+    totalGroups: Int(),
+    totalTurns: Int(),
+    totalToolCallGroups: Int(),
+  },
+  { title: 'ThreadMetrics' },
+);
 
-const MemoryProgress = Type.Object({
-  extractedSeq: Int(),
-  turnsSince: Int(),
-  lastAppendAt: Type.Number(),
-  extractions: Int(),
-  failedAt: Type.Optional(Int()),
-  lastExtraction: Type.Optional(
-    Type.Object({
-      id: Type.String(),
-      fromSeq: Int(),
-      toSeq: Int(),
-      added: Int(),
-      superseded: Int(),
-      duplicates: Int(),
-      model: Type.String(),
-    }),
-  ),
-});
+const MemoryProgress = Type.Object(
+  {
+    extractedSeq: Int(),
+    turnsSince: Int(),
+    lastAppendAt: Type.Number(),
+    extractions: Int(),
+    failedAt: Type.Optional(Int()),
+    lastExtraction: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String(),
+          fromSeq: Int(),
+          toSeq: Int(),
+          added: Int(),
+          superseded: Int(),
+          duplicates: Int(),
+          model: Type.String(),
+        },
+        { title: 'ExtractionSummary' },
+      ),
+    ),
+  },
+  { title: 'MemoryProgress' },
+);
 
 const EmbeddingProgress = Type.Object(
   {
@@ -100,7 +112,10 @@ const EmbeddingProgress = Type.Object(
     memories: Int(),
     failedAt: Type.Optional(Int()),
   },
-  { description: 'The embedding lane (recall by meaning), when an embedding model is configured.' },
+  {
+    title: 'EmbeddingProgress',
+    description: 'The embedding lane (recall by meaning), when an embedding model is configured.',
+  },
 );
 
 /** GET /v1/threads/{id}: the workflow's state plus the stored bookkeeping. */
@@ -126,8 +141,9 @@ export const ThreadState = Type.Object(
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
   },
-  { description: "The thread's state." },
+  { title: 'ThreadState', description: "The thread's state." },
 );
+export type ThreadState = Static<typeof ThreadState>;
 
 /** Query of GET /v1/threads/{id}. */
 export const StateQuery = Type.Object({
@@ -135,6 +151,7 @@ export const StateQuery = Type.Object({
     Type.Boolean({ description: 'Wait until everything appended so far is indexed.', default: false }),
   ),
 });
+export type StateQuery = Static<typeof StateQuery>;
 
 /** POST /v1/threads/{id}/compact. */
 export const CompactResult = Type.Object(
@@ -143,13 +160,15 @@ export const CompactResult = Type.Object(
       description: 'What the strategy did; null if compaction failed (see the state).',
     }),
   },
-  { description: 'Compaction ran.' },
+  { title: 'CompactResult', description: 'Compaction ran.' },
 );
+export type CompactResult = Static<typeof CompactResult>;
 
 /** Query of POST /v1/threads/import. */
 export const ImportQuery = Type.Object({
   threadId: Type.Optional(threadIdSchema("Import into this thread (default: the export's own id).")),
 });
+export type ImportQuery = Static<typeof ImportQuery>;
 
 /** What an import did. */
 export const ImportResult = Type.Object(
@@ -158,5 +177,6 @@ export const ImportResult = Type.Object(
     imported: Int('Messages newly stored.'),
     skipped: Int('Messages already there (same id and content).'),
   },
-  { description: 'Imported; the thread has caught up.' },
+  { title: 'ImportResult', description: 'Imported; the thread has caught up.' },
 );
+export type ImportResult = Static<typeof ImportResult>;
