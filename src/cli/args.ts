@@ -3,6 +3,7 @@
  * like any other usage error (`error: option '--limit <n>' argument 'x' is invalid. …`, exit 2).
  */
 import { InvalidArgumentError } from 'commander';
+import { RECALL_SCOPES } from '../api/message.js';
 
 /** A whole number ≥ 1 (`--limit`, `--budget`). */
 export function positiveInt(value: string): number {
@@ -36,14 +37,21 @@ export function json(value: string): unknown {
   }
 }
 
-/** Where `thread context` recalls from (`--recall`): a scope, or `off`. */
+/** A scope of recall or search, as the API names them (src/api/message.ts). */
+type Scope = (typeof RECALL_SCOPES)[number];
+
 /** A `--scope` of a history search. */
-export function scopeChoice(value: string): 'thread' | 'resource' | 'user' {
-  if (value === 'thread' || value === 'resource' || value === 'user') return value;
-  throw new InvalidArgumentError('expected thread, resource or user.');
+export function scopeChoice(value: string): Scope {
+  const scope = RECALL_SCOPES.find((s) => s === value);
+  if (scope) return scope;
+  throw new InvalidArgumentError(
+    `expected ${RECALL_SCOPES.slice(0, -1).join(', ')} or ${RECALL_SCOPES.at(-1)}.`,
+  );
 }
 
-export function recallChoice(value: string): 'thread' | 'resource' | 'user' | 'off' {
-  if (value === 'thread' || value === 'resource' || value === 'user' || value === 'off') return value;
-  throw new InvalidArgumentError('expected thread, resource, user or off.');
+/** Where `thread context` recalls from (`--recall`): a scope, or `off`. */
+export function recallChoice(value: string): Scope | 'off' {
+  const scope = RECALL_SCOPES.find((s) => s === value);
+  if (scope || value === 'off') return scope ?? 'off';
+  throw new InvalidArgumentError(`expected ${RECALL_SCOPES.join(', ')} or off.`);
 }

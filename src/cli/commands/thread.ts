@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
+import { MAX_RECALL_LIMIT } from '../../model/limits.js';
 import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice, scopeChoice } from '../args.js';
@@ -65,7 +66,7 @@ export function registerThread(program: Command, session: Session): void {
       'thread (default), resource or user: also the owner’s other threads',
       scopeChoice,
     )
-    .option('--limit <n>', 'at most this many (default 20, at most 100)', positiveInt)
+    .option('--limit <n>', `at most this many (default 20, at most ${MAX_RECALL_LIMIT})`, positiveInt)
     .action(session.action((id: string, query: string, o: SearchFlags) => search(session, id, query, o)));
 
   registerShow(thread, session);
