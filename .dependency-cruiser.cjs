@@ -79,6 +79,15 @@ module.exports = {
       to: { path: '^src/local-stack/' },
     },
     {
+      name: 'inspector-browser-modules',
+      comment:
+        'The browser loads the inspector modules one by one (src/ui/route.ts): beyond each other they ' +
+        'import types only (the API shapes of src/api/), which compile away.',
+      severity: 'error',
+      from: { path: '^src/ui/', pathNot: '^src/ui/(route|page)[.]ts$' },
+      to: { pathNot: '^src/ui/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'no-postgres-above-stores',
       comment: 'Above the store interfaces nothing imports PostgreSQL code: use ThreadStore/MemoryStore.',
       severity: 'error',

@@ -5,14 +5,14 @@
  * token (ask again) from a missing thread or a backend that is down.
  */
 import type {
-  HistoryMessage,
+  StoredMessage,
   HistoryPage,
-  WireCompactionSummary,
-  WireContext,
-  WireExport,
-  WireMemory,
-  WireState,
-  WireThread,
+  CompactionReport,
+  ContextResult,
+  ThreadExport,
+  MemoryRecord,
+  ThreadState,
+  ThreadInfo,
 } from './types.js';
 
 /** A non-2xx answer (or no answer at all: status 0). */
@@ -29,11 +29,11 @@ export class ApiError extends Error {
 
 /** Everything the page loads for one thread. */
 export interface ThreadData {
-  state: WireState;
-  history: HistoryMessage[];
-  context: WireContext;
-  exported: WireExport;
-  memories: WireMemory[];
+  state: ThreadState;
+  history: StoredMessage[];
+  context: ContextResult;
+  exported: ThreadExport;
+  memories: MemoryRecord[];
 }
 
 /** Pages of history fetched at once; the inspector reads the whole history page by page. */
@@ -76,13 +76,13 @@ export class Api {
   }
 
   /** One page of the tenant's threads; `query` from `listQuery` (filters, page size, cursor). */
-  threads(query: string): Promise<{ threads: WireThread[]; next?: string }> {
+  threads(query: string): Promise<{ threads: ThreadInfo[]; next?: string }> {
     return this.request(`/threads${query}`);
   }
 
   /** The whole history of a thread, in seq order. */
-  async history(threadId: string): Promise<HistoryMessage[]> {
-    const all: HistoryMessage[] = [];
+  async history(threadId: string): Promise<StoredMessage[]> {
+    const all: StoredMessage[] = [];
     let after = 0;
     for (;;) {
       const page = await this.request<HistoryPage>(
@@ -94,29 +94,28 @@ export class Api {
     }
   }
 
-  state(threadId: string): Promise<WireState> {
+  state(threadId: string): Promise<ThreadState> {
     return this.request(`/threads/${enc(threadId)}`);
   }
 
-  context(threadId: string): Promise<WireContext> {
+  context(threadId: string): Promise<ContextResult> {
     return this.request(`/threads/${enc(threadId)}/context`);
   }
 
-  export(threadId: string): Promise<WireExport> {
+  export(threadId: string): Promise<ThreadExport> {
     return this.request(`/threads/${enc(threadId)}/export`);
   }
 
   /** Runs the thread's strategy now; null when the compaction failed (the state says why). */
-  async compact(threadId: string): Promise<WireCompactionSummary | null> {
+  async compact(threadId: string): Promise<CompactionReport | null> {
     const path = `/threads/${enc(threadId)}/compact`;
-    return (await this.request<{ compaction: WireCompactionSummary | null }>(path, { method: 'POST' }))
-      .compaction;
+    return (await this.request<{ compaction: CompactionReport | null }>(path, { method: 'POST' })).compaction;
   }
 
   /** A user's memories, superseded versions included (the inspector shows their history). */
-  async memories(userId: string): Promise<WireMemory[]> {
+  async memories(userId: string): Promise<MemoryRecord[]> {
     const path = `/users/${enc(userId)}/memories?includeSuperseded=true`;
-    return (await this.request<{ memories: WireMemory[] }>(path)).memories;
+    return (await this.request<{ memories: MemoryRecord[] }>(path)).memories;
   }
 
   /** Everything the thread page shows, fetched in parallel. */

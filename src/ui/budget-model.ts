@@ -3,7 +3,7 @@
  * summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
  */
 import type { ViewBlock } from './view-model.js';
-import type { WireContext } from './types.js';
+import type { ContextResult } from './types.js';
 
 /** One segment of the budget bar. */
 export interface BarSegment {
@@ -44,7 +44,7 @@ const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
 };
 
 /** The budget bar of the memory view: system, summaries, memories, recent messages, free room. */
-export function budgetBar(ctx: WireContext, blocks: readonly ViewBlock[]): BudgetBar {
+export function budgetBar(ctx: ContextResult, blocks: readonly ViewBlock[]): BudgetBar {
   const sums = { system: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
   for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;
   const used = Object.values(sums).reduce((a, b) => a + b, 0);

@@ -3,15 +3,15 @@
  * (newest first), whether the current memory view injected it, and its provenance. Pure, like
  * `view-model.ts`, and unit-tested with it.
  */
-import type { WireMemory, WireThread } from './types.js';
+import type { MemoryRecord, ThreadInfo } from './types.js';
 
 /** A live memory and its history. */
 export interface MemoryRow {
-  memory: WireMemory;
+  memory: MemoryRecord;
   /** True when the thread's current memory view injected it. */
   used: boolean;
   /** Versions it replaced, newest first (each superseded by the one before it in this list). */
-  previous: WireMemory[];
+  previous: MemoryRecord[];
   /** Provenance in words: where it was learned, from which messages, by which extraction. */
   provenance: string;
 }
@@ -20,11 +20,11 @@ export interface MemoryRow {
 export interface MemoriesView {
   rows: MemoryRow[];
   /** Superseded memories whose successor is gone (the user deleted it): history with no live head. */
-  orphans: WireMemory[];
+  orphans: MemoryRecord[];
 }
 
 /** Where a memory came from, in one line. */
-export function provenanceOf(m: WireMemory): string {
+export function provenanceOf(m: MemoryRecord): string {
   if (m.extractionId === 'user') return 'written by the user (a correction)';
   const ids = m.sourceMessageIds;
   const from =
@@ -38,28 +38,31 @@ export function provenanceOf(m: WireMemory): string {
  * Groups a user's memories (live and superseded) into live rows with their previous versions.
  * `usedIds` are the memories the context response says it injected.
  */
-export function memoriesView(memories: readonly WireMemory[], usedIds: Iterable<string> = []): MemoriesView {
+export function memoriesView(
+  memories: readonly MemoryRecord[],
+  usedIds: Iterable<string> = [],
+): MemoriesView {
   const used = new Set(usedIds);
   const byId = new Map(memories.map((m) => [m.id, m]));
   // Follows supersededBy to the live memory now holding the fact (guarding against cycles).
-  const head = (m: WireMemory): WireMemory | undefined => {
+  const head = (m: MemoryRecord): MemoryRecord | undefined => {
     const seen = new Set<string>();
-    let at: WireMemory | undefined = m;
+    let at: MemoryRecord | undefined = m;
     while (at && at.status === 'superseded' && at.supersededBy && !seen.has(at.id)) {
       seen.add(at.id);
       at = byId.get(at.supersededBy);
     }
     return at?.status === 'active' ? at : undefined;
   };
-  const previous = new Map<string, WireMemory[]>();
-  const orphans: WireMemory[] = [];
+  const previous = new Map<string, MemoryRecord[]>();
+  const orphans: MemoryRecord[] = [];
   for (const m of memories) {
     if (m.status === 'active') continue;
     const live = head(m);
     if (!live) orphans.push(m);
     else previous.set(live.id, [...(previous.get(live.id) ?? []), m]);
   }
-  const newestFirst = (a: WireMemory, b: WireMemory) =>
+  const newestFirst = (a: MemoryRecord, b: MemoryRecord) =>
     (b.supersededAt ?? b.createdAt).localeCompare(a.supersededAt ?? a.createdAt);
   const rows = memories
     .filter((m) => m.status === 'active')
@@ -81,7 +84,7 @@ export interface ThreadRow {
 }
 
 /** One page of the tenant's threads, as rows. */
-export function threadRows(threads: readonly WireThread[]): ThreadRow[] {
+export function threadRows(threads: readonly ThreadInfo[]): ThreadRow[] {
   // In the API's order (by id): sorting one page by activity would reorder it against its neighbours.
   return threads.map((t) => ({
     threadId: t.threadId,

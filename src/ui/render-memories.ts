@@ -5,11 +5,11 @@
  */
 import { h } from './dom.js';
 import type { MemoriesView } from './memories-model.js';
-import type { WireMemory } from './types.js';
+import type { MemoryRecord } from './types.js';
 
 const when = (iso: string | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC') : '');
 
-function previousItem(m: WireMemory): HTMLElement {
+function previousItem(m: MemoryRecord): HTMLElement {
   return h(
     'li',
     { 'data-memory-id': m.id },

@@ -8,7 +8,7 @@ import { disclosure, h, num, type Child } from './dom.js';
 import type { BudgetBar } from './budget-model.js';
 import type { ExclusionMark, HistoryBlock, ViewBlock } from './view-model.js';
 import { messageText, recalledWhy } from './view-model.js';
-import type { HistoryMessage, WireContext, WireMessage } from './types.js';
+import type { StoredMessage, ContextResult, Message } from './types.js';
 
 let ids = 0;
 /** A fresh element id (message ids may hold characters that make poor ids). */
@@ -17,7 +17,7 @@ const freshId = (prefix: string) => `${prefix}-${++ids}`;
 const plural = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
 
 /** One message: a meta line (seq, role, id, tokens) and its text. */
-function messageView(m: WireMessage & Partial<Pick<HistoryMessage, 'seq' | 'tokens'>>): HTMLElement {
+function messageView(m: Message & Partial<Pick<StoredMessage, 'seq' | 'tokens'>>): HTMLElement {
   const meta = [
     m.seq !== undefined ? `#${m.seq}` : undefined,
     m.role,
@@ -33,7 +33,7 @@ function messageView(m: WireMessage & Partial<Pick<HistoryMessage, 'seq' | 'toke
 }
 
 /** The heading of a block: what kind of thing it is. */
-function blockTitle(kind: string, messages: readonly WireMessage[]): string {
+function blockTitle(kind: string, messages: readonly Message[]): string {
   if (kind === 'tool_call') {
     const names = messages.flatMap((m) => m.parts.filter((p) => p.type === 'tool_call').map((p) => p.name));
     return `Tool call: ${names.join(', ')} (${plural(messages.length - 1, 'result')})`;
@@ -102,7 +102,7 @@ function truncate(text: string, max: number): string {
 }
 
 /** The memory-view column; each summary can be expanded to the history messages it replaced. */
-export function viewColumn(blocks: readonly ViewBlock[], ctx: WireContext, threadId: string): HTMLElement {
+export function viewColumn(blocks: readonly ViewBlock[], ctx: ContextResult, threadId: string): HTMLElement {
   const count = blocks.reduce((n, b) => n + b.messages.length, 0);
   const dropped = ctx.droppedOnRead ?? 0;
   return h(

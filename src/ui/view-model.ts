@@ -4,16 +4,16 @@
  * without a browser; so are its siblings `budget-model.ts` (the budget bar) and `memories-model.ts`.
  */
 import type {
-  HistoryMessage,
-  WireContext,
-  WireExport,
-  WireMessage,
-  WireRecalled,
-  WireSummaryRecord,
+  StoredMessage,
+  ContextResult,
+  ThreadExport,
+  Message,
+  RecalledMessage,
+  SummaryRecord,
 } from './types.js';
 
 /** Messages shown together: one message, or a tool-call group (the call and its results). */
-export interface Block<M extends WireMessage = WireMessage> {
+export interface Block<M extends Message = Message> {
   kind: 'message' | 'tool_call';
   messages: M[];
 }
@@ -35,7 +35,7 @@ export interface ExclusionMark {
 }
 
 /** A block of the history column. */
-export interface HistoryBlock extends Block<HistoryMessage> {
+export interface HistoryBlock extends Block<StoredMessage> {
   excluded?: ExclusionMark;
   /** True when the block before it was excluded the same way (the page then says so briefly). */
   sameAsPrevious?: boolean;
@@ -44,10 +44,10 @@ export interface HistoryBlock extends Block<HistoryMessage> {
 /** A block of the memory-view column. */
 export interface ViewBlock {
   kind: 'system' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
-  messages: WireMessage[];
+  messages: Message[];
   tokens: number;
   /** For a summary: the history messages it stands for (through earlier summaries it folded in). */
-  replaced?: HistoryMessage[];
+  replaced?: StoredMessage[];
   /** For a summary: the strategy that wrote it (`summarization`, `toolResultCollapse`). */
   strategy?: string;
 }
@@ -58,7 +58,7 @@ interface CompactionMarkLike {
 }
 
 /** The compaction mark a summary carries in `metadata.compaction`, if it is one. */
-export function compactionMark(message: WireMessage): CompactionMarkLike | undefined {
+export function compactionMark(message: Message): CompactionMarkLike | undefined {
   const mark = message.metadata?.['compaction'] as Partial<CompactionMarkLike> & { kind?: string };
   return mark?.kind === 'summary' && Array.isArray(mark.replaces)
     ? { strategy: String(mark.strategy ?? ''), replaces: mark.replaces }
@@ -66,7 +66,7 @@ export function compactionMark(message: WireMessage): CompactionMarkLike | undef
 }
 
 /** True for the injected long-term memory block (a system message listing the memories it holds). */
-export function isMemoryBlock(message: WireMessage): boolean {
+export function isMemoryBlock(message: Message): boolean {
   return (
     message.role === 'system' &&
     (message.id === 'long-term-memory' || Array.isArray(message.metadata?.['memories']))
@@ -74,7 +74,7 @@ export function isMemoryBlock(message: WireMessage): boolean {
 }
 
 /** True for the injected recalled-history block (a system message naming the messages it holds). */
-export function isRecalledBlock(message: WireMessage): boolean {
+export function isRecalledBlock(message: Message): boolean {
   return (
     message.role === 'system' &&
     (message.id === 'recalled-history' || Array.isArray(message.metadata?.['recalled']))
@@ -82,7 +82,7 @@ export function isRecalledBlock(message: WireMessage): boolean {
 }
 
 /** Why a recalled message is in the context, in words: the hit and its ranker, or the hit it came with. */
-export function recalledWhy(r: WireRecalled, threadId: string): string {
+export function recalledWhy(r: RecalledMessage, threadId: string): string {
   const where = r.threadId === threadId ? `seq ${r.seq}` : `seq ${r.seq} of thread ${r.threadId}`;
   const when = r.createdAt.slice(0, 16).replace('T', ' ');
   const why =
@@ -93,25 +93,25 @@ export function recalledWhy(r: WireRecalled, threadId: string): string {
 }
 
 /** What a person reads of a message: its text, tool calls as `name(args)`, results as `→ result`. */
-export function messageText(message: WireMessage): string {
+export function messageText(message: Message): string {
   return message.parts
     .map((p) => {
-      if (p.type === 'tool_call') return `${p.name ?? 'tool'}(${p.arguments ?? ''})`;
-      if (p.type === 'tool_result') return `${p.isError ? '⚠ ' : ''}→ ${p.result ?? ''}`;
-      if (p.type === 'reasoning') return `(reasoning) ${p.text ?? ''}`;
-      return p.text ?? '';
+      if (p.type === 'tool_call') return `${p.name}(${p.arguments})`;
+      if (p.type === 'tool_result') return `${p.isError ? '⚠ ' : ''}→ ${p.result}`;
+      if (p.type === 'reasoning') return `(reasoning) ${p.text}`;
+      return p.text;
     })
     .join('\n');
 }
 
-const callIdsOf = (m: WireMessage, type: string) =>
-  m.parts.filter((p) => p.type === type && p.callId !== undefined).map((p) => p.callId!);
+const callIdsOf = (m: Message, type: 'tool_call' | 'tool_result') =>
+  m.parts.flatMap((p) => (p.type === type && 'callId' in p ? [p.callId] : []));
 
 /**
  * Groups messages as compaction does for tool calls: an assistant message with tool calls and the
  * tool results answering them (by call id) form one block; everything else stands alone.
  */
-export function groupBlocks<M extends WireMessage>(messages: readonly M[]): Block<M>[] {
+export function groupBlocks<M extends Message>(messages: readonly M[]): Block<M>[] {
   const blocks: Block<M>[] = [];
   let open: { block: Block<M>; calls: Set<string> } | undefined;
   for (const m of messages) {
@@ -160,9 +160,9 @@ function reasonOf(
 }
 
 /** Summaries by the ids they replace, and by their own id. */
-function summaryIndex(exp: WireExport) {
-  const byId = new Map<string, WireSummaryRecord>();
-  const replacer = new Map<string, WireSummaryRecord>();
+function summaryIndex(exp: ThreadExport) {
+  const byId = new Map<string, SummaryRecord>();
+  const replacer = new Map<string, SummaryRecord>();
   for (const s of exp.summaries) {
     byId.set(s.message.id, s);
     for (const id of compactionMark(s.message)?.replaces ?? []) replacer.set(id, s);
@@ -171,7 +171,7 @@ function summaryIndex(exp: WireExport) {
 }
 
 /** History in blocks, each excluded block marked with its compaction, reason and summary. */
-export function historyBlocks(history: readonly HistoryMessage[], exp: WireExport): HistoryBlock[] {
+export function historyBlocks(history: readonly StoredMessage[], exp: ThreadExport): HistoryBlock[] {
   const records = new Map(exp.compactions.map((c) => [c.id, c]));
   const { replacer } = summaryIndex(exp);
   let previous: ExclusionMark | undefined;
@@ -192,9 +192,9 @@ export function historyBlocks(history: readonly HistoryMessage[], exp: WireExpor
 
 /** Why `message` left the view: its compaction record, narrowed to the strategy that excluded it. */
 function exclusionOf(
-  message: HistoryMessage,
-  record: WireExport['compactions'][number] | undefined,
-  replacer: ReadonlyMap<string, WireSummaryRecord>,
+  message: StoredMessage,
+  record: ThreadExport['compactions'][number] | undefined,
+  replacer: ReadonlyMap<string, SummaryRecord>,
 ): ExclusionMark {
   // A summary standing for it names the strategy; otherwise a non-summarizing one dropped it.
   const summary = replacer.get(message.id);
@@ -212,7 +212,7 @@ function exclusionOf(
   if (summary && mark) {
     const live = summary.supersededBy === undefined;
     // Follow the folds to the summary in the view now (bounded: a chain cannot be longer than the map).
-    let now: WireSummaryRecord | undefined = summary;
+    let now: SummaryRecord | undefined = summary;
     for (let i = 0; now?.supersededBy !== undefined && i <= replacer.size; i++)
       now = replacer.get(now.message.id);
     excluded.replacedBy = {
@@ -227,7 +227,7 @@ function exclusionOf(
 }
 
 /** Token counts the API reports per message: history and summaries (the memory block is the rest). */
-export function tokensById(history: readonly HistoryMessage[], exp: WireExport): Map<string, number> {
+export function tokensById(history: readonly StoredMessage[], exp: ThreadExport): Map<string, number> {
   const tokens = new Map<string, number>();
   for (const m of history) tokens.set(m.id, m.tokens);
   for (const s of exp.summaries) tokens.set(s.message.id, s.tokens);
@@ -239,7 +239,7 @@ export function tokensById(history: readonly HistoryMessage[], exp: WireExport):
  * recalled block's count is reported with it (`recall.tokens`); the injected memory block has no
  * stored count, so it gets what remains of the reported total.
  */
-export function contextTokens(ctx: WireContext, known: ReadonlyMap<string, number>): Map<string, number> {
+export function contextTokens(ctx: ContextResult, known: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map<string, number>();
   let unknown: string | undefined;
   for (const m of ctx.messages) {
@@ -256,15 +256,15 @@ export function contextTokens(ctx: WireContext, known: ReadonlyMap<string, numbe
 
 /** The memory view in blocks; summaries carry the history messages they replaced. */
 export function viewBlocks(
-  ctx: WireContext,
-  history: readonly HistoryMessage[],
-  exp: WireExport,
+  ctx: ContextResult,
+  history: readonly StoredMessage[],
+  exp: ThreadExport,
 ): ViewBlock[] {
   const tokens = contextTokens(ctx, tokensById(history, exp));
   const messages = new Map(history.map((m) => [m.id, m]));
   const { byId } = summaryIndex(exp);
   // Replaced ids may name earlier summaries this one folded in: expand them to their messages.
-  const expand = (id: string, seen: Set<string>): HistoryMessage[] => {
+  const expand = (id: string, seen: Set<string>): StoredMessage[] => {
     const m = messages.get(id);
     if (m) return [m];
     const earlier = byId.get(id);

@@ -19,7 +19,11 @@ import type { DurableMemory } from '../../src/client/connect.js';
 const UI_DIR = path.join(REPO_ROOT, 'src', 'ui');
 let built: string;
 
-/** Compiles src/ui with the project's compiler options into a temporary directory, as `npm run build` does. */
+/**
+ * Compiles src/ui with the project's compiler options into a temporary directory, as `npm run build`
+ * does; the directory of the inspector's modules in it. The root is src/, not src/ui: the modules'
+ * types come from src/api/, and a file outside the root would be written beside its source.
+ */
 async function buildUi(): Promise<string> {
   const outDir = await mkdtemp(path.join(tmpdir(), 'dm-ui-build-'));
   const config = ts.getParsedCommandLineOfConfigFile(
@@ -31,13 +35,14 @@ async function buildUi(): Promise<string> {
     },
   )!;
   const files = (await readdir(UI_DIR)).filter((f) => f.endsWith('.ts')).map((f) => path.join(UI_DIR, f));
-  const options = { ...config.options, rootDir: UI_DIR, outDir, declaration: false, sourceMap: false };
+  const rootDir = path.join(REPO_ROOT, 'src');
+  const options = { ...config.options, rootDir, outDir, declaration: false, sourceMap: false };
   const emitted = ts.createProgram(files, options).emit();
   assert.deepEqual(
     emitted.diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
     [],
   );
-  return outDir;
+  return path.join(outDir, path.relative(rootDir, UI_DIR));
 }
 
 async function appWith(register: typeof registerInspector): Promise<FastifyInstance> {
@@ -60,7 +65,7 @@ before(async () => {
 after(async () => {
   await source?.close();
   await dist?.close();
-  if (built) await rm(built, { recursive: true, force: true });
+  if (built) await rm(path.dirname(built), { recursive: true, force: true });
 });
 
 test('the page is served with a strict content security policy and loads its module and stylesheet', async () => {

@@ -20,52 +20,40 @@ import {
 import { budgetBar } from '../../src/ui/budget-model.js';
 import { memoriesView, provenanceOf, threadRows } from '../../src/ui/memories-model.js';
 import type {
-  HistoryMessage,
-  HistoryPage as WirePage,
-  WireContext,
-  WireExport,
-  WireMemory,
-  WireMessage,
-  WireState,
-  WireThread,
+  ContextResult,
+  MemoryRecord,
+  Message,
+  StoredMessage,
+  ThreadExport,
 } from '../../src/ui/types.js';
-import type { HistoryPage, ThreadExport, ThreadInfo } from '../../src/store/types.js';
-import type { ContextResult } from '../../src/client/context.js';
-import type { MemoryRecord } from '../../src/memories/memory-store.js';
-import type { ThreadStateView } from '../../workflows/shared.js';
 
-// Compile-time check: what the store and the client return stays readable as the page's wire types
-// (the page cannot import them: it runs in the browser and imports only its own modules).
-export const wireTypesMatch = (e: ThreadExport, c: ContextResult, m: MemoryRecord, i: ThreadInfo) =>
-  [e, c, m, i] satisfies [WireExport, WireContext, WireMemory, WireThread];
-export const moreWireTypesMatch = (p: HistoryPage, s: ThreadStateView) =>
-  [p, s] satisfies [WirePage, WireState];
-
-const text = (id: string, role: string, t: string): WireMessage => ({
+const text = (id: string, role: Message['role'], t: string): Message => ({
   id,
   role,
   parts: [{ type: 'text', text: t }],
 });
-const call = (id: string, callId: string): WireMessage => ({
+const call = (id: string, callId: string): Message => ({
   id,
   role: 'assistant',
   parts: [{ type: 'tool_call', callId, name: 'get_weather', arguments: '{"city":"Oslo"}' }],
 });
-const result = (id: string, callId: string): WireMessage => ({
+const result = (id: string, callId: string): Message => ({
   id,
   role: 'tool',
   parts: [{ type: 'tool_result', callId, result: '{"highC":14}' }],
 });
-const summary = (id: string, replaces: string[]): WireMessage => ({
+const summary = (id: string, replaces: string[]): Message => ({
   ...text(id, 'user', `Summary of ${replaces.join(', ')}`),
   metadata: { compaction: { kind: 'summary', strategy: 'summarization', replaces } },
 });
 
 let seq = 0;
-const stored = (m: WireMessage, tokens: number, excludedBy?: string): HistoryMessage => ({
+const stored = (m: Message, tokens: number, excludedBy?: string): StoredMessage => ({
   ...m,
+  createdAt: '2026-01-01T00:00:00.000Z',
   seq: ++seq,
   tokens,
+  bytes: 4 * tokens,
   ...(excludedBy ? { excludedBy } : {}),
 });
 
@@ -83,12 +71,14 @@ const history = [
 ];
 const s1 = summary('summary:u1..a1', ['u1', 'a1-call', 't1', 'a1']);
 const s2 = summary('summary:u1..u2', ['summary:u1..a1', 'u2']);
-const exported: WireExport = {
-  thread: { threadId: 't', userId: 'ada', createdAt: '', updatedAt: '', messageCount: 9 },
+const exported: ThreadExport = {
+  version: 1,
+  thread: { threadId: 't', userId: 'ada', createdAt: '', updatedAt: '', lastSeq: 9, messageCount: 9 },
   messages: history,
   compactions: [
     {
       id: 'c1',
+      threadId: 't',
       strategy: 'summarization',
       reason: 'summarization: tokensExceed(40)',
       excludedMessageIds: ['u1', 'a1-call', 't1', 'a1'],
@@ -97,6 +87,7 @@ const exported: WireExport = {
     },
     {
       id: 'c2',
+      threadId: 't',
       strategy: 'summarization+truncation',
       reason: 'summarization: tokensExceed(30); truncation: tokensExceed(30)',
       excludedMessageIds: ['u2', 'a2'],
@@ -109,15 +100,20 @@ const exported: WireExport = {
     { message: s2, tokens: 7, positionSeq: 2, compactionId: 'c2' },
   ],
 };
-const memoryBlock: WireMessage = {
+const memoryBlock: Message = {
   ...text('long-term-memory', 'system', 'Known facts'),
   metadata: { memories: ['m'] },
 };
-const context: WireContext = {
+const context: ContextResult = {
   messages: [history[0]!, memoryBlock, s2, history[7]!, history[8]!],
   tokens: 5 + 11 + 7 + 4 + 3,
   budget: 40,
+  openai: [],
+  droppedOnRead: 0,
+  cache: { stableTokens: 5, prefixHash: 'h' },
+  warnings: [],
   memories: [{ id: 'm3', text: 'User lives in Bergen' }],
+  recalled: [],
 };
 
 test('a tool call and its results are one block; other messages stand alone', () => {
@@ -154,7 +150,7 @@ test('excluded blocks name the strategy, its reason, the compaction and the summ
       id: 'summary:u1..a1',
       strategy: 'summarization',
       live: false,
-      text: s1.parts[0]!.text,
+      text: messageText(s1),
       foldedInto: 'summary:u1..u2',
     },
   });
@@ -216,13 +212,15 @@ test('the budget bar splits the view into system, summaries, memories and recent
   assert.deepEqual([over.free, over.over, over.budgetPercent.toFixed(1)], [0, 10, '66.7']);
 });
 
-const memory = (id: string, extra: Partial<WireMemory> = {}): WireMemory => ({
+const memory = (id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
   id,
+  userId: 'ada',
   text: `fact ${id}`,
   sourceMessageIds: ['u1'],
   sourceThreadId: 't',
   status: 'active',
   createdAt: `2026-01-0${id.slice(-1)}T00:00:00.000Z`,
+  updatedAt: `2026-01-0${id.slice(-1)}T00:00:00.000Z`,
   extractionId: 'x1',
   ...extra,
 });
@@ -238,7 +236,7 @@ test('the recalled block is its own block and segment, counted as reported, with
     ...context,
     messages: [context.messages[0]!, recalledBlock, ...context.messages.slice(1)],
     tokens: context.tokens + 6,
-    recall: { query: 'hi', scope: 'thread', tokens: 6, maxTokens: 20 },
+    recall: { query: 'hi', scope: 'thread', range: 1, tokens: 6, maxTokens: 20 },
   };
   const blocks = viewBlocks(withRecall, history, exported);
   assert.deepEqual(
@@ -257,9 +255,11 @@ test('the recalled block is its own block and segment, counted as reported, with
     seq: 4,
     id: 'u4',
     createdAt: '2026-01-02T10:30:00.000Z',
+    tokens: 3,
     hitSeq: 4,
     score: 0.0164,
     ranker: 'fulltext',
+    rankers: ['fulltext'],
   };
   assert.equal(
     recalledWhy({ ...base, reason: 'hit' }, 't'),
@@ -308,12 +308,13 @@ test('live memories carry their superseded versions, newest first, and whether t
 
 test('threads are listed in the order of the API pages (by id), so paging never reorders them', () => {
   const rows = threadRows([
-    { threadId: 'a-old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', messageCount: 3 },
+    { threadId: 'a-old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', lastSeq: 3, messageCount: 3 },
     {
       threadId: 'b-new',
       userId: 'ada',
       createdAt: '',
       updatedAt: '2026-02-01T10:00:00.000Z',
+      lastSeq: 9,
       messageCount: 9,
     },
   ]);
@@ -341,11 +342,19 @@ test('an exclusion by a record of repeated strategies shows them counted, and ke
   const strategy = Array<string>(8).fill('toolResultCollapse').join('+');
   const reason = Array<string>(8).fill('toolResultCollapse: tokensExceed(1200)').join('; ');
   const msgs = [stored(text('x1', 'user', 'old'), 3, 'c8'), stored(text('x2', 'user', 'new'), 3)];
-  const exp: WireExport = {
+  const exp: ThreadExport = {
     ...exported,
     messages: msgs,
     compactions: [
-      { id: 'c8', strategy, reason, excludedMessageIds: ['x1'], supersededSummaryIds: [], summaries: [] },
+      {
+        id: 'c8',
+        threadId: 't',
+        strategy,
+        reason,
+        excludedMessageIds: ['x1'],
+        supersededSummaryIds: [],
+        summaries: [],
+      },
     ],
     summaries: [],
   };
