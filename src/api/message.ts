@@ -278,7 +278,7 @@ export const ContextResult = Type.Object(
             'SHA-256 of the stable prefix as OpenAI messages: equal between two calls when the prefix is.',
         }),
       },
-      { description: "Where the stable prefix ends, for a provider's prompt cache." },
+      { title: 'PromptCache', description: "Where the stable prefix ends, for a provider's prompt cache." },
     ),
     warnings: Type.Array(
       Type.Object(

@@ -40,29 +40,32 @@ const Metadata = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 /** One part of a message. */
-export const Part = Type.Union([
-  Type.Object({ type: Type.Literal('text'), text: Type.String() }, { title: 'TextPart' }),
-  Type.Object(
-    {
-      type: Type.Literal('tool_call'),
-      callId: Type.String(),
-      name: Type.String(),
-      arguments: Type.String({ description: 'JSON text.' }),
-    },
-    { title: 'ToolCallPart' },
-  ),
-  Type.Object(
-    {
-      type: Type.Literal('tool_result'),
-      callId: Type.String(),
-      name: Type.Optional(Type.String()),
-      result: Type.String(),
-      isError: Type.Optional(Type.Boolean()),
-    },
-    { title: 'ToolResultPart' },
-  ),
-  Type.Object({ type: Type.Literal('reasoning'), text: Type.String() }, { title: 'ReasoningPart' }),
-]);
+export const Part = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('text'), text: Type.String() }, { title: 'TextPart' }),
+    Type.Object(
+      {
+        type: Type.Literal('tool_call'),
+        callId: Type.String(),
+        name: Type.String(),
+        arguments: Type.String({ description: 'JSON text.' }),
+      },
+      { title: 'ToolCallPart' },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('tool_result'),
+        callId: Type.String(),
+        name: Type.Optional(Type.String()),
+        result: Type.String(),
+        isError: Type.Optional(Type.Boolean()),
+      },
+      { title: 'ToolResultPart' },
+    ),
+    Type.Object({ type: Type.Literal('reasoning'), text: Type.String() }, { title: 'ReasoningPart' }),
+  ],
+  { title: 'Part' },
+);
 export type Part = Static<typeof Part>;
 
 const Role = Type.Union([

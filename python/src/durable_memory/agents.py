@@ -28,9 +28,9 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from .client import AsyncClient
+from .client import AsyncClient, MessageInput
 from .errors import NotFoundError
-from .types import Message, MessageInput
+from .types import Message
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem

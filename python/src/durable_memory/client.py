@@ -8,7 +8,8 @@ call is sent. Ids are the caller's (the API keeps tenants apart by the token).
 Return shapes follow one rule: an operation that pages (``list_threads``, ``history``) returns the
 API's page as it is, items and ``next`` (``{"threads": [...], "next"?}``), because ``next`` is needed;
 an operation whose answer is one complete list (memories, history search hits) returns that list;
-every other answer is the API's JSON object. Failures raise
+every other answer is the API's JSON object, typed by the TypedDict of its name (``types.py``,
+generated from openapi.json); tests/test_shapes.py holds every operation to this. Failures raise
 :class:`~durable_memory.errors.DurableMemoryError` subclasses carrying the API's ``code``, ``status``,
 ``message`` and ``field``.
 """
@@ -31,17 +32,21 @@ from .types import (
     CompactResult,
     ContextResult,
     ErasedUser,
-    HistoryHit,
     HistoryPage,
     ImportResult,
     MemoryRecord,
-    MessageInput,
     ScoredMemory,
+    SearchHit,
     ThreadConfig,
     ThreadExport,
     ThreadList,
     ThreadState,
 )
+
+MessageInput = dict[str, Any]
+"""A message to append: ours (``{"id", "role", "parts" | "content", "metadata"?}``) or an OpenAI
+chat-completions message (``tool_calls``, ``tool_call_id``). Give ids: appends are idempotent by id.
+A plain dict, so messages from other libraries pass as they are; the API checks them."""
 
 #: Where `npm start` keeps its data when DURABLE_MEMORY_HOME does not say (relative to the working directory).
 DEFAULT_HOME = ".durable-memory"
@@ -217,7 +222,7 @@ class _Operations:
         *,
         scope: Literal["thread", "resource", "user"] | None = None,
         limit: int | None = None,
-    ) -> _Call[list[HistoryHit]]:
+    ) -> _Call[list[SearchHit]]:
         """The history messages most relevant to ``query``, best first (recall's ranking over the whole
         history); ``scope`` also searches the owner's other threads; at most ``limit`` (1–100, default 20)."""
         params = _query(query=query, scope=scope, limit=limit)

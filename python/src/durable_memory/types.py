@@ -1,10 +1,23 @@
 """What the API answers, as TypedDicts: the JSON itself (field names as openapi.json spells them),
-so nothing is lost or renamed between the API and the caller. openapi.json is the full description.
+so nothing is lost or renamed between the API and the caller.
+
+Generated from openapi.json by scripts/python-types.ts (`npm run gen:python-types`): do not edit.
+Each type comes after the types it uses, so the annotations are evaluated (`NotRequired` included).
 """
 
-from __future__ import annotations
+from typing import Any, Literal, NotRequired, TypedDict
 
-from typing import Any, Literal, NotRequired, TypedDict, Union
+
+class ErrorDetail(TypedDict):
+    code: str
+    """Machine-readable, stable: decide by it, never by the message."""
+    message: str
+    field: NotRequired[str]
+    """The offending input, e.g. `messages[3]`, `budget`, `id`."""
+
+
+class Error(TypedDict):
+    error: ErrorDetail
 
 
 class TextPart(TypedDict):
@@ -17,13 +30,14 @@ class ToolCallPart(TypedDict):
     callId: str
     name: str
     arguments: str
+    """JSON text."""
 
 
 class ToolResultPart(TypedDict):
     type: Literal["tool_result"]
     callId: str
-    result: str
     name: NotRequired[str]
+    result: str
     isError: NotRequired[bool]
 
 
@@ -32,31 +46,165 @@ class ReasoningPart(TypedDict):
     text: str
 
 
-Part = Union[TextPart, ToolCallPart, ToolResultPart, ReasoningPart]
+Part = TextPart | ToolCallPart | ToolResultPart | ReasoningPart
 
 
 class Message(TypedDict):
-    """A message of a thread, as the context and history show it."""
-
     id: str
     role: Literal["system", "user", "assistant", "tool"]
     parts: list[Part]
     createdAt: NotRequired[str]
     metadata: NotRequired[dict[str, Any]]
+    """Free-form metadata, kept as given (OpenAI `name` lands in `metadata.name`)."""
 
 
-class StoredMessage(Message):
-    """A message of history: with its sequence number, counts, and the compaction that excluded it."""
-
+class StoredMessage(TypedDict):
+    id: str
+    role: Literal["system", "user", "assistant", "tool"]
+    parts: list[Part]
+    createdAt: str
+    """ISO-8601; the time it was stored when the caller gave none."""
+    metadata: NotRequired[dict[str, Any]]
+    """Free-form metadata, kept as given (OpenAI `name` lands in `metadata.name`)."""
     seq: int
+    """Position in the history, 1-based, gap-free."""
     tokens: int
+    """Counted once, at append, with the thread's model."""
     bytes: int
     excludedBy: NotRequired[str]
+    """The compaction that excluded it from the view; absent while included."""
 
 
-MessageInput = dict[str, Any]
-"""A message to append: ours (``{"id", "role", "parts" | "content", "metadata"?}``) or an OpenAI
-chat-completions message (``tool_calls``, ``tool_call_id``). Give ids: appends are idempotent by id."""
+class ThreadConfig(TypedDict):
+    budget: int
+    """Tokens of the memory view."""
+    model: str
+    """Picks the tokenizer."""
+    strategy: NotRequired[dict[str, Any]]
+    """A compaction strategy as data (see the README: truncation, slidingWindow, pipeline, …)."""
+    idleMs: int
+    """Background work after this long without a message (0: off)."""
+    extractEveryTurns: int
+    """Memory extraction after this many new user turns (0: off)."""
+    memoryShare: float
+    recallShare: NotRequired[float]
+    """Share of the budget recalled history may take in the context (unused share goes to the
+    view)."""
+
+
+class ThreadInfo(TypedDict):
+    threadId: str
+    userId: NotRequired[str]
+    resourceId: NotRequired[str]
+    createdAt: str
+    updatedAt: str
+    """Last append or configuration change."""
+    lastSeq: int
+    messageCount: int
+    config: NotRequired[dict[str, Any]]
+
+
+class CompactionReport(TypedDict):
+    id: str
+    strategy: str
+    excludedGroups: int
+    summaries: int
+    includedTokensBefore: int
+    includedTokensAfter: int
+    upToSeq: int
+    warnings: list[str]
+
+
+class MemoryRecord(TypedDict):
+    id: str
+    """Opaque; use it as given in the memory routes."""
+    userId: str
+    resourceId: NotRequired[str]
+    text: str
+    category: NotRequired[str]
+    sourceThreadId: NotRequired[str]
+    """The thread it was learned in."""
+    sourceMessageIds: list[str]
+    status: Literal["active", "superseded"]
+    supersededBy: NotRequired[str]
+    supersededAt: NotRequired[str]
+    supersededReason: NotRequired[str]
+    createdAt: str
+    updatedAt: str
+    extractionId: NotRequired[str]
+    """`user` for what the user said: a correction or a remembered fact."""
+    sourceToolCallId: NotRequired[str]
+    """The tool call that recorded it."""
+    confirmation: NotRequired[str]
+    """`confirmed by user` for a remembered fact; absent for extracted ones."""
+
+
+class ScoredMemory(TypedDict):
+    id: str
+    """Opaque; use it as given in the memory routes."""
+    userId: str
+    resourceId: NotRequired[str]
+    text: str
+    category: NotRequired[str]
+    sourceThreadId: NotRequired[str]
+    """The thread it was learned in."""
+    sourceMessageIds: list[str]
+    status: Literal["active", "superseded"]
+    supersededBy: NotRequired[str]
+    supersededAt: NotRequired[str]
+    supersededReason: NotRequired[str]
+    createdAt: str
+    updatedAt: str
+    extractionId: NotRequired[str]
+    """`user` for what the user said: a correction or a remembered fact."""
+    sourceToolCallId: NotRequired[str]
+    """The tool call that recorded it."""
+    confirmation: NotRequired[str]
+    """`confirmed by user` for a remembered fact; absent for extracted ones."""
+    score: NotRequired[float]
+    """Relevance to the `query`, higher is better; only in a search."""
+
+
+class StoredSummary(TypedDict):
+    message: Message
+    tokens: int
+    positionSeq: int
+    model: NotRequired[str]
+    inputTokens: NotRequired[int]
+    outputTokens: NotRequired[int]
+
+
+class CompactionRecord(TypedDict):
+    id: str
+    threadId: str
+    strategy: str
+    reason: str
+    excludedMessageIds: list[str]
+    supersededSummaryIds: list[str]
+    summaries: list[StoredSummary]
+    createdAt: NotRequired[str]
+    details: NotRequired[dict[str, Any]]
+
+
+class SummaryRecord(TypedDict):
+    message: Message
+    tokens: int
+    positionSeq: int
+    model: NotRequired[str]
+    inputTokens: NotRequired[int]
+    outputTokens: NotRequired[int]
+    compactionId: str
+    supersededBy: NotRequired[str]
+
+
+class ThreadExport(TypedDict):
+    version: Literal[1]
+    thread: ThreadInfo
+    messages: list[StoredMessage]
+    compactions: list[CompactionRecord]
+    summaries: list[SummaryRecord]
+    memories: NotRequired[list[Any]]
+    """Ignored on import; never exported."""
 
 
 class AppendedMessage(TypedDict):
@@ -68,15 +216,30 @@ class AppendedMessage(TypedDict):
 
 
 class AppendResult(TypedDict):
+    """Stored (or already there): one entry per message, in input order."""
+
     messages: list[AppendedMessage]
     announced: bool
-    """False when Temporal could not be told yet: the messages are stored, the thread catches up."""
+    """False when Temporal could not be told yet: the messages are stored, the thread catches
+    up."""
 
 
 class HistoryPage(TypedDict):
+    """A page of history, in seq order."""
+
     messages: list[StoredMessage]
     next: NotRequired[int]
-    """Pass as ``after`` for the next page."""
+    """Pass as `after` for the next page."""
+
+
+class PromptCache(TypedDict):
+    """Where the stable prefix ends, for a provider's prompt cache."""
+
+    stableTokens: int
+    """Tokens of the stable prefix (where a cache breakpoint belongs)."""
+    prefixHash: str
+    """SHA-256 of the stable prefix as OpenAI messages: equal between two calls when the prefix
+    is."""
 
 
 class ContextWarning(TypedDict):
@@ -90,29 +253,6 @@ class InjectedMemory(TypedDict):
     text: str
 
 
-class PromptCache(TypedDict):
-    stableTokens: int
-    prefixHash: str
-
-
-class ContextResult(TypedDict):
-    """The memory view for the next model call, within the budget."""
-
-    messages: list[Message]
-    openai: list[dict[str, Any]]
-    """The same as OpenAI chat-completions messages, ready for ``chat.completions.create``."""
-    tokens: int
-    budget: int
-    droppedOnRead: int
-    cache: PromptCache
-    """Where the stable prefix ends (before the memories and recalled blocks), for a prompt cache."""
-    warnings: list[ContextWarning]
-    memories: list[InjectedMemory]
-    recalled: list[RecalledMessage]
-    """History the view leaves out, recalled for the query (chronological), and why each is there."""
-    recall: NotRequired[RecallReport]
-
-
 class RecalledMessage(TypedDict):
     threadId: str
     seq: int
@@ -120,121 +260,182 @@ class RecalledMessage(TypedDict):
     createdAt: str
     tokens: int
     reason: Literal["hit", "neighbour", "tool_group"]
+    """A hit of the search, a neighbour of one, or a member of a hit’s tool-call group."""
     hitSeq: int
+    """The hit that brought it (its own seq for a hit)."""
     score: float
+    """The hit's fused (reciprocal-rank) score."""
     ranker: str
+    """Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`."""
+    rankers: list[str]
 
 
 class RecallReport(TypedDict):
+    """What recall did; absent when it was off."""
+
     query: str
-    scope: Literal["thread", "resource", "user"]
+    scope: str
     range: int
     maxTokens: int
+    """Tokens the recalled block could take."""
     tokens: int
+    """Tokens it took."""
 
 
-class HistoryHit(TypedDict):
-    """A history message a search found, best first."""
+class ContextResult(TypedDict):
+    """The memory view within the budget."""
 
+    messages: list[Message]
+    openai: list[dict[str, Any]]
+    tokens: int
+    budget: int
+    droppedOnRead: int
+    """Groups dropped on read because compaction had not caught up."""
+    cache: PromptCache
+    """Where the stable prefix ends, for a provider's prompt cache."""
+    warnings: list[ContextWarning]
+    memories: list[InjectedMemory]
+    """Long-term memories injected, most relevant first."""
+    recalled: list[RecalledMessage]
+    """History messages recalled into the context (one block after the memories, right before
+    thenewest user message), chronological."""
+    recall: NotRequired[RecallReport]
+    """What recall did; absent when it was off."""
+
+
+class SearchHit(TypedDict):
     threadId: str
     seq: int
     message: StoredMessage
     score: float
     """The fused (reciprocal-rank) score: comparable within one search."""
     ranker: str
-    """``fulltext``, ``embedding`` or both joined by ``+``."""
+    """Which ranker found it: `fulltext`, `embedding`, or both joined by `+`."""
 
 
-class ThreadConfig(TypedDict):
-    budget: int
-    model: str
-    idleMs: int
-    extractEveryTurns: int
-    memoryShare: float
-    strategy: NotRequired[dict[str, Any]]
+class SearchResult(TypedDict):
+    """History messages, best first."""
 
-
-class ThreadInfo(TypedDict):
-    threadId: str
-    createdAt: str
-    updatedAt: str
-    lastSeq: int
-    messageCount: int
-    userId: NotRequired[str]
-    resourceId: NotRequired[str]
-    config: NotRequired[ThreadConfig]
+    hits: list[SearchHit]
 
 
 class ThreadList(TypedDict):
+    """A page of threads, ordered by id."""
+
     threads: list[ThreadInfo]
     next: NotRequired[str]
-    """Pass as ``after`` for the next page."""
+    """Pass as `after` for the next page."""
+
+
+class ThreadMetrics(TypedDict):
+    includedTokens: int
+    includedMessages: int
+    includedGroups: int
+    includedTurns: int
+    includedToolCallGroups: int
+    includedNonSystemGroups: int
+    totalTokens: int
+    totalMessages: int
+    totalGroups: int
+    totalTurns: int
+    totalToolCallGroups: int
+
+
+class ExtractionSummary(TypedDict):
+    id: str
+    fromSeq: int
+    toSeq: int
+    added: int
+    superseded: int
+    duplicates: int
+    model: str
+
+
+class MemoryProgress(TypedDict):
+    extractedSeq: int
+    turnsSince: int
+    lastAppendAt: float
+    extractions: int
+    failedAt: NotRequired[int]
+    lastExtraction: NotRequired[ExtractionSummary]
+
+
+class EmbeddingProgress(TypedDict):
+    """The embedding lane (recall by meaning), when an embedding model is configured."""
+
+    model: NotRequired[str]
+    """The worker's embedding model (absent: embeddings off)."""
+    embeddedSeq: int
+    """Every message up to this seq has a vector of the model."""
+    runs: int
+    messages: int
+    memories: int
+    failedAt: NotRequired[int]
 
 
 class ThreadState(TypedDict):
-    """A thread's state: counts, tokens, indexed seq, compactions, pending work, configuration."""
+    """The thread's state."""
 
     threadId: str
+    userId: NotRequired[str]
     createdAt: str
     updatedAt: str
     messageCount: int
     config: ThreadConfig
-    metrics: dict[str, int]
+    metrics: ThreadMetrics
     indexedSeq: int
+    """Every message up to this seq is indexed by the workflow."""
     buffered: int
-    run: dict[str, Any]
-    compactions: dict[str, Any]
-    pending: dict[str, Any]
-    memory: dict[str, Any]
-    userId: NotRequired[str]
+    run: int
+    """Continue-as-new generation."""
+    compactions: int
+    lastCompaction: NotRequired[CompactionReport]
+    pending: list[str]
+    """`compaction`, `catch-up`, `extraction`, `embedding`."""
+    lastError: NotRequired[str]
+    memory: MemoryProgress
+    llm: NotRequired[str]
+    """The summarizer in use (an LLM or the local fallback)."""
+    embedding: NotRequired[EmbeddingProgress]
+    """The embedding lane (recall by meaning), when an embedding model is configured."""
 
 
 class CompactResult(TypedDict):
-    compaction: dict[str, Any] | None
-    """What the strategy did; None if compaction failed (see the state)."""
+    """Compaction ran."""
+
+    compaction: CompactionReport | None
+    """What the strategy did; null if compaction failed (see the state)."""
 
 
-class MemoryRecord(TypedDict):
-    """A long-term fact about a user, with its provenance."""
+class MemoryList(TypedDict):
+    """Memories, newest first."""
 
-    id: str
-    userId: str
-    text: str
-    sourceMessageIds: list[str]
-    status: Literal["active", "superseded"]
-    createdAt: str
-    updatedAt: str
-    resourceId: NotRequired[str]
-    category: NotRequired[str]
-    sourceThreadId: NotRequired[str]
-    supersededBy: NotRequired[str]
-    supersededAt: NotRequired[str]
-    supersededReason: NotRequired[str]
-    extractionId: NotRequired[str]
-    sourceToolCallId: NotRequired[str]
-    confirmation: NotRequired[str]
+    memories: list[MemoryRecord]
 
 
-class ScoredMemory(MemoryRecord):
-    """A memory a search found: ``score`` is its relevance to the query, higher is better."""
+class ImportResult(TypedDict):
+    """Imported; the thread has caught up."""
 
-    score: float
+    threadId: str
+    imported: int
+    """Messages newly stored."""
+    skipped: int
+    """Messages already there (same id and content)."""
+
+
+class UserMemoryList(TypedDict):
+    """Memories, newest first; with `query`, best first, each with its `score`."""
+
+    memories: list[ScoredMemory]
 
 
 class ErasedUser(TypedDict):
+    """Counts of what was erased; all 0 when nothing of the user existed."""
+
     userId: str
     threads: int
     messages: int
     summaries: int
+    """Summaries of those threads, live or superseded."""
     memories: int
-
-
-ThreadExport = dict[str, Any]
-"""A whole thread as JSON (``version``, ``thread``, ``messages``, ``compactions``, ``summaries``):
-what ``export_thread`` answers and ``import_thread`` takes."""
-
-
-class ImportResult(TypedDict):
-    threadId: str
-    imported: int
-    skipped: int
+    """Long-term memories, live or superseded."""
