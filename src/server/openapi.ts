@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 description's frame. The paths come from the routes' own schemas (the ones that
  * validate requests and serialise responses), gathered by @fastify/swagger, so the description
  * cannot drift from the behaviour. It is served at GET /openapi.json and checked in as openapi.json
- * (`node --import tsx src/server/write-openapi.ts`; a test fails when the two differ).
+ * (`npm run openapi`; test/unit/api-generated.test.ts fails when the two differ).
  */
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from 'typebox';

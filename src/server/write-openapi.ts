@@ -4,7 +4,8 @@
  *
  *   npm run openapi        (node --import tsx src/server/write-openapi.ts)
  *
- * A test regenerates it and fails when the checked-in file differs.
+ * test/unit/api-generated.test.ts regenerates it and fails when the checked-in file differs; the
+ * Python types are generated from it in turn (`npm run gen:python-types`).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
