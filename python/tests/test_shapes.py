@@ -1,0 +1,104 @@
+"""The client's return shapes against openapi.json, without a server: every /v1 operation has a method,
+and each method follows the rule of client.py's docstring. A page (an answer with ``next``) comes back
+as it is; an answer that is one complete list comes back as that list; any other answer is the API's
+object, typed by the TypedDict of the same name (types.py, generated from openapi.json)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from durable_memory import client
+from durable_memory.client import _Call, _Operations
+
+OPENAPI = json.loads((Path(__file__).resolve().parents[2] / "openapi.json").read_text(encoding="utf-8"))
+SCHEMAS: dict[str, Any] = OPENAPI["components"]["schemas"]
+
+#: Placeholder arguments by parameter name (an operation only builds its request; nothing is sent).
+ARGUMENTS: dict[str, Any] = {"messages": [{}], "data": {}}
+
+
+def _operations() -> list[tuple[str, Any]]:
+    return [(name, op) for name, op in vars(_Operations).items() if isinstance(op, staticmethod)]
+
+
+def _call(operation: Any) -> _Call[Any]:
+    fn = operation.__func__
+    args = [
+        ARGUMENTS.get(p.name, "x")
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.KEYWORD_ONLY
+    ]
+    return fn(*args)
+
+
+def _template(method: str, path: str) -> str:
+    """The openapi.json path a request goes to; literal segments win over parameters."""
+    found = [
+        t
+        for t, ops in OPENAPI["paths"].items()
+        if method.lower() in ops and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", t), path)
+    ]
+    assert found, f"{method} {path} is not in openapi.json"
+    return max(found, key=lambda t: len(re.sub(r"\{[^}]+\}", "", t)))
+
+
+def _answer(method: str, template: str) -> dict[str, Any] | None:
+    """The documented 2xx JSON answer, its shared record resolved; None for an empty answer."""
+    for status, response in OPENAPI["paths"][template][method.lower()]["responses"].items():
+        if status.startswith("2"):
+            schema = response.get("content", {}).get("application/json", {}).get("schema")
+            if schema and "$ref" in schema:
+                name = schema["$ref"].rsplit("/", 1)[-1]
+                return {**SCHEMAS[name], "title": name}
+            return schema
+    raise AssertionError(f"{method} {template} documents no 2xx answer")
+
+
+def _returns(operation: Any) -> Any:
+    hints = typing.get_type_hints(operation.__func__, vars(client))
+    return typing.get_args(hints["return"])[0]
+
+
+def test_every_api_operation_has_a_method() -> None:
+    made = {(c.method.lower(), _template(c.method, c.path)) for c in map(_call, (op for _, op in _operations()))}
+    documented = {
+        (method, template)
+        for template, ops in OPENAPI["paths"].items()
+        if template.startswith("/v1/")
+        for method in ops
+    }
+    assert documented - made == set()
+
+
+@pytest.mark.parametrize(("name", "operation"), _operations(), ids=[name for name, _ in _operations()])
+def test_return_shape_follows_the_rule(name: str, operation: Any) -> None:
+    call = _call(operation)
+    answer = _answer(call.method, _template(call.method, call.path))
+    returns = _returns(operation)
+    if answer is None:
+        assert returns is type(None), f"{name}: an empty answer returns None"
+        return
+    fields = answer.get("properties", {})
+    if "next" in fields:
+        assert returns.__name__ == answer["title"], f"{name}: a page comes back as it is"
+        assert call.result is client._as_is
+    elif len(fields) == 1 and next(iter(fields.values())).get("type") == "array":
+        (key, array) = next(iter(fields.items()))
+        assert typing.get_origin(returns) is list, f"{name}: a complete list comes back as a list"
+        assert call.result({key: ["item"]}) == ["item"]
+        item = typing.get_args(returns)[0]
+        documented = array["items"]
+        if "$ref" in documented:
+            documented = SCHEMAS[documented["$ref"].rsplit("/", 1)[-1]]
+        assert set(item.__annotations__) <= set(documented["properties"]), f"{name}: fields the API never sends"
+        assert item.__required_keys__ <= set(documented.get("required", [])), f"{name}: optional fields required"
+    else:
+        assert returns.__name__ == answer["title"], f"{name}: the API's object, its TypedDict by name"
+        assert call.result is client._as_is
