@@ -3,7 +3,6 @@
  * history, and the memory view.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Static } from 'typebox';
 import type { ContextOptions } from '../../client/context.js';
 import type { AppendInput } from '../../client/thread-handle.js';
 import { ValidationError } from '../../model/errors.js';
@@ -204,7 +203,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
 };
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
-function contextOptions(query: Static<typeof ContextQuery>): ContextOptions {
+function contextOptions(query: ContextQuery): ContextOptions {
   const { recall, recallScope, recallRange, recallLimit, ...rest } = query;
   if (recall === false) return { ...rest, recall: false };
   return {
