@@ -1,7 +1,8 @@
 /**
  * The compaction activity: loads the thread's current view from the store (up to the workflow's
  * indexed seq), runs the strategy with the engine, and records the decision in one store transaction,
- * exactly once by id. Returns ids and counts for the workflow to mirror in its index.
+ * exactly once by id. Returns the compaction without the summaries' bodies: the workflow replays its
+ * steps on its index.
  */
 import { Context, heartbeat } from '@temporalio/activity';
 import { compactIndex } from '../src/compaction/compact-index.js';
@@ -10,10 +11,10 @@ import { MessageIndex } from '../src/compaction/message-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
 import { compactionMarkOf, type Message } from '../src/model/message.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
-import type { CompactionRecord, StoredSummary } from '../src/store/types.js';
+import type { Compaction, StoredSummary } from '../src/compaction/compaction.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
-import type { CompactThreadInput, CompactionOutcome } from './types.js';
+import type { CompactThreadInput } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';
@@ -26,7 +27,7 @@ export interface CompactDeps {
 
 /** Creates the `compactThread` activity. */
 export function compactThreadActivity(deps: CompactDeps) {
-  return async function compactThread(input: CompactThreadInput): Promise<CompactionOutcome> {
+  return async function compactThread(input: CompactThreadInput): Promise<Omit<Compaction, 'summaries'>> {
     const { store } = deps;
 
     const entries = (await store.view(input.threadId)).filter((e) => e.seq <= input.upToSeq);
@@ -75,76 +76,55 @@ export function compactThreadActivity(deps: CompactDeps) {
     }
     const { steps, warnings } = outcome;
 
-    const excludedGroupIds: string[] = [];
     const excludedMessageIds: string[] = [];
     const supersededSummaryIds: string[] = [];
     const summaries: StoredSummary[] = [];
-    const newSummaries: CompactionOutcome['summaries'] = [];
-    for (const d of steps) {
-      if (d.action === 'exclude') excludedGroupIds.push(...d.groupIds);
-      for (const id of d.messageIds) {
+    for (const step of steps) {
+      for (const id of step.messageIds) {
         const m = bodies.get(id);
         if (m && compactionMarkOf(m)) supersededSummaryIds.push(id);
         else excludedMessageIds.push(id);
       }
-      if (d.summary) {
-        const positionSeq = seqOf.get(d.messageIds[0]!) ?? input.upToSeq;
-        seqOf.set(d.summary.message.id, positionSeq);
-        const by = d.summary.message.metadata?.['summarizer'] as
+      if (step.summary) {
+        const message = bodies.get(step.summary.id)!; // compactIndex adds the bodies it created
+        const positionSeq = seqOf.get(step.messageIds[0]!) ?? input.upToSeq;
+        seqOf.set(message.id, positionSeq);
+        const by = message.metadata?.['summarizer'] as
           { model?: string; inputTokens?: number; outputTokens?: number } | undefined;
         summaries.push({
-          message: d.summary.message,
-          tokens: d.summary.meta.tokens,
+          message,
+          tokens: step.summary.tokens,
           positionSeq,
-          model: by?.model ?? (d.strategy === 'summarization' ? deps.llm.label : undefined),
+          model: by?.model ?? (step.strategy === 'summarization' ? deps.llm.label : undefined),
           inputTokens: by?.inputTokens,
           outputTokens: by?.outputTokens,
         });
-        newSummaries.push({
-          meta: d.summary.meta,
-          replacedGroupIds: d.groupIds,
-        });
       }
     }
-    // A summary created and superseded within this run never reaches the store, and the workflow
-    // never sees it either: whatever it replaced is reported in its place (recursively).
+    // A summary created and superseded within this run never reaches the store.
     const created = new Set(summaries.map((s) => s.message.id));
-    const replacedBy = new Map(newSummaries.map((s) => [s.meta.id, s.replacedGroupIds]));
-    const expand = (id: string): string[] =>
-      created.has(id) ? (replacedBy.get(id) ?? []).flatMap(expand) : [id];
-    const gone = new Set(supersededSummaryIds);
-    const result: CompactionOutcome = {
-      report: {
-        id: input.compactionId,
-        strategy: steps.map((d) => d.strategy).join('+') || input.strategy.type,
-        excludedGroups: steps.reduce((n, d) => n + d.groupIds.length, 0),
-        summaries: summaries.length,
-        includedTokensBefore: before,
-        includedTokensAfter: index.metrics.includedTokens,
-        upToSeq: input.upToSeq,
-        warnings: warnings.map((w) => `${w.code}: ${w.message}`),
-      },
-      excludedGroupIds: excludedGroupIds.flatMap(expand),
-      summaries: newSummaries
-        .filter((s) => !gone.has(s.meta.id))
-        .map((s) => ({ ...s, replacedGroupIds: s.replacedGroupIds.flatMap(expand) })),
-      llm: deps.llm.label,
-    };
-    const record: CompactionRecord = {
+    const compaction: Compaction = {
       id: input.compactionId,
       threadId: input.threadId,
-      strategy: result.report.strategy,
-      reason: steps.map((d) => `${d.strategy}: ${d.reason}`).join('; ') || 'nothing to do',
+      strategy: steps.map((step) => step.strategy).join('+') || input.strategy.type,
+      reason: steps.map((step) => `${step.strategy}: ${step.reason}`).join('; ') || 'nothing to do',
+      steps,
+      warnings,
+      upToSeq: input.upToSeq,
+      includedTokensBefore: before,
+      includedTokensAfter: index.metrics.includedTokens,
       excludedMessageIds,
       supersededSummaryIds: supersededSummaryIds.filter((id) => !created.has(id)),
       summaries: summaries.filter((s) => !supersededSummaryIds.includes(s.message.id)),
-      details: { outcome: result, warnings, upToSeq: input.upToSeq },
+      llm: deps.llm.label,
     };
-    if (await store.recordCompaction(record)) return result;
     // A retry after the commit (the first attempt's answer was lost): what it recorded is what
-    // happened; this attempt's result, computed on the already-compacted view, is dropped. Looking
-    // the record up only here keeps the common path from reading every earlier record.
-    const done = (await store.compactions(input.threadId)).find((r) => r.id === input.compactionId);
-    return done!.details!['outcome'] as CompactionOutcome;
+    // happened; this attempt's, computed on the already-compacted view, is dropped. Looking the
+    // record up only here keeps the common path from reading every earlier record.
+    const recorded = (await store.recordCompaction(compaction))
+      ? compaction
+      : (await store.compactions(input.threadId)).find((c) => c.id === input.compactionId)!;
+    const { summaries: _bodies, ...bodyFree } = recorded;
+    return bodyFree;
   };
 }

@@ -6,6 +6,7 @@ import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { ThreadConfig } from '../src/thread/config.js';
+import type { Compaction } from '../src/compaction/compaction.js';
 
 /** Input of `compactThread`. */
 export interface CompactThreadInput {
@@ -18,25 +19,17 @@ export interface CompactThreadInput {
   upToSeq: number;
 }
 
-/** What a compaction changed, for the workflow to apply to its index. */
-export interface CompactionOutcome {
-  report: CompactionReport;
-  /** Which summarizer ran (an LLM model, or the labelled local fallback). */
-  llm?: string;
-  /** Ids of the groups excluded (a group's id is its first message's id). */
-  excludedGroupIds: string[];
-  /** New summary groups: their body-free meta and the groups they replace. */
-  summaries: { meta: MessageMeta; replacedGroupIds: string[] }[];
-}
-
 /** The activities a thread workflow calls. */
 export interface ThreadActivities {
   /** Body-free metas of stored messages after `after` (catch-up when an announcement was lost). */
   loadMetas(input: { threadId: string; after: number; limit: number }): Promise<SeqMeta[]>;
   /** The store's last sequence number for the thread (0 if none). */
   lastSeq(input: { threadId: string }): Promise<number>;
-  /** Runs a strategy over the stored view and records the decision (exactly once by id). */
-  compactThread(input: CompactThreadInput): Promise<CompactionOutcome>;
+  /**
+   * Runs a strategy over the stored view and records the compaction (exactly once by id); answers it
+   * without the summaries (their bodies stay in the store).
+   */
+  compactThread(input: CompactThreadInput): Promise<Omit<Compaction, 'summaries'>>;
   /**
    * Stores the thread's configuration, so reads use the same budget and model; creates the thread
    * (with its owner) when it has no message yet.
@@ -127,16 +120,4 @@ export interface ExtractionSummary {
   superseded: number;
   duplicates: number;
   model: string;
-}
-
-/** What a compaction did, as the workflow reports it. */
-export interface CompactionReport {
-  id: string;
-  strategy: string;
-  excludedGroups: number;
-  summaries: number;
-  includedTokensBefore: number;
-  includedTokensAfter: number;
-  upToSeq: number;
-  warnings: string[];
 }

@@ -47,7 +47,7 @@ export {
 } from './recall/index.js';
 export { UnknownThreadError, BackendUnavailableError, TimeoutError } from './client/errors.js';
 export { createWorker, type CreateWorkerOptions } from './worker/worker.js';
-export type { CompactionReport, ThreadStateView } from '../workflows/shared.js';
+export type { ThreadStateView } from '../workflows/shared.js';
 export { ChatMemory, type ChatMemoryOptions } from './chat-memory/chat-memory.js';
 export { compact, type CompactOptions, type CompactResult } from './chat-memory/compact.js';
 export * from './llm/index.js';

@@ -17,7 +17,7 @@ import type { StoredThread, ThreadActivities } from '../activities/types.js';
 import { strategyOf } from '../src/thread/config.js';
 import { Lock } from './lock.js';
 import type { ThreadState } from './thread-state.js';
-import type { CompactionReport } from './shared.js';
+import type { reportOf } from '../src/compaction/compaction.js';
 
 /**
  * Activity errors no retry can fix (input a store refuses, a record that does not fit): they fail
@@ -188,7 +188,7 @@ export class Lanes {
   }
 
   /** Runs the strategy in the compaction lane; answers what it did (null if it failed or was cancelled). */
-  compact(): Promise<CompactionReport | null> {
+  compact(): Promise<ReturnType<typeof reportOf> | null> {
     return this.inBackground(this.compactionLane, () => this.runCompaction());
   }
 
@@ -219,7 +219,7 @@ export class Lanes {
     return lane.run(() => this.background.run(fn));
   }
 
-  private async runCompaction(): Promise<CompactionReport | null> {
+  private async runCompaction(): Promise<ReturnType<typeof reportOf> | null> {
     const s = this.state;
     s.markCompactionAttempt();
     s.compacting = true;
@@ -234,10 +234,10 @@ export class Lanes {
       s.applyCompaction(result);
       if (result.llm) s.llm = result.llm;
       // A summarizer that failed for good (e.g. a 400) leaves the fallback's work: say so in state.
-      const failed = result.report.warnings.find((w) => w.startsWith('summarizer_failed'));
+      const failed = s.lastCompaction!.warnings.find((w) => w.startsWith('summarizer_failed'));
       s.setError('compaction', failed);
       if (failed) log.warn('summarization failed; fell back', { threadId: s.threadId, error: failed });
-      return result.report;
+      return s.lastCompaction!;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
       if (this.deleting) return null; // cancelled by `delete`: nothing went wrong

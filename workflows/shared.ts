@@ -6,10 +6,11 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { Metrics } from '../src/compaction/metrics.js';
 import type { ThreadConfig } from '../src/thread/config.js';
-import type { CompactionReport, ExtractionSummary, SeqMeta } from '../activities/types.js';
+import type { reportOf } from '../src/compaction/compaction.js';
+import type { ExtractionSummary, SeqMeta } from '../activities/types.js';
 
 // What the activities report, as clients see it (defined with the activities, which the workflow calls).
-export type { CompactionReport, ExtractionSummary, SeqMeta };
+export type { ExtractionSummary, SeqMeta };
 
 /** Default task queue of thread workflows and their activities. */
 export const TASK_QUEUE = 'durable-memory';
@@ -27,7 +28,7 @@ export function workflowIdFor(threadId: string): string {
 /** Appends committed to the store, announced with their sequence numbers. */
 export const appendedSignal = defineSignal<[SeqMeta[]]>('appended');
 /** Runs the thread's strategy now; answers what it did. */
-export const compactUpdate = defineUpdate<CompactionReport | null, []>('compact');
+export const compactUpdate = defineUpdate<ReturnType<typeof reportOf> | null, []>('compact');
 /** Changes budget, model or strategy; answers the resulting configuration. */
 export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>]>('configure');
 /** Returns once every message up to `seq` (default: the store's last) is indexed. */
@@ -48,7 +49,7 @@ export interface ThreadWorkflowInput {
   config?: Partial<ThreadConfig>;
   /** Carried state from the previous run. */
   carried?: ThreadSnapshot;
-  /** Test hook: continue-as-new after this many history events (default 500 or when suggested). */
+  /** Test hook: continue-as-new after this many history events (default 150 or when suggested). */
   continueAsNewAfterEvents?: number;
   /** Wait this long for a missing sequence number before loading it from the store. Default 2 s. */
   gapTimeoutMs?: number;
@@ -66,7 +67,7 @@ export interface ThreadSnapshot {
   buffered: SeqMeta[];
   run: number;
   compactions: number;
-  lastCompaction?: CompactionReport;
+  lastCompaction?: ReturnType<typeof reportOf>;
   errors: ThreadErrors;
   lastErrorFrom?: keyof ThreadErrors;
   memory?: MemoryProgress;
@@ -129,7 +130,7 @@ export interface ThreadStateView {
   /** Continue-as-new generation (1 for the first run). */
   run: number;
   compactions: number;
-  lastCompaction?: CompactionReport;
+  lastCompaction?: ReturnType<typeof reportOf>;
   /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories, `embedding` of messages. */
   pending: string[];
   lastError?: string;

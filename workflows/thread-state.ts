@@ -12,10 +12,10 @@ import {
   type ThreadConfig,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
-import type { CompactionOutcome, EmbedThreadResult, StoredThread } from '../activities/types.js';
+import { reportOf, type Compaction } from '../src/compaction/compaction.js';
+import type { EmbedThreadResult, StoredThread } from '../activities/types.js';
 import type {
   ThreadErrors,
-  CompactionReport,
   EmbeddingProgress,
   ExtractionSummary,
   MemoryProgress,
@@ -24,6 +24,15 @@ import type {
   ThreadStateView,
   ThreadWorkflowInput,
 } from './shared.js';
+
+/**
+ * A worker that answered "no embedding model" is asked again after this much workflow time. Time,
+ * not runs: a busy thread's runs are minutes apart, a quiet one's weeks. An hour bounds the useless
+ * activities to one per thread and hour of appends, and a worker restarted with a model is found by
+ * the first append an hour after the last answer (or at once by a thread that never asked); the
+ * messages appended meanwhile are embedded then, since a new model embeds all history.
+ */
+export const EMBEDDING_RECHECK_MS = 60 * 60 * 1000;
 
 export class ThreadState {
   readonly threadId: string;
@@ -38,7 +47,7 @@ export class ThreadState {
   private buffered = new Map<number, SeqMeta>();
   readonly run: number;
   compactions: number;
-  lastCompaction?: CompactionReport;
+  lastCompaction?: ReturnType<typeof reportOf>;
   /** The standing error of each kind of background work (cleared when that work next succeeds). */
   private errors: ThreadErrors;
   /** Which kind of work failed most recently. */
@@ -54,14 +63,11 @@ export class ThreadState {
   embedding: EmbeddingProgress;
   /**
    * How long (ms of workflow time) to wait before asking a worker that had no embedding model again,
-   * whether or not the run continued as new meanwhile. Undefined (runs from before the patch
-   * `embedding-recheck`): once per run.
+   * whether or not the run continued as new meanwhile (see {@link EMBEDDING_RECHECK_MS}).
    */
-  embeddingRecheckMs?: number;
+  embeddingRecheckMs: number;
   /** Workflow time at which the worker last answered that it has no embedding model. */
   private embeddingOffAt?: number;
-  /** True once this run asked the worker for embeddings (the rule without `embeddingRecheckMs`). */
-  private embeddingAsked = false;
   /** An extraction added memories since the last embedding run: they want vectors too. */
   private memoriesToEmbed = false;
   llm?: string;
@@ -88,6 +94,7 @@ export class ThreadState {
     this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
     this.embedding = carried?.embedding ?? { embeddedSeq: 0, runs: 0, messages: 0, memories: 0 };
     this.embeddingOffAt = carried?.embeddingOffAt;
+    this.embeddingRecheckMs = input.embeddingRecheckMs ?? EMBEDDING_RECHECK_MS;
     this.ready = carried !== undefined;
   }
 
@@ -210,7 +217,6 @@ export class ThreadState {
 
   /** Whether to ask a worker that had no embedding model again. */
   private mayAskForModel(now: number): boolean {
-    if (this.embeddingRecheckMs === undefined) return !this.embeddingAsked;
     return this.embeddingOffAt === undefined || now - this.embeddingOffAt >= this.embeddingRecheckMs;
   }
 
@@ -222,7 +228,6 @@ export class ThreadState {
   /** Records an embedding run that ended at workflow time `now` (its model may be new, or null: off). */
   markEmbedded(result: EmbedThreadResult, now: number): void {
     const e = this.embedding;
-    this.embeddingAsked = true;
     if (result.model === null) {
       delete e.model;
       this.embeddingOffAt = now;
@@ -239,7 +244,6 @@ export class ThreadState {
 
   /** Records an embedding run that failed for good: not retried until more messages arrive. */
   markEmbeddingFailed(upToSeq: number): void {
-    this.embeddingAsked = true;
     this.embedding.failedAt = upToSeq;
   }
 
@@ -303,23 +307,22 @@ export class ThreadState {
     this.compactedAt = this.index.lastSeq;
   }
 
-  /** Applies what a compaction activity decided, then drops excluded groups from memory. */
-  applyCompaction(result: CompactionOutcome): void {
-    for (const id of result.excludedGroupIds) {
-      const g = this.index.group(id);
-      if (g) this.index.exclude(g, { reason: 'compacted', strategy: result.report.strategy });
-    }
-    for (const s of result.summaries) {
-      const replaced = s.replacedGroupIds.flatMap((id) => this.index.group(id) ?? []);
-      if (replaced.length > 0)
-        this.index.insertSummary(s.meta, replaced, {
-          reason: 'summarized',
-          strategy: result.report.strategy,
-        });
+  /**
+   * Applies a compaction the activity recorded: replays its steps on the index, in order, as the
+   * engine took them, then drops excluded groups from memory.
+   */
+  applyCompaction(compaction: Omit<Compaction, 'summaries'>): void {
+    for (const step of compaction.steps) {
+      const groups = step.groupIds.flatMap((id) => this.index.group(id) ?? []);
+      if (groups.length === 0) continue; // already gone (pruned by an earlier compaction)
+      const reason = { exclude: 'compacted', summarize: 'summarized', collapse: 'collapsed' }[step.action];
+      const exclusion = { reason, strategy: step.strategy };
+      if (step.summary) this.index.insertSummary(step.summary, groups, exclusion);
+      else for (const g of groups) this.index.exclude(g, exclusion);
     }
     this.index.prune();
     this.compactions++;
-    this.lastCompaction = result.report;
+    this.lastCompaction = reportOf(compaction);
   }
 
   /** The configuration a change would give, without applying it. Throws ValidationError. */

@@ -9,13 +9,11 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ValidationError } from '../src/model/errors.js';
 import { Lanes } from './lanes.js';
-import { PATCHES } from './patches.js';
 import { ThreadState } from './thread-state.js';
 import {
   appendedSignal,
@@ -33,21 +31,9 @@ import {
  * refuses the continue-as-new and then holds signals back (appends wait) while the worker replays the
  * whole run before trying again. That replay costs a few ms per workflow task, so a run's length is
  * the stall of every hand-over under load: 500 events stalled appends for about 600 ms at 100
- * appends/s; runs since the patch `short-runs` are {@link SHORT_RUN_EVENTS} long. What a run carries
- * does not grow with its length.
+ * appends/s. What a run carries does not grow with its length.
  */
-const DEFAULT_CAN_EVENTS = 500;
-const SHORT_RUN_EVENTS = 150;
-
-/**
- * A worker that answered "no embedding model" is asked again after this much workflow time (since the
- * patch `embedding-recheck`; before it, once per run, which short runs made one activity per 150
- * events). Time, not runs: a busy thread's runs are minutes apart, a quiet one's weeks. An hour
- * bounds the useless activities to one per thread and hour of appends, and a worker restarted with
- * a model is found by the first append an hour after the last answer (or at once by a thread that
- * never asked); the messages appended meanwhile are embedded then, since a new model embeds all history.
- */
-const EMBEDDING_RECHECK_MS = 60 * 60 * 1000;
+const CAN_EVENTS = 150;
 
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
@@ -125,20 +111,13 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   if (!state.ready) state.resume(await lanes.loadThread());
 
   const gapTimeout = input.gapTimeoutMs ?? 2000;
-  const canAfter =
-    input.continueAsNewAfterEvents ?? (patched(PATCHES.shortRuns!) ? SHORT_RUN_EVENTS : DEFAULT_CAN_EVENTS);
+  const canAfter = input.continueAsNewAfterEvents ?? CAN_EVENTS;
   const continueAsNewDue = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= canAfter;
   // Once continue-as-new is due, no new LLM work starts (it is carried as due into the next run), and
   // the run continues as soon as the work in flight has landed.
   const mayStart = () => !continueAsNewDue();
 
-  const idleRearm = patched(PATCHES.idleRearm!);
-  const embeddings = patched(PATCHES.embeddings!);
-  if (patched(PATCHES.embeddingRecheck!)) {
-    state.embeddingRecheckMs = input.embeddingRecheckMs ?? EMBEDDING_RECHECK_MS;
-  }
-  const embeddingReady = () => embeddings && lanes.embeddingReady();
   while (!state.deleted) {
     // One idle timer at a time, and only when there is idle work (re-armed lazily if appends came).
     // While an extraction runs, its messages are not idle work: no timer, no second extraction.
@@ -147,11 +126,11 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
-      (mayStart() && (lanes.compactionReady() || lanes.extractionReady() || embeddingReady())) ||
+      (mayStart() && (lanes.compactionReady() || lanes.extractionReady() || lanes.embeddingReady())) ||
       // idle work appeared (or an extraction ended with some left): arm the timer
       (idleIn === undefined && !lanes.extracting && state.idleIn(Date.now()) !== undefined) ||
       // the idle time came nearer (a configure shortened idleMs): arm a shorter timer
-      (idleAt !== undefined && idleRearm && (state.idleIn(Date.now()) ?? Infinity) + Date.now() < idleAt) ||
+      (idleAt !== undefined && (state.idleIn(Date.now()) ?? Infinity) + Date.now() < idleAt) ||
       (continueAsNewDue() && !lanes.llmBusy);
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
     if (state.deleted) break;
@@ -167,7 +146,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     // Each lane runs on its own (its failures are handled inside); the loop only starts them.
     if (mayStart() && lanes.compactionReady()) void lanes.compact();
     if (mayStart() && lanes.extractionReady(idle)) void lanes.extract();
-    if (mayStart() && embeddingReady()) void lanes.embed();
+    if (mayStart() && lanes.embeddingReady()) void lanes.embed();
 
     if (continueAsNewDue() && !lanes.llmBusy) {
       handingOver = true;

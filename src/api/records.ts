@@ -155,8 +155,8 @@ export const ThreadInfo = Type.Object({
 });
 export type ThreadInfo = Static<typeof ThreadInfo>;
 
-/** What a compaction did. */
-export const CompactionReport = Type.Object({
+/** A compaction in numbers, as `state()` and `compact()` report it (`reportOf`): no ids or bodies. */
+export const Compaction = Type.Object({
   id: Type.String(),
   strategy: Type.String(),
   excludedGroups: Int(),
@@ -166,7 +166,7 @@ export const CompactionReport = Type.Object({
   upToSeq: Int(),
   warnings: Type.Array(Type.String()),
 });
-export type CompactionReport = Static<typeof CompactionReport>;
+export type Compaction = Static<typeof Compaction>;
 
 /** One long-term memory with its provenance; superseded ones say when, why and by which memory. */
 export const MemoryRecord = Type.Object({
@@ -216,23 +216,6 @@ export const StoredSummary = Type.Object(
 );
 export type StoredSummary = Static<typeof StoredSummary>;
 
-/** A compaction decision as exported: what it excluded and the summaries it inserted. */
-export const CompactionRecord = Type.Object(
-  {
-    id: Type.String(),
-    threadId: Type.String(),
-    strategy: Type.String(),
-    reason: Type.String(),
-    excludedMessageIds: Type.Array(Type.String()),
-    supersededSummaryIds: Type.Array(Type.String()),
-    summaries: Type.Array(StoredSummary),
-    createdAt: Type.Optional(Type.String()),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { title: 'CompactionRecord' },
-);
-export type CompactionRecord = Static<typeof CompactionRecord>;
-
 /** A summary with its lifecycle: the compaction that made it, the one that superseded it. */
 export const SummaryRecord = Type.Object(
   {
@@ -244,12 +227,50 @@ export const SummaryRecord = Type.Object(
 );
 export type SummaryRecord = Static<typeof SummaryRecord>;
 
-/** A thread as JSON: history, compaction records, summaries, configuration. */
+const Included = Type.Object({ includedTokens: Int(), includedMessages: Int(), includedGroups: Int() });
+
+/** What one strategy decided, as the engine recorded it in a compaction. */
+const CompactionStep = Type.Object({
+  strategy: Type.String(),
+  action: Type.Union([Type.Literal('exclude'), Type.Literal('summarize'), Type.Literal('collapse')]),
+  reason: Type.String(),
+  groupIds: Type.Array(Type.String()),
+  messageIds: Type.Array(Type.String()),
+  summary: Type.Optional(Type.Unknown({ description: 'The body-free meta of the summary it inserted.' })),
+  before: Included,
+  after: Included,
+});
+
+/** One compaction as stored and exported: the engine's steps, what left the view, what entered it. */
+export const StoredCompaction = Type.Object(
+  {
+    id: Type.String(),
+    threadId: Type.String(),
+    strategy: Type.String(),
+    reason: Type.String(),
+    steps: Type.Array(CompactionStep),
+    warnings: Type.Array(
+      Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
+    ),
+    upToSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
+    includedTokensBefore: Int(),
+    includedTokensAfter: Int(),
+    excludedMessageIds: Type.Array(Type.String()),
+    supersededSummaryIds: Type.Array(Type.String()),
+    summaries: Type.Array(StoredSummary),
+    llm: Type.Optional(Type.String()),
+    createdAt: Type.Optional(Type.String()),
+  },
+  { title: 'StoredCompaction' },
+);
+export type StoredCompaction = Static<typeof StoredCompaction>;
+
+/** A thread as JSON: history, compactions (with their steps and summaries), configuration. */
 export const ThreadExport = Type.Object({
   version: Type.Literal(1),
   thread: ThreadInfo,
   messages: Type.Array(StoredMessage),
-  compactions: Type.Array(CompactionRecord),
+  compactions: Type.Array(StoredCompaction),
   summaries: Type.Array(SummaryRecord),
   memories: Type.Optional(Type.Array(Type.Unknown(), { description: 'Ignored on import; never exported.' })),
 });

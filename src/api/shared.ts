@@ -6,7 +6,7 @@
  */
 import Type, { type Static } from 'typebox';
 import {
-  CompactionReport,
+  Compaction,
   ErrorBody,
   MemoryRecord,
   Message,
@@ -24,7 +24,7 @@ export const SHARED_SCHEMAS = {
   StoredMessage,
   ThreadConfig,
   ThreadInfo,
-  CompactionReport,
+  Compaction,
   MemoryRecord,
   ScoredMemory,
   ThreadExport,

@@ -132,7 +132,7 @@ export const ThreadState = Type.Object(
     buffered: Int(),
     run: Type.Integer({ minimum: 1, description: 'Continue-as-new generation.' }),
     compactions: Int(),
-    lastCompaction: Type.Optional(ref('CompactionReport')),
+    lastCompaction: Type.Optional(ref('Compaction')),
     pending: Type.Array(Type.String(), {
       description: '`compaction`, `catch-up`, `extraction`, `embedding`.',
     }),
@@ -156,7 +156,7 @@ export type StateQuery = Static<typeof StateQuery>;
 /** POST /v1/threads/{id}/compact. */
 export const CompactResult = Type.Object(
   {
-    compaction: Type.Union([ref('CompactionReport'), Type.Null()], {
+    compaction: Type.Union([ref('Compaction'), Type.Null()], {
       description: 'What the strategy did; null if compaction failed (see the state).',
     }),
   },

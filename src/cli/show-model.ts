@@ -4,7 +4,7 @@
  * terminal rendering (show-render.ts) share it.
  */
 import { compactionMarkOf, type Message } from '../model/message.js';
-import type { CompactionRecord, StoredMessage, SummaryRecord, ThreadExport } from '../store/types.js';
+import type { Compaction, StoredMessage, SummaryRecord, ThreadExport } from '../store/types.js';
 import { messageText } from './output.js';
 
 /** Where a row stands with respect to the memory view. */
@@ -76,12 +76,12 @@ export const RECALL_TOOK_THE_ROOM = 'room taken by recall';
  * A record's strategy, each name once: a pipeline that ran one strategy per group records it per
  * group (`toolResultCollapse+toolResultCollapse+…`).
  */
-export function recordStrategy(record: CompactionRecord): string {
+export function recordStrategy(record: Compaction): string {
   return [...new Set(record.strategy.split('+'))].join('+');
 }
 
 /** A record's reason, each `strategy: reason` part once. */
-export function recordReason(record: CompactionRecord): string {
+export function recordReason(record: Compaction): string {
   return [...new Set(record.reason.split('; '))].join('; ');
 }
 
@@ -89,7 +89,7 @@ export function recordReason(record: CompactionRecord): string {
  * Why a record excluded a message that no summary stands in for: the parts of its reason from
  * strategies that drop messages (truncation, windows), not those that summarize or collapse.
  */
-function exclusionReason(record: CompactionRecord): string {
+function exclusionReason(record: Compaction): string {
   const parts = [...new Set(record.reason.split('; '))];
   const plain = parts.filter((p) => !/^(summarization|toolResultCollapse):/u.test(p));
   return (plain.length > 0 ? plain : parts).join('; ');
@@ -137,7 +137,7 @@ export function showRows(data: ThreadExport, context: ContextFacts): ShowRow[] {
 function historyRow(
   m: StoredMessage,
   context: ContextFacts,
-  records: Map<string, CompactionRecord>,
+  records: Map<string, Compaction>,
   summarizedIn: Map<string, string>,
 ): ShowRow {
   const base = { kind: 'history' as const, seq: m.seq, id: m.id, role: m.role, tokens: m.tokens };
@@ -162,7 +162,7 @@ interface SummaryFacts {
   labels: Map<string, string>;
   covered: Map<string, number[]>;
   context: ContextFacts;
-  records: Map<string, CompactionRecord>;
+  records: Map<string, Compaction>;
   summarizedIn: Map<string, string>;
 }
 

@@ -4,7 +4,7 @@
  * memory view), summaries in their place in the view with the seq range they stand for, and the
  * compaction records at the end. Every line fits `width` columns (readable at 80).
  */
-import type { CompactionRecord } from '../store/types.js';
+import type { Compaction } from '../store/types.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 import { cell, clip, clipWords, int, right } from './output.js';
 import {
@@ -23,7 +23,7 @@ export interface ShowFacts {
   context: ContextFacts;
   /** The workflow's state, or why it could not be read. */
   state: ThreadStateView | { error: string };
-  compactions: CompactionRecord[];
+  compactions: Compaction[];
 }
 
 /** Compaction records listed at the end (the most recent ones). */
@@ -90,7 +90,7 @@ function header(facts: ShowFacts, rows: ShowRow[]): string[] {
   return lines;
 }
 
-function records(compactions: CompactionRecord[], width: number): string[] {
+function records(compactions: Compaction[], width: number): string[] {
   if (compactions.length === 0) return ['no compactions yet'];
   const shown = compactions.slice(-RECORDS_SHOWN);
   const lines = [`compactions (${compactions.length}, oldest first):`];

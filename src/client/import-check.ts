@@ -78,7 +78,7 @@ function checkConfig(config: Record<string, unknown>): void {
 /**
  * Checks a thread export entirely, before anything is written.
  * @throws ValidationError naming the offending field (`messages[3].tokens`, `thread.config.budget`,
- *   `compactions[0].details`, …).
+ *   `compactions[0].steps`, …).
  */
 export function checkThreadExport(data: ThreadExport): void {
   // Not an export at all: the store refuses it with its own error (InvalidRecordError).
@@ -99,11 +99,25 @@ export function checkThreadExport(data: ThreadExport): void {
   data.compactions.forEach((record, j) => {
     const field = `compactions[${j}]`;
     if (!isObject(record) || !Array.isArray(record.summaries))
-      throw new ValidationError('invalid_message', `${field}: not a compaction record`, { field });
+      throw new ValidationError('invalid_message', `${field}: not a compaction`, { field });
     checkId(record.id, `${field}.id`);
     if (record.createdAt !== undefined) assertTimestamp(record.createdAt, `${field}.createdAt`);
-    if (record.details !== undefined) assertJsonDepth(record.details, `${field}.details`);
-    within(field, () => assertStorableText([record.strategy, record.reason, record.details ?? null], {}));
+    for (const key of ['steps', 'warnings'] as const) {
+      if (!Array.isArray(record[key]))
+        throw new ValidationError('invalid_message', `${field}.${key}: not a list`, {
+          field: `${field}.${key}`,
+        });
+      assertJsonDepth(record[key], `${field}.${key}`);
+    }
+    assertWholeNumber(record.upToSeq, `${field}.upToSeq`, 0, MAX_SEQ);
+    for (const key of ['includedTokensBefore', 'includedTokensAfter'] as const)
+      assertWholeNumber(record[key], `${field}.${key}`, 0, Number.MAX_SAFE_INTEGER);
+    within(field, () =>
+      assertStorableText(
+        [record.strategy, record.reason, record.steps, record.warnings, record.llm ?? null],
+        {},
+      ),
+    );
     record.excludedMessageIds.forEach((id, k) =>
       checkId(id, `${field}.excludedMessageIds[${k}]`, MAX_ID_LENGTH),
     );

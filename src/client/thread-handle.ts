@@ -16,6 +16,7 @@ import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
+import type { reportOf } from '../compaction/compaction.js';
 import type { ThreadConfig } from '../thread/config.js';
 import {
   compactUpdate,
@@ -24,7 +25,6 @@ import {
   stateQuery,
   syncUpdate,
   workflowIdFor,
-  type CompactionReport,
   type SeqMeta,
   type ThreadStateView,
   type ThreadWorkflowInput,
@@ -313,7 +313,7 @@ export class ThreadHandle {
   }
 
   /** Runs the thread's strategy now; returns what it did (null if compaction failed, see state()). */
-  async compact(): Promise<CompactionReport | null> {
+  async compact(): Promise<ReturnType<typeof reportOf> | null> {
     return withSpan('durable_memory.compact', this.spanAttributes(), async () => {
       await this.requireThread();
       return this.update(compactUpdate, []);

@@ -38,22 +38,13 @@ export async function compactIndex(
     throw new Error(`compactIndex: ${spec.type} creates messages, so it needs countTokens`);
   }
   // Summaries made earlier in this run (a collapse before a summarization in one pipeline) must be
-  // readable by the strategies after it: they are picked up from the steps as they appear.
+  // readable by the strategies after it.
   const created = new Map<string, Message>();
-  let seen = 0;
-  const message = (id: string): Message | undefined => {
-    const body = bodies.get(id);
-    if (body) return body;
-    for (; seen < ctx.steps.length; seen++) {
-      const made = ctx.steps[seen]!.summary?.message;
-      if (made) created.set(made.id, made);
-    }
-    return created.get(id);
-  };
   const ctx: StrategyContext = {
     index,
     tokenized: options.tokenized,
-    message,
+    message: (id) => bodies.get(id) ?? created.get(id),
+    created,
     countTokens: countTokens ?? unreachable,
     summarizer: options.summarizer,
     run: (child) => runStrategy(child as StrategySpec, ctx),
@@ -61,7 +52,7 @@ export async function compactIndex(
     warnings: [],
   };
   await runStrategy(spec, ctx);
-  for (const d of ctx.steps) if (d.summary) bodies.set(d.summary.message.id, d.summary.message);
+  for (const [id, body] of created) bodies.set(id, body);
   return { steps: ctx.steps, warnings: ctx.warnings };
 }
 

@@ -11,3 +11,4 @@ export * from './strategy-spec.js';
 export * from './projection.js';
 export * from './strategies/index.js';
 export * from './compact-index.js';
+export * from './compaction.js';

@@ -22,10 +22,10 @@ export interface CompactionStep {
   /** Every message id those groups hold (history messages and replaced summaries). */
   messageIds: string[];
   /**
-   * For `summarize` and `collapse`: the message that now stands in their place, with the meta the
-   * index holds for it (its tokens, counted by the edge's countTokens), to store and announce as is.
+   * For `summarize` and `collapse`: the body-free meta of the message that now stands in their place
+   * (its tokens counted by the edge's countTokens); its body is in the run's `created` messages.
    */
-  summary?: { message: Message; meta: MessageMeta };
+  summary?: MessageMeta;
   /** Metrics before and after this decision. */
   before: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;
   after: Pick<Metrics, 'includedTokens' | 'includedMessages' | 'includedGroups'>;
@@ -84,6 +84,8 @@ export interface StrategyContext {
   readonly summarizer?: Summarizer;
   /** Runs a child strategy (used by pipeline and tokenBudget). */
   run(spec: unknown): Promise<void>;
+  /** Bodies of the messages this run created (summaries, collapsed lines), by id. */
+  readonly created: Map<string, Message>;
   steps: CompactionStep[];
   warnings: CompactionWarning[];
 }

@@ -10,7 +10,7 @@
 export const MAX_ID_LENGTH = 200;
 
 /**
- * Deepest nesting of free-form JSON (message metadata, a compaction record's details, a thread's
+ * Deepest nesting of free-form JSON (message metadata, a compaction's steps, a thread's
  * configuration): `{}` is one level, `{"a": {}}` two. Deeper input would overflow the stack of the
  * code that copies and serialises it (at a few thousand levels) long before any real use needs it.
  */

@@ -6,7 +6,7 @@ export type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   SearchHit,
   SearchScope,
   HistoryPage,

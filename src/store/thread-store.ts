@@ -15,7 +15,7 @@ import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   SearchHit,
   SearchScope,
   HistoryPage,
@@ -84,10 +84,10 @@ export interface ThreadStore {
    * @throws InvalidRecordError when the thread, a message or a superseded summary is unknown.
    * @throws ConflictError when a new summary's id is already used by another summary.
    */
-  recordCompaction(record: CompactionRecord): Promise<boolean>;
+  recordCompaction(record: Compaction): Promise<boolean>;
 
   /** Compaction records of a thread, oldest first. */
-  compactions(threadId: string): Promise<CompactionRecord[]>;
+  compactions(threadId: string): Promise<Compaction[]>;
 
   /** The thread's bookkeeping, or undefined if it does not exist. */
   thread(threadId: string): Promise<ThreadInfo | undefined>;

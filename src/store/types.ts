@@ -4,6 +4,9 @@
  */
 import type { MessageMeta } from '../compaction/message-meta.js';
 import type { Message } from '../model/message.js';
+import type { Compaction, StoredSummary } from '../compaction/compaction.js';
+
+export type { Compaction, StoredSummary };
 
 /** One history message as stored: the message plus what the store assigned or counted once. */
 export interface StoredMessage extends Message {
@@ -85,39 +88,6 @@ export interface ListThreadsOptions {
   after?: string;
 }
 
-/** A summary message that a compaction inserts into the view. */
-export interface StoredSummary {
-  /** The summary; `metadata.compaction` = `{ kind: 'summary', strategy, replaces }`. */
-  message: Message;
-  tokens: number;
-  /** Seq of the first history message it stands for; orders it in the view (before that message). */
-  positionSeq: number;
-  model?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-}
-
-/** A compaction decision: what left the view, what entered it, why and by which strategy. */
-export interface CompactionRecord {
-  /** Chosen by the caller, deterministic; recording the same id twice is a no-op (exactly once). */
-  id: string;
-  threadId: string;
-  /** Strategy that decided, e.g. `truncation`. */
-  strategy: string;
-  /** Human-readable reason, e.g. `tokensExceed(8000)`. */
-  reason: string;
-  /** History messages now excluded from the view. */
-  excludedMessageIds: string[];
-  /** Earlier summaries folded into a new one or removed from the view. */
-  supersededSummaryIds: string[];
-  /** New summary messages inserted into the view. */
-  summaries: StoredSummary[];
-  /** When it was recorded (ISO-8601); set by the store when absent. */
-  createdAt?: string;
-  /** Anything else: metrics before/after, model, input/output tokens. */
-  details?: Record<string, unknown>;
-}
-
 /** One entry of the memory view. */
 export interface ViewEntry {
   message: Message;
@@ -147,8 +117,8 @@ export interface ThreadExport {
   thread: ThreadInfo;
   /** The whole history in seq order. */
   messages: StoredMessage[];
-  /** Compaction records, oldest first; replaying them rebuilds the view. */
-  compactions: CompactionRecord[];
+  /** Compactions, oldest first; replaying them rebuilds the view. */
+  compactions: Compaction[];
   /** Every summary ever inserted, with its state (for audit; import replays `compactions`). */
   summaries: SummaryRecord[];
   /** Long-term memories of the thread's scope (filled in by a later layer; ignored by the stores). */

@@ -9,8 +9,9 @@
  * field, so answers show the caller's ids only; imports get the prefix back.
  */
 import type { MemoryRecord } from '../memories/memory-store.js';
-import type { CompactionRecord, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
-import type { CompactionReport, ThreadStateView } from '../../workflows/shared.js';
+import type { Compaction, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
+import type { reportOf } from '../compaction/compaction.js';
+import type { ThreadStateView } from '../../workflows/shared.js';
 import type { ContextResult } from '../client/context.js';
 import type { HistoryHit } from '../client/recall.js';
 import { ValidationError } from '../model/errors.js';
@@ -81,7 +82,7 @@ export class TenantScope {
   }
 
   /** What a compaction did. */
-  compaction<T extends CompactionReport | null | undefined>(c: T): T {
+  compaction<T extends ReturnType<typeof reportOf> | null | undefined>(c: T): T {
     return (c ? { ...c, id: this.strip(c.id) } : c) as T;
   }
 
@@ -164,28 +165,15 @@ export class TenantScope {
   }
 }
 
-/**
- * Rewrites every id field of an export that names a thread, a user or a compaction. A compaction's
- * free-form `details` may repeat compaction ids (its recorded outcome names itself); any string there
- * equal to a compaction id of the export is rewritten too, and nothing else is touched.
- */
+/** Rewrites every id field of an export that names a thread, a user or a compaction. */
 function mapExportIds(
   data: ThreadExport,
   map: { thread(id: string): string; user(id: string): string; compaction(id: string): string },
 ): ThreadExport {
-  const ids = new Set(data.compactions.map((r) => r.id));
-  const inDetails = (value: unknown): unknown => {
-    if (typeof value === 'string') return ids.has(value) ? map.compaction(value) : value;
-    if (Array.isArray(value)) return value.map(inDetails);
-    if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inDetails(v)]));
-    return value;
-  };
-  const compaction = (r: CompactionRecord): CompactionRecord => ({
+  const compaction = (r: Compaction): Compaction => ({
     ...r,
     id: map.compaction(r.id),
     threadId: map.thread(r.threadId),
-    ...(r.details !== undefined ? { details: inDetails(r.details) as Record<string, unknown> } : {}),
   });
   return {
     ...data,

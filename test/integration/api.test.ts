@@ -1282,7 +1282,7 @@ describe('limits: 400 naming the field, never a 500', () => {
     );
   });
 
-  test('import: 10,000-deep metadata, config or compaction details are too_deep', async () => {
+  test('import: 10,000-deep metadata, config or compaction steps are too_deep', async () => {
     const message = { ...exported.messages[0], metadata: 'DEEP' };
     assertError(
       await acme.call('POST', '/v1/threads/import?threadId=limits-1', {
@@ -1305,10 +1305,25 @@ describe('limits: 400 naming the field, never a 500', () => {
       threadId: 'limits-src',
       strategy: 'test',
       reason: 'test',
+      steps: [
+        {
+          strategy: 'test',
+          action: 'collapse',
+          reason: 'test',
+          groupIds: [],
+          messageIds: [],
+          summary: 'DEEP',
+          before: { includedTokens: 0, includedMessages: 0, includedGroups: 0 },
+          after: { includedTokens: 0, includedMessages: 0, includedGroups: 0 },
+        },
+      ],
+      warnings: [],
+      upToSeq: 0,
+      includedTokensBefore: 0,
+      includedTokensAfter: 0,
       excludedMessageIds: [],
       supersededSummaryIds: [],
       summaries: [],
-      details: 'DEEP',
     };
     assertError(
       await acme.call('POST', '/v1/threads/import?threadId=limits-3', {
@@ -1316,7 +1331,7 @@ describe('limits: 400 naming the field, never a 500', () => {
       }),
       400,
       'too_deep',
-      'compactions[0].details',
+      'compactions[0].steps',
     );
     // Nothing of a refused import was stored.
     for (const id of ['limits-1', 'limits-2', 'limits-3'])

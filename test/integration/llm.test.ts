@@ -116,7 +116,8 @@ describe('summarizer', () => {
     const sent = String(llm.requests[0]!.body.messages[1]!.content);
     assert.doesNotMatch(sent, /no call/);
     assert.match(sent, /tool get_weather → sunny/);
-    const meta = r.steps[0]!.summary!.message.metadata!['summarizer'] as { model: string };
+    const summary = r.messages.find((m) => m.id === r.steps[0]!.summary!.id)!;
+    const meta = summary.metadata!['summarizer'] as { model: string };
     assert.equal(meta.model, 'small-model');
   });
 

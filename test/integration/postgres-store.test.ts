@@ -130,6 +130,72 @@ describe('004_summary_meta', () => {
   });
 });
 
+describe('011_compaction_steps', () => {
+  it('moves the counts of compactions recorded before it into the fields of a Compaction', async () => {
+    const legacy = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: legacy.url });
+    try {
+      await migrate(
+        pool,
+        MIGRATIONS.filter((m) => m.version < 11),
+      );
+      await pool.query(`INSERT INTO threads (thread_id) VALUES ('t')`);
+      const warning = { code: 'budget_unmet', strategy: 'truncation', message: 'still 90 tokens' };
+      const old = {
+        outcome: {
+          report: {
+            id: 'c1',
+            strategy: 'truncation',
+            includedTokensBefore: 120,
+            includedTokensAfter: 90,
+            upToSeq: 7,
+          },
+          llm: 'local-extractive',
+          excludedGroupIds: ['m1'],
+          summaries: [],
+        },
+        warnings: [warning],
+        upToSeq: 7,
+      };
+      await pool.query(
+        `INSERT INTO compactions (thread_id, id, strategy, reason, excluded_message_ids, superseded_summary_ids, details, created_at)
+         VALUES ('t', 'c1', 'truncation', 'r', '{}', '{}', $1, now()), ('t', 'c2', 'imported', 'r', '{}', '{}', NULL, now())`,
+        [JSON.stringify(old)],
+      );
+      assert.deepEqual(await migrate(pool), [11]);
+      const store = new PostgresThreadStore(pool);
+      const [c1, c2] = await store.compactions('t');
+      const fields = (c: typeof c1) => ({
+        steps: c!.steps,
+        warnings: c!.warnings,
+        upToSeq: c!.upToSeq,
+        includedTokensBefore: c!.includedTokensBefore,
+        includedTokensAfter: c!.includedTokensAfter,
+        llm: c!.llm,
+      });
+      assert.deepEqual(fields(c1), {
+        steps: [],
+        warnings: [warning],
+        upToSeq: 7,
+        includedTokensBefore: 120,
+        includedTokensAfter: 90,
+        llm: 'local-extractive',
+      });
+      assert.deepEqual(fields(c2), {
+        steps: [],
+        warnings: [],
+        upToSeq: 0,
+        includedTokensBefore: 0,
+        includedTokensAfter: 0,
+        llm: undefined,
+      });
+    } finally {
+      await pool.end();
+      await legacy.drop();
+    }
+  });
+});
+
 describe('isTransientPgError', () => {
   it('retries connection, shutdown, serialization, deadlock and capacity failures', () => {
     for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '08006', '08001', '40001', '40P01', '53300']) {

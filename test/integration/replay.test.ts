@@ -109,19 +109,18 @@ test('the recorded histories cover the workflow paths', async () => {
   );
   // Later runs of a continued thread start from carried state: replay those too, not only run 1.
   assert.ok(all.some((f) => /\.run[2-9]\.json$/.test(f.file)));
-  // embedding-recheck's new path: a run that carried the worker's "no embedding model" and, with new
-  // messages, did not ask it again (before the patch, every run asked once).
+  // A run that carried the worker's "no embedding model" and, with new messages, did not ask it again.
   assert.ok(
     all.some(
       (f) =>
-        patchesOf(f).includes(PATCHES.embeddingRecheck!) &&
         inputOf(f)?.carried?.embeddingOffAt !== undefined &&
         f.json.events.some((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') &&
         !activitiesOf(f).includes('embedThread'),
     ),
     'some run skipped asking a worker without an embedding model',
   );
-  // Each patch replays both ways: runs recorded since it (with its marker) and runs from before.
+  // Each patch (none in the 0.1.0 baseline) replays both ways: runs recorded since it (with its
+  // marker) and runs from before.
   for (const id of Object.values(PATCHES)) {
     const marked = all.filter((f) => patchesOf(f).includes(id)).length;
     assert.ok(marked > 0, `some history records the patch ${id}`);

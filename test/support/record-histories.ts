@@ -11,10 +11,9 @@
  * `temporal workflow show --output json` prints (the SDK's historyToJSON).
  * Re-run it with a new generation name after a deliberate change to the workflow's commands (behind
  * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
- * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch),
- * `rearm` (idle-rearm), `shortruns` (short-runs), `embed` (embeddings: the worker has an embedding
- * model, so the lane runs), `recheck` (embedding-recheck; from it on, a thread on a second worker
- * without an embedding model runs through several runs too, and the lane asks that worker once).
+ * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch;
+ * the worker has an embedding model, so the embedding lane runs, and a thread on a second worker
+ * without one runs through several runs, asking that worker once).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -180,12 +179,7 @@ const ANSWER: Step = {
 };
 
 /** A summary and an extraction hang on the LLM; sync answers; delete cancels both. */
-async function cancelledThread(
-  memory: DurableMemory,
-  llm: LlmServer,
-  gen: string,
-  embeddings: boolean,
-): Promise<string> {
+async function cancelledThread(memory: DurableMemory, llm: LlmServer, gen: string): Promise<string> {
   const t = memory.thread(`${gen}-cancelled`, { userId: 'u-cancel' });
   await t.append({ id: 'sys', role: 'system', content: 'You are a travel assistant.' });
   await t.configure({
@@ -199,8 +193,8 @@ async function cancelledThread(
     await t.append(text('c1', 'user', 'I am a pilot based in Oslo. '.repeat(4)));
     await t.append(text('c2', 'assistant', 'Noted. '.repeat(10)));
     await t.append(text('c3', 'user', 'I fly on Mondays. '.repeat(4)));
-    // The summary and the extraction (and the embedding, with an embedder) are held open.
-    await llm.waitForRequests(embeddings ? 3 : 2, 30_000);
+    // The summary, the extraction and the embedding are held open.
+    await llm.waitForRequests(3, 30_000);
     await t.sync();
     await t.delete();
   } finally {
@@ -231,11 +225,13 @@ async function main(gen: string): Promise<void> {
   const llm = await startLlmServer();
   llm.setDefault(ANSWER);
   const runtime = llmRuntimeFromEnv({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test' });
-  // From the `embed` generation on, the worker embeds (the lane's activities are in the histories).
-  const embeddings = !['base', 'rearm', 'shortruns'].includes(gen);
-  const embedder = embeddings
-    ? createEmbedder({ baseURL: llm.baseURL, apiKey: 'test', model: 'test-embedding', timeoutMs: 30_000 })
-    : undefined;
+  // The worker embeds (the lane's activities are in the histories).
+  const embedder = createEmbedder({
+    baseURL: llm.baseURL,
+    apiKey: 'test',
+    model: 'test-embedding',
+    timeoutMs: 30_000,
+  });
   const p = await startPipeline({ workflowInput: { gapTimeoutMs: 200 } }, { llm: runtime, embedder });
   try {
     const can = await p.connect({ workflowInput: { continueAsNewAfterEvents: 30, gapTimeoutMs: 200 } });
@@ -244,10 +240,8 @@ async function main(gen: string): Promise<void> {
       await lostSignalThread(p.memory, p.stack.databaseUrl, gen),
       await continueAsNewThread(can, gen),
       await deletedThread(p.memory, gen),
-      await cancelledThread(p.memory, llm, gen, embeddings),
-      ...(['base', 'rearm', 'shortruns', 'embed'].includes(gen)
-        ? []
-        : [await embeddingsOffThread(p, runtime, gen)]),
+      await cancelledThread(p.memory, llm, gen),
+      await embeddingsOffThread(p, runtime, gen),
     ];
     await can.close();
 

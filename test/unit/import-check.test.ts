@@ -51,7 +51,11 @@ function exported(): ThreadExport {
             positionSeq: 1,
           },
         ],
-        details: { before: { tokens: 10 } },
+        steps: [],
+        warnings: [],
+        upToSeq: 1,
+        includedTokensBefore: 10,
+        includedTokensAfter: 3,
       },
     ],
     summaries: [],
@@ -101,17 +105,20 @@ describe('checkThreadExport', () => {
     refuses(unknown, 'invalid_option', 'thread.config.colour');
   });
 
-  test('compaction records: ids, timestamps and details', () => {
+  test('compactions: ids, timestamps, steps and warnings', () => {
     const id = exported();
     id.compactions[0]!.id = 'c'.repeat(301);
     refuses(id, 'invalid_id', 'compactions[0].id');
     const at = exported();
     at.compactions[0]!.createdAt = '-200000-01-01T00:00:00Z';
     refuses(at, 'invalid_message', 'compactions[0].createdAt');
-    const details = exported();
+    const steps = exported();
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 10_000; i++) deep = { d: deep };
-    details.compactions[0]!.details = deep;
-    refuses(details, 'too_deep', 'compactions[0].details');
+    steps.compactions[0]!.steps = [deep as never];
+    refuses(steps, 'too_deep', 'compactions[0].steps');
+    const old = exported(); // an export from before compactions held their steps
+    delete (old.compactions[0] as Partial<(typeof old.compactions)[0]>).steps;
+    refuses(old, 'invalid_message', 'compactions[0].steps');
   });
 });

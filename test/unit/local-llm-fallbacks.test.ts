@@ -95,7 +95,7 @@ describe('local summarizer', () => {
       },
     );
     assert.deepEqual(r.warnings, []);
-    const summary = r.steps[0]!.summary!.message;
+    const summary = r.messages.find((m) => m.id === r.steps[0]!.summary!.id)!;
     assert.match(JSON.stringify(summary.parts), /local extractive summary: no LLM configured/);
     assert.equal((summary.metadata!['summarizer'] as { model: string }).model, 'local-extractive');
   });

@@ -60,7 +60,7 @@ describe('slidingWindow and compaction output', () => {
       pipeline(summarization({ minimumPreserved: 8 }), slidingWindow({ keepTurns: 1 })),
       { summarizer: () => Promise.resolve('the user asked three questions') },
     );
-    const summaryId = r.steps.find((d) => d.action === 'summarize')!.summary!.message.id;
+    const summaryId = r.steps.find((d) => d.action === 'summarize')!.summary!.id;
     assert.deepEqual(ids(r), ['m1', summaryId, 'm10', 'm11', 'm12', 'm13']);
   });
 });

@@ -62,6 +62,7 @@ function contextFor(run: (spec: never, ctx: StrategyContext) => Promise<void>): 
     countTokens: () => 5,
     summarizer: () => Promise.resolve('what happened'),
     run: (child) => run(child as never, ctx),
+    created: new Map(),
     steps: [],
     warnings: [],
   };

@@ -55,21 +55,47 @@ test('applies a compaction result and carries everything across continue-as-new 
   const s = new ThreadState({ threadId: 't', config: { budget: 30 } });
   const m = metas(5);
   s.receive([m[0]!, m[1]!, m[2]!, m[4]!]);
+  const step = { strategy: 'truncation', action: 'exclude' as const, reason: 'tokensExceed(20)' };
+  const counts = { includedMessages: 0, includedGroups: 0 };
   s.applyCompaction({
-    report: {
-      id: 'x',
-      strategy: 'truncation',
-      excludedGroups: 2,
-      summaries: 0,
-      includedTokensBefore: 30,
-      includedTokensAfter: 10,
-      upToSeq: 3,
-      warnings: [],
-    },
-    excludedGroupIds: ['m1', 'm2'],
-    summaries: [],
+    id: 'x',
+    threadId: 't',
+    strategy: 'truncation',
+    reason: 'truncation: tokensExceed(20)',
+    steps: [
+      {
+        ...step,
+        groupIds: ['m1'],
+        messageIds: ['m1'],
+        before: { includedTokens: 30, ...counts },
+        after: { includedTokens: 20, ...counts },
+      },
+      {
+        ...step,
+        groupIds: ['m2'],
+        messageIds: ['m2'],
+        before: { includedTokens: 20, ...counts },
+        after: { includedTokens: 10, ...counts },
+      },
+    ],
+    warnings: [],
+    upToSeq: 3,
+    includedTokensBefore: 30,
+    includedTokensAfter: 10,
+    excludedMessageIds: ['m1', 'm2'],
+    supersededSummaryIds: [],
   });
   assert.equal(s.index.metrics.includedTokens, 10);
+  assert.deepEqual(s.view().lastCompaction, {
+    id: 'x',
+    strategy: 'truncation',
+    excludedGroups: 2,
+    summaries: 0,
+    includedTokensBefore: 30,
+    includedTokensAfter: 10,
+    upToSeq: 3,
+    warnings: [],
+  });
   const next = new ThreadState({ threadId: 't', carried: JSON.parse(JSON.stringify(s.snapshot())) });
   assert.equal(next.run, 2);
   assert.equal(next.compactions, 1);
@@ -190,28 +216,6 @@ test('a configuration the store could not keep is refused before it is applied, 
     s.configure({ strategy: nest(MAX_STRATEGY_DEPTH - 2) as never }).strategy,
     'reasonable nesting is fine',
   );
-});
-
-test('embedding lane (runs from before embedding-recheck): asks once per run while off, always while a model is on', () => {
-  const s = new ThreadState({ threadId: 't' });
-  assert.equal(s.embeddingDue(0), false, 'nothing indexed');
-  s.receive(metas(3));
-  assert.equal(s.embeddingDue(0), true, 'the first messages: ask the worker once');
-  s.markEmbedded({ model: null, embeddedSeq: 3, messages: 0, memories: 0, more: false }, 0);
-  s.receive(metas(4).slice(3));
-  assert.equal(s.embeddingDue(0), false, 'off, and this run already asked');
-  assert.equal(s.view().pending.includes('embedding'), false);
-
-  // The next run asks again (the worker may have a model now), and from then on embeds what is new.
-  const next = new ThreadState({ threadId: 't', carried: s.snapshot() });
-  assert.equal(next.embeddingDue(0), true);
-  next.startEmbedding();
-  next.markEmbedded({ model: 'm', embeddedSeq: 4, messages: 4, memories: 0, more: false }, 0);
-  assert.equal(next.embeddingDue(0), false);
-  next.receive(metas(6).slice(4));
-  assert.equal(next.embeddingDue(0), true);
-  assert.deepEqual(next.view().pending, ['embedding']);
-  assert.deepEqual(next.view().embedding, { model: 'm', embeddedSeq: 4, runs: 2, messages: 4, memories: 0 });
 });
 
 test('embedding lane: while off, asks again once the recheck time has passed, across runs', () => {

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { DurableMemory } from '../../client/connect.js';
 import { UnknownThreadError } from '../../client/errors.js';
-import type { CompactionReport } from '../../../workflows/shared.js';
+import type { reportOf } from '../../compaction/compaction.js';
 import { UsageError } from '../errors.js';
 import { int, note, printJson, printLines } from '../output.js';
 import { Progress } from '../progress.js';
@@ -38,7 +38,7 @@ export function registerCompact(thread: Command, session: Session): void {
 }
 
 /** One line about what a compaction did. */
-export function describeCompaction(summary: CompactionReport | null): string {
+export function describeCompaction(summary: ReturnType<typeof reportOf> | null): string {
   if (!summary) return 'compaction failed (see `thread show` for the error)';
   if (summary.excludedGroups === 0 && summary.summaries === 0)
     return `nothing to do (${int(summary.includedTokensAfter)} tokens in view)`;
@@ -81,7 +81,7 @@ async function threadIds(session: Session, memory: DurableMemory, o: CompactOpti
 
 interface Outcome {
   threadId: string;
-  compaction?: CompactionReport | null;
+  compaction?: ReturnType<typeof reportOf> | null;
   error?: string;
 }
 

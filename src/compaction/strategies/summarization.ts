@@ -208,6 +208,7 @@ function insert(
   };
   const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
+  ctx.created.set(message.id, message);
   ctx.index.insertSummary(meta, picked, {
     reason: 'summarized',
     strategy: 'summarization',
@@ -218,7 +219,7 @@ function insert(
     reason: describe(spec.trigger),
     groupIds: picked.map((g) => g.id),
     messageIds: replaces,
-    summary: { message, meta },
+    summary: meta,
     before,
     after: snapshot(ctx.index.metrics),
   });

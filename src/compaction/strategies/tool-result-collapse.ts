@@ -152,6 +152,7 @@ function collapse(
   };
   const meta = describeMessage(message, ctx.countTokens(message));
   const before = snapshot(ctx.index.metrics);
+  ctx.created.set(message.id, message);
   ctx.index.insertSummary(meta, [group], {
     reason: 'collapsed',
     strategy: 'toolResultCollapse',
@@ -162,7 +163,7 @@ function collapse(
     reason: describe(spec.trigger),
     groupIds: [group.id],
     messageIds: [...group.messageIds],
-    summary: { message, meta },
+    summary: meta,
     before,
     after: snapshot(ctx.index.metrics),
   });

@@ -13,6 +13,7 @@ import { migration007 } from './007_memory_confirmation.js';
 import { migration008 } from './008_embeddings.js';
 import { migration009 } from './009_message_search.js';
 import { migration010 } from './010_thread_search_index.js';
+import { migration011 } from './011_compaction_steps.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration008,
   migration009,
   migration010,
+  migration011,
 ];

@@ -59,8 +59,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
       const storedId = query.threadId
         ? scope.scoped(query.threadId, 'threadId')
         : scope.scoped(body.thread.threadId, 'thread.threadId');
-      // Checked as sent (fields named as the caller wrote them) before ids are mapped: mapping walks
-      // compaction details, which must not be nested thousands deep.
+      // Checked as sent, before ids are mapped: errors name the fields as the caller wrote them.
       checkThreadExport(body as ThreadExportData);
       const data = scope.importData(body as ThreadExportData, storedId);
       const handle = deps.memory.thread(storedId, { userId: data.thread.userId });

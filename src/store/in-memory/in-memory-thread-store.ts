@@ -23,7 +23,7 @@ import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   SearchHit,
   SearchScope,
   HistoryPage,
@@ -50,7 +50,7 @@ interface ThreadState {
   info: ThreadInfo;
   rows: MessageRow[]; // rows[seq - 1]
   seqById: Map<string, number>;
-  compactions: Map<string, CompactionRecord>; // insertion order = recording order
+  compactions: Map<string, Compaction>; // insertion order = recording order
   summaries: Map<string, SummaryRecord>;
   /** Summary id → its meta, described when recorded. */
   summaryMetas: Map<string, MessageMeta>;
@@ -188,7 +188,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.recordCompaction */
-  async recordCompaction(record: CompactionRecord): Promise<boolean> {
+  async recordCompaction(record: Compaction): Promise<boolean> {
     const copy = prepareRecord(record);
     const state = this.threads.get(record.threadId);
     if (!state)
@@ -229,7 +229,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.compactions */
-  async compactions(threadId: string): Promise<CompactionRecord[]> {
+  async compactions(threadId: string): Promise<Compaction[]> {
     return jsonCopy([...(this.threads.get(threadId)?.compactions.values() ?? [])]);
   }
 

@@ -6,7 +6,7 @@
 import { describeMessage, type MessageMeta } from '../../compaction/message-meta.js';
 import { ValidationError } from '../../model/errors.js';
 import type { Message } from '../../model/message.js';
-import type { AppendEntry, CompactionRecord, StoredSummary } from '../types.js';
+import type { AppendEntry, Compaction, StoredSummary } from '../types.js';
 import { contentHash } from './content-hash.js';
 
 /** An append entry ready to be written. */
@@ -90,13 +90,13 @@ export function viewMeta(meta: MessageMeta): MessageMeta {
 
 /** A private copy of a compaction record with `createdAt` stamped and its text checked. */
 export function prepareRecord(
-  record: CompactionRecord,
+  record: Compaction,
   now: Date = new Date(),
-): CompactionRecord & { createdAt: string } {
+): Compaction & { createdAt: string } {
   const copy = { ...jsonCopy(record), createdAt: isoTime(record.createdAt, now) };
   copy.summaries.forEach((summary, index) =>
     assertStorableText([summary.message, summary.model ?? null], { index, messageId: summary.message.id }),
   );
-  assertStorableText([copy.id, copy.strategy, copy.reason, copy.details ?? null], {});
+  assertStorableText([copy.id, copy.strategy, copy.reason, copy.steps, copy.warnings, copy.llm ?? null], {});
   return copy;
 }

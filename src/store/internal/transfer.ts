@@ -4,7 +4,7 @@
  * idempotent for free.
  */
 import type { ThreadStore } from '../thread-store.js';
-import type { CompactionRecord, ImportResult, StoredMessage, SummaryRecord, ThreadExport } from '../types.js';
+import type { Compaction, ImportResult, StoredMessage, SummaryRecord, ThreadExport } from '../types.js';
 import { InvalidRecordError } from '../errors.js';
 
 /** Import appends in batches of at most this many messages ... */
@@ -13,7 +13,7 @@ const BATCH_MESSAGES = 500;
 const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** Every summary ever inserted, with the compaction that superseded it (derived from the records). */
-export function summariesOf(compactions: CompactionRecord[]): SummaryRecord[] {
+export function summariesOf(compactions: Compaction[]): SummaryRecord[] {
   const byId = new Map<string, SummaryRecord>();
   for (const record of compactions) {
     for (const id of record.supersededSummaryIds) {

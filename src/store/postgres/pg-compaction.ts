@@ -1,21 +1,27 @@
 /**
- * Compaction records in PostgreSQL: "replace-view" in one transaction. The record's row is inserted
+ * Compactions in PostgreSQL: "replace-view" in one transaction. The record's row is inserted
  * first with ON CONFLICT DO NOTHING, so a retried or concurrent second recording of the same id waits
  * for the first, finds it, and changes nothing (exactly once under activity retries).
  */
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError, InvalidRecordError } from '../errors.js';
 import { prepareRecord, summaryMeta } from '../internal/prepare.js';
-import type { CompactionRecord, StoredSummary } from '../types.js';
+import type { Compaction, StoredSummary } from '../types.js';
 import { explainTextError, sqlState } from '../../postgres/errors.js';
 import { toCompaction, toSummary, type CompactionRow, type SummaryRow } from './rows.js';
 import { Rollback, withTransaction } from '../../postgres/transaction.js';
+
+/** What the `details` column holds of a compaction (the rest has columns or the summaries table). */
+function engineFields(c: Compaction): CompactionRow['details'] {
+  const { steps, warnings, upToSeq, includedTokensBefore, includedTokensAfter, llm } = c;
+  return { steps, warnings, upToSeq, includedTokensBefore, includedTokensAfter, llm };
+}
 
 /** Throws unless every id names a row of `table` in the thread. */
 async function assertKnown(
   client: PoolClient,
   table: 'messages' | 'summaries',
-  record: CompactionRecord,
+  record: Compaction,
   ids: string[],
 ) {
   if (ids.length === 0) return;
@@ -31,7 +37,7 @@ async function assertKnown(
   }
 }
 
-async function insertSummaries(client: PoolClient, record: CompactionRecord): Promise<void> {
+async function insertSummaries(client: PoolClient, record: Compaction): Promise<void> {
   const rows = record.summaries.map((s: StoredSummary) => ({
     id: s.message.id,
     message: s.message,
@@ -55,7 +61,7 @@ async function insertSummaries(client: PoolClient, record: CompactionRecord): Pr
  * Applies a compaction record.
  * @returns false if that id was already recorded for the thread.
  */
-export async function recordCompactionPg(pool: Pool, input: CompactionRecord): Promise<boolean> {
+export async function recordCompactionPg(pool: Pool, input: Compaction): Promise<boolean> {
   const record = prepareRecord(input);
   try {
     return await withTransaction(pool, async (client) => {
@@ -69,7 +75,7 @@ export async function recordCompactionPg(pool: Pool, input: CompactionRecord): P
           record.reason,
           record.excludedMessageIds,
           record.supersededSummaryIds,
-          record.details === undefined ? null : JSON.stringify(record.details),
+          JSON.stringify(engineFields(record)),
           record.createdAt,
         ],
       );
@@ -108,7 +114,7 @@ export async function recordCompactionPg(pool: Pool, input: CompactionRecord): P
 }
 
 /** A thread's compaction records, oldest first, each with the summaries it inserted. */
-export async function readCompactions(pool: Pool, threadId: string): Promise<CompactionRecord[]> {
+export async function readCompactions(pool: Pool, threadId: string): Promise<Compaction[]> {
   // Two statements: a record seen by the first has its summaries committed with it, so the second sees them.
   const records = await pool.query<CompactionRow>(
     `SELECT thread_id, id, strategy, reason, excluded_message_ids, superseded_summary_ids, details, created_at

@@ -13,7 +13,7 @@ import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   SearchHit,
   SearchScope,
   HistoryPage,
@@ -198,12 +198,12 @@ export class PostgresThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.recordCompaction */
-  async recordCompaction(record: CompactionRecord): Promise<boolean> {
+  async recordCompaction(record: Compaction): Promise<boolean> {
     return recordCompactionPg(this.pool, record);
   }
 
   /** @inheritDoc ThreadStore.compactions */
-  async compactions(threadId: string): Promise<CompactionRecord[]> {
+  async compactions(threadId: string): Promise<Compaction[]> {
     return readCompactions(this.pool, threadId);
   }
 

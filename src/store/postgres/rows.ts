@@ -5,7 +5,7 @@
  */
 import type { MessageMeta, MessageShape } from '../../compaction/message-meta.js';
 import type { Message, Part, Role } from '../../model/message.js';
-import type { CompactionRecord, StoredMessage, StoredSummary, ThreadInfo } from '../types.js';
+import type { Compaction, StoredMessage, StoredSummary, ThreadInfo } from '../types.js';
 
 /** Columns every message query selects. */
 export interface MessageRow {
@@ -122,21 +122,24 @@ export interface CompactionRow {
   reason: string;
   excluded_message_ids: string[];
   superseded_summary_ids: string[];
-  details: Record<string, unknown> | null;
+  /** The compaction's engine fields (migration 011). */
+  details: Pick<
+    Compaction,
+    'steps' | 'warnings' | 'upToSeq' | 'includedTokensBefore' | 'includedTokensAfter' | 'llm'
+  >;
   created_at: Date;
 }
 
-export function toCompaction(row: CompactionRow, summaries: StoredSummary[]): CompactionRecord {
-  const record: CompactionRecord = {
+export function toCompaction(row: CompactionRow, summaries: StoredSummary[]): Compaction {
+  return {
     id: row.id,
     threadId: row.thread_id,
     strategy: row.strategy,
     reason: row.reason,
+    ...row.details,
     excludedMessageIds: row.excluded_message_ids,
     supersededSummaryIds: row.superseded_summary_ids,
     summaries,
     createdAt: row.created_at.toISOString(),
   };
-  if (row.details !== null) record.details = row.details;
-  return record;
 }

@@ -10,7 +10,7 @@ import { sortView } from '../internal/view-order.js';
 import type {
   AppendedMessage,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   StoredMessage,
   StoredSummary,
   ViewEntry,
@@ -67,7 +67,7 @@ export async function runAppend(
 export async function runCompaction(
   client: RedisClient,
   keys: RedisKeys,
-  record: CompactionRecord,
+  record: Compaction,
 ): Promise<boolean> {
   const { threadId, id: cid } = record;
   const k = keys.thread(threadId);

@@ -19,7 +19,7 @@ import type {
   AppendedMessage,
   AppendEntry,
   AppendOptions,
-  CompactionRecord,
+  Compaction,
   SearchHit,
   SearchScope,
   HistoryPage,
@@ -138,17 +138,17 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /** @inheritDoc ThreadStore.recordCompaction */
-  async recordCompaction(record: CompactionRecord): Promise<boolean> {
+  async recordCompaction(record: Compaction): Promise<boolean> {
     return runCompaction(this.client, this.keys, prepareRecord(record));
   }
 
   /** @inheritDoc ThreadStore.compactions */
-  async compactions(threadId: string): Promise<CompactionRecord[]> {
+  async compactions(threadId: string): Promise<Compaction[]> {
     const k = this.keys.thread(threadId);
     const ids = await this.client.lRange(k.compactionOrder, 0, -1);
     if (ids.length === 0) return [];
     const records = (await this.client.hmGet(k.compactions, ids)) as Reply[];
-    return records.map((json) => JSON.parse(json!) as CompactionRecord);
+    return records.map((json) => JSON.parse(json!) as Compaction);
   }
 
   /** @inheritDoc ThreadStore.thread */

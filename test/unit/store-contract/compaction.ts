@@ -140,7 +140,10 @@ export function compactionContract(store: GetStore): void {
       excludedMessageIds: ['m3', 'm4'],
       supersededSummaryIds: ['sum-1'],
       summaries: [summary('sum-2', 2, ['sum-1', 'm3', 'm4'])],
-      details: { before: { tokens: 900 }, after: { tokens: 300 } },
+      includedTokensBefore: 900,
+      includedTokensAfter: 300,
+      upToSeq: 4,
+      llm: 'local-extractive',
     });
     assert.equal(await store().recordCompaction(c2), true);
     const expected = ['s', 'sum-2', 'm5', 'm6'];

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../../../src/model/message.js';
-import type { AppendEntry, CompactionRecord, StoredSummary, ThreadStore } from '../../../src/store/index.js';
+import type { AppendEntry, Compaction, StoredSummary, ThreadStore } from '../../../src/store/index.js';
 
 /** Gives tests the store of the running suite. */
 export type GetStore = () => ThreadStore;
@@ -48,17 +48,22 @@ export function summary(id: string, positionSeq: number, replaces: string[]): St
   };
 }
 
-/** A compaction record with defaults for the fields a test does not care about. */
+/** A compaction with defaults for the fields a test does not care about. */
 export function compaction(
   thread: string,
   id: string,
-  fields: Partial<Omit<CompactionRecord, 'id' | 'threadId'>>,
-): CompactionRecord {
+  fields: Partial<Omit<Compaction, 'id' | 'threadId'>>,
+): Compaction {
   return {
     id,
     threadId: thread,
     strategy: 'summarization',
     reason: 'tokensExceed(100)',
+    steps: [],
+    warnings: [],
+    upToSeq: 0,
+    includedTokensBefore: 0,
+    includedTokensAfter: 0,
     excludedMessageIds: [],
     supersededSummaryIds: [],
     summaries: [],
