@@ -3,7 +3,7 @@
  * on every run (runs continue as new every 150 events, so once per run would be one useless activity
  * per run for ever); after a while of workflow time it asks again, so a worker restarted with a model
  * is found. With a model, the lane embeds across runs as before. Real Temporal, real PostgreSQL, the
- * local LLM test server's `/v1/embeddings`; runs continue as new after 30 events to keep it quick.
+ * local LLM test server's `/v1/embeddings`; runs continue as new after 20 events to keep it quick.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -24,7 +24,8 @@ const clients: DurableMemory[] = [];
 const local = llmRuntimeFromEnv({}); // summaries and memories by the local fallbacks
 const embedder = (): Embedder =>
   createEmbedder({ baseURL: llm.baseURL, apiKey: 'test', model: 'emb-a', timeoutMs: 5000 });
-const SHORT_RUNS = { continueAsNewAfterEvents: 30 };
+// Short runs (the default is 150 events), so 40 appends one by one go through three runs or more.
+const SHORT_RUNS = { continueAsNewAfterEvents: 20 };
 
 before(async () => {
   llm = await startLlmServer();
