@@ -1,7 +1,7 @@
 /**
  * An agent loop on durable memory, with the `openai` client.
  *
- * Each turn: append the user's message, read the memory view (`context()`), call the model, append
+ * Each turn: append the user's message, read the context (`context()`), call the model, append
  * its reply; when the model calls a tool, run it, append the result, and ask again. The thread keeps
  * the whole history in PostgreSQL; `context()` hands the model a view within the budget that never
  * holds a tool result without its call.
@@ -44,7 +44,7 @@ function runTool(name: string, args: string): string {
   return name === 'get_weather' ? `${city ?? 'somewhere'}: sunny, 18°C` : `unknown tool ${name}`;
 }
 
-/** One user turn: at most a few model calls, each with the current memory view. */
+/** One user turn: at most a few model calls, each with the current context. */
 async function turn(id: string, text: string): Promise<string> {
   await thread.append({ id, role: 'user', content: text });
   for (let step = 0; step < 4; step++) {

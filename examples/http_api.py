@@ -1,6 +1,6 @@
 """Calling the durable-memory HTTP API from Python with the standard library only (urllib).
 
-Any language that speaks HTTP and JSON can append to a thread and read its view. Start the stack
+Any language that speaks HTTP and JSON can append to a thread and read its context. Start the stack
 (`npm start`), then, in the same directory:
 
     python3 examples/http_api.py
@@ -94,7 +94,7 @@ retry = {"id": "py-1", "role": "user", "content": "Hello from Python! What can y
 again = call("POST", f"/v1/threads/{THREAD}/messages", {"message": retry})
 print("retried append is a duplicate:", again["messages"][0]["duplicate"])
 
-# The view for the next model call, within a token budget, as OpenAI messages.
+# The context for the next model call, within a token budget, as OpenAI messages.
 context = call("GET", f"/v1/threads/{THREAD}/context?budget=2000")
 print(f"context: {context['tokens']} tokens, OpenAI roles", [m["role"] for m in context["openai"]])
 

@@ -3,7 +3,7 @@
  * budget, so that the thread's default strategy has work to do. Older tool results are collapsed to
  * one line each, the oldest turns are summarized (by the worker, in the background, with the LLM of
  * OPENAI_BASE_URL or the local extractive summarizer), and the view never exceeds the budget.
- * At the end it prints `durable-memory thread show`: history and memory view side by side.
+ * At the end it prints `durable-memory thread show`: history and view side by side.
  *
  * Against a local stack (`npm start` in another terminal):
  *   npx tsx examples/tool-heavy-session.ts
@@ -60,7 +60,7 @@ try {
       },
     ]);
     const { tokens, budget } = await thread.context();
-    console.log(`turn ${turn}: the memory view holds ${tokens} of ${budget} tokens`);
+    console.log(`turn ${turn}: the view holds ${tokens} of ${budget} tokens`);
   }
   const compaction = await thread.compact(); // now, rather than on the next trigger or the idle timer
   console.log(

@@ -253,9 +253,9 @@ export class Lanes {
 
   private async runExtraction(): Promise<void> {
     const s = this.state;
-    const fromSeq = s.memory.extractedSeq;
+    const fromSeq = s.extraction.extractedSeq;
     const toSeq = s.indexedSeq;
-    const turns = s.memory.turnsSince;
+    const turns = s.extraction.turnsSince;
     if (!s.userId || toSeq <= fromSeq) return;
     try {
       const { llm: label, ...summary } = await this.llm.extractMemories({

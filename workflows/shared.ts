@@ -70,7 +70,7 @@ export interface ThreadSnapshot {
   lastCompaction?: ReturnType<typeof reportOf>;
   errors: ThreadErrors;
   lastErrorFrom?: keyof ThreadErrors;
-  memory?: MemoryProgress;
+  extraction?: ExtractionProgress;
   /** Which summarizer/extractor the worker runs (an LLM, or the labelled local fallback). */
   llm?: string;
   /** Absent in snapshots of runs from before the embedding lane. */
@@ -103,8 +103,8 @@ export interface EmbeddingProgress {
   failedAt?: number;
 }
 
-/** Long-term memory extraction progress of a thread. */
-export interface MemoryProgress {
+/** How far memory extraction got in a thread (reading its messages for long-term memories). */
+export interface ExtractionProgress {
   /** Every message up to this seq has been read by an extraction. */
   extractedSeq: number;
   /** User turns indexed since then. */
@@ -134,7 +134,7 @@ export interface ThreadStateView {
   /** Work not yet done: `compaction` due or running, `catch-up` of a gap, `extraction` of memories, `embedding` of messages. */
   pending: string[];
   lastError?: string;
-  memory: MemoryProgress;
+  extraction: ExtractionProgress;
   /** Which summarizer/extractor the worker runs: an LLM, or `local fallback (no LLM configured)`. */
   llm?: string;
   /** The embedding lane's progress. */

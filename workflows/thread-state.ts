@@ -18,7 +18,7 @@ import type {
   ThreadErrors,
   EmbeddingProgress,
   ExtractionSummary,
-  MemoryProgress,
+  ExtractionProgress,
   SeqMeta,
   ThreadSnapshot,
   ThreadStateView,
@@ -59,7 +59,7 @@ export class ThreadState {
   deleted = false;
   /** True while a compaction activity runs (set by the workflow): it is pending work until it lands. */
   compacting = false;
-  memory: MemoryProgress;
+  extraction: ExtractionProgress;
   embedding: EmbeddingProgress;
   /**
    * How long (ms of workflow time) to wait before asking a worker that had no embedding model again,
@@ -91,7 +91,12 @@ export class ThreadState {
     this.errors = { ...carried?.errors };
     this.lastErrorFrom = carried?.lastErrorFrom;
     this.llm = carried?.llm;
-    this.memory = carried?.memory ?? { extractedSeq: 0, turnsSince: 0, lastAppendAt: 0, extractions: 0 };
+    this.extraction = carried?.extraction ?? {
+      extractedSeq: 0,
+      turnsSince: 0,
+      lastAppendAt: 0,
+      extractions: 0,
+    };
     this.embedding = carried?.embedding ?? { embeddedSeq: 0, runs: 0, messages: 0, memories: 0 };
     this.embeddingOffAt = carried?.embeddingOffAt;
     this.embeddingRecheckMs = input.embeddingRecheckMs ?? EMBEDDING_RECHECK_MS;
@@ -114,13 +119,13 @@ export class ThreadState {
         this.setError('config', `stored configuration ignored: ${(err as Error).message}`);
       }
     }
-    this.memory.extractedSeq = Math.max(this.memory.extractedSeq, stored.extractedSeq);
+    this.extraction.extractedSeq = Math.max(this.extraction.extractedSeq, stored.extractedSeq);
     // A compacted thread starts from its stored view, which covers whatever an early announcement
     // indexed meanwhile (commands wait for `ready`, signals do not); later ones stay buffered.
     if (stored.view && this.index.lastSeq <= stored.view.index.lastSeq) {
       this.index = MessageIndex.fromJSON(stored.view.index);
       this.compactions = Math.max(this.compactions, stored.view.compactions);
-      this.memory.turnsSince = stored.view.turnsSinceExtraction;
+      this.extraction.turnsSince = stored.view.turnsSinceExtraction;
       for (const seq of this.buffered.keys()) if (seq <= this.index.lastSeq) this.buffered.delete(seq);
       this.receive([]);
     }
@@ -134,7 +139,7 @@ export class ThreadState {
 
   /** Takes announced metas in any order; applies every one that is next in sequence. */
   receive(metas: readonly SeqMeta[], now?: number): void {
-    if (now !== undefined && metas.length > 0) this.memory.lastAppendAt = now;
+    if (now !== undefined && metas.length > 0) this.extraction.lastAppendAt = now;
     for (const m of metas) {
       if (m.seq > this.index.lastSeq && !this.buffered.has(m.seq)) this.buffered.set(m.seq, m);
     }
@@ -142,7 +147,7 @@ export class ThreadState {
     while ((next = this.buffered.get(this.index.lastSeq + 1))) {
       this.buffered.delete(next.seq);
       this.index.append(next);
-      if (next.shape === 'user' && next.seq > this.memory.extractedSeq) this.memory.turnsSince++;
+      if (next.shape === 'user' && next.seq > this.extraction.extractedSeq) this.extraction.turnsSince++;
     }
   }
 
@@ -178,7 +183,7 @@ export class ThreadState {
 
   /** True when there are messages no extraction has read, and extraction could run. */
   extractionPending(): boolean {
-    const m = this.memory;
+    const m = this.extraction;
     return (
       this.userId !== undefined &&
       this.index.lastSeq > m.extractedSeq &&
@@ -189,7 +194,7 @@ export class ThreadState {
   /** True when enough user turns arrived since the last extraction (`extractEveryTurns`). */
   extractionDue(): boolean {
     const every = this.config.extractEveryTurns;
-    return every > 0 && this.memory.turnsSince >= every && this.extractionPending();
+    return every > 0 && this.extraction.turnsSince >= every && this.extractionPending();
   }
 
   /**
@@ -251,17 +256,17 @@ export class ThreadState {
   idleIn(now: number): number | undefined {
     // Compaction does not wait for idleness (it runs when due), so idle work is extraction.
     if (this.config.idleMs <= 0 || !this.extractionPending()) return undefined;
-    return Math.max(0, this.memory.lastAppendAt + this.config.idleMs - now);
+    return Math.max(0, this.extraction.lastAppendAt + this.config.idleMs - now);
   }
 
   /** Records an extraction that read everything up to `result.toSeq` (`turnsRead` user turns). */
   markExtracted(result: ExtractionSummary, turnsRead: number): void {
-    this.memory.extractedSeq = Math.max(this.memory.extractedSeq, result.toSeq);
+    this.extraction.extractedSeq = Math.max(this.extraction.extractedSeq, result.toSeq);
     // Turns that arrived while the extraction ran were not read by it: they still count.
-    this.memory.turnsSince = Math.max(0, this.memory.turnsSince - turnsRead);
-    this.memory.extractions++;
-    this.memory.lastExtraction = result;
-    delete this.memory.failedAt;
+    this.extraction.turnsSince = Math.max(0, this.extraction.turnsSince - turnsRead);
+    this.extraction.extractions++;
+    this.extraction.lastExtraction = result;
+    delete this.extraction.failedAt;
     if (result.added > 0) this.memoriesToEmbed = true;
   }
 
@@ -270,7 +275,7 @@ export class ThreadState {
    * arrive. Messages indexed while it ran were not part of it, so they may go on.
    */
   markExtractionFailed(upToSeq: number): void {
-    this.memory.failedAt = upToSeq;
+    this.extraction.failedAt = upToSeq;
   }
 
   /**
@@ -356,7 +361,7 @@ export class ThreadState {
       lastCompaction: this.lastCompaction,
       pending,
       lastError: this.lastError,
-      memory: { ...this.memory },
+      extraction: { ...this.extraction },
       llm: this.llm,
       embedding: { ...this.embedding },
     };
@@ -373,7 +378,7 @@ export class ThreadState {
       lastCompaction: this.lastCompaction,
       errors: { ...this.errors },
       lastErrorFrom: this.lastErrorFrom,
-      memory: this.memory,
+      extraction: this.extraction,
       llm: this.llm,
       embedding: this.embedding,
       embeddingOffAt: this.embeddingOffAt,

@@ -257,7 +257,7 @@ export const RecalledMessage = Type.Object(
 );
 export type RecalledMessage = Static<typeof RecalledMessage>;
 
-/** The memory view, ready for a model call. */
+/** The context, ready for a model call: memories, recalled history and the view, within the budget. */
 export const ContextResult = Type.Object(
   {
     messages: Type.Array(ref('Message')),
@@ -309,6 +309,6 @@ export const ContextResult = Type.Object(
       ),
     ),
   },
-  { title: 'ContextResult', description: 'The memory view within the budget.' },
+  { title: 'ContextResult', description: 'The context within the budget.' },
 );
 export type ContextResult = Static<typeof ContextResult>;

@@ -75,7 +75,7 @@ const Role = Type.Union([
   Type.Literal('tool'),
 ]);
 
-/** A message of the memory view (history messages and summaries). */
+/** A message of the view (history messages and summaries). */
 export const Message = Type.Object({
   id: Type.String(),
   role: Role,
@@ -117,7 +117,7 @@ export type Strategy = Static<typeof Strategy>;
 
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
-  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the memory view.' }),
+  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the view.' }),
   model: Type.String({ description: 'Picks the tokenizer.' }),
   strategy: Type.Optional(Strategy),
   idleMs: Type.Integer({
@@ -227,19 +227,25 @@ export const SummaryRecord = Type.Object(
 );
 export type SummaryRecord = Static<typeof SummaryRecord>;
 
-const Included = Type.Object({ includedTokens: Int(), includedMessages: Int(), includedGroups: Int() });
+const Included = Type.Object(
+  { includedTokens: Int(), includedMessages: Int(), includedGroups: Int() },
+  { title: 'IncludedCounts' },
+);
 
 /** What one strategy decided, as the engine recorded it in a compaction. */
-const CompactionStep = Type.Object({
-  strategy: Type.String(),
-  action: Type.Union([Type.Literal('exclude'), Type.Literal('summarize'), Type.Literal('collapse')]),
-  reason: Type.String(),
-  groupIds: Type.Array(Type.String()),
-  messageIds: Type.Array(Type.String()),
-  summary: Type.Optional(Type.Unknown({ description: 'The body-free meta of the summary it inserted.' })),
-  before: Included,
-  after: Included,
-});
+const CompactionStep = Type.Object(
+  {
+    strategy: Type.String(),
+    action: Type.Union([Type.Literal('exclude'), Type.Literal('summarize'), Type.Literal('collapse')]),
+    reason: Type.String(),
+    groupIds: Type.Array(Type.String()),
+    messageIds: Type.Array(Type.String()),
+    summary: Type.Optional(Type.Unknown({ description: 'The body-free meta of the summary it inserted.' })),
+    before: Included,
+    after: Included,
+  },
+  { title: 'CompactionStep' },
+);
 
 /** One compaction as stored and exported: the engine's steps, what left the view, what entered it. */
 export const StoredCompaction = Type.Object(
@@ -250,7 +256,10 @@ export const StoredCompaction = Type.Object(
     reason: Type.String(),
     steps: Type.Array(CompactionStep),
     warnings: Type.Array(
-      Type.Object({ code: Type.String(), strategy: Type.String(), message: Type.String() }),
+      Type.Object(
+        { code: Type.String(), strategy: Type.String(), message: Type.String() },
+        { title: 'CompactionWarning' },
+      ),
     ),
     upToSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }),
     includedTokensBefore: Int(),

@@ -76,7 +76,7 @@ const Metrics = Type.Object(
   { title: 'ThreadMetrics' },
 );
 
-const MemoryProgress = Type.Object(
+const ExtractionProgress = Type.Object(
   {
     extractedSeq: Int(),
     turnsSince: Int(),
@@ -98,7 +98,10 @@ const MemoryProgress = Type.Object(
       ),
     ),
   },
-  { title: 'MemoryProgress' },
+  {
+    title: 'ExtractionProgress',
+    description: 'How far memory extraction got: reading the thread for long-term memories.',
+  },
 );
 
 const EmbeddingProgress = Type.Object(
@@ -137,7 +140,7 @@ export const ThreadState = Type.Object(
       description: '`compaction`, `catch-up`, `extraction`, `embedding`.',
     }),
     lastError: Type.Optional(Type.String()),
-    memory: MemoryProgress,
+    extraction: ExtractionProgress,
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
   },

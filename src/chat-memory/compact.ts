@@ -42,7 +42,7 @@ export interface CompactOptions {
 
 /** What {@link compact} returns. */
 export interface CompactResult {
-  /** The memory view, ready to send to a model (see `toOpenAI`). */
+  /** The view, ready to send to a model (see `toOpenAI`). */
   messages: Message[];
   /** What was excluded, collapsed or summarized, and why. */
   steps: CompactionStep[];

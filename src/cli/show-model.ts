@@ -1,13 +1,13 @@
 /**
  * What `thread show` displays, as data: one row per history message and per summary, in view order,
- * each saying whether it is in the memory view and, if not, why. Pure (no I/O), so `--json` and the
+ * each saying whether it is in the view and, if not, why. Pure (no I/O), so `--json` and the
  * terminal rendering (show-render.ts) share it.
  */
 import { compactionMarkOf, type Message } from '../model/message.js';
 import type { Compaction, StoredMessage, SummaryRecord, ThreadExport } from '../store/types.js';
 import { messageText } from './output.js';
 
-/** Where a row stands with respect to the memory view. */
+/** Where a row stands with respect to the view. */
 export type RowStatus =
   /** In the view and in what `context()` returns. */
   | 'in-view'

@@ -1,7 +1,7 @@
 /**
  * `thread show` on a terminal: a header with the budget used and the thread's state, then history
  * and memory side by side, one line per message (seq, role, short text │ whether and why it is in the
- * memory view), summaries in their place in the view with the seq range they stand for, and the
+ * view), summaries in their place in the view with the seq range they stand for, and the
  * compaction records at the end. Every line fits `width` columns (readable at 80).
  */
 import type { Compaction } from '../store/types.js';
@@ -42,7 +42,7 @@ function range(r: { from: number; to: number; count: number }): string {
   return r.from === r.to ? `#${r.from}` : `#${r.from}–#${r.to} (${r.count})`;
 }
 
-/** The memory-view column of a row. */
+/** The view column of a row. */
 function memoryCell(row: ShowRow, strategyOf: Map<string, string | undefined>): string {
   switch (row.status) {
     case 'in-view':
@@ -73,7 +73,7 @@ function header(facts: ShowFacts, rows: ShowRow[]): string[] {
   const lines = [
     `thread ${facts.threadId}${facts.userId ? ` · user ${facts.userId}` : ''} · model ${facts.model}`,
     `budget: ${int(context.tokens)} / ${int(context.budget)} tokens used (${pct}%)`,
-    `memory view: ${int(inView)} of ${int(history.length)} messages + ${plural(summaries, 'summary', 'summaries')} · ` +
+    `view: ${int(inView)} of ${int(history.length)} messages + ${plural(summaries, 'summary', 'summaries')} · ` +
       `${int(out)} excluded` +
       (context.droppedOnRead ? ` · ${context.droppedOnRead} groups dropped on read` : ''),
   ];
@@ -131,7 +131,7 @@ export function renderShow(rows: ShowRow[], facts: ShowFacts, width: number): st
   return [
     ...header(facts, rows).map((l) => clip(l, width)),
     '',
-    line('SEQ', 'ROLE', 'HISTORY', 'MEMORY VIEW'),
+    line('SEQ', 'ROLE', 'HISTORY', 'VIEW'),
     rule,
     ...body,
     '',

@@ -14,7 +14,7 @@
  */
 export type GroupKind = 'system' | 'user' | 'assistant_text' | 'tool_call' | 'summary' | 'orphan_tool_result';
 
-/** Why a group is not in the memory view, and who decided it. */
+/** Why a group is not in the view, and who decided it. */
 export interface Exclusion {
   /** Machine-readable reason, e.g. `truncated`, `summarized`, `collapsed`, `orphan_tool_result`. */
   reason: string;

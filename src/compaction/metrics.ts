@@ -3,7 +3,7 @@
  */
 
 /**
- * Current metrics of an index. "Included" means sent by the memory view: not excluded, and not
+ * Current metrics of an index. "Included" means sent by the view: not excluded, and not
  * waiting for tool results or for the reply its reasoning leads to.
  */
 export interface Metrics {

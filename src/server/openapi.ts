@@ -12,7 +12,7 @@ import { closed } from './validator-compiler.js';
 export const API_VERSION = '1.0.0';
 
 const DESCRIPTION = `Durable chat memory for AI agents over HTTP: append a conversation's messages to a thread, read
-the compacted memory view within a token budget, browse the full history, and manage the user's
+the compacted view within a token budget, browse the full history, and manage the user's
 long-term memories.
 
 Authentication: \`Authorization: Bearer <token>\`. Tokens belong to tenants (\`npm run token -- create
@@ -45,7 +45,7 @@ export const SWAGGER_OPTIONS: SwaggerOptions = {
     openapi: '3.1.0',
     info: { title: 'durable-memory', version: API_VERSION, description: DESCRIPTION },
     tags: [
-      { name: 'messages', description: 'Append, history, memory view.' },
+      { name: 'messages', description: 'Append, history, context.' },
       { name: 'threads', description: 'List, state, configure, compact, delete, export, import.' },
       { name: 'memories', description: "Long-term memories of a tenant's users." },
       { name: 'users', description: 'Erasure of everything of one user.' },

@@ -88,7 +88,7 @@ export interface ListThreadsOptions {
   after?: string;
 }
 
-/** One entry of the memory view. */
+/** One entry of the view. */
 export interface ViewEntry {
   message: Message;
   tokens: number;

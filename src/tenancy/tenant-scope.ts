@@ -88,7 +88,7 @@ export class TenantScope {
 
   /** The workflow's state with the stored bookkeeping. */
   state(view: ThreadStateView, info: ThreadInfo) {
-    const { lastExtraction } = view.memory;
+    const { lastExtraction } = view.extraction;
     return {
       ...view,
       threadId: this.strip(view.threadId),
@@ -97,9 +97,9 @@ export class TenantScope {
       updatedAt: info.updatedAt,
       messageCount: info.messageCount,
       lastCompaction: this.compaction(view.lastCompaction),
-      memory: lastExtraction
-        ? { ...view.memory, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
-        : view.memory,
+      extraction: lastExtraction
+        ? { ...view.extraction, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }
+        : view.extraction,
     };
   }
 
@@ -117,7 +117,7 @@ export class TenantScope {
     return out;
   }
 
-  /** The memory view: the injected memory block names memory ids in its metadata. */
+  /** The context: its injected memory block names memory ids in its metadata. */
   context(ctx: ContextResult): ContextResult {
     return {
       ...ctx,

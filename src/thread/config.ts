@@ -22,7 +22,7 @@ import { groupsExceed, not, tokensBelow, tokensExceed } from '../compaction/trig
 
 /** Per-thread settings. Every field has a documented default. */
 export interface ThreadConfig {
-  /** Token budget of the memory view. Default 8,000. */
+  /** Token budget of the view. Default 8,000. */
   budget: number;
   /** Model name; picks the tokenizer (o200k/cl100k, else chars/4). Default `gpt-4o`. */
   model: string;
@@ -86,7 +86,7 @@ export function defaultStrategy(budget: number): StrategySpec {
 }
 
 /**
- * The most groups a thread's memory view holds. The thread workflow carries the view's index (about
+ * The most groups a thread's view holds. The thread workflow carries the view's index (about
  * 110 bytes per message) across continue-as-new, and Temporal refuses payloads over 2 MB: past this
  * cap the oldest groups are truncated whatever the strategy, down to {@link VIEW_GROUPS_AFTER_CAP}.
  * No model's context window holds this many groups of a real conversation anyway.

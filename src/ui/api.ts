@@ -7,7 +7,7 @@
 import type {
   StoredMessage,
   HistoryPage,
-  CompactionReport,
+  Compaction,
   ContextResult,
   ThreadExport,
   MemoryRecord,
@@ -107,9 +107,9 @@ export class Api {
   }
 
   /** Runs the thread's strategy now; null when the compaction failed (the state says why). */
-  async compact(threadId: string): Promise<CompactionReport | null> {
+  async compact(threadId: string): Promise<Compaction | null> {
     const path = `/threads/${enc(threadId)}/compact`;
-    return (await this.request<{ compaction: CompactionReport | null }>(path, { method: 'POST' })).compaction;
+    return (await this.request<{ compaction: Compaction | null }>(path, { method: 'POST' })).compaction;
   }
 
   /** A user's memories, superseded versions included (the inspector shows their history). */

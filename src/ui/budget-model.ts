@@ -1,5 +1,5 @@
 /**
- * The token budget bar of the memory view: how the view's tokens split into system messages,
+ * The token budget bar of the view: how the view's tokens split into system messages,
  * summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
  */
 import type { ViewBlock } from './view-model.js';
@@ -43,7 +43,7 @@ const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
   tool_call: 'recent',
 };
 
-/** The budget bar of the memory view: system, summaries, memories, recent messages, free room. */
+/** The budget bar of the view: system, summaries, memories, recent messages, free room. */
 export function budgetBar(ctx: ContextResult, blocks: readonly ViewBlock[]): BudgetBar {
   const sums = { system: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
   for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;

@@ -1,6 +1,6 @@
 /**
  * Long-term memories as the inspector shows them: each live memory with the versions it superseded
- * (newest first), whether the current memory view injected it, and its provenance. Pure, like
+ * (newest first), whether the current view injected it, and its provenance. Pure, like
  * `view-model.ts`, and unit-tested with it.
  */
 import type { MemoryRecord, ThreadInfo } from './types.js';
@@ -8,7 +8,7 @@ import type { MemoryRecord, ThreadInfo } from './types.js';
 /** A live memory and its history. */
 export interface MemoryRow {
   memory: MemoryRecord;
-  /** True when the thread's current memory view injected it. */
+  /** True when the thread's current view injected it. */
   used: boolean;
   /** Versions it replaced, newest first (each superseded by the one before it in this list). */
   previous: MemoryRecord[];

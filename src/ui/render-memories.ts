@@ -46,7 +46,7 @@ export function memoriesSection(userId: string | undefined, view: MemoriesView):
           {},
           h('strong', {}, m.text),
           m.category && h('span', { class: 'badge' }, m.category),
-          row.used && h('span', { class: 'badge' }, 'in the memory view'),
+          row.used && h('span', { class: 'badge' }, 'in the view'),
         ),
         h(
           'div',

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The thread page's columns: history (every message, excluded ones marked with why and what replaced
- * them) beside the memory view (what the next model call gets), plus the budget bar. Rendering only:
+ * them) beside the view (what the next model call gets), plus the budget bar. Rendering only:
  * the shapes come from `view-model.ts`.
  */
 import { disclosure, h, num, type Child } from './dom.js';
@@ -101,18 +101,14 @@ function truncate(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** The memory-view column; each summary can be expanded to the history messages it replaced. */
+/** The view column; each summary can be expanded to the history messages it replaced. */
 export function viewColumn(blocks: readonly ViewBlock[], ctx: ContextResult, threadId: string): HTMLElement {
   const count = blocks.reduce((n, b) => n + b.messages.length, 0);
   const dropped = ctx.droppedOnRead ?? 0;
   return h(
     'section',
     { class: 'column', 'aria-labelledby': 'view-title' },
-    h(
-      'h3',
-      { id: 'view-title' },
-      `Memory view (${plural(count, 'message')}, ${plural(ctx.tokens, 'token')})`,
-    ),
+    h('h3', { id: 'view-title' }, `View (${plural(count, 'message')}, ${plural(ctx.tokens, 'token')})`),
     // Everything before the memories and recalled blocks stays the same from call to call.
     ctx.cache &&
       h(

@@ -5,12 +5,12 @@
  */
 export type { HistoryPage, RecalledMessage, ContextResult } from '../api/message.js';
 export type {
-  CompactionRecord,
-  CompactionReport,
+  Compaction,
   MemoryRecord,
   Message,
   Part,
   StoredMessage,
+  StoredCompaction,
   StoredSummary,
   SummaryRecord,
   ThreadExport,

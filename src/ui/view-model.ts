@@ -1,6 +1,6 @@
 /**
  * From API responses to what the inspector renders: history blocks with their exclusion marks, the
- * memory view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
+ * view's blocks with expandable summaries. Pure (no DOM, no fetch), so it is unit-tested
  * without a browser; so are its siblings `budget-model.ts` (the budget bar) and `memories-model.ts`.
  */
 import type {
@@ -18,7 +18,7 @@ export interface Block<M extends Message = Message> {
   messages: M[];
 }
 
-/** Why a history block is not in the memory view. */
+/** Why a history block is not in the view. */
 export interface ExclusionMark {
   compactionId: string;
   /** The strategy that excluded it, e.g. `summarization` or `truncation`. */
@@ -41,7 +41,7 @@ export interface HistoryBlock extends Block<StoredMessage> {
   sameAsPrevious?: boolean;
 }
 
-/** A block of the memory-view column. */
+/** A block of the view column. */
 export interface ViewBlock {
   kind: 'system' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
   messages: Message[];
@@ -254,7 +254,7 @@ export function contextTokens(ctx: ContextResult, known: ReadonlyMap<string, num
   return out;
 }
 
-/** The memory view in blocks; summaries carry the history messages they replaced. */
+/** The view in blocks; summaries carry the history messages they replaced. */
 export function viewBlocks(
   ctx: ContextResult,
   history: readonly StoredMessage[],

@@ -446,7 +446,7 @@ describe('POST /v1/threads/{id}/retractions', () => {
 describe('GET /v1/threads/{id}/context', () => {
   before(() => seed('context', 10));
 
-  test('the memory view within the budget, as ours and OpenAI messages', async () => {
+  test('the view within the budget, as ours and OpenAI messages', async () => {
     const full = await acme.get('/v1/threads/context/context');
     assert.equal(full.status, 200);
     assert.equal(full.body.messages.length, 10);

@@ -77,8 +77,8 @@ test('compact(), sync() and the strategy run while an extraction waits on the LL
   );
   // The extraction is still waiting on the LLM: nothing above waited for it.
   const state = await t.state();
-  assert.equal(state.memory.extractions, 0);
-  assert.equal(state.memory.extractedSeq, 0);
+  assert.equal(state.extraction.extractions, 0);
+  assert.equal(state.extraction.extractedSeq, 0);
   assert.equal(llm.requests.length, 1);
   assert.ok(llm.requests[0]!.body.response_format, 'the one LLM call is the extraction');
 });
@@ -133,7 +133,7 @@ test('continue-as-new waits for an extraction in flight while the thread goes on
     assert.equal(during.indexedSeq, 31, 'indexing goes on while the extraction runs');
     assert.equal(during.run, 1, 'the run waits for the extraction before continuing as new');
     const s = await waitForState(t, 'a later run with the extraction carried', (v) => v.run > 1, 60_000);
-    assert.ok(s.memory.extractions >= 1, JSON.stringify(s.memory));
+    assert.ok(s.extraction.extractions >= 1, JSON.stringify(s.extraction));
     assert.equal(s.metrics.totalMessages, 31);
     const { messages } = await t.history();
     assert.deepEqual(

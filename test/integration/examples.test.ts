@@ -160,7 +160,7 @@ test('agent-loop.ts with an unreachable model endpoint: names the URL it tried',
 test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thread show`', async () => {
   const result = await tsx('tool-heavy-session.ts', { ...cliEnv(p), THREAD_ID: 'example-tools' });
   assert.equal(result.code, 0, result.stderr);
-  const views = [...result.stdout.matchAll(/the memory view holds (\d+) of (\d+) tokens/g)];
+  const views = [...result.stdout.matchAll(/the view holds (\d+) of (\d+) tokens/g)];
   assert.equal(views.length, 20);
   for (const [, tokens, budget] of views)
     assert.ok(Number(tokens) <= Number(budget), `${tokens} > ${budget}`);

@@ -6,7 +6,7 @@
  * - the embedded PostgreSQL is SIGKILLed and started again on the same data directory;
  * - one of two workers is SIGKILLed between rounds of work, and its threads go on at once.
  * After each: every acknowledged append is in history exactly once (seqs 1..n, no gaps), the workflow
- * indexes all of it, the memory view is within budget, and appending goes on.
+ * indexes all of it, the view is within budget, and appending goes on.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -459,10 +459,10 @@ describe('LLM activities under faults', { timeout: 600_000 }, () => {
     );
     await t.append({ id: 'm1', role: 'user', content: 'Hi! I am Erin and I live in Oslo.' });
     await t.configure({ extractEveryTurns: 1 });
-    let s = await stateWhen(t, 'the first extraction', (x) => x.memory.extractions >= 1, 30_000);
+    let s = await stateWhen(t, 'the first extraction', (x) => x.extraction.extractions >= 1, 30_000);
     assert.match(s.llm ?? '', /memory-model/);
-    assert.equal(s.memory.lastExtraction!.added, 1);
-    assert.equal(s.memory.lastExtraction!.model, 'memory-model');
+    assert.equal(s.extraction.lastExtraction!.added, 1);
+    assert.equal(s.extraction.lastExtraction!.model, 'memory-model');
     assert.equal(extractions().length, 1);
     const rf = extractions()[0]!.body.response_format!;
     assert.equal(rf.type, 'json_schema', 'structured output asked for');
@@ -477,7 +477,7 @@ describe('LLM activities under faults', { timeout: 600_000 }, () => {
     assert.equal(oslo!.category, 'location');
     assert.deepEqual(oslo!.sourceMessageIds, ['m1'], 'stored with its source message ids');
     assert.equal(oslo!.sourceThreadId, t.threadId);
-    assert.equal(oslo!.extractionId, s.memory.lastExtraction!.id);
+    assert.equal(oslo!.extractionId, s.extraction.lastExtraction!.id);
 
     // 2. A reply that does not match the schema (keys missing) is retried, never stored; the retry's
     // fact supersedes the first, by the id the request showed.
@@ -498,9 +498,9 @@ describe('LLM activities under faults', { timeout: 600_000 }, () => {
       });
     });
     await t.append({ id: 'm2', role: 'user', content: 'Big news: I moved to Bergen last week.' });
-    s = await stateWhen(t, 'the second extraction', (x) => x.memory.extractions >= 2, 30_000);
+    s = await stateWhen(t, 'the second extraction', (x) => x.extraction.extractions >= 2, 30_000);
     assert.equal(s.lastError, undefined, 'the retry succeeded');
-    assert.equal(s.memory.lastExtraction!.superseded, 1);
+    assert.equal(s.extraction.lastExtraction!.superseded, 1);
     assert.equal(supersedes, oslo!.id, 'the request showed the existing memory with its id');
     const [, bad, retry] = extractions();
     assert.equal(extractions().length, 3, 'the first extraction, the bad reply, its retry');

@@ -33,7 +33,7 @@ test('facts are added, superseded when contradicted (old kept), and never stored
   await say(t, 'a1', 'Hi! My name is Alice and I live in Oslo.');
   await t.configure({ extractEveryTurns: 1 });
   await say(t, 'a2', 'I am allergic to peanuts.');
-  let s = await waitForState(t, 'the first extraction', (x) => x.memory.extractedSeq >= 2);
+  let s = await waitForState(t, 'the first extraction', (x) => x.extraction.extractedSeq >= 2);
   assert.equal(s.llm, LOCAL_LLM_LABEL, 'the local fallback says what it is');
   let live = await t.memories();
   assert.deepEqual(
@@ -44,8 +44,8 @@ test('facts are added, superseded when contradicted (old kept), and never stored
   assert.deepEqual(oslo.sourceMessageIds, ['a1']);
 
   await say(t, 'a3', 'Big news: I moved to Bergen last week.');
-  s = await waitForState(t, 'the second extraction', (x) => x.memory.extractedSeq >= 3);
-  assert.equal(s.memory.lastExtraction!.superseded, 1);
+  s = await waitForState(t, 'the second extraction', (x) => x.extraction.extractedSeq >= 3);
+  assert.equal(s.extraction.lastExtraction!.superseded, 1);
   const all = await t.memories({ includeSuperseded: true });
   const old = all.find((m) => m.id === oslo.id)!;
   assert.equal(old.status, 'superseded', 'the old fact is kept, marked');
@@ -55,7 +55,7 @@ test('facts are added, superseded when contradicted (old kept), and never stored
   assert.ok(!live.some((m) => m.text === 'User lives in Oslo'));
 
   await say(t, 'a4', 'As I said, I live in Bergen.');
-  s = await waitForState(t, 'the third extraction', (x) => x.memory.extractedSeq >= 4);
+  s = await waitForState(t, 'the third extraction', (x) => x.extraction.extractedSeq >= 4);
   assert.equal((await t.memories()).filter((m) => m.text === 'User lives in Bergen').length, 1);
 });
 
@@ -89,7 +89,7 @@ test('injection stays within its share of the budget and ranks by the latest use
     'I like jazz',
   ];
   for (const [i, f] of facts.entries()) await say(t, `d${i + 1}`, `${f}.`);
-  await waitForState(t, 'extractions', (x) => x.memory.extractedSeq >= 6);
+  await waitForState(t, 'extractions', (x) => x.extraction.extractedSeq >= 6);
   assert.ok((await t.memories()).length >= 5);
   await say(t, 'q', 'Any tips for my flight? Which seat should I book?');
   const small = await t.context({ budget: 300 });
@@ -109,8 +109,8 @@ test('idle: one durable timer after the last message runs the pending extraction
   await say(t, 'e0', 'hello');
   await t.configure({ idleMs: 1500, extractEveryTurns: 100 });
   await say(t, 'e1', 'I work as a pilot.');
-  const s = await waitForState(t, 'the idle extraction', (x) => x.memory.extractions >= 1);
-  assert.equal(s.memory.extractedSeq, 2);
+  const s = await waitForState(t, 'the idle extraction', (x) => x.extraction.extractions >= 1);
+  assert.equal(s.extraction.extractedSeq, 2);
   assert.ok((await t.memories()).some((m) => m.text === 'User works as a pilot'));
 });
 
@@ -143,7 +143,7 @@ test('a resourceId narrows a user’s memories: learned in a resource, seen ther
   await say(work, 'w1', 'Hi, my name is Rita.');
   await work.configure({ extractEveryTurns: 1 });
   await say(work, 'w2', 'I am allergic to shellfish.');
-  await waitForState(work, 'the work extraction', (x) => x.memory.extractedSeq >= 2);
+  await waitForState(work, 'the work extraction', (x) => x.extraction.extractedSeq >= 2);
   const learned = await work.memories();
   assert.ok(learned.length >= 2, JSON.stringify(learned));
   assert.ok(learned.every((m) => m.resourceId === 'work-assistant'));
@@ -185,9 +185,9 @@ test('an LLM proposing a 4 KB fact: stored at once, never retried; a fact over t
     const t = memory.thread('gina-1', { userId: 'gina' });
     await t.append({ id: 'g1', role: 'user', content: 'Please remember all of this.' });
     await t.configure({ extractEveryTurns: 1, idleMs: 0 }); // extracts the turn already there
-    const s = await waitForState(t, 'the extraction', (x) => x.memory.extractions >= 1);
+    const s = await waitForState(t, 'the extraction', (x) => x.extraction.extractions >= 1);
     assert.equal(s.lastError, undefined);
-    assert.equal(s.memory.lastExtraction!.added, 2);
+    assert.equal(s.extraction.lastExtraction!.added, 2);
     const texts = (await t.memories()).map((m) => m.text);
     assert.equal(texts.length, 2);
     assert.ok(texts.includes('User likes long notes'));

@@ -200,7 +200,7 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
   const toolBlock = page.locator('article.kind-tool_call').first();
   assert.equal(await toolBlock.locator('.msg').count(), 2);
 
-  // A summary in the memory view expands to the history messages it replaced.
+  // A summary in the view expands to the history messages it replaced.
   const first = page.getByRole('button', { name: /^Show the \d+ messages? it replaced$/u }).first();
   const controls = await first.getAttribute('aria-controls'); // the name changes once pressed
   const expand = page.locator(`button[aria-controls="${controls}"]`);

@@ -158,13 +158,16 @@ async function embeddingsOffThread(p: TestPipeline, llm: LlmRuntime, gen: string
   const worker = await startWorker(p.stack, taskQueue, llm);
   const memory = await p.connect({
     taskQueue,
-    workflowInput: { continueAsNewAfterEvents: 30, gapTimeoutMs: 200 },
+    // Short runs: appends that arrive together share a workflow task, so a busy machine needs more.
+    workflowInput: { continueAsNewAfterEvents: 20, gapTimeoutMs: 200 },
   });
   try {
     const t = memory.thread(`${gen}-off`);
     for (let i = 0; i < 45; i++) await t.append(text(`off${i}`, i % 2 ? 'assistant' : 'user', `note ${i}`));
     await t.sync();
-    await until('three runs', async () => (await t.state()).run >= 3);
+    await until('three runs', async () => (await t.state()).run >= 3, 120_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(await t.state())}`);
+    });
     await settle(t);
     return t.threadId;
   } finally {

@@ -172,7 +172,7 @@ test('a new run starts from the stored thread: its configuration, owner and extr
   assert.equal(s.ready, true);
   assert.equal(s.config.budget, 1200, 'the stored configuration wins over the input');
   assert.equal(s.userId, 'u');
-  assert.equal(s.memory.extractedSeq, 7);
+  assert.equal(s.extraction.extractedSeq, 7);
   const carried = new ThreadState({ threadId: 't', carried: JSON.parse(JSON.stringify(s.snapshot())) });
   assert.equal(carried.ready, true, 'a continued run carries it');
   assert.equal(carried.config.budget, 1200);

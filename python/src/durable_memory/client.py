@@ -202,7 +202,7 @@ class _Operations:
         recall_range: int | None = None,
         recall_limit: int | None = None,
     ) -> _Call[ContextResult]:
-        """The memory view for the next model call, within the budget (ours and OpenAI messages), with the
+        """The context for the next model call, within the budget (ours and OpenAI messages), with the
         history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none."""
         params = _query(
             budget=budget,

@@ -77,7 +77,7 @@ class StoredMessage(TypedDict):
 
 class ThreadConfig(TypedDict):
     budget: int
-    """Tokens of the memory view."""
+    """Tokens of the view."""
     model: str
     """Picks the tokenizer."""
     strategy: NotRequired[dict[str, Any]]
@@ -104,7 +104,7 @@ class ThreadInfo(TypedDict):
     config: NotRequired[dict[str, Any]]
 
 
-class CompactionReport(TypedDict):
+class Compaction(TypedDict):
     id: str
     strategy: str
     excludedGroups: int
@@ -165,6 +165,30 @@ class ScoredMemory(TypedDict):
     """Relevance to the `query`, higher is better; only in a search."""
 
 
+class IncludedCounts(TypedDict):
+    includedTokens: int
+    includedMessages: int
+    includedGroups: int
+
+
+class CompactionStep(TypedDict):
+    strategy: str
+    action: Literal["exclude", "summarize", "collapse"]
+    reason: str
+    groupIds: list[str]
+    messageIds: list[str]
+    summary: NotRequired[Any]
+    """The body-free meta of the summary it inserted."""
+    before: IncludedCounts
+    after: IncludedCounts
+
+
+class CompactionWarning(TypedDict):
+    code: str
+    strategy: str
+    message: str
+
+
 class StoredSummary(TypedDict):
     message: Message
     tokens: int
@@ -174,16 +198,21 @@ class StoredSummary(TypedDict):
     outputTokens: NotRequired[int]
 
 
-class CompactionRecord(TypedDict):
+class StoredCompaction(TypedDict):
     id: str
     threadId: str
     strategy: str
     reason: str
+    steps: list[CompactionStep]
+    warnings: list[CompactionWarning]
+    upToSeq: int
+    includedTokensBefore: int
+    includedTokensAfter: int
     excludedMessageIds: list[str]
     supersededSummaryIds: list[str]
     summaries: list[StoredSummary]
+    llm: NotRequired[str]
     createdAt: NotRequired[str]
-    details: NotRequired[dict[str, Any]]
 
 
 class SummaryRecord(TypedDict):
@@ -201,7 +230,7 @@ class ThreadExport(TypedDict):
     version: Literal[1]
     thread: ThreadInfo
     messages: list[StoredMessage]
-    compactions: list[CompactionRecord]
+    compactions: list[StoredCompaction]
     summaries: list[SummaryRecord]
     memories: NotRequired[list[Any]]
     """Ignored on import; never exported."""
@@ -283,7 +312,7 @@ class RecallReport(TypedDict):
 
 
 class ContextResult(TypedDict):
-    """The memory view within the budget."""
+    """The context within the budget."""
 
     messages: list[Message]
     openai: list[dict[str, Any]]
@@ -351,7 +380,9 @@ class ExtractionSummary(TypedDict):
     model: str
 
 
-class MemoryProgress(TypedDict):
+class ExtractionProgress(TypedDict):
+    """How far memory extraction got: reading the thread for long-term memories."""
+
     extractedSeq: int
     turnsSince: int
     lastAppendAt: float
@@ -389,11 +420,12 @@ class ThreadState(TypedDict):
     run: int
     """Continue-as-new generation."""
     compactions: int
-    lastCompaction: NotRequired[CompactionReport]
+    lastCompaction: NotRequired[Compaction]
     pending: list[str]
     """`compaction`, `catch-up`, `extraction`, `embedding`."""
     lastError: NotRequired[str]
-    memory: MemoryProgress
+    extraction: ExtractionProgress
+    """How far memory extraction got: reading the thread for long-term memories."""
     llm: NotRequired[str]
     """The summarizer in use (an LLM or the local fallback)."""
     embedding: NotRequired[EmbeddingProgress]
@@ -403,7 +435,7 @@ class ThreadState(TypedDict):
 class CompactResult(TypedDict):
     """Compaction ran."""
 
-    compaction: CompactionReport | None
+    compaction: Compaction | None
     """What the strategy did; null if compaction failed (see the state)."""
 
 

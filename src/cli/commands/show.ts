@@ -1,5 +1,5 @@
 /**
- * `durable-memory thread show <id>`: history and memory view side by side (see show-render.ts),
+ * `durable-memory thread show <id>`: history and view side by side (see show-render.ts),
  * built from the export (history with `excludedBy`, compaction records, summaries), `context()` (the
  * tokens used and what the next model call gets) and the workflow's state.
  */
@@ -21,7 +21,7 @@ const STATE_TIMEOUT_MS = 5000;
 export function registerShow(thread: Command, session: Session): void {
   thread
     .command('show <threadId>')
-    .description('history and memory view side by side: what is excluded and why, summaries, budget')
+    .description('history and view side by side: what is excluded and why, summaries, budget')
     .option(
       '--width <columns>',
       'lay out for this many columns (default: the terminal’s, else 80)',
@@ -73,15 +73,15 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
           threadId: scope.strip(stored.threadId),
           ...(stored.userId !== undefined ? { userId: scope.strip(stored.userId) } : {}),
           lastCompaction: scope.compaction(stored.lastCompaction),
-          memory: stored.memory.lastExtraction
+          extraction: stored.extraction.lastExtraction
             ? {
-                ...stored.memory,
+                ...stored.extraction,
                 lastExtraction: {
-                  ...stored.memory.lastExtraction,
-                  id: scope.strip(stored.memory.lastExtraction.id),
+                  ...stored.extraction.lastExtraction,
+                  id: scope.strip(stored.extraction.lastExtraction.id),
                 },
               }
-            : stored.memory,
+            : stored.extraction,
         }
       : stored;
   const facts: ContextFacts = {

@@ -1,5 +1,5 @@
 /**
- * `durable-memory thread …`: list threads, read and search a thread's history, its memory view,
+ * `durable-memory thread …`: list threads, read and search a thread's history, its view,
  * configure and delete it. `show`, `compact`, `export` and `import` live in their own files.
  */
 import type { Command } from 'commander';
@@ -51,7 +51,7 @@ export function registerThread(program: Command, session: Session): void {
 
   thread
     .command('context <threadId>')
-    .description('print the memory view: what the next model call would get')
+    .description('print the context: what the next model call would get')
     .option('--budget <tokens>', 'token budget (default: the thread’s)', positiveInt)
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
@@ -77,7 +77,7 @@ export function registerThread(program: Command, session: Session): void {
     .description(
       'change budget, model, strategy or memory settings (creates the thread); prints the configuration',
     )
-    .option('--budget <tokens>', 'token budget of the memory view', positiveInt)
+    .option('--budget <tokens>', 'token budget of the view', positiveInt)
     .option('--model <name>', 'model (picks the tokenizer)')
     .option('--strategy <json>', 'compaction strategy as JSON (see README)', json)
     .option('--default-strategy', 'go back to the default strategy for the budget')

@@ -1,6 +1,6 @@
 /**
  * A thread's messages: append (creates the thread), history by sequence number, search over the
- * history, and the memory view.
+ * history, and the view.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ContextOptions } from '../../client/context.js';
@@ -145,7 +145,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     '/threads/:id/context',
     {
       schema: {
-        summary: 'The memory view, within a token budget',
+        summary: 'The context, within a token budget',
         description:
           'Ready for a model call: our messages and OpenAI chat-completions messages, with the ' +
           "user's most relevant long-term memories and the history most relevant to `query` (default: " +

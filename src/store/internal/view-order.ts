@@ -1,5 +1,5 @@
 /**
- * The order of the memory view, shared by the stores that assemble it in code: by seq, a summary
+ * The order of the view, shared by the stores that assemble it in code: by seq, a summary
  * before the history message at its `positionSeq`, summaries at the same position in the order they
  * were recorded.
  */
