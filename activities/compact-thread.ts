@@ -1,8 +1,9 @@
 /**
  * The compaction activity: loads the thread's current view from the store (up to the workflow's
  * indexed seq), runs the strategy with the engine, and records the decision in one store transaction,
- * exactly once by id. Returns the compaction without the summaries' bodies: the workflow replays its
- * steps on its index.
+ * exactly once by id. Answers the compaction in numbers and what it changed in the view: the answer
+ * travels through workflow history, so it is bounded by the view left, never by the history read
+ * (the steps, which name each message taken out, stay in the stored compaction).
  */
 import { Context, heartbeat } from '@temporalio/activity';
 import { compactIndex } from '../src/compaction/compact-index.js';
@@ -11,10 +12,11 @@ import { MessageIndex } from '../src/compaction/message-index.js';
 import type { Summarizer } from '../src/compaction/strategy.js';
 import { compactionMarkOf, type Message } from '../src/model/message.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
-import type { Compaction, StoredSummary } from '../src/compaction/compaction.js';
+import { reportOf, type Compaction, type StoredSummary } from '../src/compaction/compaction.js';
+import { viewChangeOf } from '../src/compaction/view-change.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
-import type { CompactThreadInput } from './types.js';
+import type { CompactThreadInput, CompactThreadResult } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';
@@ -27,7 +29,7 @@ export interface CompactDeps {
 
 /** Creates the `compactThread` activity. */
 export function compactThreadActivity(deps: CompactDeps) {
-  return async function compactThread(input: CompactThreadInput): Promise<Omit<Compaction, 'summaries'>> {
+  return async function compactThread(input: CompactThreadInput): Promise<CompactThreadResult> {
     const { store } = deps;
 
     const entries = (await store.view(input.threadId)).filter((e) => e.seq <= input.upToSeq);
@@ -124,7 +126,20 @@ export function compactThreadActivity(deps: CompactDeps) {
     const recorded = (await store.recordCompaction(compaction))
       ? compaction
       : (await store.compactions(input.threadId)).find((c) => c.id === input.compactionId)!;
-    const { summaries: _bodies, ...bodyFree } = recorded;
-    return bodyFree;
+    // The change is read back from the store: a retry's too, and it leaves the workflow's index as
+    // the stored view is (summaries made and folded within the run never enter it).
+    const change =
+      recorded.steps.length === 0
+        ? { removed: [], inserted: [] }
+        : viewChangeOf(
+            await store.view(input.threadId),
+            new Set(recorded.summaries.map((s) => s.message.id)),
+            input.upToSeq,
+          );
+    return {
+      report: reportOf(recorded),
+      change,
+      ...(recorded.llm === undefined ? {} : { llm: recorded.llm }),
+    };
   };
 }

@@ -7,7 +7,6 @@ import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { eraseThread } from '../src/erasure/erase-thread.js';
 import { compactThreadActivity } from './compact-thread.js';
-import { reportOf } from '../src/compaction/compaction.js';
 import { extractMemoriesActivity } from './extract-memories.js';
 import { embedThreadActivity } from './embed-thread.js';
 import { loadThreadActivity } from './load-thread.js';
@@ -80,7 +79,7 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       const outcome = await llmWork('durable_memory.compaction', input.threadId, () =>
         measured(compactionDuration, compactionsTotal, () => compactThread(input)),
       );
-      summariesTotal.inc(reportOf(outcome).summaries);
+      summariesTotal.inc(outcome.report.summaries);
       return outcome;
     },
     async saveConfig({ threadId, config, userId, resourceId }) {

@@ -6,7 +6,8 @@ import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { ThreadConfig } from '../src/thread/config.js';
-import type { Compaction } from '../src/compaction/compaction.js';
+import type { reportOf } from '../src/compaction/compaction.js';
+import type { ViewChange } from '../src/compaction/view-change.js';
 
 /** Input of `compactThread`. */
 export interface CompactThreadInput {
@@ -19,6 +20,17 @@ export interface CompactThreadInput {
   upToSeq: number;
 }
 
+/**
+ * What `compactThread` answers: the compaction in numbers and what it changed in the view. It travels
+ * through workflow history, so its size is bounded by the view the compaction left.
+ */
+export interface CompactThreadResult {
+  report: ReturnType<typeof reportOf>;
+  change: ViewChange;
+  /** The summarizer the worker had (an LLM model, or the labelled local fallback). */
+  llm?: string;
+}
+
 /** The activities a thread workflow calls. */
 export interface ThreadActivities {
   /** Body-free metas of stored messages after `after` (catch-up when an announcement was lost). */
@@ -27,9 +39,9 @@ export interface ThreadActivities {
   lastSeq(input: { threadId: string }): Promise<number>;
   /**
    * Runs a strategy over the stored view and records the compaction (exactly once by id); answers it
-   * without the summaries (their bodies stay in the store).
+   * in numbers, with the change it made to the view (the compaction itself stays in the store).
    */
-  compactThread(input: CompactThreadInput): Promise<Omit<Compaction, 'summaries'>>;
+  compactThread(input: CompactThreadInput): Promise<CompactThreadResult>;
   /**
    * Stores the thread's configuration, so reads use the same budget and model; creates the thread
    * (with its owner) when it has no message yet.

@@ -12,8 +12,8 @@ import {
   type ThreadConfig,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
-import { reportOf, type Compaction } from '../src/compaction/compaction.js';
-import type { EmbedThreadResult, StoredThread } from '../activities/types.js';
+import type { reportOf } from '../src/compaction/compaction.js';
+import type { CompactThreadResult, EmbedThreadResult, StoredThread } from '../activities/types.js';
 import type {
   ThreadErrors,
   EmbeddingProgress,
@@ -313,21 +313,13 @@ export class ThreadState {
   }
 
   /**
-   * Applies a compaction the activity recorded: replays its steps on the index, in order, as the
-   * engine took them, then drops excluded groups from memory.
+   * Applies a compaction the activity recorded, as the change it made to the view (excluded groups
+   * leave the index at once: the store keeps them).
    */
-  applyCompaction(compaction: Omit<Compaction, 'summaries'>): void {
-    for (const step of compaction.steps) {
-      const groups = step.groupIds.flatMap((id) => this.index.group(id) ?? []);
-      if (groups.length === 0) continue; // already gone (pruned by an earlier compaction)
-      const reason = { exclude: 'compacted', summarize: 'summarized', collapse: 'collapsed' }[step.action];
-      const exclusion = { reason, strategy: step.strategy };
-      if (step.summary) this.index.insertSummary(step.summary, groups, exclusion);
-      else for (const g of groups) this.index.exclude(g, exclusion);
-    }
-    this.index.prune();
+  applyCompaction(result: CompactThreadResult): void {
+    this.index.applyViewChange(result.change, { reason: 'compacted', strategy: result.report.strategy });
     this.compactions++;
-    this.lastCompaction = reportOf(compaction);
+    this.lastCompaction = result.report;
   }
 
   /** The configuration a change would give, without applying it. Throws ValidationError. */

@@ -49,8 +49,9 @@ export interface Compaction {
 }
 
 /**
- * A compaction in numbers, as `state()` and `compact()` report it: no ids or bodies. Pure; reads the
- * steps only, so it also reports a compaction whose summaries' bodies stayed in the store.
+ * A compaction in numbers, as `state()` and `compact()` report it: no ids or bodies, and a size that
+ * does not grow with the history (it travels through workflow history). Pure; reads the steps only,
+ * so it also reports a compaction whose summaries' bodies stayed in the store.
  */
 export function reportOf(compaction: Omit<Compaction, 'summaries'>) {
   const { steps } = compaction;
@@ -58,7 +59,8 @@ export function reportOf(compaction: Omit<Compaction, 'summaries'>) {
   const folded = new Set(steps.flatMap((s) => s.messageIds));
   return {
     id: compaction.id,
-    strategy: compaction.strategy,
+    // Each strategy once, in order: a collapse of 5,000 tool groups names its strategy 5,000 times.
+    strategy: [...new Set(compaction.strategy.split('+'))].join('+'),
     excludedGroups: steps.reduce((n, s) => n + s.groupIds.length, 0),
     summaries: steps.filter((s) => s.summary && !folded.has(s.summary.id)).length,
     includedTokensBefore: compaction.includedTokensBefore,

@@ -9,6 +9,7 @@
 import type { MessageMeta } from './message-meta.js';
 import { isSendable, type Exclusion, type GroupKind, type GroupState } from './group.js';
 import { emptyMetrics, type Metrics } from './metrics.js';
+import type { ViewChange } from './view-change.js';
 
 /** The serialisable state of a {@link MessageIndex}. */
 export interface IndexState {
@@ -370,6 +371,61 @@ export class MessageIndex {
     s.metrics.totalTokens += meta.tokens;
     this.count(summary, +1);
     return summary;
+  }
+
+  /**
+   * Applies a compaction told as a {@link ViewChange} (the workflow's way: it never sees the steps).
+   * Groups whose first seq lies in a removed range leave the index; each inserted summary enters it
+   * at its seq, before the first group that starts later. O(n log r + k).
+   */
+  applyViewChange(change: ViewChange, exclusion: Omit<Exclusion, 'summaryId'>): void {
+    const { removed, inserted } = change;
+    const isRemoved = (seq: number): boolean => {
+      let lo = 0;
+      let hi = removed.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const [from, to] = removed[mid]!;
+        if (seq < from) hi = mid - 1;
+        else if (seq > to) lo = mid + 1;
+        else return true;
+      }
+      return false;
+    };
+    for (const g of this.groups)
+      if (g.firstSeq !== undefined && isRemoved(g.firstSeq)) this.exclude(g, exclusion);
+    this.prune();
+    if (inserted.length === 0) return;
+    const s = this.state;
+    const out: GroupState[] = [];
+    let next = 0;
+    const insert = () => {
+      const { meta, seq } = inserted[next++]!;
+      // A summary belongs to the turn before it (a collapsed call's turn; 0 at the start).
+      const summary: GroupState = {
+        id: meta.id,
+        kind: 'summary',
+        turn: out.at(-1)?.turn ?? 0,
+        messageIds: [meta.id],
+        tokens: meta.tokens,
+        bytes: meta.bytes,
+        firstSeq: seq,
+      };
+      if (meta.collapsed) summary.collapsed = true;
+      s.metrics.totalGroups++;
+      s.metrics.totalMessages++;
+      s.metrics.totalTokens += meta.tokens;
+      this.count(summary, +1);
+      out.push(summary);
+    };
+    this.examined += s.groups.length + inserted.length;
+    for (const g of s.groups) {
+      while (next < inserted.length && g.firstSeq !== undefined && g.firstSeq > inserted[next]!.seq) insert();
+      out.push(g);
+    }
+    while (next < inserted.length) insert();
+    s.groups = out;
+    this.positions = undefined;
   }
 
   /** Splices pending summaries into `groups`, each before the group it was anchored at. O(n + k). */

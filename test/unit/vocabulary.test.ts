@@ -11,7 +11,7 @@ import { REPO_ROOT } from '../support/processes.js';
 /** Retired name → what to write instead. */
 const RETIRED: [RegExp, string][] = [
   [/\bCompactionRecord\b/, '`Compaction` (the one compaction type)'],
-  [/\bCompactionOutcome\b/, '`Compaction` (the activity answers it without its summaries)'],
+  [/\bCompactionOutcome\b/, '`Compaction` (stored; the activity answers `reportOf` it and its `ViewChange`)'],
   [/\bCompactionReport\b/, '`reportOf(compaction)` (a compaction in numbers)'],
   [/\bmemory[ -]view\b/i, '"view" (a memory is a long-term fact about a user, never the view)'],
   [/\bMemoryProgress\b/, "`ExtractionProgress` (the `extraction` field of a thread's state)"],
