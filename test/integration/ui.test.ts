@@ -56,7 +56,7 @@ interface State {
   compactions: number;
   pending: string[];
   indexedSeq: number;
-  memory: { extractedSeq: number };
+  extraction: { extractedSeq: number };
 }
 
 /** Polls the thread's state until `ok` holds. */
@@ -139,7 +139,7 @@ before(async () => {
   // last turns' extraction waits for the next user turn, which does not matter here.
   let s = await waitFor('compactions and the extraction of the move', (x) => {
     const compacted = x.compactions > 0 && !x.pending.includes('compaction');
-    return x.indexedSeq === messages.length && compacted && x.memory.extractedSeq >= 19;
+    return x.indexedSeq === messages.length && compacted && x.extraction.extractedSeq >= 19;
   });
   // Then a strategy that summarizes a bounded chunk per run (at most 250 tokens of input, the
   // earlier summary included) down to a low target: configuring runs it once; it is still above
