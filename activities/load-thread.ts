@@ -50,7 +50,7 @@ export function loadThreadActivity(deps: { store: ThreadStore; memories?: Memory
     }
     const view = (await store.view(threadId))
       .filter((e) => e.seq <= lastSeq)
-      .map((e) => (e.summary ? { meta: e.meta } : { meta: e.meta, seq: e.seq }));
+      .map((e) => ({ meta: e.meta, seq: e.seq }));
     return {
       ...stored,
       view: {

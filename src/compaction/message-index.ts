@@ -104,7 +104,8 @@ export class MessageIndex {
    * compaction activity groups them. The history outside the view is counted in the totals, as
    * pruned groups would be, but not grouped again; `lastSeq` is the history's.
    *
-   * @param entries - the view in order; a message's `seq` is its history seq, a summary has none
+   * @param entries - the view in order; a message's `seq` is its history seq, a summary's its
+   *   position seq (the first seq of what it stands for), which a later ViewChange removes it by
    * @param history - figures of the whole history the view was read up to
    */
   static fromView(
@@ -116,7 +117,11 @@ export class MessageIndex {
     for (const { meta, seq } of entries) {
       const isSummary = meta.shape === 'summary';
       index.append(isSummary || seq === undefined ? { ...meta, seq: undefined } : { ...meta, seq });
-      if (isSummary) continue;
+      if (isSummary) {
+        // Its position seq places it, as a compaction's ViewChange does: not a seq of the history.
+        if (seq !== undefined) index.state.groups[index.state.groups.length - 1]!.firstSeq = seq;
+        continue;
+      }
       inView.messages++;
       inView.tokens += meta.tokens;
       if (meta.shape === 'user') inView.turns++;

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { compactThreadActivity } from '../../activities/compact-thread.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { loadThreadActivity } from '../../activities/load-thread.js';
 import type { CompactThreadInput, CompactThreadResult } from '../../activities/types.js';
 import { ThreadState } from '../../workflows/thread-state.js';
 import { strategyOf } from '../../src/thread/config.js';
@@ -24,9 +25,9 @@ import type { MessageInput } from '../../src/model/message.js';
 const tokenizer = tokenizerForModel('gpt-4o');
 
 /** Turns of four: a question, a tool call, its result, the answer (as the CLI tests' exports). */
-async function storeWith(n: number): Promise<InMemoryThreadStore> {
+async function storeWith(n: number, store = new InMemoryThreadStore(), from = 0) {
   const inputs: MessageInput[] = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < from + n; i++) {
     const turn = Math.floor(i / 4);
     const callId = `c${turn}`;
     if (i % 4 === 0) inputs.push({ id: `m${i}`, role: 'user', content: `Question ${turn}: order ${turn}?` });
@@ -44,7 +45,6 @@ async function storeWith(n: number): Promise<InMemoryThreadStore> {
       });
     else inputs.push({ id: `m${i}`, role: 'assistant', content: `Order ${turn} has shipped.` });
   }
-  const store = new InMemoryThreadStore();
   const messages = normalizeMessages(inputs);
   await store.append(
     't',
@@ -58,6 +58,11 @@ async function compactOnce(n: number) {
   const store = await storeWith(n);
   const state = new ThreadState({ threadId: 't' });
   state.receive(await store.metas('t', { after: 0, limit: n }));
+  return { store, state, bytes: await compact(store, state) };
+}
+
+/** Runs the activity as the workflow's compaction lane does, applies its answer; answers its size. */
+async function compact(store: InMemoryThreadStore, state: ThreadState): Promise<number> {
   const compactThread = compactThreadActivity({ store, llm: llmRuntimeFromEnv({}) });
   const answer = await new MockActivityEnvironment().run<
     [CompactThreadInput],
@@ -71,7 +76,23 @@ async function compactOnce(n: number) {
     upToSeq: state.indexedSeq,
   });
   state.applyCompaction(answer);
-  return { store, state, bytes: JSON.stringify(answer).length };
+  return JSON.stringify(answer).length;
+}
+
+/** The workflow's index holds what the stored view holds. */
+async function assertIndexIsView(store: InMemoryThreadStore, state: ThreadState): Promise<void> {
+  const view = await store.view('t');
+  const m = state.index.metrics;
+  assert.equal(m.includedMessages, view.length);
+  assert.equal(
+    m.includedTokens,
+    view.reduce((sum, e) => sum + e.tokens, 0),
+  );
+  assert.deepEqual(
+    state.index.groups.filter((g) => g.kind === 'summary').map((g) => g.id),
+    view.filter((e) => e.summary).map((e) => e.message.id),
+    'the summaries in view, in view order',
+  );
 }
 
 test('the compaction answer is as small as the view it leaves, whatever the history read', async () => {
@@ -84,20 +105,20 @@ test('the compaction answer is as small as the view it leaves, whatever the hist
 
 test('after the answer, the workflow index holds what the stored view holds, each message once', async () => {
   const { store, state } = await compactOnce(2_000);
-  const view = await store.view('t');
-  const m = state.index.metrics;
-  assert.equal(m.includedMessages, view.length);
-  assert.equal(
-    m.includedTokens,
-    view.reduce((sum, e) => sum + e.tokens, 0),
-  );
+  await assertIndexIsView(store, state);
   // Summaries made and folded within the run were never stored: the index does not count them.
   const stored = (await store.compactions('t')).reduce((sum, c) => sum + c.summaries.length, 0);
   assert.ok(stored >= 1, 'the compaction stored a summary');
-  assert.equal(m.totalMessages - stored, 2_000, 'the workflow indexed each message once');
-  assert.deepEqual(
-    state.index.groups.filter((g) => g.kind === 'summary').map((g) => g.id),
-    view.filter((e) => e.summary).map((e) => e.message.id),
-    'the summaries in view, in view order',
-  );
+  assert.equal(state.index.metrics.totalMessages - stored, 2_000, 'the workflow indexed each message once');
+});
+
+test('a new run started from the stored view drops the summary a later compaction folds', async () => {
+  const { store } = await compactOnce(2_000);
+  const state = new ThreadState({ threadId: 't' });
+  state.resume(await new MockActivityEnvironment().run(loadThreadActivity({ store }), { threadId: 't' }));
+  await assertIndexIsView(store, state);
+  await storeWith(2_000, store, 2_000);
+  state.receive(await store.metas('t', { after: state.indexedSeq, limit: 2_000 }));
+  await compact(store, state);
+  await assertIndexIsView(store, state);
 });

@@ -331,7 +331,7 @@ describe('MessageIndex.fromView', () => {
     const metas = c.metas(10).map((m, i) => ({ ...m, seq: i + 1 }));
     // The view after a compaction summarized the first two turns (seqs 1–4).
     const summary = { id: 's1', role: 'system' as const, shape: 'summary' as const, tokens: 7, bytes: 20 };
-    const view = [{ meta: summary }, ...metas.slice(4).map(({ seq, ...meta }) => ({ meta, seq }))];
+    const view = [{ meta: summary, seq: 1 }, ...metas.slice(4).map(({ seq, ...meta }) => ({ meta, seq }))];
     const index = MessageIndex.fromView(view, { lastSeq: 8, messages: 8, tokens: 80, turns: 4 });
 
     assert.deepEqual(kinds(index), [
@@ -348,6 +348,7 @@ describe('MessageIndex.fromView', () => {
     assert.equal(m.totalMessages, 9);
     assert.equal(m.totalTurns, 4);
     assert.equal(index.lastSeq, 8);
+    assert.equal(index.group('s1')?.firstSeq, 1, 'the summary sits at its position seq');
     // A message after the view's last seq is applied; one at or below it is a re-delivery.
     assert.equal(index.append({ ...metas[7]!, id: 'late', seq: 8 }), false);
     assert.equal(index.append({ id: 'm9', role: 'user', shape: 'user', tokens: 10, bytes: 5, seq: 9 }), true);
