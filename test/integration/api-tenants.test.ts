@@ -17,7 +17,8 @@ import { resolveSettings } from '../../src/settings/settings.js';
 import { hashToken, TokenStore } from '../../src/tenancy/token-store.js';
 import { checkedInOpenApi } from '../support/api-openapi.js';
 import { ApiClient, startApiFixture, text, type ApiFixture } from '../support/api.js';
-import { REPO_ROOT, spawnTsx } from '../support/processes.js';
+import { REPO_ROOT, spawnNode } from '../support/processes.js';
+import { cliProgram } from '../support/cli.js';
 
 let f: ApiFixture;
 before(async () => {
@@ -378,7 +379,7 @@ describe('the token command line (a real process)', () => {
     args: string[],
     env: Record<string, string> = { DATABASE_URL: f.p.stack.databaseUrl },
   ) => {
-    const child = spawnTsx('src/cli/main.ts', ['token', ...args], { env });
+    const child = spawnNode([...cliProgram('main'), 'token', ...args], { env });
     let stdout = '';
     child.child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exit = await child.exited;

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
-import { cliEnv, parseJson, runCli, spawnCli, syntheticExport } from '../support/cli.js';
+import { cliEnv, cliProgram, parseJson, runCli, spawnCli, syntheticExport } from '../support/cli.js';
 import { REPO_ROOT } from '../support/processes.js';
 
 let p: TestPipeline;
@@ -96,7 +96,9 @@ test('a progress bar redrawn in place on a terminal (tmux)', { timeout: 180_000 
     [
       `cd '${REPO_ROOT}'`,
       ...exports,
-      `'${process.execPath}' --import tsx src/cli/main.ts thread import '${file}' --chunk 100`,
+      [process.execPath, ...cliProgram('main'), 'thread', 'import', file, '--chunk', '100']
+        .map((a) => `'${a}'`)
+        .join(' '),
       'echo "exit=$?"',
       'sleep 600',
     ].join('\n'),

@@ -14,6 +14,7 @@ import type { OwnerRecord } from '../../src/local-stack/orphans.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { assertIntact, bounded, Stream, threadsFor } from '../support/append-stream.js';
+import { cliProgram } from '../support/cli.js';
 import {
   isPidAlive,
   reapLeftovers,
@@ -47,7 +48,7 @@ after(async () => {
 
 /** `npm start` in its own process group (so the group can be killed as a terminal would). */
 async function startOnce(): Promise<TestChild> {
-  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env, detached: true });
+  const child = spawnNode(cliProgram('start'), { env, detached: true });
   await child.waitForLine(/durable-memory ready/, 120_000);
   return child;
 }

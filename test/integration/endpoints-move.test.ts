@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
+import { cliProgram } from '../support/cli.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
@@ -29,7 +30,7 @@ after(async () => {
 });
 
 async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild> {
-  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env });
+  const child = spawnNode(cliProgram('start'), { env });
   await child.waitForLine(/ready/, 120_000);
   return child;
 }

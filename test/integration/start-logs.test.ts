@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { reapLeftovers, spawnNode } from '../support/processes.js';
+import { cliProgram } from '../support/cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 
 let home: string;
@@ -33,7 +34,7 @@ test(
       TEMPORAL_ADDRESS: '',
       DATABASE_URL: '',
     };
-    const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts', '--headless'], { env });
+    const child = spawnNode([...cliProgram('start'), '--headless'], { env });
     const ready = await child.waitForLine(/durable-memory ready/, 100_000);
     // The API logs a request, the worker its state: both formats are exercised before stopping.
     const apiUrl = /api=(http:\/\/[\d.:]+)/u.exec(ready)![1]!;

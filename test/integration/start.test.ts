@@ -8,6 +8,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
+import { cliProgram } from '../support/cli.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
@@ -25,7 +26,7 @@ async function startOnce(
   env: NodeJS.ProcessEnv,
   args: string[] = [],
 ): Promise<TestChild & { readyLine: string }> {
-  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts', ...args], { env });
+  const child = spawnNode([...cliProgram('start'), ...args], { env });
   const readyLine = await child.waitForLine(/ready/, 120_000);
   return Object.assign(child, { readyLine });
 }

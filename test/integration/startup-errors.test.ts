@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../src/local-stack/ports.js';
 import { reapLeftovers, spawnNode } from '../support/processes.js';
-import { runCli } from '../support/cli.js';
+import { cliProgram, runCli } from '../support/cli.js';
 
 let home: string;
 let closed: number;
@@ -41,7 +41,7 @@ function env(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /** Runs `npm start`'s entry point to its end (it must fail, and quickly). */
 async function npmStart(extra: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const child = spawnNode(['--import', 'tsx', 'src/cli/start.ts'], { env: env(extra) });
+  const child = spawnNode(cliProgram('start'), { env: env(extra) });
   const timer = setTimeout(() => child.child.kill('SIGKILL'), 60_000);
   try {
     const { code } = await child.exited;

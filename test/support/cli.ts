@@ -1,9 +1,12 @@
 /**
  * Helpers for testing the `durable-memory` command line as a user runs it: a real child process
- * (`node --import tsx src/cli/main.ts …`) with an environment pointing at a test pipeline, its exit
- * code and output; and large synthetic thread exports for import tests.
+ * (the build's `dist/src/cli/main.js` when it is fresh, else `node --import tsx src/cli/main.ts …`)
+ * with an environment pointing at a test pipeline, its exit code and output; and large synthetic
+ * thread exports for import tests.
  */
-import { spawnTsx, type TestChild } from './processes.js';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT, spawnNode, type TestChild } from './processes.js';
 import type { TestPipeline } from './pipeline.js';
 import type { StoredMessage, ThreadExport } from '../../src/store/types.js';
 
@@ -12,6 +15,48 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** What the build compiles (tsconfig.json) and what else goes into dist/ (the lock file: the workflow bundle). */
+const BUILD_INPUTS = ['src', 'workflows', 'activities', 'tsconfig.json', 'package-lock.json'];
+/** The build's last outputs (`npm run build` writes them after tsc's). */
+const BUILD_LAST = ['dist/workflow-bundle.js', 'dist/workflow-bundle-traced.js'];
+
+let fresh: boolean | undefined;
+
+/**
+ * Whether dist/ was built from the sources as they are: every build input is older than the build's
+ * last outputs. CI builds dist/ in `npm install`; a developer who edited a source since is told so
+ * by a `false` here, and tests run the sources.
+ */
+export function distIsFresh(): boolean {
+  if (fresh !== undefined) return fresh;
+  const mtime = (file: string): number => statSync(path.join(REPO_ROOT, file)).mtimeMs;
+  const newest = (entry: string): number => {
+    const stats = statSync(path.join(REPO_ROOT, entry));
+    if (!stats.isDirectory()) return stats.mtimeMs;
+    return Math.max(
+      stats.mtimeMs,
+      ...readdirSync(path.join(REPO_ROOT, entry)).map((name) => newest(path.join(entry, name))),
+    );
+  };
+  try {
+    fresh = Math.max(...BUILD_INPUTS.map(newest)) <= Math.min(...BUILD_LAST.map(mtime));
+  } catch {
+    fresh = false; // no build (or no input): the sources
+  }
+  return fresh;
+}
+
+/**
+ * The `node` arguments that run a command line program (`main` is `durable-memory`, `start` is
+ * `npm start`): its built JS when dist/ is fresh, else its source through tsx, which takes about
+ * three times as long to load; tests start the command line hundreds of times.
+ */
+export function cliProgram(name: 'main' | 'start'): string[] {
+  return distIsFresh()
+    ? [path.join(REPO_ROOT, 'dist/src/cli', `${name}.js`)]
+    : ['--import', 'tsx', `src/cli/${name}.ts`];
 }
 
 /** The environment that points a CLI child at a test pipeline (servers and its worker's task queue). */
@@ -24,7 +69,7 @@ export function spawnCli(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): TestChild & { stdout(): string; stderr(): string } {
-  const child = spawnTsx('src/cli/main.ts', args, { env });
+  const child = spawnNode([...cliProgram('main'), ...args], { env });
   let stdout = '';
   let stderr = '';
   child.child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));

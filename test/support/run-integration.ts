@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { sourceBundle } from '../../src/worker/workflow-bundle.js';
 import { SHARED_POSTGRES_ENV, SHARED_TEMPORAL_ENV } from './processes.js';
+import { distIsFresh } from './cli.js';
 import { startTestStack } from './stack.js';
 
 const started = Date.now();
@@ -26,6 +27,11 @@ if (stack) {
     `shared test servers: Temporal ${stack.temporalAddress}, PostgreSQL ${stack.postgres ? `on port ${stack.postgres.port}` : 'TEST_DATABASE_URL'} (up in ${Date.now() - started} ms)`,
   );
 }
+console.log(
+  distIsFresh()
+    ? 'command line children: dist/ (built from these sources)'
+    : 'command line children: the sources through tsx (dist/ is older than them; `npm run build` makes it faster)',
+);
 
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...args], { env, stdio: 'inherit' });
 // A signal goes to the child (Ctrl-C reaches it anyway, a kill by pid does not); the servers stop
