@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { REPO_ROOT } from './processes.js';
+import { isPidAlive, REPO_ROOT } from './processes.js';
 
 /** The Python package's folder. */
 export const PYTHON_PACKAGE = path.join(REPO_ROOT, 'python');
@@ -66,11 +66,42 @@ async function hashTree(dir: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/**
+ * Runs `work` while holding `lock` (a directory holding the holder's pid): test files run in
+ * parallel, and two of them making the same venv at once would install over each other. A lock
+ * whose holder died (Ctrl-C mid-install) is taken over.
+ */
+async function holding<T>(lock: string, work: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      await mkdir(lock, { recursive: false });
+      await writeFile(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(await readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''));
+      // No pid yet: the holder is between mkdir and writeFile; look again.
+      if (holder && !isPidAlive(holder)) await rm(lock, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 /** The cached venv, made or brought up to date (see the module comment). */
 export async function pythonVenv(): Promise<PythonVenv> {
   const pyproject = await readFile(path.join(PYTHON_PACKAGE, 'pyproject.toml'), 'utf8');
   const key = createHash('sha256').update(pyproject).digest('hex').slice(0, 16);
   const dir = path.join(REPO_ROOT, '.tmp', `python-venv-${key}`);
+  await mkdir(path.dirname(dir), { recursive: true });
+  return holding(`${dir}.lock`, () => makeVenv(dir, pyproject));
+}
+
+async function makeVenv(dir: string, pyproject: string): Promise<PythonVenv> {
   const python = path.join(dir, 'bin', 'python');
   const ready = path.join(dir, '.installed-source');
   const source = await hashTree(path.join(PYTHON_PACKAGE, 'src'));
