@@ -33,7 +33,14 @@ console.log(
     : 'command line children: the sources through tsx (dist/ is older than them; `npm run build` makes it faster)',
 );
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...args], { env, stdio: 'inherit' });
+// node --test runs availableParallelism() - 1 files at a time: one on a 2-core machine, where a file
+// mostly waits (for servers, children, workflows) and the run used about half a core. Three at a
+// time overlap those waits; a file's namespace and database keep it apart from the others.
+const concurrency = args.some((a) => a.startsWith('--test-concurrency')) ? [] : ['--test-concurrency=3'];
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...concurrency, ...args], {
+  env,
+  stdio: 'inherit',
+});
 // A signal goes to the child (Ctrl-C reaches it anyway, a kill by pid does not); the servers stop
 // once it has exited. (stack.ts's own handlers would exit at once, leaving the child running.)
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
