@@ -313,9 +313,10 @@ describe('LLM activities under faults', { timeout: 600_000 }, () => {
     // The retry sent the same request again, once: the held call and its retry.
     assert.equal(llm.requests.length, 2, 'the held call and one retry');
     assert.deepEqual(llm.requests[1]!.body, held!.body, 'the retry asked the same');
-    // Noticed quickly: the heartbeat timeout and the first backoff, not the 5-minute start-to-close.
+    // Noticed by the heartbeat timeout (the history's timeout type, below), not the 5-minute
+    // start-to-close: the bound is far above normal (a few seconds) and far below those 5 minutes.
     const retryAfterKill = llm.requests[1]!.time - killedAt;
-    assert.ok(retryAfterKill < HEARTBEAT_MS + 5000, `retried ${retryAfterKill} ms after the kill`);
+    assert.ok(retryAfterKill < 120_000, `retried ${retryAfterKill} ms after the kill`);
     // The history says why: the first attempt's heartbeats stopped; the new worker ran the second.
     const starts = await activityStarts(memory, t, 'compactThread');
     assert.equal(starts.length, 1);
