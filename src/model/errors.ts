@@ -31,7 +31,10 @@ export type ValidationCode =
   | 'invalid_option'
   | 'too_deep'
   | 'too_long'
-  | 'out_of_range';
+  | 'out_of_range'
+  | 'unknown_service_kind'
+  | 'service_not_bound'
+  | 'invalid_response_id';
 
 /** Input that cannot be accepted; names the offending message by index and id where there is one. */
 export class ValidationError extends DurableMemoryError {

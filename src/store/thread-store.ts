@@ -24,6 +24,7 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
+  ServiceResponse,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -102,7 +103,7 @@ export interface ThreadStore {
   setConfig(threadId: string, config: Record<string, unknown>, owner?: AppendOptions): Promise<void>;
 
   /**
-   * Deletes the thread's own data: history, summaries, compaction records, configuration. Long-term
+   * Deletes the thread's own data: history, summaries, compaction records, configuration, response records. Long-term
    * memories live in the memory store; deleting a thread removes those learned only from it through
    * `eraseThread` (src/erasure/erase-thread.ts), which does both.
    * @returns true if the thread existed.
@@ -147,6 +148,24 @@ export interface ThreadStore {
    * @throws ValidationError `invalid_option` for a bad model, vector or limit (1 to 1,000).
    */
   searchByEmbedding(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]>;
+
+  /**
+   * Records a provider's response id covering history up to `record.seq` (service-stored
+   * conversations). Per (thread, seq) the latest id wins; recording the same id again changes nothing
+   * (a retried append), another id replaces it and clears its `lost` mark. Seqs the thread does not
+   * hold are refused (nothing stored) so a record never outlives its thread.
+   * @returns false when the thread has no message at `record.seq`.
+   */
+  recordResponse(threadId: string, record: Omit<ServiceResponse, 'recordedAt' | 'lost'>): Promise<boolean>;
+
+  /** The thread's response record with the highest seq, or undefined. */
+  latestResponse(threadId: string): Promise<ServiceResponse | undefined>;
+
+  /**
+   * Marks the latest response record unusable (the first reason and time stand).
+   * @returns the record as now stored, or undefined when the thread has none.
+   */
+  markResponseLost(threadId: string, reason: string): Promise<ServiceResponse | undefined>;
 
   /**
    * Answers when the backend can serve requests (readiness checks); the cheapest round trip it has.

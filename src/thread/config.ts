@@ -46,6 +46,75 @@ export interface ThreadConfig {
    * unused goes back to the view. 0 turns recall off. Default {@link DEFAULT_RECALL_SHARE}.
    */
   recallShare: number;
+  /**
+   * A provider-stored conversation the thread is bound to (docs/service-stored.md): `context({ service:
+   * true })` then also answers the provider's last response id and the messages since it. Absent: none.
+   */
+  service?: ServiceBinding;
+}
+
+/** The kinds of provider-stored conversation a thread can be bound to. */
+export const SERVICE_KINDS = ['openai-responses'] as const;
+export type ServiceKind = (typeof SERVICE_KINDS)[number];
+
+/** A thread's binding to a provider-stored conversation. */
+export interface ServiceBinding {
+  /** `openai-responses`: OpenAI Responses with `store: true` and `previous_response_id`. */
+  kind: ServiceKind;
+  /**
+   * A response older than this is not chained to (the provider forgets stored responses: OpenAI keeps
+   * them 30 days). Milliseconds. Default {@link DEFAULT_SERVICE_MAX_AGE_MS}.
+   */
+  maxAgeMs?: number;
+}
+
+/** Default {@link ServiceBinding.maxAgeMs}: a day less than OpenAI's 30 days of stored responses. */
+export const DEFAULT_SERVICE_MAX_AGE_MS = 29 * 24 * 60 * 60 * 1000;
+/** Upper bound of {@link ServiceBinding.maxAgeMs}: a year. */
+export const MAX_SERVICE_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
+
+/**
+ * Validates `configure.service`: a binding, or null to unbind. Throws ValidationError
+ * (`invalid_option`, or `unknown_service_kind` for a kind we do not speak).
+ */
+export function parseServiceBinding(value: unknown): ServiceBinding | null {
+  if (value === null) return null;
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError('invalid_option', 'configure.service: expected { kind } or null', {
+      field: 'service',
+    });
+  const { kind, maxAgeMs, ...rest } = value as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined)
+    throw new ValidationError(
+      'invalid_option',
+      `configure.service.${extra}: unknown setting (kind, maxAgeMs)`,
+      {
+        field: 'service',
+      },
+    );
+  if (!SERVICE_KINDS.includes(kind as ServiceKind))
+    throw new ValidationError(
+      'unknown_service_kind',
+      `configure.service.kind: expected one of ${SERVICE_KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`,
+      { field: 'service' },
+    );
+  const binding: ServiceBinding = { kind: kind as ServiceKind };
+  if (maxAgeMs !== undefined) {
+    if (
+      typeof maxAgeMs !== 'number' ||
+      !Number.isInteger(maxAgeMs) ||
+      maxAgeMs < 1 ||
+      maxAgeMs > MAX_SERVICE_MAX_AGE_MS
+    )
+      throw new ValidationError(
+        'invalid_option',
+        `configure.service.maxAgeMs: expected a whole number from 1 to ${MAX_SERVICE_MAX_AGE_MS}, got ${String(maxAgeMs)}`,
+        { field: 'service' },
+      );
+    binding.maxAgeMs = maxAgeMs;
+  }
+  return binding;
 }
 
 /** Default {@link ThreadConfig.recallShare} (chosen by `npm run bench:recall`, see BENCHMARKS.md). */
@@ -200,7 +269,16 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   // A strategy's own limits first (they name what is wrong), then what any store could keep.
   if (p['strategy'] !== undefined && p['strategy'] !== null) checkStrategyShape(p['strategy']);
   assertStorableConfig(p);
-  const known = ['budget', 'model', 'strategy', 'idleMs', 'extractEveryTurns', 'memoryShare', 'recallShare'];
+  const known = [
+    'budget',
+    'model',
+    'strategy',
+    'idleMs',
+    'extractEveryTurns',
+    'memoryShare',
+    'recallShare',
+    'service',
+  ];
   for (const key of Object.keys(p)) {
     if (!known.includes(key)) {
       throw new ValidationError('invalid_option', `configure.${key}: unknown setting (${known.join(', ')})`);
@@ -250,6 +328,11 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
       throw new ValidationError('invalid_option', 'configure.model: expected a model name');
     }
     out.model = p['model'];
+  }
+  if (p['service'] !== undefined) {
+    const binding = parseServiceBinding(p['service']);
+    if (binding) out.service = binding;
+    else delete out.service;
   }
   if (p['strategy'] === null) delete out.strategy;
   else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);

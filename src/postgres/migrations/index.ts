@@ -14,6 +14,7 @@ import { migration008 } from './008_embeddings.js';
 import { migration009 } from './009_message_search.js';
 import { migration010 } from './010_thread_search_index.js';
 import { migration011 } from './011_compaction_steps.js';
+import { migration012 } from './012_service_responses.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration009,
   migration010,
   migration011,
+  migration012,
 ];

@@ -32,6 +32,7 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
+  ServiceResponse,
   StoredMessage,
   SummaryRecord,
   ThreadExport,
@@ -56,6 +57,8 @@ interface ThreadState {
   summaryMetas: Map<string, MessageMeta>;
   /** Model → seq → vector. */
   embeddings: Map<string, Map<number, number[]>>;
+  /** Seq → the provider response recorded there (service-stored conversations). */
+  responses: Map<number, ServiceResponse>;
 }
 
 /** Default page size of {@link InMemoryThreadStore.listThreads}, as in every store. */
@@ -77,6 +80,7 @@ export class InMemoryThreadStore implements ThreadStore {
         summaries: new Map(),
         summaryMetas: new Map(),
         embeddings: new Map(),
+        responses: new Map(),
       };
       this.threads.set(threadId, state);
     }
@@ -321,6 +325,41 @@ export class InMemoryThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.delete */
   async delete(threadId: string): Promise<boolean> {
     return this.threads.delete(threadId);
+  }
+
+  /** @inheritDoc ThreadStore.recordResponse */
+  async recordResponse(
+    threadId: string,
+    record: Omit<ServiceResponse, 'recordedAt' | 'lost'>,
+  ): Promise<boolean> {
+    assertStorableText(record, {});
+    const state = this.threads.get(threadId);
+    if (!state?.rows[record.seq - 1] || record.seq < 1) return false;
+    if (state.responses.get(record.seq)?.responseId === record.responseId) return true;
+    const { seq, responseId, model } = record;
+    state.responses.set(seq, { seq, responseId, model, recordedAt: new Date().toISOString() });
+    return true;
+  }
+
+  /** @inheritDoc ThreadStore.latestResponse */
+  async latestResponse(threadId: string): Promise<ServiceResponse | undefined> {
+    const latest = this.latest(threadId);
+    return latest && jsonCopy(latest);
+  }
+
+  private latest(threadId: string): ServiceResponse | undefined {
+    const responses = this.threads.get(threadId)?.responses;
+    if (!responses || responses.size === 0) return undefined;
+    return responses.get(Math.max(...responses.keys()));
+  }
+
+  /** @inheritDoc ThreadStore.markResponseLost */
+  async markResponseLost(threadId: string, reason: string): Promise<ServiceResponse | undefined> {
+    assertStorableText(reason, {});
+    const latest = this.latest(threadId);
+    if (!latest) return undefined;
+    latest.lost ??= { reason, at: new Date().toISOString() };
+    return jsonCopy(latest);
   }
 
   /** @inheritDoc ThreadStore.export */

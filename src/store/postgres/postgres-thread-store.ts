@@ -22,6 +22,7 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
+  ServiceResponse,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -36,6 +37,7 @@ import { PgEmbeddings } from './pg-embeddings.js';
 import { NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
+import { latestResponsePg, markResponseLostPg, recordResponsePg } from './pg-service.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
 import { assertStorableConfig } from '../../thread/config.js';
@@ -246,6 +248,26 @@ export class PostgresThreadStore implements ThreadStore {
     // memory store's: src/erasure/erase-thread.ts removes those learned only from this thread.
     const { rowCount } = await this.pool.query('DELETE FROM threads WHERE thread_id = $1', [threadId]);
     return (rowCount ?? 0) > 0;
+  }
+
+  /** @inheritDoc ThreadStore.recordResponse */
+  async recordResponse(
+    threadId: string,
+    record: Omit<ServiceResponse, 'recordedAt' | 'lost'>,
+  ): Promise<boolean> {
+    assertStorableText(record, {});
+    return recordResponsePg(this.pool, threadId, record);
+  }
+
+  /** @inheritDoc ThreadStore.latestResponse */
+  async latestResponse(threadId: string): Promise<ServiceResponse | undefined> {
+    return latestResponsePg(this.pool, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.markResponseLost */
+  async markResponseLost(threadId: string, reason: string): Promise<ServiceResponse | undefined> {
+    assertStorableText(reason, {});
+    return markResponseLostPg(this.pool, threadId, reason);
   }
 
   /** @inheritDoc ThreadStore.export */

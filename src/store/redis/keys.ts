@@ -4,7 +4,8 @@
  * (message id → "seq:tokens:hash"), `bodies` and `metas` (seq → JSON), `included` (zset of seqs),
  * `excluded` (seq → compaction id), `summaries` (id → JSON), `superseded` (id → compaction id),
  * `live` (zset of summary ids by recording order), `compactions` (id → JSON), `compactionOrder`
- * (list) and `embeddings` (`<seq>:<model>` → vector as JSON). Global: `<p>threads` and `<p>user:<userId>:threads` (zsets, ordered by id, for listing).
+ * (list), `embeddings` (`<seq>:<model>` → vector as JSON) and `responses` (seq → provider response
+ * record as JSON, src/store/redis/service.ts). Global: `<p>threads` and `<p>user:<userId>:threads` (zsets, ordered by id, for listing).
  * A suffix never contains ':', so no two thread ids can share a key. Scripts touch the global indexes
  * too, so a Redis Cluster is not supported (one instance, or a primary with replicas).
  */
@@ -23,6 +24,7 @@ export interface ThreadKeys {
   compactions: string;
   compactionOrder: string;
   embeddings: string;
+  responses: string;
 }
 
 /** Builds key names under a prefix. */
@@ -55,6 +57,7 @@ export class RedisKeys {
       compactions: `${base}compactions`,
       compactionOrder: `${base}compactionOrder`,
       embeddings: `${base}embeddings`,
+      responses: `${base}responses`,
     };
   }
 }

@@ -12,6 +12,7 @@ import { exportThread, importThread } from '../internal/transfer.js';
 import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
+import { latestResponse, markResponseLost, recordResponse } from './service.js';
 import { saveEmbeddings, searchByEmbedding, unembedded } from './embeddings.js';
 import type { RedisClient } from './lua.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -28,6 +29,7 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
+  ServiceResponse,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -228,6 +230,26 @@ export class RedisThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.delete */
   async delete(threadId: string): Promise<boolean> {
     return runDelete(this.client, this.keys, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.recordResponse */
+  async recordResponse(
+    threadId: string,
+    record: Omit<ServiceResponse, 'recordedAt' | 'lost'>,
+  ): Promise<boolean> {
+    assertStorableText(record, {});
+    return recordResponse(this.client, this.keys, threadId, record);
+  }
+
+  /** @inheritDoc ThreadStore.latestResponse */
+  async latestResponse(threadId: string): Promise<ServiceResponse | undefined> {
+    return latestResponse(this.client, this.keys, threadId);
+  }
+
+  /** @inheritDoc ThreadStore.markResponseLost */
+  async markResponseLost(threadId: string, reason: string): Promise<ServiceResponse | undefined> {
+    assertStorableText(reason, {});
+    return markResponseLost(this.client, this.keys, threadId, reason);
   }
 
   /** @inheritDoc ThreadStore.export */
