@@ -28,8 +28,16 @@ export {
   type EmbeddingSources,
   type RankByEmbeddingOptions,
 } from './client/embedding-ranker.js';
-export { ThreadHandle, type AppendInput, type AppendResult } from './client/thread-handle.js';
-export type { ContextOptions, ContextResult } from './client/context.js';
+export {
+  ThreadHandle,
+  type AppendInput,
+  type AppendResult,
+  type ThreadAppendOptions,
+  type ThreadState,
+} from './client/thread-handle.js';
+export type { ContextOptions, ContextResult, ServiceContext } from './client/context.js';
+export { SERVICE_SKIPS, type ServiceSkip, type ServiceState } from './thread/service.js';
+export { toResponsesInput } from './model/openai-responses.js';
 export type { HistoryHit, RecalledMessage, RecallReport } from './client/recall.js';
 export {
   fuse,

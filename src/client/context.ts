@@ -9,10 +9,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore } from '../memories/memory-store.js';
 import { textOf, type Message } from '../model/message.js';
 import { toOpenAI } from '../model/openai.js';
+import { toResponsesInput } from '../model/openai-responses.js';
+import { serviceSkip, type ServiceSkip } from '../thread/service.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ThreadInfo, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
@@ -42,6 +45,11 @@ export interface ContextOptions {
    * `recallShare` of the budget); `false` turns it off for this call.
    */
   recall?: RecallOptions | false;
+  /**
+   * For a thread bound to a provider-stored conversation (`configure({ service })`): also answer
+   * `service`, the provider's last response id and the messages since it, when that chain is usable.
+   */
+  service?: boolean;
 }
 
 /** The context, ready for an OpenAI call. */
@@ -61,6 +69,23 @@ export interface ContextResult extends Omit<BuiltContext, 'stableTokens'> {
   recalled: RecalledMessage[];
   /** What recall did; absent when it was off (`recall: false`, a share of 0, nothing to search for). */
   recall?: RecallReport;
+  /**
+   * With `service: true` and a usable chain: send `input` with `previous_response_id` instead of the
+   * whole context (docs/service-stored.md). Absent otherwise, and `serviceSkipped` says why.
+   */
+  service?: ServiceContext;
+  /** Why `service` is absent although asked for. */
+  serviceSkipped?: ServiceSkip;
+}
+
+/** The provider-stored conversation's side of a context. */
+export interface ServiceContext {
+  /** The provider's id of the latest response the thread recorded. */
+  previousResponseId: string;
+  /** The messages since that response (retracted ones left out), as Responses API input items. */
+  input: ResponseInputItem[];
+  /** Seq of the last message the response covers: `input` is the history after it. */
+  afterSeq: number;
 }
 
 /** The stable prefix of a context. */
@@ -95,11 +120,43 @@ export interface ContextSources {
 /** How many memories are considered for the block, by relevance and then by recency. */
 const MEMORY_CANDIDATES = 20;
 
-/** Builds the context of the stored thread `info`; see the module comment. */
+/**
+ * Builds the context of the stored thread `info`; see the module comment. With `service`, the
+ * provider-stored conversation's part is read beside it.
+ */
 export async function readContext(
   sources: ContextSources,
   info: ThreadInfo,
   options: ContextOptions = {},
+): Promise<ContextResult> {
+  if (!options.service) return readFull(sources, info, options);
+  const [full, service] = await Promise.all([
+    readFull(sources, info, options),
+    readService(sources.store, info),
+  ]);
+  return { ...full, ...service };
+}
+
+/** The `service` part of a context, or why there is none. */
+async function readService(
+  store: ThreadStore,
+  info: ThreadInfo,
+): Promise<{ service: ServiceContext } | { serviceSkipped: ServiceSkip }> {
+  const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
+  const record = config.service ? await store.latestResponse(info.threadId) : undefined;
+  const skipped = serviceSkip(config.service, record, config.model, Date.now());
+  if (skipped || !record) return { serviceSkipped: skipped ?? 'no_response' };
+  const { messages } = await store.history(info.threadId, { after: record.seq });
+  const since = withoutRetracted(messages.map((message) => ({ message }))).map((e) => e.message);
+  return {
+    service: { previousResponseId: record.responseId, input: toResponsesInput(since), afterSeq: record.seq },
+  };
+}
+
+async function readFull(
+  sources: ContextSources,
+  info: ThreadInfo,
+  options: ContextOptions,
 ): Promise<ContextResult> {
   const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
   const budget = options.budget ?? config.budget;

@@ -10,14 +10,20 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Message, MessageInput } from '../model/message.js';
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryRecord, MemoryStore } from '../memories/memory-store.js';
-import { normalizeMessages } from '../model/validation.js';
 import { toMessageInputs } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
-import type { ThreadConfig } from '../thread/config.js';
+import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
+import {
+  MAX_LOST_REASON_LENGTH,
+  MAX_RESPONSE_ID_LENGTH,
+  serviceSkip,
+  type ServiceState,
+} from '../thread/service.js';
+import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
   compactUpdate,
   configureUpdate,
@@ -84,6 +90,16 @@ export const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
 /** A message as `append` accepts it: ours, or an OpenAI chat-completions message. */
 export type AppendInput = MessageInput | Message | ChatCompletionMessageParam;
 
+/** Options of {@link ThreadHandle.append}. */
+export interface ThreadAppendOptions {
+  /**
+   * The provider's response id that the appended messages end (service-stored conversations,
+   * docs/service-stored.md): recorded with the append's last seq, so the next `context({ service:
+   * true })` chains to it. Only on a thread bound with `configure({ service })`; 1–256 characters.
+   */
+  responseId?: string;
+}
+
 /** What `append` reports per message. */
 export interface AppendResult {
   messages: { id: string; seq: number; tokens: number; duplicate: boolean }[];
@@ -104,6 +120,9 @@ export interface ImportedState {
   /** Every imported message up to this seq is indexed by the thread's workflow. */
   indexedSeq: number;
 }
+
+/** What `state()` answers: the workflow's state, and the store's side of a provider-stored conversation. */
+export type ThreadState = ThreadStateView & { service?: ServiceState };
 
 /** Options of a thread handle (see `DurableMemory.thread`). */
 export interface ThreadOptions {
@@ -142,12 +161,15 @@ export class ThreadHandle {
    * stores nothing twice and returns the same sequence numbers. Throws ValidationError before
    * anything is stored if any message is invalid.
    */
-  async append(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
+  async append(
+    messages: AppendInput | readonly AppendInput[],
+    options: ThreadAppendOptions = {},
+  ): Promise<AppendResult> {
     const count = Array.isArray(messages) ? messages.length : 1;
     return withSpan(
       'durable_memory.append',
       { ...this.spanAttributes(), 'durable_memory.messages': count },
-      () => measured(appendDuration, appendsTotal, () => this.appendNow(messages)),
+      () => measured(appendDuration, appendsTotal, () => this.appendNow(messages, options)),
     );
   }
 
@@ -156,7 +178,10 @@ export class ThreadHandle {
     return { 'durable_memory.thread_id': this.threadId };
   }
 
-  private async appendNow(messages: AppendInput | readonly AppendInput[]): Promise<AppendResult> {
+  private async appendNow(
+    messages: AppendInput | readonly AppendInput[],
+    options: ThreadAppendOptions,
+  ): Promise<AppendResult> {
     const list = (Array.isArray(messages) ? messages : [messages]) as AppendInput[];
     const inputs = toMessageInputs(list);
     // Messages without an id get a random one; callers who retry appends should give their own ids.
@@ -164,13 +189,93 @@ export class ThreadHandle {
       m && typeof m === 'object' && m.id === undefined ? { ...m, id: randomUUID() } : m,
     );
     const normalized = normalizeMessages(withIds);
+    const { responseId } = options;
+    // Checked before anything is stored: a refused response id loses no message.
+    const model = responseId === undefined ? undefined : await this.serviceModel(responseId);
     const stored = await this.storeCall(() => this.storeCounted(normalized));
+    if (responseId !== undefined && stored.length > 0) {
+      // Written right after the messages it ends. Should it fail, the append throws and its retry (same
+      // ids: nothing stored twice, the same seqs) records it: the record is keyed by (thread, seq).
+      const seq = Math.max(...stored.map((m) => m.seq));
+      await this.storeCall(() =>
+        this.deps.store.recordResponse(this.threadId, { seq, responseId, model: model! }),
+      );
+    }
     appendedMessagesTotal.inc(stored.filter((m) => !m.duplicate).length);
     const metas: SeqMeta[] = stored.map(({ duplicate: _d, ...meta }) => meta);
     const announced = await this.deps.announcer.announce(this.workflowId, this.input(), metas);
     return {
       messages: stored.map((m) => ({ id: m.id, seq: m.seq, tokens: m.tokens, duplicate: m.duplicate })),
       announced,
+    };
+  }
+
+  /**
+   * Checks a response id and that the thread is bound to a provider-stored conversation; answers the
+   * thread's model (the record keeps it: a model change breaks the chain).
+   * @throws ValidationError `invalid_response_id` or `service_not_bound`, before anything is stored.
+   */
+  private async serviceModel(responseId: unknown): Promise<string> {
+    if (typeof responseId !== 'string' || responseId === '' || responseId.length > MAX_RESPONSE_ID_LENGTH)
+      throw new ValidationError(
+        'invalid_response_id',
+        `responseId: expected the provider's response id, 1 to ${MAX_RESPONSE_ID_LENGTH} characters`,
+        { field: 'responseId' },
+      );
+    if (firstBadChar(responseId) >= 0 || /\s/.test(responseId))
+      throw new ValidationError('invalid_response_id', 'responseId: no whitespace or control characters', {
+        field: 'responseId',
+      });
+    const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+    const config = { ...DEFAULT_CONFIG, ...(info?.config as Partial<ThreadConfig> | undefined) };
+    if (!config.service)
+      throw new ValidationError(
+        'service_not_bound',
+        `responseId: thread ${this.threadId} is not bound to a provider-stored conversation; configure({ service: { kind: 'openai-responses' } }) first`,
+        { field: 'responseId' },
+      );
+    return config.model;
+  }
+
+  /**
+   * Says the provider's stored conversation can no longer be chained to (it answered 404 or 400 for
+   * the id, `store: false`, …): the latest response record is marked lost, durably, so the next
+   * `context({ service: true })` answers the full compacted context without `service`, and `state()`
+   * says why, until a new response id is appended. Answers the thread's service state.
+   * @throws ValidationError `invalid_option` for an empty or too long reason; `service_not_bound`.
+   */
+  async serviceLost(reason: string): Promise<ServiceState> {
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_LOST_REASON_LENGTH)
+      throw new ValidationError(
+        'invalid_option',
+        `reason: expected why the chain is unusable, 1 to ${MAX_LOST_REASON_LENGTH} characters`,
+        { field: 'reason' },
+      );
+    const info = await this.requireThread();
+    const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
+    if (!config.service)
+      throw new ValidationError(
+        'service_not_bound',
+        `thread ${this.threadId} is not bound to a provider-stored conversation`,
+        {
+          field: 'reason',
+        },
+      );
+    await this.storeCall(() => this.deps.store.markResponseLost(this.threadId, reason));
+    return (await this.serviceState(info))!;
+  }
+
+  /** The thread's service state (see {@link ServiceState}), or undefined for an unbound thread. */
+  private async serviceState(info: ThreadInfo): Promise<ServiceState | undefined> {
+    const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
+    if (!config.service) return undefined;
+    const response = await this.storeCall(() => this.deps.store.latestResponse(this.threadId));
+    const skipped = serviceSkip(config.service, response, config.model, Date.now());
+    return {
+      kind: config.service.kind,
+      ...(response ? { response } : {}),
+      usable: skipped === undefined,
+      ...(skipped ? { skipped } : {}),
     };
   }
 
@@ -337,20 +442,27 @@ export class ThreadHandle {
     return this.update(syncUpdate, [{ seq: lastSeq }]);
   }
 
-  /** Counts, tokens, indexed sequence, last compaction, pending work. */
-  async state(): Promise<ThreadStateView> {
-    await this.requireThread();
+  /**
+   * Counts, tokens, indexed sequence, last compaction, pending work; for a thread bound to a
+   * provider-stored conversation, `service` (its latest response and whether it can be chained to).
+   */
+  async state(): Promise<ThreadState> {
+    const info = await this.requireThread();
     const ms = this.updateTimeoutMs;
+    let view: ThreadStateView;
     try {
       // Bounded like the updates: with no worker polling, a query would wait for one.
-      return await this.deps.temporal.call(
+      view = await this.deps.temporal.call(
         (client) => client.workflow.getHandle(this.workflowId).query(stateQuery),
         Date.now() + ms,
       );
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
-      return this.sync(); // stored but never announced (e.g. imported): start it and catch up
+      view = await this.sync(); // stored but never announced (e.g. imported): start it and catch up
     }
+    // The service state is the store's, not the workflow's: response ids never travel through it.
+    const service = await this.serviceState(info);
+    return service ? { ...view, service } : view;
   }
 
   /** The whole thread as JSON: history, compaction records, summaries, configuration. */

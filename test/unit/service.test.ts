@@ -1,0 +1,94 @@
+/**
+ * Service-stored conversations, the pure parts: the binding's validation, whether a response can be
+ * chained to, and messages as Responses API input.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ValidationError } from '../../src/model/errors.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { toResponsesInput } from '../../src/model/openai-responses.js';
+import { DEFAULT_CONFIG, DEFAULT_SERVICE_MAX_AGE_MS, mergeConfig } from '../../src/thread/config.js';
+import { serviceSkip } from '../../src/thread/service.js';
+
+describe('configure({ service })', () => {
+  it('binds, sets maxAgeMs, and unbinds with null', () => {
+    const bound = mergeConfig(DEFAULT_CONFIG, { service: { kind: 'openai-responses' } });
+    assert.deepEqual(bound.service, { kind: 'openai-responses' });
+    const aged = mergeConfig(bound, { service: { kind: 'openai-responses', maxAgeMs: 60_000 } });
+    assert.deepEqual(aged.service, { kind: 'openai-responses', maxAgeMs: 60_000 });
+    assert.equal(mergeConfig(aged, { budget: 100 }).service?.maxAgeMs, 60_000, 'other settings keep it');
+    assert.equal(mergeConfig(aged, { service: null }).service, undefined);
+  });
+
+  it('refuses an unknown kind, a bad maxAgeMs and unknown settings, naming them', () => {
+    const code = (patch: unknown) => {
+      try {
+        mergeConfig(DEFAULT_CONFIG, patch);
+      } catch (err) {
+        assert.ok(err instanceof ValidationError);
+        return `${err.code}: ${err.message}`;
+      }
+      return 'accepted';
+    };
+    assert.match(code({ service: { kind: 'anthropic' } }), /^unknown_service_kind: .*openai-responses/);
+    assert.match(code({ service: {} }), /^unknown_service_kind/);
+    assert.match(code({ service: 'openai-responses' }), /^invalid_option: configure\.service/);
+    assert.match(code({ service: { kind: 'openai-responses', maxAgeMs: 0 } }), /maxAgeMs/);
+    assert.match(code({ service: { kind: 'openai-responses', maxAgeMs: 1.5 } }), /maxAgeMs/);
+    assert.match(code({ service: { kind: 'openai-responses', store: true } }), /service\.store: unknown/);
+  });
+});
+
+describe('serviceSkip', () => {
+  const binding = { kind: 'openai-responses' as const };
+  const now = Date.parse('2026-01-31T00:00:00Z');
+  const record = { seq: 4, responseId: 'resp_1', model: 'gpt-4o', recordedAt: '2026-01-30T00:00:00Z' };
+
+  it('chains to a fresh, unmarked response of the same model', () => {
+    assert.equal(serviceSkip(binding, record, 'gpt-4o', now), undefined);
+  });
+
+  it('says why it does not', () => {
+    assert.equal(serviceSkip(undefined, record, 'gpt-4o', now), 'not_bound');
+    assert.equal(serviceSkip(binding, undefined, 'gpt-4o', now), 'no_response');
+    const lost = { ...record, lost: { reason: 'not_found', at: '2026-01-30T01:00:00Z' } };
+    assert.equal(serviceSkip(binding, lost, 'gpt-4o', now), 'lost');
+    assert.equal(serviceSkip(binding, record, 'gpt-4.1', now), 'model_changed');
+    assert.equal(serviceSkip({ ...binding, maxAgeMs: 3_600_000 }, record, 'gpt-4o', now), 'expired');
+    const old = now - DEFAULT_SERVICE_MAX_AGE_MS - 1;
+    assert.equal(
+      serviceSkip(binding, { ...record, recordedAt: new Date(old).toISOString() }, 'gpt-4o', now),
+      'expired',
+    );
+  });
+});
+
+describe('toResponsesInput', () => {
+  it('turns text, tool calls and results into Responses input items, leaving reasoning out', () => {
+    const messages = normalizeMessages([
+      { id: 'u', role: 'user', content: 'weather in Oslo?' },
+      {
+        id: 'a',
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', text: 'use the tool' },
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_call', callId: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' },
+        ],
+      },
+      {
+        id: 't',
+        role: 'tool',
+        parts: [{ type: 'tool_result', callId: 'c1', name: 'weather', result: '3°C' }],
+      },
+      { id: 's', role: 'system', content: 'be brief' },
+    ]);
+    assert.deepEqual(toResponsesInput(messages), [
+      { role: 'user', content: 'weather in Oslo?' },
+      { role: 'assistant', content: 'Checking.' },
+      { type: 'function_call', call_id: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', call_id: 'c1', output: '3°C' },
+      { role: 'system', content: 'be brief' },
+    ]);
+  });
+});
