@@ -36,7 +36,8 @@ export {
   type ThreadState,
 } from './client/thread-handle.js';
 export type { ContextOptions, ContextResult, ServiceContext } from './client/context.js';
-export { SERVICE_SKIPS, type ServiceSkip, type ServiceState } from './thread/service.js';
+export type { ServiceState } from './thread/service.js';
+export { SERVICE_KINDS, SERVICE_SKIPS, type ServiceResponse, type ServiceSkip } from './model/service.js';
 export { toResponsesInput } from './model/openai-responses.js';
 export type { HistoryHit, RecalledMessage, RecallReport } from './client/recall.js';
 export {

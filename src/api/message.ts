@@ -4,6 +4,7 @@
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
 import Type, { type Static } from 'typebox';
+import { ResponseIdField, ServiceContext, ServiceSkip } from './service.js';
 import {
   MAX_BUDGET,
   MAX_ID_LENGTH,
@@ -85,6 +86,7 @@ export const AppendBody = Type.Object(
         "Narrows the owner's long-term memories to one resource (memories learned in the thread are that resource's; its context sees them and the user-wide ones). Set like `userId`, by the first append that gives one.",
       ),
     ),
+    responseId: Type.Optional(ResponseIdField),
   },
   { description: 'Either `messages` (1–1000) or a single `message`.' },
 );
@@ -187,6 +189,12 @@ export const ContextQuery = Type.Object({
       minimum: 1,
       maximum: MAX_RECALL_LIMIT,
       description: 'At most this many hits (default 20).',
+    }),
+  ),
+  service: Type.Optional(
+    Type.Boolean({
+      description:
+        'For a thread bound to a provider-stored conversation: also answer `service` (the last response id and the input since).',
     }),
   ),
 });
@@ -308,6 +316,8 @@ export const ContextResult = Type.Object(
         { title: 'RecallReport', description: 'What recall did; absent when it was off.' },
       ),
     ),
+    service: Type.Optional(ServiceContext),
+    serviceSkipped: Type.Optional(ServiceSkip),
   },
   { title: 'ContextResult', description: 'The context within the budget.' },
 );

@@ -5,6 +5,7 @@
  * them by name (see shared.ts); request bodies embed them.
  */
 import Type, { type Static } from 'typebox';
+import { ServiceBinding } from './service.js';
 import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
@@ -139,6 +140,7 @@ export const ThreadConfig = Type.Object({
         'Share of the budget recalled history may take in the context (unused share goes to the view).',
     }),
   ),
+  service: Type.Optional(ServiceBinding),
 });
 export type ThreadConfig = Static<typeof ThreadConfig>;
 

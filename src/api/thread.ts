@@ -13,6 +13,7 @@ import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
 import { Strategy } from './records.js';
 import { ref } from './shared.js';
+import { ServiceBinding, ServiceState } from './service.js';
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
 
@@ -35,6 +36,11 @@ export const ConfigurePatch = Type.Object(
     extractEveryTurns: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EXTRACT_EVERY_TURNS })),
     memoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
     recallShare: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_RECALL_SHARE })),
+    service: Type.Optional(
+      Type.Union([ServiceBinding, Type.Null()], {
+        description: 'Bind to a provider-stored conversation (`null` unbinds).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -143,6 +149,7 @@ export const ThreadState = Type.Object(
     extraction: ExtractionProgress,
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
+    service: Type.Optional(ServiceState),
   },
   { title: 'ThreadState', description: "The thread's state." },
 );

@@ -17,12 +17,8 @@ import type { ThreadStore } from '../store/thread-store.js';
 import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
-import {
-  MAX_LOST_REASON_LENGTH,
-  MAX_RESPONSE_ID_LENGTH,
-  serviceSkip,
-  type ServiceState,
-} from '../thread/service.js';
+import { serviceSkip, type ServiceState } from '../thread/service.js';
+import { MAX_LOST_REASON_LENGTH, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
   compactUpdate,

@@ -162,19 +162,4 @@ export interface SearchHit {
   score: number;
 }
 
-/**
- * A provider's response id recorded with the append that carried the response (service-stored
- * conversations, docs/service-stored.md): the provider's conversation covers history up to `seq`.
- */
-export interface ServiceResponse {
-  /** Seq of the last history message the response covers (the append's highest seq). */
-  seq: number;
-  /** The provider's id, e.g. OpenAI's `resp_…`. */
-  responseId: string;
-  /** The thread's model when it was recorded (a model change breaks the chain). */
-  model: string;
-  /** When it was recorded (ISO-8601). */
-  recordedAt: string;
-  /** Set once the chain is unusable (the provider forgot the id, `store: false`, …): why and when. */
-  lost?: { reason: string; at: string };
-}
+export type { ServiceResponse } from '../model/service.js';

@@ -13,6 +13,7 @@ import {
   MAX_RECALL_SHARE,
 } from '../model/limits.js';
 import { firstBadChar, nestedDeeperThan } from '../model/validation.js';
+import { SERVICE_KINDS, type ServiceKind } from '../model/service.js';
 import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
 import { pipeline } from '../compaction/strategies/pipeline.js';
 import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
@@ -52,10 +53,6 @@ export interface ThreadConfig {
    */
   service?: ServiceBinding;
 }
-
-/** The kinds of provider-stored conversation a thread can be bound to. */
-export const SERVICE_KINDS = ['openai-responses'] as const;
-export type ServiceKind = (typeof SERVICE_KINDS)[number];
 
 /** A thread's binding to a provider-stored conversation. */
 export interface ServiceBinding {

@@ -37,6 +37,8 @@ from .types import (
     MemoryRecord,
     ScoredMemory,
     SearchHit,
+    ServiceBinding,
+    ServiceState,
     ThreadConfig,
     ThreadExport,
     ThreadList,
@@ -140,8 +142,11 @@ class _Operations:
         memory_share: float | None = None,
         user_id: str | None = None,
         resource_id: str | None = None,
+        service: ServiceBinding | None | Any = UNSET,
     ) -> _Call[ThreadConfig]:
-        """Sets the settings given (creating the thread); ``strategy=None`` returns to the default."""
+        """Sets the settings given (creating the thread); ``strategy=None`` returns to the default;
+        ``service={"kind": "openai-responses"}`` binds the thread to a provider-stored conversation,
+        ``service=None`` unbinds it."""
         body = _given(
             budget=budget,
             model=model,
@@ -153,6 +158,8 @@ class _Operations:
         )
         if strategy is not UNSET:
             body["strategy"] = strategy  # None returns to the default strategy
+        if service is not UNSET:
+            body["service"] = service  # None unbinds
         return _Call("PATCH", f"/v1/threads/{_seg(thread_id)}", body=body)
 
     @staticmethod
@@ -165,6 +172,12 @@ class _Operations:
         """Runs the thread's strategy now."""
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/compact")
 
+    @staticmethod
+    def service_lost(thread_id: str, reason: str) -> _Call[ServiceState]:
+        """The provider's stored conversation is unusable (404 or 400 for its id, ``store: false``, …):
+        the next ``context(service=True)`` is the full compacted one, until a new ``response_id``."""
+        return _Call("POST", f"/v1/threads/{_seg(thread_id)}/service-lost", body={"reason": reason})
+
     # Messages
     @staticmethod
     def append(
@@ -173,10 +186,12 @@ class _Operations:
         *,
         user_id: str | None = None,
         resource_id: str | None = None,
+        response_id: str | None = None,
     ) -> _Call[AppendResult]:
-        """Appends one message or a list (ours or OpenAI's), idempotent by id; creates the thread."""
+        """Appends one message or a list (ours or OpenAI's), idempotent by id; creates the thread.
+        ``response_id``: the provider's response these messages end (a thread bound with ``service``)."""
         batch: dict[str, Any] = {"messages": messages} if isinstance(messages, list) else {"message": messages}
-        body = {**batch, **_given(userId=user_id, resourceId=resource_id)}
+        body = {**batch, **_given(userId=user_id, resourceId=resource_id, responseId=response_id)}
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/messages", body=body)
 
     @staticmethod
@@ -201,6 +216,7 @@ class _Operations:
         recall_scope: Literal["thread", "resource", "user"] | None = None,
         recall_range: int | None = None,
         recall_limit: int | None = None,
+        service: bool | None = None,
     ) -> _Call[ContextResult]:
         """The context for the next model call, within the budget (ours and OpenAI messages), with the
         history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none."""
@@ -212,6 +228,7 @@ class _Operations:
             recallScope=recall_scope,
             recallRange=recall_range,
             recallLimit=recall_limit,
+            service=service,
         )
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", params)
 
@@ -432,6 +449,7 @@ class Client:
     configure_thread = _blocking(_OPS.configure_thread)
     delete_thread = _blocking(_OPS.delete_thread)
     compact = _blocking(_OPS.compact)
+    service_lost = _blocking(_OPS.service_lost)
     append = _blocking(_OPS.append)
     history = _blocking(_OPS.history)
     retract = _blocking(_OPS.retract)
@@ -477,6 +495,7 @@ class AsyncClient:
     configure_thread = _awaited(_OPS.configure_thread)
     delete_thread = _awaited(_OPS.delete_thread)
     compact = _awaited(_OPS.compact)
+    service_lost = _awaited(_OPS.service_lost)
     append = _awaited(_OPS.append)
     history = _awaited(_OPS.history)
     retract = _awaited(_OPS.retract)

@@ -75,6 +75,13 @@ class StoredMessage(TypedDict):
     """The compaction that excluded it from the view; absent while included."""
 
 
+class ServiceBinding(TypedDict):
+    kind: Literal["openai-responses"]
+    """`openai-responses`: OpenAI Responses with `store: true` and `previous_response_id`."""
+    maxAgeMs: NotRequired[int]
+    """A response older than this is not chained to (default: 29 days)."""
+
+
 class ThreadConfig(TypedDict):
     budget: int
     """Tokens of the view."""
@@ -90,6 +97,7 @@ class ThreadConfig(TypedDict):
     recallShare: NotRequired[float]
     """Share of the budget recalled history may take in the context (unused share goes to the
     view)."""
+    service: NotRequired[ServiceBinding]
 
 
 class ThreadInfo(TypedDict):
@@ -311,6 +319,15 @@ class RecallReport(TypedDict):
     """Tokens it took."""
 
 
+class ServiceContext(TypedDict):
+    previousResponseId: str
+    """Send as `previous_response_id`."""
+    input: list[dict[str, Any]]
+    """The messages since that response, as Responses API input items."""
+    afterSeq: int
+    """Seq of the last message the response covers."""
+
+
 class ContextResult(TypedDict):
     """The context within the budget."""
 
@@ -330,6 +347,10 @@ class ContextResult(TypedDict):
     thenewest user message), chronological."""
     recall: NotRequired[RecallReport]
     """What recall did; absent when it was off."""
+    service: NotRequired[ServiceContext]
+    serviceSkipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
+    """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
+    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
 
 
 class SearchHit(TypedDict):
@@ -404,6 +425,29 @@ class EmbeddingProgress(TypedDict):
     failedAt: NotRequired[int]
 
 
+class ServiceLostMark(TypedDict):
+    reason: str
+    at: str
+
+
+class ServiceResponse(TypedDict):
+    seq: int
+    responseId: str
+    model: str
+    recordedAt: str
+    lost: NotRequired[ServiceLostMark]
+
+
+class ServiceState(TypedDict):
+    kind: Literal["openai-responses"]
+    response: NotRequired[ServiceResponse]
+    usable: bool
+    """Whether the next `context?service=true` chains to it."""
+    skipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
+    """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
+    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
+
+
 class ThreadState(TypedDict):
     """The thread's state."""
 
@@ -430,6 +474,7 @@ class ThreadState(TypedDict):
     """The summarizer in use (an LLM or the local fallback)."""
     embedding: NotRequired[EmbeddingProgress]
     """The embedding lane (recall by meaning), when an embedding model is configured."""
+    service: NotRequired[ServiceState]
 
 
 class CompactResult(TypedDict):

@@ -34,7 +34,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         summary: 'Append messages (creates the thread)',
         description:
           'Idempotent by message id: a retried append stores nothing twice and answers the same seqs. ' +
-          'Nothing is stored if any message is invalid. Give ids if you retry.',
+          'Nothing is stored if any message is invalid. Give ids if you retry. `responseId` records the ' +
+          "provider's response these messages end, on a thread bound with `service` (else 400 " +
+          '`service_not_bound`, nothing stored).',
         tags: ['messages'],
         security: BEARER,
         params: ThreadParams,
@@ -45,7 +47,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     async (request) => {
       const { scope } = request;
       const storedId = scope.scoped(request.params.id, 'id');
-      const { messages, message, userId, resourceId } = request.body;
+      const { messages, message, userId, resourceId, responseId } = request.body;
       if (messages !== undefined && message !== undefined)
         throw new ApiError(400, 'invalid_field', 'message: give either `messages` or `message`', 'message');
       const list = messages ?? (message === undefined ? undefined : [message]);
@@ -57,7 +59,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       try {
         return await run(
           deps,
-          () => deps.memory.thread(storedId, { userId: owner, resourceId }).append(inputs),
+          () =>
+            deps.memory
+              .thread(storedId, { userId: owner, resourceId })
+              .append(inputs, responseId === undefined ? {} : { responseId }),
           'append',
         );
       } catch (err) {

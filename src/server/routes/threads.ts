@@ -18,6 +18,7 @@ import {
   ThreadListQuery,
   ThreadState,
 } from '../../api/thread.js';
+import { ServiceLostBody, ServiceState } from '../../api/service.js';
 import { requireThread, run, type RouteDeps } from './deps.js';
 
 /** Default page size of the thread list. */
@@ -103,8 +104,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       schema: {
         summary: 'Configure a thread (creates it)',
         description:
-          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, recallShare; ' +
-          '`strategy: null` returns to the default strategy. Answers the whole configuration. ' +
+          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, recallShare, ' +
+          'service; `strategy: null` returns to the default strategy, `service: null` unbinds. Answers ' +
+          'the whole configuration. ' +
           'A thread with no message yet is created (with `userId` and `resourceId` if given).',
         tags: ['threads'],
         security: BEARER,
@@ -129,6 +131,40 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         'configure',
         params.id,
       );
+    },
+  );
+
+  app.post(
+    '/threads/:id/service-lost',
+    {
+      schema: {
+        summary: "The provider's stored conversation is unusable",
+        description:
+          'For a thread bound with `service`: marks its latest response id lost (the provider answered ' +
+          '404 or 400 for it, `store: false`, …), so the next `context?service=true` answers the full ' +
+          'compacted context without `service` until a new `responseId` is appended. Answers the ' +
+          'service state. 400 `service_not_bound` for an unbound thread.',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        body: ServiceLostBody,
+        response: { 200: ServiceState, ...errorResponses(404, ...BODY_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { scope, params, body } = request;
+      const { storedId } = await requireThread(deps, scope, params.id);
+      try {
+        return await run(
+          deps,
+          () => deps.memory.thread(storedId).serviceLost(body.reason),
+          'service lost',
+          params.id,
+        );
+      } catch (err) {
+        if (err instanceof ValidationError) throw validationFailure(err);
+        throw err;
+      }
     },
   );
 

@@ -1,0 +1,39 @@
+/**
+ * Service-stored conversations (docs/service-stored.md), the shapes every layer shares: the kinds of
+ * provider conversation a thread can be bound to, why a context leaves `service` out, a response
+ * record, and the limits of what callers send.
+ */
+
+/** The kinds of provider-stored conversation a thread can be bound to. */
+export const SERVICE_KINDS = ['openai-responses'] as const;
+export type ServiceKind = (typeof SERVICE_KINDS)[number];
+
+/**
+ * Why a context leaves `service` out: the thread is not bound, no response was recorded yet, the
+ * latest was marked lost (`serviceLost`), it is older than the binding's `maxAgeMs`, or the thread's
+ * model changed since (a provider conversation belongs to one model).
+ */
+export const SERVICE_SKIPS = ['not_bound', 'no_response', 'lost', 'expired', 'model_changed'] as const;
+export type ServiceSkip = (typeof SERVICE_SKIPS)[number];
+
+/** The most characters of a provider response id (OpenAI's are about 50). */
+export const MAX_RESPONSE_ID_LENGTH = 256;
+/** The most characters of a `serviceLost` reason. */
+export const MAX_LOST_REASON_LENGTH = 500;
+
+/**
+ * A provider's response id recorded with the append that carried the response: the provider's
+ * conversation covers history up to `seq`.
+ */
+export interface ServiceResponse {
+  /** Seq of the last history message the response covers (the append's highest seq). */
+  seq: number;
+  /** The provider's id, e.g. OpenAI's `resp_…`. */
+  responseId: string;
+  /** The thread's model when it was recorded (a model change breaks the chain). */
+  model: string;
+  /** When it was recorded (ISO-8601). */
+  recordedAt: string;
+  /** Set once the chain is unusable (the provider forgot the id, `store: false`, …): why and when. */
+  lost?: { reason: string; at: string };
+}
