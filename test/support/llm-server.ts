@@ -12,8 +12,13 @@
  * `response_format`) and answers 400 otherwise, so a test also proves what we send is valid. It records
  * every request (parsed body, headers, time) so tests can assert what was sent.
  *
+ * Responses are stored as the provider stores them (unless the request says `store: false`): a request
+ * with `previous_response_id` continues that conversation (its function calls answerable by the new
+ * input), and an id the server does not hold (never stored, or forgotten by `forgetResponses()`) is
+ * answered 404 `previous_response_not_found`, as OpenAI does once a stored response is gone.
+ *
  * A test in another process (the Python tests) scripts it over HTTP: `POST /__test/script` with
- * `{ "steps": [...] }` (steps as JSON), `POST /__test/reset`, and `GET /__test/requests` for the
+ * `{ "steps": [...] }` (steps as JSON), `POST /__test/reset`, `POST /__test/forget-responses`, and `GET /__test/requests` for the
  * recorded requests. These paths are not recorded.
  *
  * @example
@@ -102,6 +107,13 @@ export interface LlmServer {
   embeddingRequests(): RecordedRequest[];
   /** Forgets the recorded requests and the unconsumed steps (the default steps stay). */
   reset(): void;
+  /**
+   * The whole stored conversation that ends with response `id` (every input and output item along
+   * its `previous_response_id` chain, oldest first), or undefined when it is not stored.
+   */
+  conversation(id: string): Record<string, unknown>[] | undefined;
+  /** Forgets every stored response (as a provider does after its retention period). */
+  forgetResponses(): void;
   /** Resolves once `count` requests have arrived (to act while a call is held open). */
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Ends held requests and stops the server. */
@@ -134,6 +146,21 @@ export async function startLlmServer(): Promise<LlmServer> {
   const timers = new Set<NodeJS.Timeout>();
   const waiters = new Set<() => void>();
   let counter = 0;
+  /** Stored responses: their previous response, input items and output items. */
+  const stored = new Map<
+    string,
+    { previous?: string; input: Record<string, unknown>[]; output: Record<string, unknown>[] }
+  >();
+  const conversation = (id: string): Record<string, unknown>[] | undefined => {
+    const items: Record<string, unknown>[][] = [];
+    for (let at: string | undefined = id; at !== undefined;) {
+      const entry = stored.get(at);
+      if (!entry) return undefined;
+      items.unshift([...entry.input, ...entry.output]);
+      at = entry.previous;
+    }
+    return items.flat();
+  };
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
@@ -174,7 +201,18 @@ export async function startLlmServer(): Promise<LlmServer> {
     if (req.method !== 'POST') return sendError(res, 405, 'Use POST', 'invalid_request_error');
     if (raw === undefined) return sendError(res, 413, 'Request body too large', 'invalid_request_error');
     if (responses) {
-      const invalidInput = validateResponsesRequest(body);
+      const previous = (body as { previous_response_id?: unknown } | undefined)?.previous_response_id;
+      const earlier = typeof previous === 'string' ? conversation(previous) : [];
+      if (previous !== undefined && previous !== null && !earlier)
+        return sendError(
+          res,
+          404,
+          `Previous response with id '${String(previous)}' not found.`,
+          'invalid_request_error',
+          {},
+          'previous_response_not_found',
+        );
+      const invalidInput = validateResponsesRequest(body, earlier ?? []);
       if (invalidInput) return sendError(res, 400, invalidInput, 'invalid_request_error');
       return answerResponses(queue.shift() ?? fallback, recorded, res);
     }
@@ -195,6 +233,10 @@ export async function startLlmServer(): Promise<LlmServer> {
     if (what === 'reset') {
       queue.length = 0;
       requests.length = 0;
+      return sendJson(res, 200, {});
+    }
+    if (what === 'forget-responses') {
+      stored.clear();
       return sendJson(res, 200, {});
     }
     if (what === 'requests')
@@ -349,8 +391,19 @@ export async function startLlmServer(): Promise<LlmServer> {
       });
     }
     const inputTokens = Math.ceil(JSON.stringify(req.body['input'] ?? '').length / 4);
+    const id = `resp_test_${n}`;
+    const previous = req.body['previous_response_id'];
+    const store = req.body['store'] !== false;
+    if (store) {
+      const given = req.body['input'];
+      const input =
+        typeof given === 'string' ? [{ role: 'user', content: given }] : (given as Record<string, unknown>[]);
+      stored.set(id, { ...(typeof previous === 'string' ? { previous } : {}), input, output });
+    }
     sendJson(res, 200, {
-      id: `resp_test_${n}`,
+      id,
+      previous_response_id: typeof previous === 'string' ? previous : null,
+      store,
       object: 'response',
       created_at: Math.floor(Date.now() / 1000),
       model: ('model' in step && step.model) || req.body.model || DEFAULT_MODEL,
@@ -417,6 +470,8 @@ export async function startLlmServer(): Promise<LlmServer> {
       embeddingQueue.length = 0;
       requests.length = 0;
     },
+    conversation,
+    forgetResponses: () => stored.clear(),
     waitForRequests(count, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
@@ -527,14 +582,20 @@ function validateEmbeddingsRequest(body: unknown): string | undefined {
  * What the Responses API would reject, as its error message: a model, and an input (a string or a
  * non-empty list) in which each function_call_output answers an earlier function_call.
  */
-function validateResponsesRequest(body: unknown): string | undefined {
+function validateResponsesRequest(
+  body: unknown,
+  earlier: readonly Record<string, unknown>[],
+): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Body must be a JSON object';
   const b = body as { model?: unknown; input?: unknown; stream?: unknown };
   if (typeof b.model !== 'string' || !b.model) return "Missing required parameter: 'model'";
   if (b.stream === true) return 'this test server answers Responses requests without streaming only';
   if (typeof b.input === 'string') return undefined;
   if (!Array.isArray(b.input) || b.input.length === 0) return "'input' must be a string or a non-empty array";
-  const calls = new Set<string>();
+  // Calls of the stored conversation it continues are answerable too.
+  const calls = new Set<string>(
+    earlier.filter((item) => item['type'] === 'function_call').map((item) => String(item['call_id'])),
+  );
   for (const [i, item] of (b.input as Record<string, unknown>[]).entries()) {
     if (typeof item !== 'object' || item === null) return `input[${i}]: not an object`;
     if (item['type'] === 'function_call') calls.add(String(item['call_id']));
@@ -560,8 +621,9 @@ function sendError(
   message: string,
   type: string,
   headers: Record<string, string> = {},
+  code = type,
 ): void {
-  sendJson(res, status, { error: { message, type, param: null, code: type } }, headers);
+  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
 }
 
 function sendJson(

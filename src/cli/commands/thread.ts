@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
+import { SERVICE_KINDS } from '../../model/service.js';
 import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice, scopeChoice } from '../args.js';
@@ -56,7 +57,19 @@ export function registerThread(program: Command, session: Session): void {
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
     .option('--range <n>', 'neighbours recalled either side of each hit (default 1)', nonNegativeInt)
+    .option(
+      '--service',
+      'a thread bound to a provider-stored conversation: also print the last response id and the input since',
+    )
     .action(session.action((id: string, o: ContextFlags) => context(session, id, o)));
+
+  thread
+    .command('service-lost <threadId> <reason>')
+    .description(
+      "the provider's stored conversation is unusable (404 for its id, store: false, …): the next " +
+        'context is the full compacted one until a new response id; prints the service state',
+    )
+    .action(session.action((id: string, reason: string) => serviceLost(session, id, reason)));
 
   thread
     .command('search <threadId> <query>')
@@ -85,6 +98,9 @@ export function registerThread(program: Command, session: Session): void {
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
     .option('--recall-share <share>', 'share of the budget for recalled history (0–0.8)', finiteNumber)
+    .option('--service <kind>', `bind to a provider-stored conversation (${SERVICE_KINDS.join(', ')})`)
+    .option('--service-max-age-ms <ms>', 'with --service: chain to responses at most this old', positiveInt)
+    .option('--no-service', 'unbind from the provider-stored conversation')
     .option('--user <userId>', "the thread's owner, when this creates the thread")
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
@@ -175,6 +191,7 @@ interface ContextFlags {
   query?: string;
   recall?: ReturnType<typeof recallChoice>;
   range?: number;
+  service?: boolean;
 }
 
 async function context(session: Session, id: string, o: ContextFlags) {
@@ -182,11 +199,12 @@ async function context(session: Session, id: string, o: ContextFlags) {
     o.recall === 'off'
       ? false
       : { ...(o.recall ? { scope: o.recall } : {}), ...(o.range !== undefined ? { range: o.range } : {}) };
-  const stored = await (
-    await session.memory()
-  )
-    .thread(session.stored(id))
-    .context({ budget: o.budget, ...(o.query !== undefined ? { query: o.query } : {}), recall });
+  const stored = await (await session.memory()).thread(session.stored(id)).context({
+    budget: o.budget,
+    ...(o.query !== undefined ? { query: o.query } : {}),
+    recall,
+    ...(o.service ? { service: true } : {}),
+  });
   const result = session.scope ? session.scope.context(stored) : stored;
   if (session.json) return printJson({ threadId: id, ...result });
   const header =
@@ -207,7 +225,27 @@ async function context(session: Session, id: string, o: ContextFlags) {
         : `${r.reason === 'neighbour' ? 'neighbour' : 'tool group'} of seq ${r.hitSeq}`),
   );
   for (const w of result.warnings) note(`warning: ${w.code}: ${w.message}`);
-  await printLines([header, ...lines, ...recalled]);
+  const service = result.service
+    ? [
+        `service: previous response ${result.service.previousResponseId}, ` +
+          `${int(result.service.input.length)} input items since seq ${result.service.afterSeq}`,
+      ]
+    : result.serviceSkipped
+      ? [`service: none (${result.serviceSkipped}): send the whole context`]
+      : [];
+  await printLines([header, ...lines, ...recalled, ...service]);
+}
+
+async function serviceLost(session: Session, id: string, reason: string) {
+  const state = await (await session.memory()).thread(session.stored(id)).serviceLost(reason);
+  if (session.json) return printJson({ threadId: id, service: state });
+  const lost = state.response?.lost;
+  await printLines([
+    `service of ${id}: ${state.kind}, ` +
+      (lost
+        ? `response ${state.response!.responseId} lost (${lost.reason}) at ${lost.at}`
+        : 'no response recorded yet'),
+  ]);
 }
 
 interface ConfigureOptions {
@@ -219,6 +257,9 @@ interface ConfigureOptions {
   extractEveryTurns?: number;
   memoryShare?: number;
   recallShare?: number;
+  /** A kind, or false for --no-service. */
+  service?: string | boolean;
+  serviceMaxAgeMs?: number;
   user?: string;
   resource?: string;
 }
@@ -236,6 +277,12 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
   ] as const)
     if (o[key] !== undefined) patch[key] = o[key];
   if (o.defaultStrategy) patch['strategy'] = null;
+  if (o.service === false) patch['service'] = null;
+  else if (typeof o.service === 'string')
+    patch['service'] = {
+      kind: o.service,
+      ...(o.serviceMaxAgeMs !== undefined ? { maxAgeMs: o.serviceMaxAgeMs } : {}),
+    };
   // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
   mergeConfig(DEFAULT_CONFIG, patch);
   const config = await (
@@ -256,6 +303,7 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['extractEveryTurns', String(config.extractEveryTurns)],
       ['memoryShare', String(config.memoryShare)],
       ['recallShare', String(config.recallShare)],
+      ['service', config.service ? JSON.stringify(config.service) : 'none'],
     ]),
   );
 }
