@@ -16,7 +16,7 @@ import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
-import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
+import { DEFAULT_CONFIG, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
 import { MAX_LOST_REASON_LENGTH, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
@@ -422,11 +422,13 @@ export class ThreadHandle {
   }
 
   /**
-   * Changes budget, model or strategy (validated by the workflow; a bad value throws ValidationError).
+   * Changes budget, model, strategy, service binding, … (validated by the workflow; a bad value throws
+   * ValidationError).
    * A thread with no message yet is created, with this handle's userId and resourceId.
    */
-  async configure(patch: Partial<ThreadConfig>): Promise<ThreadConfig> {
-    const config = await this.update(configureUpdate, [patch]);
+  async configure(patch: ConfigPatch): Promise<ThreadConfig> {
+    // The workflow's validator takes the nulls (mergeConfig); the update's declared type predates them.
+    const config = await this.update(configureUpdate, [patch as Partial<ThreadConfig>]);
     this.deps.models.set(this.threadId, config.model);
     return config;
   }

@@ -117,6 +117,15 @@ export function parseServiceBinding(value: unknown): ServiceBinding | null {
 /** Default {@link ThreadConfig.recallShare} (chosen by `npm run bench:recall`, see BENCHMARKS.md). */
 export const DEFAULT_RECALL_SHARE = 0.5;
 
+/**
+ * What `configure()` takes: any subset of the settings; `strategy: null` returns to the default
+ * strategy, `service: null` unbinds.
+ */
+export type ConfigPatch = Partial<Omit<ThreadConfig, 'strategy' | 'service'>> & {
+  strategy?: StrategySpec | null;
+  service?: ServiceBinding | null;
+};
+
 /** Defaults of {@link ThreadConfig}. */
 export const DEFAULT_CONFIG: ThreadConfig = {
   budget: 8000,
