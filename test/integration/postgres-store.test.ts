@@ -162,7 +162,7 @@ describe('011_compaction_steps', () => {
          VALUES ('t', 'c1', 'truncation', 'r', '{}', '{}', $1, now()), ('t', 'c2', 'imported', 'r', '{}', '{}', NULL, now())`,
         [JSON.stringify(old)],
       );
-      assert.deepEqual(await migrate(pool), [11]);
+      assert.deepEqual((await migrate(pool)).slice(0, 1), [11]);
       const store = new PostgresThreadStore(pool);
       const [c1, c2] = await store.compactions('t');
       const fields = (c: typeof c1) => ({
