@@ -263,6 +263,18 @@ function checkText(s: string, field: string): void {
   });
 }
 
+/** Every setting of a thread's configuration, as `configure` takes them. */
+export const CONFIG_KEYS = [
+  'budget',
+  'model',
+  'strategy',
+  'idleMs',
+  'extractEveryTurns',
+  'memoryShare',
+  'recallShare',
+  'service',
+] as const satisfies readonly (keyof ThreadConfig)[];
+
 /**
  * Validates a partial configuration and merges it over `base`; the result is one a store can keep
  * ({@link assertStorableConfig}). Throws ValidationError.
@@ -275,16 +287,7 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   // A strategy's own limits first (they name what is wrong), then what any store could keep.
   if (p['strategy'] !== undefined && p['strategy'] !== null) checkStrategyShape(p['strategy']);
   assertStorableConfig(p);
-  const known = [
-    'budget',
-    'model',
-    'strategy',
-    'idleMs',
-    'extractEveryTurns',
-    'memoryShare',
-    'recallShare',
-    'service',
-  ];
+  const known: readonly string[] = CONFIG_KEYS;
   for (const key of Object.keys(p)) {
     if (!known.includes(key)) {
       throw new ValidationError('invalid_option', `configure.${key}: unknown setting (${known.join(', ')})`);

@@ -7,7 +7,7 @@ import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
 import { SERVICE_KINDS } from '../../model/service.js';
-import { DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
+import { CONFIG_KEYS, DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice, scopeChoice } from '../args.js';
 import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
@@ -266,16 +266,8 @@ interface ConfigureOptions {
 
 async function configure(session: Session, id: string, o: ConfigureOptions) {
   const patch: Record<string, unknown> = {};
-  for (const key of [
-    'budget',
-    'model',
-    'strategy',
-    'idleMs',
-    'extractEveryTurns',
-    'memoryShare',
-    'recallShare',
-  ] as const)
-    if (o[key] !== undefined) patch[key] = o[key];
+  // `service` has options of its own (below); every other setting is an option of its name.
+  for (const key of CONFIG_KEYS) if (key !== 'service' && o[key] !== undefined) patch[key] = o[key];
   if (o.defaultStrategy) patch['strategy'] = null;
   if (o.service === false) patch['service'] = null;
   else if (typeof o.service === 'string')
