@@ -9,6 +9,7 @@
  * threads' model), and nothing for dates or a header, which ours pays: an edge to the baselines.
  */
 import type { ContextResult } from '../src/client/context.js';
+import type { RecallOptions } from '../src/recall/options.js';
 import type { DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import type { Embedder } from '../src/llm/embeddings.js';
@@ -71,6 +72,12 @@ export interface DatasetOptions {
   embeddings: DatasetEmbeddings;
   /** A file to write one JSON line per question and budget to (what each row found, and why ours did not). */
   details?: string;
+  /** Only these conversations (by name), to iterate quickly; the report says which were asked. */
+  conversations?: readonly string[];
+  /** Only these of our rows (`fulltext`, `hybrid`); the others print as not run. */
+  ours?: readonly string[];
+  /** Recall options for our rows' `context()` (default: none, the defaults), to compare settings. */
+  recall?: RecallOptions;
 }
 
 /** The rows, in print order: the baselines, then ours. */
@@ -104,6 +111,8 @@ export async function datasetRecall(
 ): Promise<string[]> {
   const { budgets, embeddings } = options;
   let conversations = await readDataset(options.dir);
+  if (options.conversations)
+    conversations = conversations.filter((c) => options.conversations!.includes(c.name));
   if (options.quick) {
     // One conversation, its first 40 questions: checks the section, the figures mean nothing.
     conversations = conversations.slice(0, 1).map((c) => ({ ...c, questions: c.questions.slice(0, 40) }));
@@ -174,7 +183,12 @@ export async function datasetRecall(
           ['hybrid', l.hybrid],
         ];
         for (const [row, thread] of ours) {
-          const ctx = await thread.context({ budget, query: q.question });
+          if (options.ours && !options.ours.includes(row)) continue;
+          const ctx = await thread.context({
+            budget,
+            query: q.question,
+            ...(options.recall ? { recall: options.recall } : {}),
+          });
           if (ctx.tokens > budget) throw new Error(`context over budget: ${ctx.tokens} > ${budget}`);
           const seen = contextText(ctx);
           const ok = evidence.every((i) => seen.includes(l.texts[i]!));
@@ -186,7 +200,7 @@ export async function datasetRecall(
             recallMax: ctx.recall?.maxTokens,
             recallTokens: ctx.recall?.tokens,
             memories: ctx.memories.length,
-            recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens]),
+            recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens, r.seq - r.hitSeq]),
           };
           // Lost where the hand-built hybrid found it: was it ranked at all (ranking or packing)?
           if (!ok && detail['rrf'] === true && options.details) {

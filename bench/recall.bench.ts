@@ -23,6 +23,8 @@
  * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
  * words and word pairs: similarity means shared words), and every embedding row says which.
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
+ * To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours,
+ * `--recall '{"range":2}'` passes recall options to our `context()` calls.
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
@@ -36,6 +38,7 @@ import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
 import { startLlmServer } from '../test/support/llm-server.js';
 import { createEmbedder } from '../src/llm/embeddings.js';
 import type { DurableMemory } from '../src/client/connect.js';
+import type { RecallOptions } from '../src/recall/options.js';
 import { recallConversation, type RecallConversation } from './recall-conversations.js';
 import { mulberry32 } from './synthetic-conversation.js';
 import { contextText, datasetRecall, fill, log, type DatasetEmbeddings } from './recall-dataset.js';
@@ -312,6 +315,9 @@ async function main(): Promise<void> {
             budgets: BUDGETS,
             embeddings,
             ...(flag('--details') ? { details: flag('--details')! } : {}),
+            ...(flag('--conversations') ? { conversations: flag('--conversations')!.split(',') } : {}),
+            ...(flag('--ours') ? { ours: flag('--ours')!.split(',') } : {}),
+            ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
           })
         : []),
       ...(ONLY_DATASET

@@ -26,7 +26,7 @@ import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { MAX_RECALL_QUERY } from '../model/limits.js';
-import { parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
+import { hitsToFill, parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
 import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
 
 /** Options of `context()`. */
@@ -168,9 +168,12 @@ async function readFull(
   const recall = parseRecall(options.recall);
   const given = parseQuery(options.query);
   const recallTokens = Math.floor(budget * config.recallShare);
+  // Enough hits to fill the share, best first, unless the caller caps them; twice as many candidates,
+  // since the view sends some of them.
+  const limit = recall?.limit ?? hitsToFill(recallTokens);
   const rank = (query: string) =>
     recall && recallTokens > 0 && query.trim() !== ''
-      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, recall.limit * 2)
+      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, limit, limit * 2)
       : undefined;
   // A query given by the caller is searched (and its best hits' surroundings read) while the view is
   // read; the default query needs the view.
@@ -209,6 +212,7 @@ async function readFull(
     info,
     ranked,
     recall,
+    limit,
     query,
     (threadId, seq) => threadId === info.threadId && narrow.has(seq),
     maxTokens,

@@ -17,6 +17,7 @@ import {
   type RecalledItem,
   type RecallScope,
   type ResolvedRecall,
+  DEFAULT_SEARCH_LIMIT,
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
@@ -51,6 +52,12 @@ export interface Recalled {
   render: (items: readonly RecalledMessage[]) => { message: Message; tokens: number } | undefined;
 }
 
+/**
+ * Hits whose surroundings are read with the ranking, before the view is known: the best ones, which
+ * are recalled most often; the rest are read once the hits to recall are known.
+ */
+const EARLY_WINDOWS = 40;
+
 /** Messages loaded either side of a hit beyond its range, so its tool group is at hand. */
 const TOOL_SLACK = 3;
 
@@ -76,8 +83,8 @@ export interface Ranked {
 }
 
 /**
- * Every ranker's answer for `query`, best first, then the messages around the best `recall.limit`
- * hits: read now, while the caller reads the view, since most of them will be recalled (hits the view
+ * Every ranker's answer for `query`, best first (`candidates` each), then the messages around the
+ * best `limit` hits (at most {@link EARLY_WINDOWS}): read now, while the caller reads the view, since most of them will be recalled (hits the view
  * turns out to send are skipped later, and the windows of the hits that replace them read then). The
  * seam for more rankers: each one adds a {@link Ranking}; the caller fuses them.
  */
@@ -86,6 +93,7 @@ export async function rankHistory(
   info: ThreadInfo,
   query: string,
   recall: ResolvedRecall,
+  limit: number,
   candidates: number,
 ): Promise<Ranked> {
   const scope = storeScope(info, recall.scope);
@@ -98,7 +106,12 @@ export async function rankHistory(
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
   const windows = new Windows();
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages).
-  await readWindows(sources.store, fuse(rankings).slice(0, recall.limit), recall.range, windows);
+  await readWindows(
+    sources.store,
+    fuse(rankings).slice(0, Math.min(limit, EARLY_WINDOWS)),
+    recall.range,
+    windows,
+  );
   return { rankings, windows };
 }
 
@@ -114,8 +127,9 @@ export interface HistoryHit {
 }
 
 /**
- * The history messages in scope most relevant to `query`, best first, at most `recall.limit`: the
- * rankers recall uses, fused the same way, without neighbours or the view (a search, not a context).
+ * The history messages in scope most relevant to `query`, best first, at most `recall.limit`
+ * ({@link DEFAULT_SEARCH_LIMIT} when not given): the rankers recall uses, fused the same way, without
+ * neighbours or the view (a search, not a context).
  */
 export async function searchHistory(
   sources: EmbeddingSources,
@@ -123,15 +137,17 @@ export async function searchHistory(
   query: string,
   recall: ResolvedRecall,
 ): Promise<HistoryHit[]> {
+  const limit = recall.limit ?? DEFAULT_SEARCH_LIMIT;
   const { rankings, windows } = await rankHistory(
     sources,
     info,
     query,
     { ...recall, range: 0 },
-    recall.limit,
+    limit,
+    limit,
   );
   return fuse(rankings)
-    .slice(0, recall.limit)
+    .slice(0, limit)
     .flatMap((hit) => {
       const loaded = windows.messages.get(keyOf(hit.threadId, hit.seq));
       if (!loaded) return []; // retracted since it was ranked
@@ -145,6 +161,7 @@ export async function searchHistory(
 /**
  * Chooses and renders the recalled block.
  * @param ranked the rankers' answers and the messages read around them.
+ * @param limit at most this many hits.
  * @param inView true for a message of this thread that the view already sends.
  * @param maxTokens what the block may cost.
  * @param count the tokenizer of the context's model.
@@ -154,6 +171,7 @@ export async function recallMessages(
   info: ThreadInfo,
   ranked: Ranked,
   recall: ResolvedRecall,
+  limit: number,
   query: string,
   inView: (threadId: string, seq: number) => boolean,
   maxTokens: number,
@@ -164,7 +182,7 @@ export async function recallMessages(
   // Only hits the view does not send can be recalled: load the surroundings of those alone.
   const hits = fuse(ranked.rankings)
     .filter((h) => !inView(h.threadId, h.seq))
-    .slice(0, recall.limit);
+    .slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
   await loadAround(store, hits, recall.range, ranked.windows);
   const byKey = ranked.windows.messages;
@@ -186,7 +204,7 @@ export async function recallMessages(
       metas,
       inView,
       range: recall.range,
-      limit: recall.limit,
+      limit,
       maxTokens: room,
       headerTokens: HEADER_TOKENS,
       itemOverhead: RECALL_ITEM_OVERHEAD,

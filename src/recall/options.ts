@@ -18,18 +18,42 @@ export interface RecallOptions {
   scope?: RecallScope;
   /** Neighbours either side of each hit (default {@link DEFAULT_RECALL_RANGE}). */
   range?: number;
-  /** At most this many hits (default {@link DEFAULT_RECALL_LIMIT}). */
+  /**
+   * At most this many hits. Default: as many as fill the room ({@link hitsToFill}) in `context()`,
+   * {@link DEFAULT_SEARCH_LIMIT} in a search.
+   */
   limit?: number;
 }
 
 /** Default {@link RecallOptions.range}: the message before and after (a question and its answer). */
 export const DEFAULT_RECALL_RANGE = 1;
 
-/** Default {@link RecallOptions.limit}. */
-export const DEFAULT_RECALL_LIMIT = 20;
+/** Default {@link RecallOptions.limit} of a search (a list to read, not a context to fill). */
+export const DEFAULT_SEARCH_LIMIT = 20;
 
-/** Recall options with every default applied. */
-export type ResolvedRecall = Required<RecallOptions>;
+/**
+ * Recall options with every default applied; `limit` stays undefined when the caller gave none, so
+ * the context sizes it to its room.
+ */
+export type ResolvedRecall = Required<Omit<RecallOptions, 'limit'>> & { limit?: number };
+
+/**
+ * Tokens of the shortest hits a context plans for: a one-line message with its date and speaker.
+ * Hits are asked for as if they were all this short, so the room is filled even then.
+ */
+export const SHORT_HIT_TOKENS = 20;
+
+/** Most hits a context plans for when the caller sets no limit. */
+export const MAX_AUTO_HITS = 200;
+
+/**
+ * How many hits a context asks for to fill `maxTokens` of recall room, best first: on the LoCoMo dev
+ * set a fixed 20 hits left the missed evidence at ranks 21-100 and half the room unused at 8,000
+ * tokens (docs/memory-and-recall.md).
+ */
+export function hitsToFill(maxTokens: number): number {
+  return Math.max(1, Math.min(MAX_AUTO_HITS, Math.ceil(maxTokens / SHORT_HIT_TOKENS)));
+}
 
 function whole(value: unknown, field: string, max: number, min = 0): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -73,10 +97,7 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
     scope: scope as RecallScope,
     range:
       r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
-    limit:
-      r['limit'] === undefined
-        ? DEFAULT_RECALL_LIMIT
-        : whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1),
+    ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1) }),
   };
 }
 
