@@ -181,14 +181,14 @@ export const ContextQuery = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: MAX_RECALL_RANGE,
-      description: 'Neighbours recalled either side of each hit (default 1).',
+      description: 'Neighbours recalled either side of each hit (default 2).',
     }),
   ),
   recallLimit: Type.Optional(
     Type.Integer({
       minimum: 1,
       maximum: MAX_RECALL_LIMIT,
-      description: 'At most this many hits (default 20).',
+      description: 'At most this many hits (default: as many as fill the recall share).',
     }),
   ),
   service: Type.Optional(

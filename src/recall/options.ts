@@ -25,8 +25,12 @@ export interface RecallOptions {
   limit?: number;
 }
 
-/** Default {@link RecallOptions.range}: the message before and after (a question and its answer). */
-export const DEFAULT_RECALL_RANGE = 1;
+/**
+ * Default {@link RecallOptions.range}: two messages either side (a question and its answer, and the
+ * turn that follows up). On the LoCoMo dev set, full text at 2k/4k/8k: range 0 62/71/79%, 1 70/76/84%,
+ * 2 73/80/86%, 3 72/79/85%.
+ */
+export const DEFAULT_RECALL_RANGE = 2;
 
 /** Default {@link RecallOptions.limit} of a search (a list to read, not a context to fill). */
 export const DEFAULT_SEARCH_LIMIT = 20;

@@ -98,7 +98,7 @@ describe('context() with recall', () => {
     assert.ok(hit.score > 0);
     assert.deepEqual(
       ctx.recalled.map((r) => r.id),
-      ['a2', 'u3', 'a3'],
+      ['u2', 'a2', 'u3', 'a3', 'u4'], // the default range: two messages either side
     );
     assert.equal(ctx.recall?.query, 'Where does Ingrid live?');
     assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);

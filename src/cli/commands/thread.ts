@@ -56,7 +56,7 @@ export function registerThread(program: Command, session: Session): void {
     .option('--budget <tokens>', 'token budget (default: the thread’s)', positiveInt)
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
-    .option('--range <n>', 'neighbours recalled either side of each hit (default 1)', nonNegativeInt)
+    .option('--range <n>', 'neighbours recalled either side of each hit (default 2)', nonNegativeInt)
     .option(
       '--service',
       'a thread bound to a provider-stored conversation: also print the last response id and the input since',
