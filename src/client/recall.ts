@@ -10,6 +10,7 @@ import {
   fuse,
   recallBlock,
   RECALL_BLOCK_HEADER,
+  RECALL_DAY_OVERHEAD,
   RECALL_ITEM_OVERHEAD,
   selectRecalled,
   type FusedHit,
@@ -208,6 +209,7 @@ export async function recallMessages(
       maxTokens: room,
       headerTokens: HEADER_TOKENS,
       itemOverhead: RECALL_ITEM_OVERHEAD,
+      dayOverhead: RECALL_DAY_OVERHEAD,
     });
     if (items.length === 0) return none;
     const { message, tokens } = render(items)!;

@@ -1,29 +1,33 @@
 /**
  * The recalled block: the recalled messages as one system message, under a header that tells the
  * model what it reads. Each message keeps its own text verbatim (a model, and the benchmark, must
- * find the very words said), prefixed by its date and speaker; excerpts that do not follow each other
- * are separated by a blank line. Tool calls and results are written out as text, so the block is
+ * find the very words said), prefixed by its speaker, and by its day when that differs from the
+ * message before it (a day's date once, not on every line: it cost 14 tokens a message, a quarter
+ * of a chat turn); excerpts that do not follow each other are separated by a blank line. Tool calls and results are written out as text, so the block is
  * valid in any position of an OpenAI conversation.
  */
 import type { Message } from '../model/message.js';
-import type { RecalledItem } from './select.js';
+import { dayOf, type RecalledItem } from './select.js';
 
 /** Header of the block. */
 export const RECALL_BLOCK_HEADER =
-  'Recalled from earlier in the conversation (verbatim excerpts, oldest first, with their dates; they may be out of date):';
+  'Recalled from earlier in the conversation (verbatim excerpts, oldest first, each day dated once; they may be out of date):';
 
 /** The id of the injected recalled block (never a history message). */
 export const RECALL_BLOCK_ID = 'recalled-history';
 
 /**
- * Tokens a recalled message costs in the block beyond its stored count, for packing: its date and
- * speaker line (about a dozen tokens). The caller counts the finished block and trims if needed.
+ * Tokens a recalled message costs in the block beyond its stored count, for packing: its speaker,
+ * line break and a blank line between excerpts. The caller counts the finished block and trims if needed.
  */
-export const RECALL_ITEM_OVERHEAD = 14;
+export const RECALL_ITEM_OVERHEAD = 4;
 
-/** `2024-03-05 14:02` from an ISO-8601 time (UTC). */
+/** Tokens of a day's date (`[2024-03-05] `, and ` (another conversation)`), once per day and thread. */
+export const RECALL_DAY_OVERHEAD = 10;
+
+/** `2024-03-05` from an ISO-8601 time (UTC). */
 export function shortDate(iso: string): string {
-  return iso.slice(0, 16).replace('T', ' ');
+  return iso.slice(0, 10);
 }
 
 /** The text of one message as the block shows it: text parts, tool calls and results (no reasoning). */
@@ -62,7 +66,9 @@ export function recallBlock(
     if (previous && !adjacent) lines.push('');
     const message = messageOf(item);
     const where = item.threadId === threadId ? '' : ' (another conversation)';
-    lines.push(`[${shortDate(item.createdAt)}]${where} ${message.role}: ${recalledText(message)}`);
+    const dated = !previous || dayOf(previous) !== dayOf(item);
+    const date = dated ? `[${shortDate(item.createdAt)}]${where} ` : '';
+    lines.push(`${date}${message.role}: ${recalledText(message)}`);
     previous = item;
   }
   return {

@@ -7,7 +7,7 @@
  *   other results; a result whose call is not at hand is never recalled.
  * - Packing is tight: when a hit with its neighbours does not fit what is left of the share, the hit
  *   with its tool group alone is tried, then the next hits (a smaller, lower-ranked one may still fit).
- * - Items come out in chronological order, each with its date.
+ * - Items come out in chronological order; each day costs its date once.
  * Pure: metas in, items out; the caller loads the messages and counts the block.
  */
 import type { MessageShape } from '../compaction/message-meta.js';
@@ -60,17 +60,25 @@ export interface SelectInput {
   maxTokens: number;
   /** What the block costs once, when it holds anything (its header). */
   headerTokens: number;
-  /** What each recalled message costs beyond its stored count (its date and speaker). */
+  /** What each recalled message costs beyond its stored count (its speaker). */
   itemOverhead: number;
+  /** What each day (per thread) of the recalled messages costs once: its date. */
+  dayOverhead: number;
 }
 
 const key = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
+
+/** What shares one date line of the block: the message's day (UTC), in its thread. */
+export function dayOf(item: { threadId: string; createdAt: string }): string {
+  return `${item.createdAt.slice(0, 10)}\u0000${item.threadId}`;
+}
 
 /** The recalled messages, chronological; their cost with header and overheads is within `maxTokens`. */
 export function selectRecalled(input: SelectInput): RecalledItem[] {
   const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
   const groups = toolGroups(input.metas);
   const chosen = new Map<string, RecalledItem>();
+  const days = new Set<string>();
   let used = input.headerTokens;
   let usedHits = 0;
   for (const hit of input.hits) {
@@ -89,10 +97,13 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
       const fresh = unit.filter(
         (m) => !chosen.has(key(m.threadId, m.seq)) && !input.inView(m.threadId, m.seq),
       );
-      const cost = fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0);
+      const newDays = new Set(fresh.map(dayOf).filter((d) => !days.has(d)));
+      const cost =
+        fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.size * input.dayOverhead;
       if (used + cost > input.maxTokens) continue;
       used += cost;
       usedHits++;
+      for (const d of newDays) days.add(d);
       for (const m of fresh) {
         const reason: RecallReason =
           m.seq === hit.seq ? 'hit' : core.includes(m) ? 'tool_group' : 'neighbour';

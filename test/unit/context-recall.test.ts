@@ -90,7 +90,7 @@ describe('context() with recall', () => {
     );
     const block = textOf(ctx.messages[at]!);
     assert.ok(block.startsWith(RECALL_BLOCK_HEADER));
-    assert.match(block, /\[2024-01-04 00:00\] user: By the way, my sister Ingrid lives in Trondheim now\./u);
+    assert.match(block, /\[2024-01-04\] user: By the way, my sister Ingrid lives in Trondheim now\./u);
     assert.match(block, /assistant: Sure, here is something on item 3\./u);
     assert.ok(ctx.openai.some((m) => typeof m.content === 'string' && m.content.includes('Trondheim')));
     const hit = ctx.recalled.find((r) => r.reason === 'hit')!;

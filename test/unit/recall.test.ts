@@ -44,6 +44,7 @@ function select(overrides: Partial<SelectInput>): ReturnType<typeof selectRecall
     maxTokens: 1000,
     headerTokens: 5,
     itemOverhead: 0,
+    dayOverhead: 0,
     ...overrides,
   });
 }
@@ -126,6 +127,18 @@ describe('selectRecalled', () => {
     );
   });
 
+  it("pays a day's date once: messages of a day already recalled cost their text alone", () => {
+    // Seqs 1-4 on one day, 5-8 on the next; 10 tokens each, a date 20. Room for header 5 + 60:
+    // hit 2 with its neighbours costs 30 and a date; hit 6, even alone, 10 and a second date, which
+    // does not fit; hit 4 alone then costs 10 (its day is dated; with neighbour 5, a date more).
+    const metas = plain(8).map((m) => ({
+      ...m,
+      createdAt: m.seq <= 4 ? '2024-01-01T10:00:00.000Z' : '2024-01-02T10:00:00.000Z',
+    }));
+    const items = select({ metas, hits: hits(2, 6, 4), maxTokens: 65, dayOverhead: 20, range: 1 });
+    assert.deepEqual(seqs(items), [1, 2, 3, 4]);
+  });
+
   it('uses at most `limit` hits', () => {
     assert.deepEqual(seqs(select({ hits: hits(3, 9, 15), limit: 2, range: 0 })), [3, 9]);
   });
@@ -138,14 +151,18 @@ describe('selectRecalled', () => {
       const hitSeqs = Array.from({ length: 8 }, () => 1 + Math.floor(rand() * 40));
       const maxTokens = Math.floor(rand() * 400);
       const overhead = Math.floor(rand() * 15);
+      const dayOverhead = Math.floor(rand() * 15);
       const items = select({
         metas,
         hits: hits(...new Set(hitSeqs)),
         range: Math.floor(rand() * 3),
         maxTokens,
         itemOverhead: overhead,
+        dayOverhead,
       });
-      const cost = items.reduce((n, i) => n + i.tokens + overhead, items.length > 0 ? 5 : 0);
+      const days = new Set(items.map((i) => i.createdAt.slice(0, 10))).size;
+      const cost =
+        items.reduce((n, i) => n + i.tokens + overhead, items.length > 0 ? 5 : 0) + days * dayOverhead;
       assert.ok(cost <= maxTokens, `round ${round}: ${cost} > ${maxTokens}`);
       assert.equal(new Set(seqs(items)).size, items.length);
     }
@@ -153,7 +170,7 @@ describe('selectRecalled', () => {
 });
 
 describe('recallBlock', () => {
-  it('holds each message verbatim with its date under the header, excerpts apart', () => {
+  it('holds each message verbatim under the header, each day dated once, excerpts apart', () => {
     const messages = new Map<number, Message>([
       [3, { id: 'm3', role: 'user', parts: [{ type: 'text', text: 'My sister lives in Lisbon.' }] }],
       [4, { id: 'm4', role: 'assistant', parts: [{ type: 'text', text: 'Noted!' }] }],
@@ -173,10 +190,10 @@ describe('recallBlock', () => {
     assert.equal(block.role, 'system');
     assert.deepEqual(text.split('\n'), [
       RECALL_BLOCK_HEADER,
-      '[2024-01-03 00:00] user: My sister lives in Lisbon.',
-      '[2024-01-03 00:00] assistant: Noted!',
+      '[2024-01-03] user: My sister lives in Lisbon.',
+      'assistant: Noted!', // the same day: dated once
       '',
-      '[2024-01-09 00:00] (another conversation) tool: weather returned: sunny',
+      '[2024-01-09] (another conversation) tool: weather returned: sunny',
     ]);
   });
 });
