@@ -28,6 +28,8 @@ import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { MAX_RECALL_QUERY } from '../model/limits.js';
 import { hitsToFill, parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
 import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
+import { fuseItems } from '../recall/fuse.js';
+import { rankMemoriesByEmbedding } from './embedding-ranker.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
@@ -292,7 +294,9 @@ function latestUserText(view: readonly ViewEntry[]): string {
 /**
  * The user's most relevant memories for the latest user turn, then the most recent others (a name or
  * a home town matters even when the turn does not mention it), as far as `maxTokens` allows. Only the
- * thread's resource (and user-wide memories) when the thread has one.
+ * thread's resource (and user-wide memories) when the thread has one. Relevance is recall's: full
+ * text, fused by reciprocal rank with the ranking by meaning when an embedding model is configured
+ * (so "what do I eat?" finds "Alice is vegetarian", which shares no word with it).
  */
 async function rankedMemories(
   sources: ContextSources,
@@ -306,7 +310,11 @@ async function rankedMemories(
   const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
   const query = lastUser ? textOf(lastUser.message) : '';
   const scope = resourceId === undefined ? {} : { resourceId };
-  const relevant = await sources.memories.search(userId, query, { limit: MEMORY_CANDIDATES, ...scope });
+  const [byText, byMeaning] = await Promise.all([
+    sources.memories.search(userId, query, { limit: MEMORY_CANDIDATES, ...scope }),
+    rankMemoriesByEmbedding(sources, { userId, query, limit: MEMORY_CANDIDATES, ...scope }),
+  ]);
+  const relevant = fuseItems([byText, byMeaning], (m) => m.id).slice(0, MEMORY_CANDIDATES);
   const seen = new Set(relevant.map((m) => m.id));
   const recent = (await sources.memories.list(userId, scope))
     .filter((m) => !seen.has(m.id))

@@ -63,3 +63,28 @@ export function fuse(rankings: readonly Ranking[], k = RRF_K): FusedHit[] {
     }))
     .sort((a, b) => b.score - a.score || b.seq - a.seq || (a.threadId < b.threadId ? -1 : 1));
 }
+
+/**
+ * Reciprocal-rank fusion of rankings of any items (the user's memories by full text and by meaning):
+ * each item once, by `keyOf`, best fused score first; ties keep the order in which items were first
+ * seen. The item kept is the first ranking's.
+ */
+export function fuseItems<T>(
+  rankings: readonly (readonly T[])[],
+  keyOf: (item: T) => string,
+  k = RRF_K,
+): T[] {
+  const byKey = new Map<string, { item: T; score: number; order: number }>();
+  for (const ranking of rankings) {
+    const seen = new Set<string>();
+    ranking.forEach((item, rank) => {
+      const key = keyOf(item);
+      if (seen.has(key)) return; // a ranking that lists an item twice counts it once
+      seen.add(key);
+      const fused = byKey.get(key) ?? { item, score: 0, order: byKey.size };
+      fused.score += 1 / (k + rank + 1);
+      byKey.set(key, fused);
+    });
+  }
+  return [...byKey.values()].sort((a, b) => b.score - a.score || a.order - b.order).map((f) => f.item);
+}

@@ -235,6 +235,43 @@ test('a user’s memories get vectors too, and rank by meaning', async () => {
   assert.ok(hits.length > 0 && hits[0]!.score > 0, JSON.stringify(hits));
 });
 
+test('the memories block ranks by meaning too: "what do I eat?" finds "Alice is vegetarian"', async () => {
+  const userId = 'emb-diet-user';
+  const t = p.memory.thread('emb-diet', { userId });
+  await t.append({ id: 'q0', role: 'user', content: 'I never touch meat.' });
+  const alice = p.memory.userMemories(userId);
+  await alice.remember('Alice is vegetarian', { threadId: 'emb-diet', messageIds: ['q0'] });
+  // Newer memories that share nothing with the question: by recency alone they fill the block.
+  for (let i = 1; i <= 30; i++) {
+    await alice.remember(`Alice keeps a notebook numbered ${i} in the drawer`, {
+      threadId: 'emb-diet',
+      messageIds: ['q0'],
+    });
+  }
+  await t.append({ id: 'q1', role: 'user', content: 'What do I eat?' });
+  await waitForState(t, 'the memories embedded', (s) => s.embedding.memories >= 31);
+  assert.deepEqual(await p.memory.memoryStore!.unembedded(userId, 'emb-a', 50), []);
+  assert.deepEqual(await alice.search('What do I eat?'), [], 'full text alone: no word in common');
+  const ctx = await t.context({ budget: 1000, recall: false });
+  const used = ctx.memories.map((m) => m.text);
+  assert.equal(used[0], 'Alice is vegetarian', JSON.stringify(used));
+  assert.ok(used.length < 31, 'the block holds only some of the memories');
+  // Without an embedding model the same read ranks by full text, then recency: not found.
+  const plain = await connect({
+    temporalAddress: p.stack.temporalAddress,
+    namespace: p.stack.namespace,
+    databaseUrl: p.stack.databaseUrl,
+    taskQueue: p.taskQueue,
+    embedder: null,
+  });
+  try {
+    const alone = await plain.thread('emb-diet').context({ budget: 1000, recall: false });
+    assert.ok(!alone.memories.some((m) => m.text === 'Alice is vegetarian'), 'full text alone misses it');
+  } finally {
+    await plain.close();
+  }
+});
+
 test('a new model re-embeds in the background; without a model the lane is off', async () => {
   const t = p.memory.thread('emb-model');
   await t.append(turns('mm', 4));

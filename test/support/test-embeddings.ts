@@ -4,7 +4,8 @@
  * word and each pair of neighbouring words is hashed to one of `dims` coordinates (with a hashed sign,
  * so unrelated words cancel rather than pile up), bigrams at half weight, and the vector is L2-normalised.
  * Texts sharing words are close (cosine ≈ the share of words they have in common); texts sharing none
- * are near 0. The local test server answers `/v1/embeddings` with it, and benchmarks can use it too.
+ * are near 0, unless their words share a topic (TOPICS: a few words that also add their topic's
+ * feature), so tests can find by meaning what shares no word with the query, as a real model does. The local test server answers `/v1/embeddings` with it, and benchmarks can use it too.
  */
 
 /** Dimensions of the test vectors unless the request asks for `dimensions`. */
@@ -16,6 +17,11 @@ const STOP_WORDS = new Set(
     'me my no not of on or our she so that the their them they this to was we were what when where ' +
     'which who why will with would you your should could'
   ).split(' '),
+);
+
+/** Stemmed words that also add a topic feature: "what do I eat?" is close to "Alice is vegetarian". */
+const TOPICS = new Map<string, string>(
+  ['eat', 'food', 'diet', 'meal', 'meat', 'vegetarian', 'vegan', 'dinner', 'lunch'].map((w) => [w, 'food']),
 );
 
 /** Lower-cased, stemmed words of a text, stop words left out. */
@@ -39,6 +45,8 @@ export function testEmbedding(text: string, dims = TEST_EMBEDDING_DIMENSIONS): n
   terms.forEach((t, i) => {
     add(t, 1);
     if (i > 0) add(`${terms[i - 1]} ${t}`, 0.5);
+    const topic = TOPICS.get(t);
+    if (topic) add(`topic:${topic}`, 1);
   });
   const norm = Math.sqrt(v.reduce((n, x) => n + x * x, 0));
   return norm === 0 ? v : v.map((x) => x / norm);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   fuse,
+  fuseItems,
   recallBlock,
   RECALL_BLOCK_HEADER,
   selectRecalled,
@@ -166,6 +167,21 @@ describe('selectRecalled', () => {
       assert.ok(cost <= maxTokens, `round ${round}: ${cost} > ${maxTokens}`);
       assert.equal(new Set(seqs(items)).size, items.length);
     }
+  });
+});
+
+describe('fuseItems', () => {
+  it('ranks items found by both rankings first, each once, the rest in first-seen order', () => {
+    const byText = [{ id: 'a' }, { id: 'b' }];
+    const byMeaning = [{ id: 'c' }, { id: 'b' }, { id: 'c' }];
+    assert.deepEqual(
+      fuseItems([byText, byMeaning], (m) => m.id).map((m) => m.id),
+      ['b', 'a', 'c'],
+    );
+    assert.deepEqual(
+      fuseItems([[], []], (m: { id: string }) => m.id),
+      [],
+    );
   });
 });
 
