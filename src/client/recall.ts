@@ -59,6 +59,12 @@ export interface Recalled {
  */
 const EARLY_WINDOWS = 40;
 
+/**
+ * Messages either side of a hit beyond its range that may come when the share has room left (see
+ * selectRecalled).
+ */
+const RECALL_WIDEN = 3;
+
 /** Messages loaded either side of a hit beyond its range, so its tool group is at hand. */
 const TOOL_SLACK = 3;
 
@@ -185,7 +191,7 @@ export async function recallMessages(
     .filter((h) => !inView(h.threadId, h.seq))
     .slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
-  await loadAround(store, hits, recall.range, ranked.windows);
+  await loadAround(store, hits, recall.range + RECALL_WIDEN, ranked.windows);
   const byKey = ranked.windows.messages;
   const messages = [...byKey.values()];
   const metas = messages.map((m) => {
@@ -205,6 +211,7 @@ export async function recallMessages(
       metas,
       inView,
       range: recall.range,
+      widen: RECALL_WIDEN,
       limit,
       maxTokens: room,
       headerTokens: HEADER_TOKENS,

@@ -7,6 +7,9 @@
  *   other results; a result whose call is not at hand is never recalled.
  * - Packing is tight: when a hit with its neighbours does not fit what is left of the share, the hit
  *   with its tool group alone is tried, then the next hits (a smaller, lower-ranked one may still fit).
+ * - Room left once no more hits fit goes to wider surroundings of the hits taken (up to `widen` more
+ *   messages either side, nearest first, best hit first): the rest of the excerpt a hit came from is
+ *   worth more than the newest turns the view would send instead.
  * - Items come out in chronological order; each day costs its date once.
  * Pure: metas in, items out; the caller loads the messages and counts the block.
  */
@@ -54,6 +57,8 @@ export interface SelectInput {
   inView: (threadId: string, seq: number) => boolean;
   /** Neighbours either side of a hit (0: the hit alone). */
   range: number;
+  /** How many more either side of a hit may come when room is left (0: none; `metas` must hold them). */
+  widen?: number;
   /** At most this many hits are used. */
   limit: number;
   /** Token budget of the block: header plus every item with its overhead. */
@@ -81,6 +86,18 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
   const days = new Set<string>();
   let used = input.headerTokens;
   let usedHits = 0;
+  const taken: FusedHit[] = [];
+  const add = (m: RecallMeta, hit: FusedHit, reason: RecallReason) =>
+    chosen.set(key(m.threadId, m.seq), {
+      threadId: m.threadId,
+      seq: m.seq,
+      createdAt: m.createdAt,
+      tokens: m.tokens,
+      reason,
+      hitSeq: hit.seq,
+      score: hit.score,
+      rankers: hit.rankers,
+    });
   for (const hit of input.hits) {
     if (usedHits >= input.limit) break;
     const self = metas.get(key(hit.threadId, hit.seq));
@@ -103,22 +120,26 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
       if (used + cost > input.maxTokens) continue;
       used += cost;
       usedHits++;
+      taken.push(hit);
       for (const d of newDays) days.add(d);
-      for (const m of fresh) {
-        const reason: RecallReason =
-          m.seq === hit.seq ? 'hit' : core.includes(m) ? 'tool_group' : 'neighbour';
-        chosen.set(key(m.threadId, m.seq), {
-          threadId: m.threadId,
-          seq: m.seq,
-          createdAt: m.createdAt,
-          tokens: m.tokens,
-          reason,
-          hitSeq: hit.seq,
-          score: hit.score,
-          rankers: hit.rankers,
-        });
-      }
+      for (const m of fresh)
+        add(m, hit, m.seq === hit.seq ? 'hit' : core.includes(m) ? 'tool_group' : 'neighbour');
       break;
+    }
+  }
+  for (let d = input.range + 1; d <= input.range + (input.widen ?? 0); d++) {
+    for (const hit of taken) {
+      for (const seq of [hit.seq - d, hit.seq + d]) {
+        const m = metas.get(key(hit.threadId, seq));
+        // Plain messages only: a tool message would need its group.
+        if (!m || m.shape === 'tool_call' || m.shape === 'tool_result') continue;
+        if (chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq)) continue;
+        const cost = m.tokens + input.itemOverhead + (days.has(dayOf(m)) ? 0 : input.dayOverhead);
+        if (used + cost > input.maxTokens) continue;
+        used += cost;
+        days.add(dayOf(m));
+        add(m, hit, 'neighbour');
+      }
     }
   }
   return [...chosen.values()].sort(

@@ -98,7 +98,12 @@ describe('context() with recall', () => {
     assert.ok(hit.score > 0);
     assert.deepEqual(
       ctx.recalled.map((r) => r.id),
-      ['u2', 'a2', 'u3', 'a3', 'u4'], // the default range: two messages either side
+      // The default range (two messages either side), then, with room left, three more either side.
+      ['a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4', 'a4', 'u5', 'a5'],
+    );
+    assert.deepEqual(
+      ctx.recalled.filter((r) => r.reason !== 'hit' && Math.abs(r.seq - hit.seq) <= 2).length,
+      4,
     );
     assert.equal(ctx.recall?.query, 'Where does Ingrid live?');
     assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);

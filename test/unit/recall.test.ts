@@ -140,6 +140,21 @@ describe('selectRecalled', () => {
     assert.deepEqual(seqs(items), [1, 2, 3, 4]);
   });
 
+  it('widens the excerpts of the hits taken when room is left, nearest first, best hit first', () => {
+    // Header 5 + 80: hits 5 and 15 with range 1 cost 60; 20 more fit: seqs 3 and 7 (distance 2 of
+    // hit 5, the best), not 13 and 17.
+    const items = select({ hits: hits(5, 15), maxTokens: 85, range: 1, widen: 2 });
+    assert.deepEqual(seqs(items), [3, 4, 5, 6, 7, 14, 15, 16]);
+    assert.deepEqual(
+      items.filter((i) => i.seq === 3 || i.seq === 7).map((i) => [i.reason, i.hitSeq]),
+      [
+        ['neighbour', 5],
+        ['neighbour', 5],
+      ],
+    );
+    assert.deepEqual(seqs(select({ hits: hits(5, 15), maxTokens: 85, range: 1 })), [4, 5, 6, 14, 15, 16]);
+  });
+
   it('uses at most `limit` hits', () => {
     assert.deepEqual(seqs(select({ hits: hits(3, 9, 15), limit: 2, range: 0 })), [3, 9]);
   });
