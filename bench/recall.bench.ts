@@ -23,7 +23,7 @@
  * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
  * words and word pairs: similarity means shared words), and every embedding row says which.
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
- * To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours,
+ * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours,
  * `--recall '{"range":2}'` passes recall options to our `context()` calls.
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
@@ -46,6 +46,7 @@ import { contextText, datasetRecall, fill, log, type DatasetEmbeddings } from '.
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
 const ONLY_DATASET = args.includes('--only-dataset');
+const ONLY_LATENCY = args.includes('--only-latency');
 const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
@@ -320,7 +321,8 @@ async function main(): Promise<void> {
             ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
           })
         : []),
-      ...(ONLY_DATASET
+      ...(ONLY_LATENCY ? await contextLatency(pipeline) : []),
+      ...(ONLY_DATASET || ONLY_LATENCY
         ? []
         : [
             ...(await evidenceRecall(pipeline, hybrid, embeddings.label)),

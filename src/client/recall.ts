@@ -15,7 +15,9 @@ import {
   selectRecalled,
   type FusedHit,
   type Ranking,
+  recalledCost,
   type RecalledItem,
+  type RecallMeta,
   type RecallScope,
   type ResolvedRecall,
   DEFAULT_SEARCH_LIMIT,
@@ -57,7 +59,10 @@ export interface Recalled {
  * Hits whose surroundings are read with the ranking, before the view is known: the best ones, which
  * are recalled most often; the rest are read once the hits to recall are known.
  */
-const EARLY_WINDOWS = 40;
+const EARLY_WINDOWS = 20;
+
+/** Tokens of the share left below which no more hits' surroundings are read (about two chat turns). */
+const ROOM_LEFT = 60;
 
 /**
  * Messages either side of a hit beyond its range that may come when the share has room left (see
@@ -191,33 +196,58 @@ export async function recallMessages(
     .filter((h) => !inView(h.threadId, h.seq))
     .slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
-  await loadAround(store, hits, recall.range + RECALL_WIDEN, ranked.windows);
   const byKey = ranked.windows.messages;
-  const messages = [...byKey.values()];
-  const metas = messages.map((m) => {
-    const meta = describeMessage(m, m.tokens, m.seq);
-    return { ...meta, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
-  });
+  const metaCache = new Map<string, RecallMeta>();
+  const metas = () =>
+    [...byKey].map(([k, m]) => {
+      let meta = metaCache.get(k);
+      if (!meta) {
+        const described = describeMessage(m, m.tokens, m.seq);
+        meta = { ...described, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
+        metaCache.set(k, meta);
+      }
+      return meta;
+    });
   const messageOf = (i: RecalledItem) => byKey.get(keyOf(i.threadId, i.seq))!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
     const message = recallBlock(items, messageOf, info.threadId);
     return { message, tokens: count(message) };
   };
-  let room = maxTokens;
-  for (;;) {
-    const items = selectRecalled({
-      hits,
-      metas,
+  let upTo = Math.min(hits.length, EARLY_WINDOWS);
+  let widen = 0;
+  const choose = (room: number) =>
+    selectRecalled({
+      hits: hits.slice(0, upTo),
+      metas: metas(),
       inView,
       range: recall.range,
-      widen: RECALL_WIDEN,
+      widen,
       limit,
       maxTokens: room,
       headerTokens: HEADER_TOKENS,
       itemOverhead: RECALL_ITEM_OVERHEAD,
       dayOverhead: RECALL_DAY_OVERHEAD,
     });
+  // The surroundings of the best hits first, of more only while there is room: a share is usually
+  // full after a few dozen of the hits asked for. Room left once every hit is in widens their excerpts.
+  await loadAround(store, hits.slice(0, upTo), recall.range, ranked.windows);
+  for (;;) {
+    const left =
+      maxTokens - recalledCost(choose(maxTokens), HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD);
+    if (left < ROOM_LEFT || widen > 0) break;
+    if (upTo < hits.length) {
+      const from = upTo;
+      upTo = Math.min(hits.length, upTo * 2);
+      await loadAround(store, hits.slice(from, upTo), recall.range, ranked.windows);
+    } else {
+      widen = RECALL_WIDEN;
+      await loadAround(store, hits, recall.range + widen, ranked.windows);
+    }
+  }
+  let room = maxTokens;
+  for (;;) {
+    const items = choose(room);
     if (items.length === 0) return none;
     const { message, tokens } = render(items)!;
     // The overhead per message is an estimate: when the counted block is over, choose again in less.

@@ -201,3 +201,15 @@ function closeGroups(
   }
   return [...out.values()].sort((a, b) => a.seq - b.seq);
 }
+
+/** What {@link selectRecalled} counts for `items`: the header, each message with its overhead, each day once. */
+export function recalledCost(
+  items: readonly RecalledItem[],
+  headerTokens: number,
+  itemOverhead: number,
+  dayOverhead: number,
+): number {
+  if (items.length === 0) return 0;
+  const days = new Set(items.map(dayOf)).size;
+  return headerTokens + items.reduce((n, i) => n + i.tokens + itemOverhead, 0) + days * dayOverhead;
+}
