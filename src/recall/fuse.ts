@@ -1,6 +1,6 @@
 /**
  * Reciprocal-rank fusion: several rankers (full text today, embeddings next) each rank the history;
- * a message's fused score is the sum over rankers of 1 / (k + its rank there). Ranks, not scores, are
+ * a message's fused score is the sum over rankers of weight / (k + its rank there). Ranks, not scores, are
  * combined, so rankers whose scores live on different scales (BM25, cosine) mix without tuning.
  */
 
@@ -36,6 +36,14 @@ export interface FusedHit {
 export const RRF_K = 60;
 
 /**
+ * What each ranker's ranks weigh in {@link fuse}: the ranking by meaning half as much as full text.
+ * On the LoCoMo dev set with all-MiniLM-L6-v2, evidence recall at 2k/4k/8k was 75.7/83.6/90.2% with
+ * 0.5, 74.1/82.8/90.6% with equal weights (full text alone 75.8/81.8/88.9%): by meaning, the best
+ * hits of a short context were often near misses that full text ranked lower, rightly.
+ */
+export const RANKER_WEIGHTS: Record<Ranker, number> = { fulltext: 1, embedding: 0.5 };
+
+/**
  * Fuses rankings into one, best first; ties go to the newer message. A single ranking keeps its order.
  * @param rankings each ranker's hits, best first.
  * @param k the RRF constant (default {@link RRF_K}).
@@ -53,7 +61,7 @@ export function fuse(rankings: readonly Ranking[], k = RRF_K): FusedHit[] {
       if (fused.best.has(ranker)) return; // a ranker that lists a message twice counts it once
       fused.best.set(ranker, rank);
       fused.scores[ranker] = hit.score;
-      fused.score += 1 / (k + rank + 1);
+      fused.score += RANKER_WEIGHTS[ranker] / (k + rank + 1);
     });
   }
   return [...byKey.values()]
