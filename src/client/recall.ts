@@ -235,7 +235,8 @@ export async function recallMessages(
   for (;;) {
     const left =
       maxTokens - recalledCost(choose(maxTokens), HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD);
-    if (left < ROOM_LEFT || widen > 0) break;
+    // Range 0 asks for hits alone: never widened.
+    if (left < ROOM_LEFT || widen > 0 || (upTo === hits.length && recall.range === 0)) break;
     if (upTo < hits.length) {
       const from = upTo;
       upTo = Math.min(hits.length, upTo * 2);
