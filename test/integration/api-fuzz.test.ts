@@ -28,6 +28,11 @@ before(async () => {
     minimumPreserved: 2,
   };
   assert.equal((await f.acme.patch('/v1/threads/fuzz', { strategy })).status, 200);
+  // A thread bound to a provider-stored conversation, for service-lost.
+  const bound = await f.acme.post('/v1/threads/fuzz-service/messages', { messages: [messages[0]] });
+  assert.equal(bound.status, 200);
+  const service = { kind: 'openai-responses' };
+  assert.equal((await f.acme.patch('/v1/threads/fuzz-service', { service })).status, 200);
   // The strategy fires at once (8 messages): wait for its summary, the import bodies carry it.
   for (let i = 0; i < 100 && !exported?.summaries?.length; i++) {
     await f.acme.get('/v1/threads/fuzz?sync=true');
@@ -98,6 +103,10 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
     'POST /v1/threads/{id}/retractions': {
       path: '/v1/threads/fuzz/retractions',
       body: { messageId: 'm8', reason: 'fuzz' },
+    },
+    'POST /v1/threads/{id}/service-lost': {
+      path: '/v1/threads/fuzz-service/service-lost',
+      body: { reason: 'fuzz' },
     },
     'GET /v1/threads/{id}/context': {
       path: '/v1/threads/fuzz/context',

@@ -64,6 +64,12 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
       path: '/v1/threads/shared/retractions',
       body: { messageId: 'm6' },
     },
+    {
+      key: 'POST /v1/threads/{id}/service-lost',
+      method: 'POST',
+      path: '/v1/threads/shared/service-lost',
+      body: { reason: 'not_found' },
+    },
     { key: 'GET /v1/threads/{id}/context', method: 'GET', path: '/v1/threads/shared/context' },
     { key: 'GET /v1/threads/{id}/search', method: 'GET', path: '/v1/threads/shared/search?query=hello' },
     { key: 'POST /v1/threads/{id}/compact', method: 'POST', path: '/v1/threads/shared/compact' },
@@ -237,6 +243,7 @@ describe('tenant isolation', () => {
     const expected: Record<string, [number, string?]> = {
       'GET /v1/threads/{id}/messages': [404, 'unknown_thread'],
       'POST /v1/threads/{id}/retractions': [404, 'unknown_thread'],
+      'POST /v1/threads/{id}/service-lost': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/context': [404, 'unknown_thread'],
       'GET /v1/threads/{id}/search': [404, 'unknown_thread'],
       'POST /v1/threads/{id}/compact': [404, 'unknown_thread'],

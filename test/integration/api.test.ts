@@ -398,6 +398,26 @@ describe('GET /v1/threads/{id}/messages', () => {
   });
 });
 
+describe('POST /v1/threads/{id}/service-lost', () => {
+  // The whole service-stored path is in service-stored.test.ts; here its answer meets openapi.json.
+  test('marks the latest response of a bound thread lost and answers the service state', async () => {
+    const path = '/v1/threads/service-bound';
+    const first = await acme.post(`${path}/messages`, { message: text('s1', 'user', 'hello') });
+    assert.equal(first.status, 200, first.text);
+    const bound = await acme.patch(path, { service: { kind: 'openai-responses' } });
+    assert.equal(bound.status, 200, bound.text);
+    const answered = await acme.post(`${path}/messages`, {
+      message: text('s2', 'assistant', 'hi there'),
+      responseId: 'resp_1',
+    });
+    assert.equal(answered.status, 200, answered.text);
+    const lost = await acme.post(`${path}/service-lost`, { reason: 'not_found' });
+    assert.equal(lost.status, 200, lost.text);
+    assert.equal(lost.body.response.lost.reason, 'not_found');
+    assert.equal(lost.body.usable, false);
+  });
+});
+
 describe('POST /v1/threads/{id}/retractions', () => {
   before(() => seed('retracting', 3));
 
