@@ -282,8 +282,7 @@ export const ContextResult = Type.Object(
       {
         stableTokens: Int('Tokens of the stable prefix (where a cache breakpoint belongs).'),
         prefixHash: Type.String({
-          description:
-            'SHA-256 of the stable prefix as OpenAI messages: equal between two calls when the prefix is.',
+          description: 'SHA-256 of the stable prefix’s messages: equal between two calls when the prefix is.',
         }),
       },
       { title: 'PromptCache', description: "Where the stable prefix ends, for a provider's prompt cache." },

@@ -95,7 +95,7 @@ export interface ServiceContext {
 export interface PromptCache {
   /** Its tokens. */
   stableTokens: number;
-  /** SHA-256 (hex) of it as OpenAI chat-completions messages. */
+  /** SHA-256 (hex) of its messages: it changes exactly when the prefix does. */
   prefixHash: string;
 }
 
@@ -104,9 +104,10 @@ function finish(built: BuiltContext, injected: readonly Message[]) {
   const { stableTokens, ...rest } = built;
   const first = built.messages.findIndex((m) => injected.includes(m));
   const stable = first < 0 ? built.messages : built.messages.slice(0, first);
-  const prefixHash = createHash('sha256')
-    .update(JSON.stringify(toOpenAI(stable)))
-    .digest('hex');
+  // The stored messages (ids, roles, parts) stand for what is sent: equal prefixes, equal hashes.
+  const hash = createHash('sha256');
+  for (const m of stable) hash.update(JSON.stringify(m)).update('\n');
+  const prefixHash = hash.digest('hex');
   // No block after all (the recalled one emptied once the view sent its messages): all is stable.
   const cache = { stableTokens: first < 0 ? built.tokens : stableTokens, prefixHash };
   return { ...rest, openai: toOpenAI(built.messages), cache };

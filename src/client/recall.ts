@@ -238,8 +238,12 @@ export async function recallMessages(
     // Range 0 asks for hits alone: never widened.
     if (left < ROOM_LEFT || widen > 0 || (upTo === hits.length && recall.range === 0)) break;
     if (upTo < hits.length) {
+      // As many more as the room left would take at what the hits read so far cost each (and half
+      // as many again), so that one more read usually fills it: each read is a round trip.
+      const perHit = (maxTokens - left) / upTo;
+      const more = perHit > 0 ? Math.ceil((1.5 * left) / perHit) : upTo;
       const from = upTo;
-      upTo = Math.min(hits.length, upTo * 2);
+      upTo = Math.min(hits.length, upTo + Math.max(upTo, more));
       await loadAround(store, hits.slice(from, upTo), recall.range, ranked.windows);
     } else {
       widen = RECALL_WIDEN;

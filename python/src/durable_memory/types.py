@@ -275,8 +275,7 @@ class PromptCache(TypedDict):
     stableTokens: int
     """Tokens of the stable prefix (where a cache breakpoint belongs)."""
     prefixHash: str
-    """SHA-256 of the stable prefix as OpenAI messages: equal between two calls when the prefix
-    is."""
+    """SHA-256 of the stable prefix’s messages: equal between two calls when the prefix is."""
 
 
 class ContextWarning(TypedDict):
