@@ -10,7 +10,7 @@
 import { startEmbeddedStack } from './embedded-stack.js';
 import { readRuntimeState, updateRuntimeState, writeEndpoints } from './home.js';
 import { endpointsPath } from '../settings/endpoints.js';
-import { reach } from '../settings/errors.js';
+import { reach, SettingError } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
 import { redactUrl } from '../settings/redact.js';
 import { isConfigured, resolveSettings, type GivenSettings } from '../settings/settings.js';
@@ -155,15 +155,27 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
       { log },
     );
     // The port of the last start, else 8080, else any free one (an explicit port is used as given).
-    const apiPort =
-      configuredApiPort(env) ??
-      (await pickPort([(await readRuntimeState(home)).apiPort, DEFAULT_API_PORT], apiHost(env)));
-    api = await serveApi({
-      settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
-      env,
-      port: apiPort,
-      workerUp: () => workerSupervision?.up ?? true,
-    });
+    // A port picked here can be taken before the API binds it (another start on this machine): then
+    // another is picked, a few times; only a port the user asked for is an error at once.
+    const asked = configuredApiPort(env);
+    const preferred = [(await readRuntimeState(home)).apiPort, DEFAULT_API_PORT];
+    for (let attempt = 1; ; attempt++) {
+      const apiPort = asked ?? (await pickPort(preferred, apiHost(env)));
+      try {
+        api = await serveApi({
+          settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
+          env,
+          port: apiPort,
+          workerUp: () => workerSupervision?.up ?? true,
+        });
+        break;
+      } catch (err) {
+        const taken = err instanceof SettingError && err.setting === 'apiPort';
+        if (asked !== undefined || !taken || attempt >= 3) throw err;
+        log(`the API port ${apiPort} was taken meanwhile; picking another`);
+        preferred.splice(0, preferred.length); // any free port now
+      }
+    }
     await updateRuntimeState(home, { apiPort: api.port });
   } catch (err) {
     await workerSupervision?.stop();

@@ -14,9 +14,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/local-stack/embedded-postgres.js';
-import { startEmbeddedStack } from '../../src/local-stack/embedded-stack.js';
+import { DEFAULT_POSTGRES_PORT, startEmbeddedStack } from '../../src/local-stack/embedded-stack.js';
 import { RuntimeSetupError } from '../../src/local-stack/errors.js';
-import { readRuntimeState } from '../../src/local-stack/home.js';
+import { readRuntimeState, updateRuntimeState } from '../../src/local-stack/home.js';
+import { freePort } from '../../src/local-stack/ports.js';
 import { postgresRunAs } from '../../src/local-stack/postgres-binaries.js';
 import { silentLog } from '../../src/observability/log.js';
 import { runningProcesses } from '../../src/local-stack/managed-process.js';
@@ -304,7 +305,18 @@ describe('embedded stack', () => {
   test('a second start on the same home reuses its ports and finds its data', async () => {
     const home = path.join(dir, 'home');
     const stackEnv = { ...env, TEMPORAL_CLI_PATH: cli.path, TEMPORAL_ADDRESS: '', DATABASE_URL: '' };
-    const first = await startEmbeddedStack({ home, env: stackEnv, log: silentLog });
+    // Other test files start stacks meanwhile, on the default ports when free: the first start here
+    // takes ports nobody else prefers (a remembered one for Temporal; PostgreSQL's default held), so
+    // that between the two starts no other stack takes them.
+    await updateRuntimeState(home, { temporalPort: await freePort() });
+    const held = createServer();
+    await new Promise<void>((resolve) => {
+      held.once('error', () => resolve()); // in use already: held by someone else, as good
+      held.listen({ port: DEFAULT_POSTGRES_PORT, host: '127.0.0.1' }, () => resolve());
+    });
+    const first = await startEmbeddedStack({ home, env: stackEnv, log: silentLog }).finally(() => {
+      if (held.listening) held.close();
+    });
     try {
       await query(first.databaseUrl, 'CREATE TABLE marker (x int)');
       assert.equal((await readRuntimeState(home)).temporalPort, first.temporal?.port);
