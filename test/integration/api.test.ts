@@ -29,10 +29,11 @@ import { ApiClient, startApiFixture, text, type ApiFixture, type Json } from '..
 let f: ApiFixture;
 let acme: ApiClient;
 before(async () => {
-  // Above the client's 5 s announcement attempt, so an append during a Temporal outage answers
-  // `announced: false` rather than 503.
+  // Far above the client's 5 s announcement attempt, so an append during a Temporal outage answers
+  // `announced: false` rather than 503 on a busy machine too (CI runs three files at a time; 8 s
+  // was exceeded there).
   // Own servers: 'backend outages' stops PostgreSQL and the dev server.
-  f = await startApiFixture({ timeoutMs: 8_000 }, { own: true });
+  f = await startApiFixture({ timeoutMs: 30_000 }, { own: true });
   acme = f.acme;
 });
 after(() => f?.stop());

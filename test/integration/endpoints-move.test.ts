@@ -31,7 +31,7 @@ after(async () => {
 
 async function startOnce(env: NodeJS.ProcessEnv): Promise<TestChild> {
   const child = spawnNode(cliProgram('start'), { env });
-  await child.waitForLine(/ready/, 120_000);
+  await child.waitForLine(/durable-memory ready/, 120_000);
   return child;
 }
 

@@ -27,7 +27,7 @@ async function startOnce(
   args: string[] = [],
 ): Promise<TestChild & { readyLine: string }> {
   const child = spawnNode([...cliProgram('start'), ...args], { env });
-  const readyLine = await child.waitForLine(/ready/, 120_000);
+  const readyLine = await child.waitForLine(/durable-memory ready/, 120_000);
   return Object.assign(child, { readyLine });
 }
 
