@@ -90,7 +90,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   args.push(...(options.extraArgs ?? []));
 
   let child: ManagedProcess | undefined;
+  /** Whether the last start failed because the server exited (not because it did not answer). */
+  let exitedDuringStart = false;
   const start = async (): Promise<void> => {
+    exitedDuringStart = false;
     if (child?.running && !child.stopping) return;
     await child?.exited; // the file and the port are free only once the old server is gone
     const started = Date.now();
@@ -106,9 +109,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     try {
       await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => current.running);
     } catch (error) {
+      exitedDuringStart = !current.running; // read before the kill below stops it anyway
       await current.stop('SIGKILL');
       await removeOwnerRecord(ownerFile);
-      const reason = current.running ? 'did not answer in time' : 'exited during start';
+      const reason = exitedDuringStart ? 'exited during start' : 'did not answer in time';
       throw new RuntimeSetupError('temporal_server_failed', `temporal dev server on ${address} ${reason}`, {
         output: current.output(),
         cause: error,
@@ -124,9 +128,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       await start();
       break;
     } catch (error) {
-      const exited =
-        error instanceof RuntimeSetupError && / exited during start$/.test(error.message.split('\n')[0]!);
-      if (!exited || attempt >= START_ATTEMPTS) throw error;
+      if (!exitedDuringStart || attempt >= START_ATTEMPTS) throw error;
       log(
         `${(error as Error).message.split('\n')[0]}; starting it again (attempt ${attempt + 1} of ${START_ATTEMPTS})`,
       );
