@@ -90,7 +90,7 @@ async function conversations(): Promise<Conversation[]> {
   const out: Conversation[] = [];
   if (DATASET) {
     for (const c of await readDataset(DATASET))
-      out.push({ name: `dev ${c.name}`, messages: c.turns.map((t) => t.message).slice(0, TURNS * 1) });
+      out.push({ name: `dev ${c.name}`, messages: c.turns.map((t) => t.message).slice(0, TURNS) });
   }
   for (const seed of [1, 2]) {
     const c = recallConversation(seed);

@@ -12,7 +12,6 @@ import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { createEmbedder, type Embedder } from '../../src/llm/embeddings.js';
 import { registry } from '../../src/observability/metrics.js';
-import { connect } from '../../src/client/connect.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { waitForState } from '../support/wait-for-state.js';
@@ -116,13 +115,7 @@ test('context() recall fuses the ranking by meaning with full text (hybrid)', as
   assert.match(hit.ranker, /embedding/, 'found by meaning too');
   assert.ok(ctx.tokens <= 400);
   // Without an embedding model the same read is full text alone.
-  const plain = await connect({
-    temporalAddress: p.stack.temporalAddress,
-    namespace: p.stack.namespace,
-    databaseUrl: p.stack.databaseUrl,
-    taskQueue: p.taskQueue,
-    embedder: null,
-  });
+  const plain = await p.connect({ embedder: null });
   try {
     const alone = await plain.thread('emb-hybrid').context({ budget: 400, query: 'notes about topic hy-3' });
     assert.ok(alone.recalled.every((r) => !r.ranker.includes('embedding')));
@@ -257,13 +250,7 @@ test('the memories block ranks by meaning too: "what do I eat?" finds "Alice is 
   assert.equal(used[0], 'Alice is vegetarian', JSON.stringify(used));
   assert.ok(used.length < 31, 'the block holds only some of the memories');
   // Without an embedding model the same read ranks by full text, then recency: not found.
-  const plain = await connect({
-    temporalAddress: p.stack.temporalAddress,
-    namespace: p.stack.namespace,
-    databaseUrl: p.stack.databaseUrl,
-    taskQueue: p.taskQueue,
-    embedder: null,
-  });
+  const plain = await p.connect({ embedder: null });
   try {
     const alone = await plain.thread('emb-diet').context({ budget: 1000, recall: false });
     assert.ok(!alone.memories.some((m) => m.text === 'Alice is vegetarian'), 'full text alone misses it');

@@ -239,12 +239,13 @@ test('http_api.py: Python with only the standard library appends, reads the cont
     // Without DURABLE_MEMORY_API_URL it reads the stack's endpoints.json; with neither, one line.
     const home = await mkdtemp(path.join(tmpdir(), 'dm-example-py-'));
     try {
-      const fromFile = await run('python3', ['examples/http_api.py'], {
+      const env = {
         DURABLE_MEMORY_API_URL: undefined,
         DURABLE_MEMORY_HOME: home,
         DURABLE_MEMORY_API_TOKEN: api.acmeToken,
         THREAD_ID: 'from-python-2',
-      });
+      };
+      const fromFile = await run('python3', ['examples/http_api.py'], env);
       assert.equal(fromFile.code, 1, fromFile.stdout);
       assert.match(
         fromFile.stderr,
@@ -252,12 +253,7 @@ test('http_api.py: Python with only the standard library appends, reads the cont
       );
       assert.doesNotMatch(fromFile.stderr, /Traceback/);
       await writeFile(path.join(home, 'endpoints.json'), JSON.stringify({ apiUrl: api.api.url }));
-      const found = await run('python3', ['examples/http_api.py'], {
-        DURABLE_MEMORY_API_URL: undefined,
-        DURABLE_MEMORY_HOME: home,
-        DURABLE_MEMORY_API_TOKEN: api.acmeToken,
-        THREAD_ID: 'from-python-2',
-      });
+      const found = await run('python3', ['examples/http_api.py'], env);
       assert.equal(found.code, 0, found.stderr);
       assert.match(found.stdout, /appended seqs: \[1, 2, 3, 4\]/);
     } finally {
