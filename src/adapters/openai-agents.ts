@@ -9,15 +9,23 @@
  * Messages the thread holds from elsewhere (summaries, the long-term memory block, appends through
  * the client) are turned into items from their parts.
  *
+ * On a thread bound to OpenAI Responses (`configure({ service: { kind: 'openai-responses' } })`),
+ * `session.run(runner, agent, input)` chains the run to the thread's latest provider response
+ * (`previousResponseId`, so only the items since it go out), records the run's `lastResponseId` with
+ * its items, and when the provider no longer holds that response marks the chain lost and sends the
+ * full context instead (docs/service-stored.md).
+ *
  * Only types are imported from `@openai/agents`: this module loads none of its code.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentInputItem, Session } from '@openai/agents';
+import type { Agent, AgentInputItem, NonStreamRunOptions, RunResult, Runner, Session } from '@openai/agents';
+import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
+import { withoutRetracted } from '../thread/retraction.js';
 
 /** Where a message keeps the item it was made from. */
 export const AGENTS_ITEM_KEY = 'agentsItem';
@@ -37,6 +45,19 @@ export interface DurableMemorySessionOptions {
   /** Count tokens for this model (default: the thread's model). */
   model?: string;
 }
+
+/**
+ * Any agent, as `Runner.run` takes it: `Agent` is invariant in its parameters, so the SDK's own
+ * constraint is `Agent<any, any>`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyAgent = Agent<any, any>;
+
+/** Options of {@link DurableMemorySession.run}: the runner's own, less what the session decides. */
+export type SessionRunOptions<TContext, TAgent extends AnyAgent> = Omit<
+  NonStreamRunOptions<TContext, TAgent>,
+  'session' | 'previousResponseId' | 'conversationId' | 'stream'
+>;
 
 /** A session of the OpenAI Agents SDK whose items live in a durable-memory thread. */
 export class DurableMemorySession implements Session {
@@ -83,16 +104,111 @@ export class DurableMemorySession implements Session {
     await this.thread.delete();
   }
 
+  /**
+   * Runs `agent` on the thread (not streamed). On a thread that is not bound to a provider-stored
+   * conversation this is `runner.run(agent, input, { ...options, session: this })`. On one bound to
+   * OpenAI Responses, the run chains to the latest recorded response with `previousResponseId` and
+   * sends only the items since it (this turn's input and anything appended meanwhile); the turn's
+   * items are appended with the run's `lastResponseId`. Without a usable chain (none recorded yet,
+   * lost, expired, the model changed) the full context goes out, and its response starts a new chain.
+   * When the provider answers 404 or 400 naming the chained response, the chain is marked lost
+   * (`serviceLost`) and the run is made again with the full context.
+   */
+  async run<TAgent extends AnyAgent, TContext = undefined>(
+    runner: Runner,
+    agent: TAgent,
+    input: string | AgentInputItem[],
+    options: SessionRunOptions<TContext, TAgent> = {},
+  ): Promise<RunResult<TContext, TAgent>> {
+    const context = await this.context(true);
+    if (!context || context.serviceSkipped === 'not_bound')
+      return runner.run(agent, input, { ...options, session: this });
+    const turn: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+    const chain = context.service;
+    if (chain) {
+      const since = await this.itemsAfter(chain.afterSeq);
+      try {
+        const chained = { ...options, previousResponseId: chain.previousResponseId };
+        return await this.record(turn, await runner.run(agent, [...since, ...turn], chained));
+      } catch (err) {
+        const reason = chainGone(err, chain.previousResponseId);
+        if (reason === undefined) throw err;
+        await this.thread.serviceLost(reason);
+      }
+    }
+    // The context read beside the chain is the full compacted one: the provider gets it all.
+    const full = context.messages.flatMap(messageToItems);
+    return this.record(turn, await runner.run(agent, [...full, ...turn], options));
+  }
+
+  /**
+   * Appends a run's input and output, the provider's response id with them. Tool outputs after the
+   * last model call (a run that stops at a tool) are not in the provider's conversation: they are
+   * appended after the id, so the next turn sends them.
+   */
+  private async record<R extends { output: AgentInputItem[]; lastResponseId: string | undefined }>(
+    turn: AgentInputItem[],
+    result: R,
+  ): Promise<R> {
+    const items = [...turn, ...result.output];
+    let covered = items.length;
+    while (covered > 0 && isToolOutput(items[covered - 1]!)) covered--;
+    const responseId = result.lastResponseId;
+    if (covered > 0)
+      await this.thread.append(items.slice(0, covered).map(itemToMessage), responseId ? { responseId } : {});
+    if (covered < items.length) await this.thread.append(items.slice(covered).map(itemToMessage));
+    return result;
+  }
+
+  /** History after `seq` as items, retracted ones (and their markers) left out. */
+  private async itemsAfter(seq: number): Promise<AgentInputItem[]> {
+    const messages: Message[] = [];
+    for (let after: number | undefined = seq; after !== undefined;) {
+      const page = await this.thread.history({ after });
+      messages.push(...page.messages);
+      after = page.messages.length > 0 ? page.next : undefined;
+    }
+    return withoutRetracted(messages.map((message) => ({ message }))).flatMap((e) =>
+      messageToItems(e.message),
+    );
+  }
+
   /** The context's messages; none for a thread that does not exist yet. */
   private async view(): Promise<Message[]> {
+    return (await this.context(false))?.messages ?? [];
+  }
+
+  /** The thread's context (with its provider chain when asked); undefined for a thread not yet started. */
+  private async context(service: boolean): Promise<ContextResult | undefined> {
     try {
       const { budget, model } = this.options;
-      return (await this.thread.context({ budget, model })).messages;
+      return await this.thread.context({ budget, model, ...(service ? { service } : {}) });
     } catch (err) {
-      if (err instanceof UnknownThreadError) return [];
+      if (err instanceof UnknownThreadError) return undefined;
       throw err;
     }
   }
+}
+
+/** Items a tool's run produced (as opposed to what a model said). */
+function isToolOutput(item: AgentInputItem): boolean {
+  const type = (item as { type?: unknown }).type;
+  return typeof type === 'string' && (type.endsWith('_result') || type.endsWith('_output'));
+}
+
+/**
+ * Why the provider's answer means the chained response is gone (the reason `serviceLost` records),
+ * or undefined for any other failure. Only a 404 or 400 that names the response (or the
+ * `previous_response_id` parameter) counts: a 404 for an unknown model must not drop the chain.
+ */
+export function chainGone(err: unknown, responseId: string): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { status, param, code, message } = err as Record<string, unknown>;
+  if (status !== 404 && status !== 400) return undefined;
+  const named =
+    param === 'previous_response_id' || (typeof message === 'string' && message.includes(responseId));
+  if (!named) return undefined;
+  return `provider answered ${status}${typeof code === 'string' ? ` ${code}` : ''}`;
 }
 
 /** The item as plain JSON (what the store keeps): undefined fields left out. */

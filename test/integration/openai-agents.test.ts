@@ -179,3 +179,77 @@ test('re-adding items with ids stores each once; clearSession erases the thread'
   await s.clearSession();
   assert.deepEqual(await s.getItems(), []);
 });
+
+test('a thread bound to OpenAI Responses: runs chain to the recorded response; a forgotten one is marked lost and the full context goes out', async () => {
+  agentLlm.reset();
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-service' });
+  await s.thread.configure({ service: { kind: 'openai-responses' } });
+  const agent = new Agent({ name: 'weather', model: 'gpt-4o-mini', tools: [getWeather] });
+  const runner = agentRunner();
+  const request = (i: number) => agentLlm.requests[i]!.body as { previous_response_id?: string };
+  const latest = async () => (await s.thread.state()).service;
+
+  // Turn 1: no response recorded yet, so the whole (empty) context and the input go out; the runner
+  // chains its own second call (after the tool) itself.
+  agentLlm.script(
+    { toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: { city: 'Oslo' } }] },
+    { reply: 'Sunny in Oslo.' },
+  );
+  const first = await s.run(runner, agent, 'Weather in Oslo?');
+  assert.equal(first.finalOutput, 'Sunny in Oslo.');
+  assert.equal(request(0).previous_response_id, undefined);
+  assert.equal((await latest())?.response?.responseId, first.lastResponseId);
+  assert.equal((await latest())?.response?.seq, 4, 'user, call, result, reply: the id ends them');
+
+  // Turn 2: chained; only what is new goes out (a note appended elsewhere, then the turn's input).
+  await s.thread.append({ id: 'note', role: 'user', content: 'I am in Oslo until Friday.' });
+  agentLlm.script({ reply: 'Take a jacket.' });
+  const second = await s.run(runner, agent, 'Jacket?');
+  assert.equal(second.finalOutput, 'Take a jacket.');
+  assert.equal(request(2).previous_response_id, first.lastResponseId);
+  assert.deepEqual(
+    inputOf(2).map((i) => i.content),
+    ['I am in Oslo until Friday.', 'Jacket?'],
+  );
+  assert.equal((await latest())?.response?.responseId, second.lastResponseId);
+
+  // The provider forgets: the chained call is answered 404, the chain is marked lost and the run
+  // made again with the full context; here that call fails too (a 400 about something else, which
+  // does not count as a lost chain), so the run fails and the lost mark is what remains.
+  agentLlm.forgetResponses();
+  agentLlm.script({ status: 400 });
+  await assert.rejects(
+    s.run(runner, agent, 'And tomorrow?'),
+    (err: unknown) => (err as { status?: number }).status === 400,
+  );
+  assert.equal(request(3).previous_response_id, second.lastResponseId);
+  assert.equal(request(4).previous_response_id, undefined);
+  const lost = await latest();
+  assert.equal(lost?.skipped, 'lost');
+  assert.match(lost?.response?.lost?.reason ?? '', /^provider answered 404 previous_response_not_found$/);
+
+  // The next run sends the full context (every earlier turn) and starts a new chain.
+  agentLlm.script({ reply: 'Rain tomorrow.' });
+  const recovered = await s.run(runner, agent, 'And tomorrow?');
+  assert.equal(recovered.finalOutput, 'Rain tomorrow.');
+  assert.equal(request(5).previous_response_id, undefined);
+  assert.match(
+    texts(inputOf(5)),
+    /Weather in Oslo\?.*Sunny in Oslo\..*until Friday.*Jacket\?.*Take a jacket\..*And tomorrow\?/,
+  );
+  const state = await latest();
+  assert.equal(state?.usable, true);
+  assert.equal(state?.response?.responseId, recovered.lastResponseId);
+  const { messages } = await s.thread.history();
+  assert.equal(messages.length, 9, 'the failed run stored nothing; no turn stored twice');
+
+  // A thread that is not bound runs as a plain session.
+  const plain = new DurableMemorySession({ memory: p.memory, threadId: 'agents-unbound' });
+  agentLlm.script({ reply: 'hi' });
+  await plain.run(runner, new Agent({ name: 'plain', model: 'gpt-4o-mini' }), 'hello');
+  assert.equal(request(6).previous_response_id, undefined);
+  assert.deepEqual(
+    (await plain.getItems()).map((i) => ('role' in i ? i.role : i.type)),
+    ['user', 'assistant'],
+  );
+});

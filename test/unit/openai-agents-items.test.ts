@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentInputItem } from '@openai/agents';
 import { protocol } from '@openai/agents';
-import { itemToMessage, messageToItems } from '../../src/adapters/openai-agents.js';
+import { chainGone, itemToMessage, messageToItems } from '../../src/adapters/openai-agents.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 
 const items: AgentInputItem[] = [
@@ -116,4 +116,26 @@ test('messages from elsewhere become items from their parts', () => {
   assert.deepEqual(messageToItems(result!), [
     { type: 'function_call_result', callId: 'c9', name: '', output: 'x', status: 'incomplete' },
   ]);
+});
+
+test('chainGone: only a 404 or 400 naming the chained response (or its parameter) drops the chain', () => {
+  const id = 'resp_abc';
+  const gone = {
+    status: 404,
+    code: 'previous_response_not_found',
+    message: `Previous response with id '${id}' not found.`,
+  };
+  assert.equal(chainGone(gone, id), 'provider answered 404 previous_response_not_found');
+  assert.equal(
+    chainGone({ status: 400, param: 'previous_response_id', message: 'bad' }, id),
+    'provider answered 400',
+  );
+  assert.equal(
+    chainGone({ status: 404, code: 'model_not_found', message: 'The model x does not exist' }, id),
+    undefined,
+  );
+  assert.equal(chainGone({ status: 400, message: 'Invalid temperature' }, id), undefined);
+  assert.equal(chainGone({ ...gone, status: 500 }, id), undefined);
+  assert.equal(chainGone(new Error(`fetch failed for ${id}`), id), undefined, 'no status: a network error');
+  assert.equal(chainGone(undefined, id), undefined);
 });
