@@ -79,6 +79,10 @@ class Llm:
     def reset(self) -> None:
         httpx.post(self._control + "reset").raise_for_status()
 
+    def forget_responses(self) -> None:
+        """The server forgets every stored response: chaining to one is answered 404."""
+        httpx.post(self._control + "forget-responses").raise_for_status()
+
     def requests(self) -> list[dict[str, Any]]:
         return httpx.get(self._control + "requests").json()["requests"]
 

@@ -7,13 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from agents import Runner, set_tracing_disabled
 from agents.memory import Session, SessionSettings
 
 from durable_memory import AsyncClient, Client
-from durable_memory.agents import RESPONSES_ITEM_KEY, DurableMemorySession
+from durable_memory.agents import RESPONSES_ITEM_KEY, DurableMemorySession, chain_gone
 
 from agent_turn import weather_agent
 
@@ -179,6 +182,86 @@ async def test_pop_item_records_a_retraction_the_next_request_leaves_it_out(
     assert result.final_output == "ok"
     sent = str(llm.inputs()[0])
     assert "take me back" not in sent and "keep me" in sent and "next" in sent
+
+
+async def test_run_on_a_bound_thread_chains_marks_a_forgotten_response_lost_and_recovers(
+    aclient: AsyncClient, llm: Any, thread_id: str
+) -> None:
+    session = DurableMemorySession(aclient, thread_id)
+    await aclient.configure_thread(thread_id, service={"kind": "openai-responses"})
+    agent = weather_agent()
+
+    def bodies() -> list[dict[str, Any]]:
+        return [r["body"] for r in llm.requests() if r["path"].endswith("/responses")]
+
+    async def latest() -> Any:
+        return (await aclient.get_thread(thread_id))["service"]
+
+    # Turn 1: nothing recorded yet, so the whole context goes out; the runner chains its own second
+    # call (after the tool); the last response id is recorded with the turn's items.
+    llm.script(
+        {"toolCalls": [{"id": "call_oslo", "name": "get_weather", "arguments": {"city": "Oslo"}}]},
+        {"reply": "Sunny in Oslo."},
+    )
+    first = await session.run(agent, "Weather in Oslo?")
+    assert first.final_output == "Sunny in Oslo."
+    assert "previous_response_id" not in bodies()[0]
+    service = await latest()
+    assert service["response"]["responseId"] == first.last_response_id
+    assert service["response"]["seq"] == 4, "user, call, output, reply: the id ends them"
+
+    # Turn 2: chained; only what is new goes out (a note appended elsewhere, then the input).
+    await aclient.append(thread_id, {"id": "note", "role": "user", "content": "I am in Oslo until Friday."})
+    llm.script({"reply": "Take a jacket."})
+    second = await session.run(agent, "Jacket?")
+    assert second.final_output == "Take a jacket."
+    assert bodies()[2]["previous_response_id"] == first.last_response_id
+    assert [i["content"] for i in bodies()[2]["input"]] == ["I am in Oslo until Friday.", "Jacket?"]
+
+    # The provider forgets: 404 for the chained call, the chain is marked lost, the run made again
+    # with the full context; that call fails too (a 400 about something else: not a lost chain).
+    llm.forget_responses()
+    llm.script({"status": 400})
+    with pytest.raises(Exception) as failed:
+        await session.run(agent, "And tomorrow?")
+    assert getattr(failed.value, "status_code", None) == 400
+    assert bodies()[3]["previous_response_id"] == second.last_response_id
+    assert "previous_response_id" not in bodies()[4]
+    service = await latest()
+    assert service["skipped"] == "lost"
+    assert service["response"]["lost"]["reason"] == "provider answered 404 previous_response_not_found"
+
+    # The next run sends the full context and starts a new chain.
+    llm.script({"reply": "Rain tomorrow."})
+    recovered = await session.run(agent, "And tomorrow?")
+    assert recovered.final_output == "Rain tomorrow."
+    assert "previous_response_id" not in bodies()[5]
+    sent = str(bodies()[5]["input"])
+    for said in ("Weather in Oslo?", "Sunny in Oslo.", "until Friday", "Take a jacket.", "And tomorrow?"):
+        assert said in sent
+    service = await latest()
+    assert service["usable"] is True and service["response"]["responseId"] == recovered.last_response_id
+    history = (await aclient.history(thread_id))["messages"]
+    assert len(history) == 9, "the failed run stored nothing; no turn stored twice"
+
+
+def test_chain_gone_only_for_a_404_or_400_naming_the_response() -> None:
+    rid = "resp_abc"
+    message = f"Previous response with id '{rid}' not found."
+    gone = SimpleNamespace(status_code=404, code="previous_response_not_found", message=message)
+    assert chain_gone(gone, rid) == "provider answered 404 previous_response_not_found"
+    assert chain_gone(SimpleNamespace(status_code=400, param="previous_response_id"), rid) == "provider answered 400"
+    assert chain_gone(SimpleNamespace(status_code=404, code="model_not_found", message="no such model"), rid) is None
+    assert chain_gone(SimpleNamespace(status_code=500, message=rid), rid) is None
+    assert chain_gone(RuntimeError(f"connection reset for {rid}"), rid) is None
+
+
+async def test_run_on_an_unbound_thread_is_a_plain_session_run(aclient: AsyncClient, llm: Any, thread_id: str) -> None:
+    llm.script({"reply": "hi"})
+    session = DurableMemorySession(aclient, thread_id)
+    assert (await session.run(weather_agent(), "hello")).final_output == "hi"
+    assert "previous_response_id" not in llm.requests()[0]["body"]
+    assert [i.get("role", i.get("type")) for i in await session.get_items()] == ["user", "assistant"]
 
 
 async def test_clear_session_erases_the_thread(aclient: AsyncClient, thread_id: str) -> None:

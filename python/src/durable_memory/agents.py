@@ -16,9 +16,15 @@ does, so both languages see the same conversation in a thread:
 - ``get_items()`` is the thread's context (compacted within the budget, the user's memories as a
   system item first, retracted items left out), ``get_items(limit)`` its newest ``limit`` items;
 - ``pop_item()`` records a retraction (history is append-only: the item stays there, marked);
-- ``clear_session()`` deletes the thread.
+- ``clear_session()`` deletes the thread;
+- ``run(agent, input)`` runs an agent on the thread; on a thread bound to OpenAI Responses
+  (``configure_thread(…, service={"kind": "openai-responses"})``) it chains the run to the latest
+  recorded response (``previous_response_id``: only the items since it go out), records the run's
+  ``last_response_id`` with its items, and when the provider no longer holds that response marks the
+  chain lost and sends the full context instead (docs/service-stored.md).
 
-Only the session protocol's shape is used: this module imports nothing from ``agents``.
+Only the session protocol's shape is used: this module imports nothing from ``agents`` (``run``
+imports its ``Runner`` when no runner is given).
 """
 
 from __future__ import annotations
@@ -33,8 +39,11 @@ from .errors import NotFoundError
 from .types import Message
 
 if TYPE_CHECKING:
+    from agents import Agent, RunResult
     from agents.items import TResponseInputItem
     from agents.memory import SessionSettings
+
+    from .types import ContextResult
 
 #: Where a message keeps the item it was made from (the TypeScript adapter's is ``agentsItem``).
 RESPONSES_ITEM_KEY = "responsesItem"
@@ -92,14 +101,7 @@ class DurableMemorySession:
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Appends the items, one message each, in order."""
-        messages = [item_to_message(item) for item in items]
-        for start in range(0, len(messages), MAX_BATCH):
-            await self.client.append(
-                self.session_id,
-                messages[start : start + MAX_BATCH],
-                user_id=self.user_id,
-                resource_id=self.resource_id,
-            )
+        await self._append(items, None)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Takes back the newest item of the view: records a retraction (the item leaves the context
@@ -119,15 +121,111 @@ class DurableMemorySession:
             if err.code != "unknown_thread":
                 raise
 
+    async def run(
+        self,
+        agent: Agent[Any],
+        input: str | list[TResponseInputItem],
+        *,
+        runner: Any = None,
+        **run_kwargs: Any,
+    ) -> RunResult:
+        """Runs ``agent`` on the thread (``runner``: the SDK's ``Runner`` unless given; ``run_kwargs``
+        go to ``runner.run``, e.g. ``run_config``).
+
+        On a thread not bound to a provider-stored conversation this is ``runner.run(agent, input,
+        session=self)``. On one bound to OpenAI Responses, the run chains to the latest recorded
+        response with ``previous_response_id`` and sends only the items since it (anything appended
+        meanwhile, then ``input``); the turn's items are appended with the run's ``last_response_id``.
+        Without a usable chain (none recorded yet, lost, expired, the model changed) the full context
+        goes out and its response starts a new chain. When the provider answers 404 or 400 naming the
+        chained response, the chain is marked lost (``service_lost``) and the run made again with the
+        full context.
+        """
+        if runner is None:
+            from agents import Runner as runner  # noqa: N813 (the SDK's class, loaded only to run)
+        context = await self._context(service=True)
+        if context is None or context.get("serviceSkipped") == "not_bound":
+            return await runner.run(agent, input, session=self, **run_kwargs)
+        turn: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        chain = context.get("service")
+        if chain is not None:
+            previous = chain["previousResponseId"]
+            try:
+                # `input` of the chain is already in the Responses shape the SDK sends.
+                chained = [*chain["input"], *turn]
+                result = await runner.run(agent, chained, previous_response_id=previous, **run_kwargs)
+            except Exception as err:
+                reason = chain_gone(err, previous)
+                if reason is None:
+                    raise
+                await self.client.service_lost(self.session_id, reason)
+            else:
+                return await self._record(turn, result)
+        # The context read beside the chain is the full compacted one: the provider gets it all.
+        full = [item for message in context["messages"] for item in message_to_items(message)]
+        return await self._record(turn, await runner.run(agent, [*full, *turn], **run_kwargs))
+
+    async def _record(self, turn: list[Any], result: RunResult) -> RunResult:
+        """Appends a run's input and output, the provider's response id with them. Tool outputs after the
+        last model call (a run that stops at a tool) are not in the provider's conversation: they are
+        appended after the id, so the next turn sends them."""
+        items = [*turn, *(item.to_input_item() for item in result.new_items)]
+        covered = len(items)
+        while covered > 0 and _is_tool_output(items[covered - 1]):
+            covered -= 1
+        await self._append(items[:covered], result.last_response_id)
+        await self._append(items[covered:], None)
+        return result
+
+    async def _append(self, items: list[Any], response_id: str | None) -> None:
+        """Appends items in batches; the response id goes with the last one."""
+        messages = [item_to_message(item) for item in items]
+        for start in range(0, len(messages), MAX_BATCH):
+            last = start + MAX_BATCH >= len(messages)
+            await self.client.append(
+                self.session_id,
+                messages[start : start + MAX_BATCH],
+                user_id=self.user_id,
+                resource_id=self.resource_id,
+                response_id=response_id if last else None,
+            )
+
     async def _view(self) -> list[Message]:
         """The context's messages; none for a thread that does not exist yet."""
+        context = await self._context()
+        return [] if context is None else context["messages"]
+
+    async def _context(self, *, service: bool | None = None) -> ContextResult | None:
+        """The thread's context (with its provider chain when asked); None for a thread not yet started."""
         try:
-            context = await self.client.context(self.session_id, budget=self.budget, model=self.model)
+            return await self.client.context(self.session_id, budget=self.budget, model=self.model, service=service)
         except NotFoundError as err:
             if err.code == "unknown_thread":
-                return []
+                return None
             raise
-        return context["messages"]
+
+
+def chain_gone(err: object, response_id: str) -> str | None:
+    """Why the provider's error means the chained response is gone (the reason ``service_lost``
+    records), or None for any other failure. Only a 404 or 400 naming the response (or the
+    ``previous_response_id`` parameter) counts: a 404 for an unknown model must not drop the chain."""
+    status = getattr(err, "status_code", None)
+    if status not in (404, 400):
+        return None
+    message = getattr(err, "message", None)
+    named = getattr(err, "param", None) == "previous_response_id" or (
+        isinstance(message, str) and response_id in message
+    )
+    if not named:
+        return None
+    code = getattr(err, "code", None)
+    return f"provider answered {status}" + (f" {code}" if isinstance(code, str) else "")
+
+
+def _is_tool_output(item: Any) -> bool:
+    """Items a tool's run produced (as opposed to what a model said)."""
+    kind = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+    return isinstance(kind, str) and kind.endswith("_output")
 
 
 def _plain(item: Any) -> dict[str, Any]:
