@@ -13,6 +13,7 @@ import { memoriesView, threadRows } from './memories-model.js';
 import { memoriesSection } from './render-memories.js';
 import { budgetView, historyColumn, viewColumn } from './render-thread.js';
 import { budgetBar } from './budget-model.js';
+import { serviceFacts } from './service-model.js';
 import {
   historyBlocks,
   listHash,
@@ -190,9 +191,13 @@ function showNotFound(threadId: string): void {
   say(`Thread ${threadId} not found.`, true);
 }
 
-/** The facts line under a thread's heading: owner, model, counts, pending work, errors. */
+/**
+ * The facts line under a thread's heading: owner, model, counts, pending work, errors, and the
+ * provider-stored conversation of a bound thread.
+ */
 function threadFacts(data: ThreadData): HTMLElement {
   const s = data.state;
+  const service = serviceFacts(s.service);
   const excluded = data.history.filter((m) => m.excludedBy !== undefined).length;
   const fact = (label: string, value: string) => h('li', {}, `${label} `, h('b', {}, value));
   return h(
@@ -206,6 +211,15 @@ function threadFacts(data: ThreadData): HTMLElement {
     fact('Pending', s.pending.length > 0 ? s.pending.join(', ') : 'nothing'),
     s.llm !== undefined && fact('Summarizer', s.llm),
     s.lastError !== undefined && fact('Last error', s.lastError),
+    service &&
+      h(
+        'li',
+        { class: 'service' },
+        'Provider conversation ',
+        h('b', {}, service.kind),
+        service.responseId !== undefined && [', latest response ', h('code', {}, service.responseId)],
+        ` (${service.status})`,
+      ),
   );
 }
 

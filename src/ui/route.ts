@@ -33,6 +33,7 @@ export const BROWSER_MODULES: ReadonlySet<string> = new Set([
   'view-model',
   'budget-model',
   'memories-model',
+  'service-model',
   'render-thread',
   'render-memories',
 ]);

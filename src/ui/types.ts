@@ -17,3 +17,4 @@ export type {
   ThreadInfo,
 } from '../api/records.js';
 export type { ThreadState } from '../api/thread.js';
+export type { ServiceState } from '../api/service.js';

@@ -383,3 +383,56 @@ test('long reasons stay in their column; #token= edits, unknown threads and the 
 
   assert.deepEqual(errors, [], 'no script errors');
 });
+
+test('a thread bound to a provider conversation: the latest response, its lost reason, and the stable prefix', async () => {
+  const bound = '/v1/threads/bound-chat';
+  await api('PATCH', bound, { service: { kind: 'openai-responses' } });
+  await api('POST', `${bound}/messages`, {
+    messages: [
+      { id: 'u1', role: 'system', content: 'You are brief.' },
+      { id: 'u2', role: 'user', content: 'Hello there.' },
+    ],
+  });
+  await api('POST', `${bound}/messages`, {
+    messages: [{ id: 'a1', role: 'assistant', content: 'Hi!' }],
+    responseId: 'resp_ui_1',
+  });
+  const ctx = await api<{ tokens: number; cache: { stableTokens: number; prefixHash: string } }>(
+    'GET',
+    `${bound}/context`,
+  );
+
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/ui#/threads/bound-chat?token=${encodeURIComponent(token)}`);
+  await page.getByRole('heading', { name: 'Thread bound-chat' }).waitFor();
+  const service = page.locator('.facts li.service');
+  assert.match(
+    await service.innerText(),
+    /^Provider conversation OpenAI Responses, latest response resp_ui_1 \(seq 3, \d{4}-\d\d-\d\d \d\d:\d\d; the next context sends only what is new\)$/u,
+  );
+  // Where the stable prefix ends, as context() answered it.
+  const cache = page.locator('.column .cache');
+  assert.equal(
+    await cache.innerText(),
+    `Stable prefix: ${ctx.cache.stableTokens} tokens of ${ctx.tokens} (prefix ${ctx.cache.prefixHash.slice(0, 8)}), kept by a provider's prompt cache while it does not change.`,
+  );
+  assert.equal(await cache.getAttribute('title'), `prefix sha256 ${ctx.cache.prefixHash}`);
+
+  // The provider forgot the response: after a refresh the page says so, and why.
+  await api('POST', `${bound}/service-lost`, { reason: 'not_found' });
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await page.locator('.facts li.service', { hasText: 'lost (not_found)' }).waitFor();
+  assert.match(
+    await service.innerText(),
+    /resp_ui_1 \(seq 3, [\d-]+ [\d:]+; lost \(not_found\) at [\d-]+ [\d:]+: the next context is the full one\)$/u,
+  );
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-service.png'), fullPage: true });
+
+  // A thread that is not bound shows no provider conversation.
+  await page.evaluate((id) => (location.hash = `#/threads/${id}`), THREAD);
+  await page.getByRole('heading', { name: `Thread ${THREAD}` }).waitFor({ timeout: 15_000 });
+  assert.equal(await page.locator('.facts li.service').count(), 0);
+  assert.deepEqual(errors, [], 'no script errors');
+});

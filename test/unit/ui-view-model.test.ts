@@ -1,7 +1,8 @@
 /**
  * The inspector's pure view models, without a browser: tool-call grouping, exclusion marks (which
  * strategy, why, which summary, folded summaries), summaries expanded through earlier summaries,
- * token attribution for the budget bar, and memories with their superseded versions.
+ * token attribution for the budget bar, memories with their superseded versions, and the provider
+ * conversation of a bound thread.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +19,7 @@ import {
   contextTokens,
 } from '../../src/ui/view-model.js';
 import { budgetBar } from '../../src/ui/budget-model.js';
+import { serviceFacts } from '../../src/ui/service-model.js';
 import { memoriesView, provenanceOf, threadRows } from '../../src/ui/memories-model.js';
 import type {
   ContextResult,
@@ -397,4 +399,28 @@ test('the thread list route: search, user and page cursor in the fragment, and t
   assert.equal(listHash({ search: '', user: '', limit: 2, after: 'b' }), '#/?after=b&limit=2');
   for (const bad of ['0', '-1', '1.5', 'x', '100000'])
     assert.deepEqual(parseListRoute(`#/?limit=${bad}`), { search: '', user: '' }, bad);
+});
+
+test('the provider conversation: kind, latest response, chained or why not (the lost reason)', () => {
+  assert.equal(serviceFacts(undefined), undefined, 'not bound: nothing shown');
+  const kind = 'openai-responses' as const;
+  assert.deepEqual(serviceFacts({ kind, usable: false, skipped: 'no_response' }), {
+    kind: 'OpenAI Responses',
+    status: 'no response recorded yet',
+  });
+  const response = { seq: 4, responseId: 'resp_1', model: 'gpt-4o', recordedAt: '2026-11-26T17:01:02.000Z' };
+  assert.deepEqual(serviceFacts({ kind, usable: true, response }), {
+    kind: 'OpenAI Responses',
+    responseId: 'resp_1',
+    status: 'seq 4, 2026-11-26 17:01; the next context sends only what is new',
+  });
+  const lost = { ...response, lost: { reason: 'not_found', at: '2026-11-26T18:00:00.000Z' } };
+  assert.equal(
+    serviceFacts({ kind, usable: false, skipped: 'lost', response: lost })?.status,
+    'seq 4, 2026-11-26 17:01; lost (not_found) at 2026-11-26 18:00: the next context is the full one',
+  );
+  assert.match(
+    serviceFacts({ kind, usable: false, skipped: 'model_changed', response })?.status ?? '',
+    /the thread's model changed since: the next context is the full one$/,
+  );
 });
