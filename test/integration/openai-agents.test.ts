@@ -253,3 +253,35 @@ test('a thread bound to OpenAI Responses: runs chain to the recorded response; a
     ['user', 'assistant'],
   );
 });
+
+test('a bound thread, a run that stops at a tool: its output is appended after the response id and goes out with the next turn', async () => {
+  agentLlm.reset();
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-service-stop' });
+  await s.thread.configure({ service: { kind: 'openai-responses' } });
+  const agent = new Agent({
+    name: 'lookup',
+    model: 'gpt-4o-mini',
+    tools: [getWeather],
+    toolUseBehavior: 'stop_on_first_tool',
+  });
+  const runner = agentRunner();
+  agentLlm.script(
+    { toolCalls: [{ id: 'call_rome', name: 'get_weather', arguments: { city: 'Rome' } }] },
+    { reply: 'Enjoy Rome.' },
+  );
+  const first = await s.run(runner, agent, 'Weather in Rome?');
+  assert.equal(first.finalOutput, 'Rome: sunny, 18°C', 'the tool output ends the run');
+  const { service } = await s.thread.state();
+  assert.equal(service?.response?.responseId, first.lastResponseId);
+  assert.equal(service?.response?.seq, 2, 'the response ends at the call: the provider never saw its output');
+
+  const second = await s.run(runner, agent, 'Thanks!');
+  assert.equal(second.finalOutput, 'Enjoy Rome.');
+  const sent = agentLlm.requests[1]!.body as { previous_response_id?: string };
+  assert.equal(sent.previous_response_id, first.lastResponseId);
+  assert.deepEqual(
+    inputOf(1).map((i) => i.type ?? i.role),
+    ['function_call_output', 'user'],
+  );
+  assert.equal(inputOf(1)[0]!.call_id, 'call_rome');
+});
