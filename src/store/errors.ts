@@ -26,6 +26,21 @@ export class ConflictError extends DurableMemoryError {
 }
 
 /**
+ * A thread was to be created under an id that another thread already has (a fork into an existing
+ * id). Nothing was written; the caller picks another id.
+ */
+export class ThreadExistsError extends DurableMemoryError {
+  declare readonly code: 'conflict';
+  /** The id that is taken. */
+  readonly threadId: string;
+  constructor(threadId: string) {
+    super('conflict', `thread '${threadId}' already exists`);
+    this.name = 'ThreadExistsError';
+    this.threadId = threadId;
+  }
+}
+
+/**
  * A compaction record or an import refers to something the store does not hold (an unknown thread,
  * message or summary), or is malformed. Retrying it unchanged cannot succeed.
  */

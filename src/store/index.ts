@@ -10,6 +10,8 @@ export type {
   SearchHit,
   SearchScope,
   HistoryPage,
+  ForkedFrom,
+  ForkOptions,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
@@ -22,7 +24,7 @@ export type {
   ThreadInfo,
   ViewEntry,
 } from './types.js';
-export { ConflictError, InvalidRecordError, ModelMismatchError } from './errors.js';
+export { ConflictError, InvalidRecordError, ModelMismatchError, ThreadExistsError } from './errors.js';
 export { InMemoryThreadStore } from './in-memory/in-memory-thread-store.js';
 export { PostgresThreadStore, type PostgresThreadStoreOptions } from './postgres/postgres-thread-store.js';
 export { migrate } from '../postgres/migrate.js';

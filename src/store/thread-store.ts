@@ -19,6 +19,8 @@ import type {
   SearchHit,
   SearchScope,
   HistoryPage,
+  ForkedFrom,
+  ForkOptions,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
@@ -121,6 +123,21 @@ export interface ThreadStore {
    * @throws InvalidRecordError for a malformed export.
    */
   import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult>;
+
+  /**
+   * Creates `targetId` as a fork of `sourceId`: a copy of its history up to and including message
+   * `options.at` (default: the latest), with the same seqs, owner, resource and configuration, the
+   * vectors of those messages, and the compaction records that considered only them
+   * (src/store/internal/fork.ts says which), so the fork's view is the source's view of that prefix.
+   * Records and summaries that reach past it are left behind, and the messages they took out are in
+   * the fork's view again. Response records (service-stored conversations) are not copied. The
+   * fork's `forkedFrom` names its origin. Forking again into a thread forked from the same message
+   * is a no-op (a retried fork): it answers the same origin.
+   * @returns the fork's origin, or undefined when `sourceId` does not exist.
+   * @throws ValidationError `invalid_id` (field `at`) when `at` is not a message of the source, or it has none.
+   * @throws ThreadExistsError when `targetId` exists (and is not that same fork); nothing is written.
+   */
+  fork(sourceId: string, targetId: string, options?: ForkOptions): Promise<ForkedFrom | undefined>;
 
   /**
    * Stores message vectors of one embedding model (the embedding lane's writes). Idempotent per

@@ -76,6 +76,23 @@ export interface ThreadInfo {
   lastSeq: number;
   messageCount: number;
   config?: Record<string, unknown>;
+  /** Where the thread was forked from (see {@link ThreadStore.fork}); absent for a thread that was not. */
+  forkedFrom?: ForkedFrom;
+}
+
+/** The thread and message a fork started from: it shares that thread's history up to `seq`. */
+export interface ForkedFrom {
+  threadId: string;
+  /** The last shared message. */
+  messageId: string;
+  /** Its seq, in the parent and in the fork alike (the shared prefix keeps its seqs). */
+  seq: number;
+}
+
+/** Options of {@link ThreadStore.fork}. */
+export interface ForkOptions {
+  /** The last message the fork shares (default: the source's latest). */
+  at?: string;
 }
 
 /** Options of {@link ThreadStore.listThreads}; threads come ordered by id. */

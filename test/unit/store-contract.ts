@@ -13,6 +13,7 @@ import { transferContract } from './store-contract/transfer.js';
 import { erasureContract } from './store-contract/erasure.js';
 import { embeddingsContract } from './store-contract/embeddings.js';
 import { serviceContract } from './store-contract/service.js';
+import { forkContract } from './store-contract/fork.js';
 import type { MemoryStore } from '../../src/memories/memory-store.js';
 import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
 
@@ -54,6 +55,7 @@ export function storeContract(
     describe('search', () => searchContract(get));
     describe('export and import', () => transferContract(get));
     describe('embeddings', () => embeddingsContract(get));
+    describe('forks', () => forkContract(get));
     describe('service responses', () => serviceContract(get));
     describe('the delete rule', () => {
       let memories: MemoryStore | undefined;

@@ -15,6 +15,7 @@ import {
   viewMeta,
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { forkByCopy, type ForkBackend } from '../internal/fork.js';
 import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
 import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
@@ -27,6 +28,8 @@ import type {
   SearchHit,
   SearchScope,
   HistoryPage,
+  ForkedFrom,
+  ForkOptions,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
@@ -370,6 +373,29 @@ export class InMemoryThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.import */
   async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
     return importThread(this, data, options);
+  }
+
+  /** @inheritDoc ThreadStore.fork */
+  async fork(sourceId: string, targetId: string, options?: ForkOptions): Promise<ForkedFrom | undefined> {
+    const backend: ForkBackend = {
+      seqOf: async (threadId, messageId) => this.threads.get(threadId)?.seqById.get(messageId),
+      claim: async (target, origin) => {
+        const existing = this.threads.get(target);
+        if (existing) return { existing: existing.info.forkedFrom };
+        this.ensure(target, new Date().toISOString()).info.forkedFrom = jsonCopy(origin);
+        return 'claimed';
+      },
+      copyEmbeddings: async (source, target, atSeq) => {
+        const from = this.threads.get(source)?.embeddings ?? new Map<string, Map<number, number[]>>();
+        const to = this.threads.get(target)!.embeddings;
+        for (const [model, vectors] of from) {
+          const copy = to.get(model) ?? new Map<number, number[]>();
+          for (const [seq, vector] of vectors) if (seq <= atSeq && !copy.has(seq)) copy.set(seq, [...vector]);
+          to.set(model, copy);
+        }
+      },
+    };
+    return forkByCopy(this, backend, sourceId, targetId, options);
   }
 
   /** Always ready: nothing to reach. */

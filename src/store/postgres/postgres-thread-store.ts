@@ -17,6 +17,8 @@ import type {
   SearchHit,
   SearchScope,
   HistoryPage,
+  ForkedFrom,
+  ForkOptions,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
@@ -37,6 +39,7 @@ import { PgEmbeddings } from './pg-embeddings.js';
 import { NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
+import { forkPg } from './pg-fork.js';
 import { latestResponsePg, markResponseLostPg, recordResponsePg } from './pg-service.js';
 import { MESSAGE_COLUMNS, toMessage, toMeta, toStoredMessage, toThreadInfo } from './rows.js';
 import type { MessageRow, MetaRow, ThreadRow } from './rows.js';
@@ -64,7 +67,7 @@ export interface PostgresThreadStoreOptions {
 }
 
 const THREAD_COLUMNS =
-  'thread_id, user_id, resource_id, last_seq, message_count, config, created_at, updated_at';
+  'thread_id, user_id, resource_id, last_seq, message_count, config, created_at, updated_at, forked_from';
 
 /** A ThreadStore in PostgreSQL. */
 export class PostgresThreadStore implements ThreadStore {
@@ -278,6 +281,11 @@ export class PostgresThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.import */
   async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
     return importThread(this, data, options);
+  }
+
+  /** @inheritDoc ThreadStore.fork */
+  async fork(sourceId: string, targetId: string, options?: ForkOptions): Promise<ForkedFrom | undefined> {
+    return forkPg(this.pool, sourceId, targetId, options);
   }
 
   /** @inheritDoc ThreadStore.saveEmbeddings */

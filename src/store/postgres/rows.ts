@@ -5,7 +5,7 @@
  */
 import type { MessageMeta, MessageShape } from '../../compaction/message-meta.js';
 import type { Message, Part, Role } from '../../model/message.js';
-import type { Compaction, StoredMessage, StoredSummary, ThreadInfo } from '../types.js';
+import type { Compaction, ForkedFrom, StoredMessage, StoredSummary, ThreadInfo } from '../types.js';
 
 /** Columns every message query selects. */
 export interface MessageRow {
@@ -77,6 +77,7 @@ export interface ThreadRow {
   config: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
+  forked_from: ForkedFrom | null;
 }
 
 export function toThreadInfo(row: ThreadRow): ThreadInfo {
@@ -90,6 +91,7 @@ export function toThreadInfo(row: ThreadRow): ThreadInfo {
   if (row.user_id !== null) info.userId = row.user_id;
   if (row.resource_id !== null) info.resourceId = row.resource_id;
   if (row.config !== null) info.config = row.config;
+  if (row.forked_from !== null) info.forkedFrom = row.forked_from;
   return info;
 }
 

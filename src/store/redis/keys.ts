@@ -1,6 +1,6 @@
 /**
  * Key layout of the Redis store, all under one configurable prefix. Per thread (`<p>thread:<id>:`):
- * `info` (hash: createdAt, updatedAt, lastSeq, userId, resourceId, config, summaryOrd), `ids`
+ * `info` (hash: createdAt, updatedAt, lastSeq, userId, resourceId, config, summaryOrd, forkedFrom), `ids`
  * (message id → "seq:tokens:hash"), `bodies` and `metas` (seq → JSON), `included` (zset of seqs),
  * `excluded` (seq → compaction id), `summaries` (id → JSON), `superseded` (id → compaction id),
  * `live` (zset of summary ids by recording order), `compactions` (id → JSON), `compactionOrder`

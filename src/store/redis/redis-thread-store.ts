@@ -9,6 +9,8 @@ import { createClient } from 'redis';
 import type { MessageMeta } from '../../compaction/message-meta.js';
 import { assertStorableText, prepareEntries, prepareRecord } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
+import { forkByCopy } from '../internal/fork.js';
+import { redisForkBackend } from './fork.js';
 import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
@@ -24,6 +26,8 @@ import type {
   SearchHit,
   SearchScope,
   HistoryPage,
+  ForkedFrom,
+  ForkOptions,
   ImportResult,
   ListThreadsOptions,
   MessageEmbedding,
@@ -168,6 +172,7 @@ export class RedisThreadStore implements ThreadStore {
     if (info['userId'] !== undefined) thread.userId = info['userId'];
     if (info['resourceId'] !== undefined) thread.resourceId = info['resourceId'];
     if (info['config'] !== undefined) thread.config = JSON.parse(info['config']) as Record<string, unknown>;
+    if (info['forkedFrom'] !== undefined) thread.forkedFrom = JSON.parse(info['forkedFrom']) as ForkedFrom;
     return thread;
   }
 
@@ -260,6 +265,11 @@ export class RedisThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.import */
   async import(data: ThreadExport, options?: { threadId?: string }): Promise<ImportResult> {
     return importThread(this, data, options);
+  }
+
+  /** @inheritDoc ThreadStore.fork */
+  async fork(sourceId: string, targetId: string, options?: ForkOptions): Promise<ForkedFrom | undefined> {
+    return forkByCopy(this, redisForkBackend(this.client, this.keys), sourceId, targetId, options);
   }
 
   /** @inheritDoc ThreadStore.ping */
