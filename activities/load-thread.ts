@@ -17,11 +17,14 @@ const PAGE = 1000;
 export function loadThreadActivity(deps: { store: ThreadStore; memories?: MemoryStore }) {
   return async function loadThread({ threadId }: { threadId: string }): Promise<StoredThread> {
     const { store } = deps;
-    const [info, extractedSeq, records] = await Promise.all([
+    const [info, extracted, records] = await Promise.all([
       store.thread(threadId),
       deps.memories ? deps.memories.extractedUpTo(threadId) : 0,
       store.compactions(threadId),
     ]);
+    // A fork's shared messages are its parent's to learn from (their memories name the parent's
+    // messages): its own extraction starts after them, so it learns nothing twice.
+    const extractedSeq = Math.max(extracted, info?.forkedFrom?.seq ?? 0);
     const stored: StoredThread = {
       config: info?.config,
       userId: info?.userId,

@@ -35,6 +35,7 @@ export {
   type ThreadAppendOptions,
   type ThreadState,
 } from './client/thread-handle.js';
+export type { ThreadForkOptions } from './client/fork.js';
 export type { ContextOptions, ContextResult, ServiceContext } from './client/context.js';
 export type { ServiceState } from './thread/service.js';
 export { SERVICE_KINDS, SERVICE_SKIPS, type ServiceResponse, type ServiceSkip } from './model/service.js';

@@ -14,7 +14,14 @@ import { toMessageInputs } from '../model/openai.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { AppendedMessage, HistoryPage, ImportResult, ThreadExport, ThreadInfo } from '../store/types.js';
+import type {
+  AppendedMessage,
+  ForkedFrom,
+  HistoryPage,
+  ImportResult,
+  ThreadExport,
+  ThreadInfo,
+} from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
 import { DEFAULT_CONFIG, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
@@ -43,6 +50,7 @@ import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
+import { checkFork, forkStored, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
 import { startVisible } from './visibility.js';
@@ -117,8 +125,11 @@ export interface ImportedState {
   indexedSeq: number;
 }
 
-/** What `state()` answers: the workflow's state, and the store's side of a provider-stored conversation. */
-export type ThreadState = ThreadStateView & { service?: ServiceState };
+/**
+ * What `state()` answers: the workflow's state, and the store's side: a provider-stored
+ * conversation's, and where a fork was forked from.
+ */
+export type ThreadState = ThreadStateView & { service?: ServiceState; forkedFrom?: ForkedFrom };
 
 /** Options of a thread handle (see `DurableMemory.thread`). */
 export interface ThreadOptions {
@@ -460,7 +471,11 @@ export class ThreadHandle {
     }
     // The service state is the store's, not the workflow's: response ids never travel through it.
     const service = await this.serviceState(info);
-    return service ? { ...view, service } : view;
+    return {
+      ...view,
+      ...(service ? { service } : {}),
+      ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}),
+    };
   }
 
   /** The whole thread as JSON: history, compaction records, summaries, configuration. */
@@ -511,6 +526,33 @@ export class ThreadHandle {
     onProgress?.({ phase: 'indexing', done: 0, total: messages.length });
     const state = await this.sync();
     return { threadId: whole.threadId, imported, skipped, indexedSeq: state.indexedSeq };
+  }
+
+  /**
+   * Forks the thread: a new thread `newId` with this one's history up to and including message
+   * `options.at` (default: the latest), which then continues on its own. The shared part is copied
+   * (src/client/fork.ts): its seqs, owner, configuration, vectors and the compaction records that
+   * considered only it (so their summaries are reused); its `state().forkedFrom` names this thread
+   * and the message. Answers once the fork's workflow has indexed the copy. A retried fork with the
+   * same arguments answers the same fork.
+   * @throws ValidationError `invalid_id` for a malformed `newId`, this thread's own id (field `id`), or
+   *   an `at` that is not a message of this thread (field `at`); UnknownThreadError for an unknown
+   *   thread; ThreadExistsError (code `conflict`) when `newId` is taken. None of them writes anything.
+   */
+  async fork(newId: string, options: ThreadForkOptions = {}): Promise<ThreadHandle> {
+    checkFork(this.threadId, newId, options);
+    return withSpan('durable_memory.fork', this.spanAttributes(), async () => {
+      const info = await this.requireThread();
+      await this.storeCall(() => forkStored(this.deps.store, this.threadId, newId, options.at));
+      const { userId, resourceId } = info;
+      const fork = new ThreadHandle(newId, this.deps, {
+        ...this.options,
+        ...(userId === undefined ? {} : { userId }),
+        ...(resourceId === undefined ? {} : { resourceId }),
+      });
+      await fork.sync(); // starts its workflow, which loads the copy as after an import
+      return fork;
+    });
   }
 
   /** Deletes the thread entirely: history, records, workflow. Returns false if it did not exist. */
