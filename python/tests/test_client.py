@@ -166,6 +166,33 @@ def test_another_tenant_cannot_read_or_touch_the_thread(
     assert client.history(thread_id)["messages"][0]["id"] == "s1"
 
 
+def test_fork_a_thread_at_a_message_and_go_on_apart(client: Client, thread_id: str) -> None:
+    client.append(thread_id, conversation(), user_id="fern")
+    fork_id = thread_id + "-fork"
+    forked = client.fork_thread(thread_id, fork_id, at="t1")
+    assert forked == {"threadId": fork_id, "forkedFrom": {"threadId": thread_id, "messageId": "t1", "seq": 3}}
+    client.append(fork_id, {"id": "f1", "role": "user", "content": "only in the fork"})
+    assert [m["id"] for m in client.history(fork_id)["messages"]] == ["u1", "a1", "t1", "f1"]
+    assert len(client.history(thread_id)["messages"]) == 4
+    state = client.get_thread(fork_id)
+    assert state["forkedFrom"] == forked["forkedFrom"] and state["userId"] == "fern"
+
+    with pytest.raises(ConflictError) as taken:
+        client.fork_thread(thread_id, fork_id, at="a1")
+    assert (taken.value.status, taken.value.code, taken.value.field) == (409, "conflict", "id")
+    with pytest.raises(ValidationError) as unknown:
+        client.fork_thread(thread_id, thread_id + "-other", at="nope")
+    assert (unknown.value.code, unknown.value.field) == ("invalid_id", "at")
+    with pytest.raises(NotFoundError):
+        client.get_thread(thread_id + "-other")
+
+
+async def test_the_async_client_forks(aclient: AsyncClient, thread_id: str) -> None:
+    await aclient.append(thread_id, conversation())
+    forked = await aclient.fork_thread(thread_id, thread_id + "-fork")
+    assert forked["forkedFrom"]["messageId"] == "a2"
+
+
 def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id: str) -> None:
     user = thread_id + "-user"
     client.append(thread_id, {"id": "f0", "role": "user", "content": "Hello there."}, user_id=user)

@@ -144,6 +144,17 @@ export const ThreadConfig = Type.Object({
 });
 export type ThreadConfig = Static<typeof ThreadConfig>;
 
+/** Where a fork was forked from (`ThreadStore.fork`). */
+export const ForkedFrom = Type.Object(
+  {
+    threadId: Type.String({ description: 'The thread it was forked from.' }),
+    messageId: Type.String({ description: 'The last message it shares with that thread.' }),
+    seq: Int('That message’s seq, in both threads.'),
+  },
+  { title: 'ForkedFrom', description: 'The thread and message this thread was forked from.' },
+);
+export type ForkedFrom = Static<typeof ForkedFrom>;
+
 /** A thread's bookkeeping row. */
 export const ThreadInfo = Type.Object({
   threadId: Type.String(),
@@ -154,6 +165,7 @@ export const ThreadInfo = Type.Object({
   lastSeq: Int(),
   messageCount: Int(),
   config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  forkedFrom: Type.Optional(ForkedFrom),
 });
 export type ThreadInfo = Static<typeof ThreadInfo>;
 

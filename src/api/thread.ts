@@ -5,13 +5,14 @@ import Type, { type Static } from 'typebox';
 import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
+  MAX_ID_LENGTH,
   MAX_IDLE_MS,
   MAX_MODEL_LENGTH,
   MAX_RECALL_SHARE,
 } from '../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
-import { Strategy } from './records.js';
+import { ForkedFrom, Strategy } from './records.js';
 import { ref } from './shared.js';
 import { ServiceBinding, ServiceState } from './service.js';
 
@@ -150,6 +151,7 @@ export const ThreadState = Type.Object(
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
     service: Type.Optional(ServiceState),
+    forkedFrom: Type.Optional(ForkedFrom),
   },
   { title: 'ThreadState', description: "The thread's state." },
 );
@@ -173,6 +175,29 @@ export const CompactResult = Type.Object(
   { title: 'CompactResult', description: 'Compaction ran.' },
 );
 export type CompactResult = Static<typeof CompactResult>;
+
+/** POST /v1/threads/{id}/fork. */
+export const ForkBody = Type.Object(
+  {
+    id: threadIdSchema('The new thread’s id (not taken yet).'),
+    at: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_ID_LENGTH,
+        description: 'The last message the fork shares (default: the latest).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ForkBody = Static<typeof ForkBody>;
+
+/** What a fork answers. */
+export const ForkResult = Type.Object(
+  { threadId: Type.String({ description: 'The new thread.' }), forkedFrom: ForkedFrom },
+  { title: 'ForkResult', description: 'Forked; the new thread’s workflow has indexed the shared part.' },
+);
+export type ForkResult = Static<typeof ForkResult>;
 
 /** Query of POST /v1/threads/import. */
 export const ImportQuery = Type.Object({

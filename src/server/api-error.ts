@@ -6,7 +6,12 @@
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
-import { ConflictError, InvalidRecordError, StoreUnavailableError } from '../store/errors.js';
+import {
+  ConflictError,
+  InvalidRecordError,
+  StoreUnavailableError,
+  ThreadExistsError,
+} from '../store/errors.js';
 import { DeadlineError } from './deadline.js';
 
 /** Seconds a client should wait before retrying after a 503. */
@@ -111,6 +116,8 @@ export function toApiError(err: unknown): ApiError {
       'id_conflict',
       `message id ${JSON.stringify(err.messageId)} is already stored with different content`,
     );
+  if (err instanceof ThreadExistsError)
+    return new ApiError(409, 'conflict', 'a thread with that id exists', 'id');
   if (err instanceof InvalidRecordError) return new ApiError(400, 'invalid_record', err.message);
   if (err instanceof UnknownThreadError)
     return new ApiError(404, 'unknown_thread', 'the thread does not exist');

@@ -9,7 +9,7 @@
  * field, so answers show the caller's ids only; imports get the prefix back.
  */
 import type { MemoryRecord } from '../memories/memory-store.js';
-import type { Compaction, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
+import type { Compaction, ForkedFrom, StoredMessage, ThreadExport, ThreadInfo } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 import type { ContextResult } from '../client/context.js';
@@ -73,7 +73,13 @@ export class TenantScope {
       ...info,
       threadId: this.strip(info.threadId),
       ...(info.userId !== undefined ? { userId: this.strip(info.userId) } : {}),
+      ...(info.forkedFrom !== undefined ? { forkedFrom: this.forkedFrom(info.forkedFrom) } : {}),
     };
+  }
+
+  /** Where a fork was forked from (a thread of the same tenant). */
+  forkedFrom(origin: ForkedFrom): ForkedFrom {
+    return { ...origin, threadId: this.strip(origin.threadId) };
   }
 
   /** A history message (its `excludedBy` is a compaction id). */
@@ -87,10 +93,11 @@ export class TenantScope {
   }
 
   /** The workflow's state with the stored bookkeeping. */
-  state(view: ThreadStateView, info: ThreadInfo) {
+  state(view: ThreadStateView & { forkedFrom?: ForkedFrom }, info: ThreadInfo) {
     const { lastExtraction } = view.extraction;
     return {
       ...view,
+      ...(view.forkedFrom ? { forkedFrom: this.forkedFrom(view.forkedFrom) } : {}),
       threadId: this.strip(view.threadId),
       userId: info.userId === undefined ? undefined : this.strip(info.userId),
       createdAt: info.createdAt,
@@ -149,19 +156,26 @@ export class TenantScope {
   exportData(data: ThreadExport): ThreadExport {
     const strip = (id: string) => this.strip(id);
     const { memories: _memories, ...rest } = data;
-    return mapExportIds(rest, { thread: strip, user: strip, compaction: strip });
+    const out = mapExportIds(rest, { thread: strip, user: strip, compaction: strip });
+    const { forkedFrom } = data.thread;
+    return forkedFrom ? { ...out, thread: { ...out.thread, forkedFrom: this.forkedFrom(forkedFrom) } } : out;
   }
 
   /** An export the caller sends, restored into the stored thread id `target`. */
   importData(data: ThreadExport, target: string): ThreadExport {
+    // `forkedFrom` too: an import restores a thread, it does not make it a fork (stores ignore it).
     const { memories: _memories, ...rest } = data;
+    const { forkedFrom: _origin, ...thread } = data.thread;
     const userId = data.thread.userId;
     const user = userId === undefined ? undefined : this.scoped(userId, 'thread.userId');
-    return mapExportIds(rest, {
-      thread: () => target,
-      user: () => user!,
-      compaction: (id) => this.prefix + id,
-    });
+    return mapExportIds(
+      { ...rest, thread },
+      {
+        thread: () => target,
+        user: () => user!,
+        compaction: (id) => this.prefix + id,
+      },
+    );
   }
 }
 

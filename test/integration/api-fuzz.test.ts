@@ -108,6 +108,7 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       path: '/v1/threads/fuzz-service/service-lost',
       body: { reason: 'fuzz' },
     },
+    'POST /v1/threads/{id}/fork': { path: '/v1/threads/fuzz/fork', body: { id: 'fuzz-fork', at: 'm2' } },
     'GET /v1/threads/{id}/context': {
       path: '/v1/threads/fuzz/context',
       query: { budget: '500', model: 'gpt-4o' },

@@ -419,6 +419,65 @@ describe('POST /v1/threads/{id}/service-lost', () => {
   });
 });
 
+describe('POST /v1/threads/{id}/fork', () => {
+  before(() => seed('fork-source', 6, { userId: 'forker' }));
+
+  test('forks at a message: 201, the shared part then its own appends; the state names the origin', async () => {
+    const res = await acme.post('/v1/threads/fork-source/fork', { id: 'fork-branch', at: 'm4' });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body, {
+      threadId: 'fork-branch',
+      forkedFrom: { threadId: 'fork-source', messageId: 'm4', seq: 4 },
+    });
+    const own = await acme.post('/v1/threads/fork-branch/messages', { message: text('b1', 'user', 'mine') });
+    assert.equal(own.status, 200, own.text);
+    const ids = (body: { messages: { id: string }[] }) => body.messages.map((m) => m.id);
+    assert.deepEqual(ids((await acme.get('/v1/threads/fork-branch/messages')).body), [
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+      'b1',
+    ]);
+    assert.equal((await acme.get('/v1/threads/fork-source/messages')).body.messages.length, 6);
+    const state = await acme.get('/v1/threads/fork-branch');
+    assert.deepEqual(state.body.forkedFrom, { threadId: 'fork-source', messageId: 'm4', seq: 4 });
+    assert.equal(state.body.userId, 'forker');
+    const listed = (await acme.get('/v1/threads?prefix=fork-branch')).body.threads[0];
+    assert.deepEqual(listed.forkedFrom, state.body.forkedFrom);
+    // A retry of the same fork answers it again.
+    const again = await acme.post('/v1/threads/fork-source/fork', { id: 'fork-branch', at: 'm4' });
+    assert.equal(again.status, 201, again.text);
+  });
+
+  test('refuses an unknown message, its own id, a taken id and an unknown thread, writing nothing', async () => {
+    assertError(
+      await acme.post('/v1/threads/fork-source/fork', { id: 'fork-none', at: 'nope' }),
+      400,
+      'invalid_id',
+      'at',
+    );
+    assertError(
+      await acme.post('/v1/threads/fork-source/fork', { id: 'fork-source' }),
+      400,
+      'invalid_id',
+      'id',
+    );
+    assertError(await acme.post('/v1/threads/fork-source/fork', { id: 'bad id' }), 400, 'invalid_id', 'id');
+    assertError(await acme.post('/v1/threads/fork-source/fork', {}), 400, 'missing_field', 'id');
+    await seed('fork-taken', 1);
+    assertError(await acme.post('/v1/threads/fork-source/fork', { id: 'fork-taken' }), 409, 'conflict', 'id');
+    assert.equal((await acme.get('/v1/threads/fork-taken/messages')).body.messages.length, 1);
+    assertError(
+      await acme.post('/v1/threads/fork-nobody/fork', { id: 'fork-none' }),
+      404,
+      'unknown_thread',
+      'id',
+    );
+    assertError(await acme.get('/v1/threads/fork-none'), 404, 'unknown_thread');
+  });
+});
+
 describe('POST /v1/threads/{id}/retractions', () => {
   before(() => seed('retracting', 3));
 

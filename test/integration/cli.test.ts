@@ -241,6 +241,31 @@ test('export, import into a new id, delete (with and without --json)', async () 
   });
 });
 
+test('thread fork at a message and at the latest (with and without --json); bad forks are errors', async () => {
+  const forked = await cli('thread', 'fork', 'cli-long', 'cli-fork', '--at', 'h10');
+  assert.equal(forked.code, 0, forked.stderr);
+  assert.match(forked.stdout, /forked cli-long into cli-fork at message h10 \(seq 10\): 10 messages shared/);
+  const fork = p.memory.thread('cli-fork');
+  assert.deepEqual(
+    (await fork.history()).messages.map((m) => m.id),
+    (await p.memory.thread('cli-long').history({ limit: 10 })).messages.map((m) => m.id),
+  );
+  assert.equal((await fork.info()).userId, 'alice');
+  assert.deepEqual(parseJson(await cli('thread', 'fork', 'cli-long', 'cli-fork-latest', '--json')), {
+    threadId: 'cli-fork-latest',
+    forkedFrom: { threadId: 'cli-long', messageId: 'h250', seq: 250 },
+  });
+
+  const unknown = await cli('thread', 'fork', 'cli-long', 'cli-fork-2', '--at', 'nope');
+  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.match(unknown.stderr, /no message nope in thread cli-long/);
+  const taken = await cli('thread', 'fork', 'cli-long', 'cli-show');
+  assert.equal(taken.code, 1, taken.stderr);
+  assert.match(taken.stderr, /thread 'cli-show' already exists/);
+  assert.equal((await cli('thread', 'fork', 'cli-none', 'cli-fork-2')).code, 3);
+  assert.equal((await cli('thread', 'show', 'cli-fork-2')).code, 3, 'nothing was written');
+});
+
 test('memories ls and rm, with and without --json', async () => {
   const human = await cli('memories', 'ls', '--user', 'alice');
   assert.equal(human.code, 0, human.stderr);

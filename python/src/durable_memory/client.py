@@ -32,6 +32,7 @@ from .types import (
     CompactResult,
     ContextResult,
     ErasedUser,
+    ForkResult,
     HistoryPage,
     ImportResult,
     MemoryRecord,
@@ -177,6 +178,12 @@ class _Operations:
         """The provider's stored conversation is unusable (404 or 400 for its id, ``store: false``, …):
         the next ``context(service=True)`` is the full compacted one, until a new ``response_id``."""
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/service-lost", body={"reason": reason})
+
+    @staticmethod
+    def fork_thread(thread_id: str, new_id: str, *, at: str | None = None) -> _Call[ForkResult]:
+        """Forks the thread into ``new_id``: its history up to and including message ``at`` (default:
+        the latest), copied with its configuration and the summaries of that part, then its own."""
+        return _Call("POST", f"/v1/threads/{_seg(thread_id)}/fork", body={"id": new_id, **_given(at=at)})
 
     # Messages
     @staticmethod
@@ -450,6 +457,7 @@ class Client:
     delete_thread = _blocking(_OPS.delete_thread)
     compact = _blocking(_OPS.compact)
     service_lost = _blocking(_OPS.service_lost)
+    fork_thread = _blocking(_OPS.fork_thread)
     append = _blocking(_OPS.append)
     history = _blocking(_OPS.history)
     retract = _blocking(_OPS.retract)
@@ -496,6 +504,7 @@ class AsyncClient:
     delete_thread = _awaited(_OPS.delete_thread)
     compact = _awaited(_OPS.compact)
     service_lost = _awaited(_OPS.service_lost)
+    fork_thread = _awaited(_OPS.fork_thread)
     append = _awaited(_OPS.append)
     history = _awaited(_OPS.history)
     retract = _awaited(_OPS.retract)

@@ -50,7 +50,7 @@ class NotFoundError(DurableMemoryError):
 
 
 class ConflictError(DurableMemoryError):
-    """409: conflicts with stored data (``id_conflict``, ``memory_superseded``)."""
+    """409: conflicts with stored data (``id_conflict``, ``memory_superseded``, ``conflict``: the id is taken)."""
 
 
 class UnavailableError(DurableMemoryError):

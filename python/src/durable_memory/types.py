@@ -100,6 +100,17 @@ class ThreadConfig(TypedDict):
     service: NotRequired[ServiceBinding]
 
 
+class ForkedFrom(TypedDict):
+    """The thread and message this thread was forked from."""
+
+    threadId: str
+    """The thread it was forked from."""
+    messageId: str
+    """The last message it shares with that thread."""
+    seq: int
+    """That message’s seq, in both threads."""
+
+
 class ThreadInfo(TypedDict):
     threadId: str
     userId: NotRequired[str]
@@ -110,6 +121,8 @@ class ThreadInfo(TypedDict):
     lastSeq: int
     messageCount: int
     config: NotRequired[dict[str, Any]]
+    forkedFrom: NotRequired[ForkedFrom]
+    """The thread and message this thread was forked from."""
 
 
 class Compaction(TypedDict):
@@ -474,6 +487,8 @@ class ThreadState(TypedDict):
     embedding: NotRequired[EmbeddingProgress]
     """The embedding lane (recall by meaning), when an embedding model is configured."""
     service: NotRequired[ServiceState]
+    forkedFrom: NotRequired[ForkedFrom]
+    """The thread and message this thread was forked from."""
 
 
 class CompactResult(TypedDict):
@@ -481,6 +496,15 @@ class CompactResult(TypedDict):
 
     compaction: Compaction | None
     """What the strategy did; null if compaction failed (see the state)."""
+
+
+class ForkResult(TypedDict):
+    """Forked; the new thread’s workflow has indexed the shared part."""
+
+    threadId: str
+    """The new thread."""
+    forkedFrom: ForkedFrom
+    """The thread and message this thread was forked from."""
 
 
 class MemoryList(TypedDict):

@@ -1,6 +1,6 @@
 /**
  * `durable-memory thread …`: list threads, read and search a thread's history, its view,
- * configure and delete it. `show`, `compact`, `export` and `import` live in their own files.
+ * configure and delete it. `show`, `compact`, `export`, `import` and `fork` live in their own files.
  */
 import type { Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
@@ -15,6 +15,7 @@ import type { Session } from '../session.js';
 import { registerShow } from './show.js';
 import { registerCompact } from './compact.js';
 import { registerTransfer } from './transfer.js';
+import { registerFork } from './fork.js';
 
 /** Messages read per page when a whole history is printed. */
 const HISTORY_PAGE = 1000;
@@ -106,6 +107,7 @@ export function registerThread(program: Command, session: Session): void {
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
 
   registerTransfer(thread, session);
+  registerFork(thread, session);
 
   thread
     .command('delete <threadId>')

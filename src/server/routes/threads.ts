@@ -13,6 +13,8 @@ import { ref } from '../../api/shared.js';
 import {
   CompactResult,
   ConfigurePatch,
+  ForkBody,
+  ForkResult,
   StateQuery,
   ThreadList,
   ThreadListQuery,
@@ -194,6 +196,49 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         deps.compactTimeoutMs,
       );
       return { compaction: scope.compaction(compaction) };
+    },
+  );
+
+  app.post(
+    '/threads/:id/fork',
+    {
+      schema: {
+        summary: 'Fork a thread at a message',
+        description:
+          'Creates thread `id` with this thread’s history up to and including message `at` (default: ' +
+          'the latest), copied with its seqs, owner, configuration, vectors and the compaction records ' +
+          'that considered only that part (their summaries are reused); it then continues on its own. ' +
+          'Answers 201 once the new thread’s workflow has indexed it. 409 `conflict` when `id` is ' +
+          'taken (a retry of the same fork answers it again), 400 `invalid_id` for an `at` that is not ' +
+          'a message of the thread (field `at`) or the thread’s own id (field `id`).',
+        tags: ['threads'],
+        security: BEARER,
+        params: ThreadParams,
+        body: ForkBody,
+        response: { 201: ForkResult, ...errorResponses(404, 409, ...BODY_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      const { scope, params, body } = request;
+      const { storedId, info } = await requireThread(deps, scope, params.id);
+      const target = scope.scoped(body.id, 'id');
+      const handle = deps.memory.thread(storedId, { userId: info.userId });
+      try {
+        const fork = await run(
+          deps,
+          async () => (await handle.fork(target, body.at === undefined ? {} : { at: body.at })).info(),
+          'fork',
+          params.id,
+        );
+        return reply.code(201).send({ threadId: body.id, forkedFrom: scope.forkedFrom(fork.forkedFrom!) });
+      } catch (err) {
+        // The store names threads by stored ids; the caller knows them without the tenant prefix.
+        if (err instanceof ValidationError)
+          throw validationFailure(
+            new ValidationError(err.code, err.message.split(scope.prefix).join(''), err),
+          );
+        throw err;
+      }
     },
   );
 

@@ -1,0 +1,33 @@
+/**
+ * `thread fork <threadId> <newId> [--at <messageId>]`: a new thread with the history of another up to
+ * a message, which then goes on on its own (ThreadHandle.fork; the shared part is copied).
+ */
+import type { Command } from 'commander';
+import { int, printJson, printLines } from '../output.js';
+import type { Session } from '../session.js';
+
+/** Registers `thread fork`. */
+export function registerFork(thread: Command, session: Session): void {
+  thread
+    .command('fork <threadId> <newId>')
+    .description(
+      'a new thread <newId> with the history of <threadId> up to a message (copied with its configuration ' +
+        'and the summaries of that part), which then goes on on its own',
+    )
+    .option('--at <messageId>', 'the last message the fork shares (default: the latest)')
+    .action(session.action((id: string, newId: string, o: { at?: string }) => fork(session, id, newId, o)));
+}
+
+async function fork(session: Session, id: string, newId: string, o: { at?: string }): Promise<void> {
+  const memory = await session.memory();
+  const handle = await memory
+    .thread(session.stored(id))
+    .fork(session.stored(newId), o.at === undefined ? {} : { at: o.at });
+  const origin = (await handle.info()).forkedFrom!;
+  const forkedFrom = { ...origin, threadId: id };
+  if (session.json) return printJson({ threadId: newId, forkedFrom });
+  await printLines([
+    `forked ${id} into ${newId} at message ${origin.messageId} (seq ${int(origin.seq)}): ` +
+      `${int(origin.seq)} messages shared`,
+  ]);
+}
