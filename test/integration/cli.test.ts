@@ -258,7 +258,7 @@ test('thread fork at a message and at the latest (with and without --json); bad 
 
   const unknown = await cli('thread', 'fork', 'cli-long', 'cli-fork-2', '--at', 'nope');
   assert.equal(unknown.code, 2, unknown.stderr);
-  assert.match(unknown.stderr, /no message nope in thread cli-long/);
+  assert.match(unknown.stderr, /no message "nope" in thread cli-long/);
   const taken = await cli('thread', 'fork', 'cli-long', 'cli-show');
   assert.equal(taken.code, 1, taken.stderr);
   assert.match(taken.stderr, /thread 'cli-show' already exists/);

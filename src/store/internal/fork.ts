@@ -13,6 +13,7 @@
 import type { ThreadStore } from '../thread-store.js';
 import type { Compaction, ForkedFrom, ForkOptions } from '../types.js';
 import { ValidationError } from '../../model/errors.js';
+import { firstBadChar } from '../../model/validation.js';
 import { ThreadExistsError } from '../errors.js';
 
 /** History is copied in pages of this many messages (one append, one transaction, each). */
@@ -54,10 +55,18 @@ export function forkPoint(
       'invalid_id',
       at === undefined
         ? `at: thread ${sourceId} has no message to fork at`
-        : `at: no message ${at} in thread ${sourceId}`,
+        : `at: no message ${JSON.stringify(at)} in thread ${sourceId}`,
       { field: 'at' },
     );
   return { threadId: sourceId, messageId: found.messageId, seq: found.seq };
+}
+
+/**
+ * Refuses an `at` that no message id can be (a NUL or a lone surrogate, which no store keeps and
+ * PostgreSQL refuses even to look up) as it refuses an unknown one.
+ */
+export function checkAt(sourceId: string, at: string | undefined): void {
+  if (at !== undefined && firstBadChar(at) >= 0) forkPoint(sourceId, at, undefined);
 }
 
 /** Whether two origins are the same fork point. */
@@ -91,9 +100,10 @@ export async function forkByCopy(
   targetId: string,
   options: ForkOptions = {},
 ): Promise<ForkedFrom | undefined> {
+  const { at } = options;
+  checkAt(sourceId, at);
   const source = await store.thread(sourceId);
   if (!source) return undefined;
-  const { at } = options;
   let found: { messageId: string; seq: number } | undefined;
   if (at === undefined) {
     const [last] = (await store.history(sourceId, { after: source.lastSeq - 1, limit: 1 })).messages;

@@ -5,7 +5,7 @@
  * each copied message and summary is excluded or superseded by the first reused record that did so.
  */
 import type { Pool } from 'pg';
-import { forkPoint, reusedCompactions, sameOrigin } from '../internal/fork.js';
+import { checkAt, forkPoint, reusedCompactions, sameOrigin } from '../internal/fork.js';
 import type { Compaction, ForkedFrom, ForkOptions } from '../types.js';
 import { ThreadExistsError } from '../errors.js';
 import { Rollback, withTransaction } from '../../postgres/transaction.js';
@@ -24,6 +24,7 @@ function firstExclusions(records: Compaction[]) {
 
 /** The message a fork of `sourceId` starts from (undefined: no such thread). */
 async function resolve(pool: Pool, sourceId: string, at: string | undefined) {
+  checkAt(sourceId, at);
   const { rows } = await pool.query<{ message_id: string | null; seq: string | null }>(
     `SELECT m.id AS message_id, m.seq FROM threads t
      LEFT JOIN LATERAL (

@@ -133,13 +133,18 @@ export function forkContract(store: GetStore): void {
     assert.equal((await store().thread(fork))!.forkedFrom?.threadId, source);
   });
 
-  it('refuses an unknown message or an empty source with invalid_id (field at), writing nothing', async () => {
+  it('refuses an unknown or impossible message, or an empty source, with invalid_id (field at), writing nothing', async () => {
     const source = await compacted(store);
     const fork = threadId('fork-bad');
     await assert.rejects(
       store().fork(source, fork, { at: 'nope' }),
       (err: unknown) => err instanceof ValidationError && err.code === 'invalid_id' && err.field === 'at',
     );
+    for (const bad of ['a\u0000b', '\ud800'])
+      await assert.rejects(
+        store().fork(source, fork, { at: bad }),
+        (err: unknown) => err instanceof ValidationError && err.code === 'invalid_id' && err.field === 'at',
+      );
     const empty = threadId('fork-empty');
     await store().setConfig(empty, {});
     await assert.rejects(
