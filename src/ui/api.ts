@@ -13,6 +13,7 @@ import type {
   MemoryRecord,
   ThreadState,
   ThreadInfo,
+  ForkedFrom,
 } from './types.js';
 
 /** A non-2xx answer (or no answer at all: status 0). */
@@ -56,6 +57,7 @@ export class Api {
         ...init,
         headers: {
           accept: 'application/json',
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(this.token === null ? {} : { authorization: `Bearer ${this.token}` }),
         },
         cache: 'no-store',
@@ -110,6 +112,12 @@ export class Api {
   async compact(threadId: string): Promise<Compaction | null> {
     const path = `/threads/${enc(threadId)}/compact`;
     return (await this.request<{ compaction: Compaction | null }>(path, { method: 'POST' })).compaction;
+  }
+
+  /** Forks the thread into `newId` at message `at` (default: the latest); answers where it came from. */
+  fork(threadId: string, newId: string, at?: string): Promise<{ threadId: string; forkedFrom: ForkedFrom }> {
+    const body = JSON.stringify(at === undefined ? { id: newId } : { id: newId, at });
+    return this.request(`/threads/${enc(threadId)}/fork`, { method: 'POST', body });
   }
 
   /** A user's memories, superseded versions included (the inspector shows their history). */

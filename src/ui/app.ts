@@ -209,6 +209,16 @@ function threadFacts(data: ThreadData): HTMLElement {
     fact('Budget', `${num(s.config.budget)} tokens`),
     fact('Compactions', num(s.compactions)),
     fact('Pending', s.pending.length > 0 ? s.pending.join(', ') : 'nothing'),
+    s.forkedFrom &&
+      h(
+        'li',
+        { class: 'forked-from' },
+        'Forked from ',
+        h('a', { href: `#/threads/${encodeURIComponent(s.forkedFrom.threadId)}` }, s.forkedFrom.threadId),
+        ' at ',
+        h('code', {}, s.forkedFrom.messageId),
+        ` (#${s.forkedFrom.seq})`,
+      ),
     s.llm !== undefined && fact('Summarizer', s.llm),
     s.lastError !== undefined && fact('Last error', s.lastError),
     service &&
@@ -221,6 +231,42 @@ function threadFacts(data: ThreadData): HTMLElement {
         ` (${service.status})`,
       ),
   );
+}
+
+/**
+ * Forking: a new thread id and, optionally, the last message it shares (default: the latest). Success
+ * opens the fork; a refusal (the id is taken, no such message) is said in the status line.
+ */
+function forkForm(api: Api, threadId: string): HTMLElement {
+  const newId = h('input', { id: 'fork-id', name: 'id', required: true, autocomplete: 'off' });
+  const at = h('input', { id: 'fork-at', name: 'at', placeholder: 'the latest', autocomplete: 'off' });
+  const submit = h('button', { type: 'submit' }, 'Fork');
+  const form = h(
+    'form',
+    { class: 'fork', 'aria-label': 'Fork this thread' },
+    h('label', { for: 'fork-id' }, 'Fork into thread'),
+    newId,
+    h('label', { for: 'fork-at' }, 'at message'),
+    at,
+    submit,
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    submit.disabled = true;
+    say('Forking…');
+    const target = newId.value.trim();
+    api.fork(threadId, target, at.value.trim() || undefined).then(
+      (forked) => {
+        say(`Forked ${threadId} at ${forked.forkedFrom.messageId} into ${forked.threadId}.`);
+        location.hash = `#/threads/${encodeURIComponent(forked.threadId)}`;
+      },
+      (err: unknown) => {
+        submit.disabled = false;
+        fail(err);
+      },
+    );
+  });
+  return form;
 }
 
 function renderThread(api: Api, threadId: string, data: ThreadData): void {
@@ -239,6 +285,7 @@ function renderThread(api: Api, threadId: string, data: ThreadData): void {
       compactButton,
       button('Refresh', () => void route()),
     ),
+    forkForm(api, threadId),
     budgetView(budgetBar(data.context, view)),
     h(
       'div',

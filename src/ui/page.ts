@@ -31,6 +31,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
   list-style: none; color: var(--muted); }
 .facts b { color: #111827; font-weight: 600; }
 .actions { display: flex; gap: .5rem; margin: .5rem 0 1rem; }
+.fork { display: flex; flex-wrap: wrap; align-items: center; gap: .35rem .5rem; margin: 0 0 1rem; }
 .bar { display: flex; position: relative; height: 1.6rem; border: 1px solid #9ca3af; background: var(--free);
   border-radius: 3px; overflow: hidden; }
 .bar span { display: block; height: 100%; }

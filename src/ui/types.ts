@@ -6,6 +6,7 @@
 export type { HistoryPage, RecalledMessage, ContextResult } from '../api/message.js';
 export type {
   Compaction,
+  ForkedFrom,
   MemoryRecord,
   Message,
   Part,

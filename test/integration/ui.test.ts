@@ -436,3 +436,40 @@ test('a thread bound to a provider conversation: the latest response, its lost r
   assert.equal(await page.locator('.facts li.service').count(), 0);
   assert.deepEqual(errors, [], 'no script errors');
 });
+
+test('a thread forks from its page: the fork opens, names its origin with a link, and a taken id is refused', async () => {
+  await api('POST', '/v1/threads/fork-me/messages', {
+    userId: 'bob',
+    messages: ['one', 'two', 'three', 'four'].map((t, i) => ({
+      id: `fm${i}`,
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${t}`,
+    })),
+  });
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/ui#/threads/fork-me?token=${encodeURIComponent(token)}`);
+  await page.getByRole('heading', { name: 'Thread fork-me', exact: true }).waitFor();
+
+  await page.getByLabel('Fork into thread').fill('fork-me-2');
+  await page.getByLabel('at message').fill('fm1');
+  await page.getByRole('button', { name: 'Fork', exact: true }).click();
+  await page.getByRole('heading', { name: 'Thread fork-me-2', exact: true }).waitFor();
+  const origin = page.locator('.facts .forked-from');
+  assert.equal(await origin.innerText(), 'Forked from fork-me at fm1 (#2)');
+  assert.equal(await page.locator('#history-title').innerText(), 'History (2 messages, 0 excluded)');
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-fork.png') });
+
+  await origin.getByRole('link', { name: 'fork-me', exact: true }).click();
+  await page.getByRole('heading', { name: 'Thread fork-me', exact: true }).waitFor();
+  await page.getByLabel('Fork into thread').fill('fork-me-2');
+  await page.getByRole('button', { name: 'Fork', exact: true }).click();
+  await page.locator('#status.error', { hasText: '(conflict)' }).waitFor();
+  assert.equal(
+    await page.getByRole('heading', { name: 'Thread fork-me', exact: true }).count(),
+    1,
+    'still on the parent',
+  );
+  assert.deepEqual(errors, []);
+});
