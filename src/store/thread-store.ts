@@ -4,8 +4,8 @@
  *
  * Unknown threads: reads answer empty (`history`, `metas`, `view`, `compactions`) or `undefined`
  * (`thread`, `export`) and `delete` answers false; the client layer turns that into its own
- * unknown-thread error. `append`, `setConfig` and `import` create the thread; `recordCompaction`
- * rejects it with an InvalidRecordError.
+ * unknown-thread error. `append`, `setConfig`, `import` and `fork` create the thread;
+ * `recordCompaction` rejects it with an InvalidRecordError.
  *
  * Failures: a backend that cannot be reached (or answers too slowly) throws StoreUnavailableError, and
  * only that, so callers can answer "retry later" without knowing the backend's driver.

@@ -105,6 +105,19 @@ test('messages get vectors in the background after appends, many per request', a
   assert.ok((messages?.value ?? 0) >= 12, JSON.stringify(total));
 });
 
+test('a fork keeps the vectors of the messages it shares: only its own are embedded', async () => {
+  const t = p.memory.thread('emb-fork-parent');
+  await t.append(turns('fk', 6));
+  await embedded(t, 'emb-a');
+  llm.reset();
+  llm.setEmbeddingsDefault({ embed: true });
+  const fork = await t.fork('emb-fork', { at: 'fk4' });
+  assert.deepEqual(await p.memory.store.unembedded(fork.threadId, 'emb-a'), []);
+  await fork.append({ id: 'own', role: 'user', content: 'Only the fork says this.' });
+  await embedded(fork, 'emb-a');
+  assert.deepEqual(inputs().flat(), ['Only the fork says this.']);
+});
+
 test('context() recall fuses the ranking by meaning with full text (hybrid)', async () => {
   const t = p.memory.thread('emb-hybrid', { userId: 'emb-user' });
   await t.append(turns('hy', 40));
