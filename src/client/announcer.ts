@@ -9,6 +9,13 @@
  * signal per round trip rather than one per append, so its history grows slower, its workflow tasks
  * stay short, and a hand-over (continue-as-new, when the server holds signals back for a moment) is
  * waited out by one signal rather than by every append.
+ *
+ * A backlog is sent at most one signal per {@link MIN_SIGNAL_GAP_MS}: every signal is an event, and
+ * the server fails a workflow task during which more than 100 events arrived (its
+ * `maximumBufferedEventsBatch`); the retry replays the whole run with all of them, which takes
+ * longer, so more arrive: on a busy worker a thread under sustained appends never continued as new
+ * again (its history grew to thousands of events). At one signal per 100 ms from a client, a task may
+ * take its whole 10 s timeout. An appender that waits for each answer has no backlog and no gap.
  */
 import { appendedSignal, type SeqMeta, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import type { TemporalLink } from './temporal-link.js';
@@ -17,6 +24,9 @@ import { announcementsPending } from '../observability/metrics.js';
 
 /** Most metas one signal carries (about 150 bytes each, far below the 2 MB payload limit). */
 const MAX_BATCH_METAS = 2000;
+
+/** Least time between two signals to one workflow while appends wait (see the module comment). */
+const MIN_SIGNAL_GAP_MS = 100;
 
 /** An append waiting for its metas to be announced. */
 interface Pending {
@@ -40,6 +50,8 @@ export class Announcer {
     private readonly taskQueue: string,
     /** How long an append may wait for its announcement before it returns without it. */
     private readonly attemptTimeoutMs = 5000,
+    /** Least time between two signals to one workflow while appends wait. */
+    private readonly minGapMs = MIN_SIGNAL_GAP_MS,
   ) {}
 
   /** Signals the workflow (starting it if needed). Returns false if it has to be retried later. */
@@ -57,7 +69,13 @@ export class Announcer {
   private async send(workflowId: string): Promise<void> {
     this.sending.add(workflowId);
     try {
-      for (let batch = this.take(workflowId); batch.length > 0; batch = this.take(workflowId)) {
+      let sentAt: number | undefined;
+      while (this.waiting.has(workflowId)) {
+        // Appends that arrive during the gap join the batch.
+        const wait = sentAt === undefined ? 0 : sentAt + this.minGapMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const batch = this.take(workflowId);
+        sentAt = Date.now();
         const metas = batch.flatMap((p) => p.metas);
         // A workflow started by this signal gets the first append's input (the workflow reads the
         // thread's owner and settings from the store anyway).

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TemporalLink } from '../../src/client/temporal-link.js';
 import { Announcer } from '../../src/client/announcer.js';
@@ -29,7 +29,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 test('announcements to one workflow go in batches: one signal in flight, the rest in the next', async () => {
   const { client, signals } = fakeClient();
-  const a = new Announcer(client, 'q');
+  const a = new Announcer(client, 'q', 5000, 0);
   const input = { threadId: 't' };
   const first = a.announce('w', input, [meta(1)]);
   await tick();
@@ -65,6 +65,43 @@ test('a batch whose signal fails answers not announced, and is retried in the ba
   assert.equal(a.backlog, 1);
   failing = false;
   a.close();
+});
+
+test('a backlog is sent at most one signal per gap: appends that wait meanwhile join the batch', async () => {
+  // Every signal is an event in the workflow's history; more than the server's 100 buffered events
+  // during one workflow task make it fail that task, and the retry replays the whole run.
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    const { client, signals } = fakeClient();
+    const a = new Announcer(client, 'q', 5000, 100);
+    const input = { threadId: 't' };
+    const first = a.announce('w', input, [meta(1)]);
+    await tick();
+    const waiting = [2, 3].map((seq) => a.announce('w', input, [meta(seq)]));
+    signals[0]!.release();
+    assert.equal(await first, true);
+    await tick();
+    assert.equal(signals.length, 1, 'the next batch waits for the gap');
+    const late = a.announce('w', input, [meta(4)]);
+    mock.timers.tick(100);
+    await tick();
+    assert.deepEqual(
+      signals.map((s) => s.seqs),
+      [[1], [2, 3, 4]],
+    );
+    signals[1]!.release();
+    assert.deepEqual(await Promise.all([...waiting, late]), [true, true, true]);
+
+    // An appender that waits for each answer is not held back: nothing waited behind its signal.
+    const next = a.announce('w', input, [meta(5)]);
+    await tick();
+    assert.deepEqual(signals[2]?.seqs, [5]);
+    signals[2]!.release();
+    assert.equal(await next, true);
+    a.close();
+  } finally {
+    mock.timers.reset();
+  }
 });
 
 test('the hand-over answers of the Temporal server are told apart from real rate limits', () => {
