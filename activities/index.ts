@@ -2,7 +2,7 @@
  * The thread workflow's activities, bound to a store. Everything that touches PostgreSQL (or an LLM)
  * from a workflow goes through here.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { eraseThread } from '../src/erasure/erase-thread.js';
@@ -14,6 +14,7 @@ import { embedderFromEnv, type Embedder } from '../src/llm/embeddings.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from './llm-runtime.js';
 import type { ThreadActivities } from './types.js';
 import {
+  activityFailuresTotal,
   compactionDuration,
   compactionsTotal,
   extractionDuration,
@@ -33,9 +34,28 @@ import { withSpan } from '../src/observability/tracing.js';
 function llmWork<T>(name: string, threadId: string, work: () => Promise<T>): Promise<T> {
   const { attempt, activityType } = Context.current().info;
   if (attempt > 1) llmRetriesTotal.inc({ activity: activityType });
-  return withSpan(name, { 'durable_memory.thread_id': threadId, 'durable_memory.attempt': attempt }, work, {
-    newTrace: true,
-  });
+  return withSpan(
+    name,
+    { 'durable_memory.thread_id': threadId, 'durable_memory.attempt': attempt },
+    () => countingFailures(work),
+    { newTrace: true },
+  );
+}
+
+/**
+ * Counts a failed attempt by its failure type, as it happens: the workflow hears of failures only
+ * once Temporal stops retrying, minutes later. A cancellation (the thread is being deleted) is no failure.
+ */
+async function countingFailures<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof CancelledFailure)) {
+      const type = err instanceof ApplicationFailure && err.type ? err.type : 'Error';
+      activityFailuresTotal.inc({ activity: Context.current().info.activityType, type });
+    }
+    throw err;
+  }
 }
 
 /** What the activities need. */
@@ -95,7 +115,7 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       memoriesAddedTotal.inc(summary.added);
       return summary;
     },
-    embedThread,
+    embedThread: (input) => countingFailures(() => embedThread(input)),
     loadThread: loadThreadActivity({ store, memories: deps.memories }),
   };
 }

@@ -37,6 +37,7 @@ export {
 } from './client/thread-handle.js';
 export type { ThreadForkOptions } from './client/fork.js';
 export type { ContextOptions, ContextResult, ServiceContext } from './client/context.js';
+export type { ActivityRetry } from './client/activity-retries.js';
 export type { ServiceState } from './thread/service.js';
 export { SERVICE_KINDS, SERVICE_SKIPS, type ServiceResponse, type ServiceSkip } from './model/service.js';
 export { toResponsesInput } from './model/openai-responses.js';

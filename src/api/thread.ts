@@ -128,6 +128,26 @@ const EmbeddingProgress = Type.Object(
   },
 );
 
+const ActivityRetry = Type.Object(
+  {
+    lane: Type.String({ description: '`compaction`, `extraction`, `embedding`, `catch-up`, `config`, …' }),
+    activity: Type.String({ description: 'The activity, e.g. `compactThread`.' }),
+    attempt: Type.Integer({ minimum: 2, description: 'The attempt running or next to run.' }),
+    maximumAttempts: Type.Optional(Type.Integer({ minimum: 1 })),
+    lastError: Type.String({ description: 'Why the previous attempt failed.' }),
+    nextAttemptAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When the next attempt starts; absent while one runs.',
+      }),
+    ),
+  },
+  {
+    title: 'ActivityRetry',
+    description: 'Background work that failed and that Temporal is retrying (not yet an error).',
+  },
+);
+
 /** GET /v1/threads/{id}: the workflow's state plus the stored bookkeeping. */
 export const ThreadState = Type.Object(
   {
@@ -152,6 +172,9 @@ export const ThreadState = Type.Object(
     embedding: Type.Optional(EmbeddingProgress),
     service: Type.Optional(ServiceState),
     forkedFrom: Type.Optional(ForkedFrom),
+    retrying: Type.Optional(
+      Type.Array(ActivityRetry, { description: 'Work being retried right now; absent when none is.' }),
+    ),
   },
   { title: 'ThreadState', description: "The thread's state." },
 );

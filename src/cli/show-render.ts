@@ -5,7 +5,7 @@
  * compaction records at the end. Every line fits `width` columns (readable at 80).
  */
 import type { Compaction } from '../store/types.js';
-import type { ThreadStateView } from '../../workflows/shared.js';
+import type { ThreadState } from '../client/thread-handle.js';
 import { cell, clip, clipWords, int, right } from './output.js';
 import {
   recordReason,
@@ -22,7 +22,7 @@ export interface ShowFacts {
   model: string;
   context: ContextFacts;
   /** The workflow's state, or why it could not be read. */
-  state: ThreadStateView | { error: string };
+  state: ThreadState | { error: string };
   compactions: Compaction[];
 }
 
@@ -86,6 +86,12 @@ function header(facts: ShowFacts, rows: ShowRow[]): string[] {
     // The label's first part says it all (`local fallback (no LLM configured)`, or the model).
     if (state.llm) lines.push(`summaries by: ${state.llm.split(': ')[0]}`);
     if (state.lastError) lines.push(`last error: ${state.lastError}`);
+    // Failed and retried by Temporal: not an error yet, but the reason the work is late.
+    for (const r of state.retrying ?? []) {
+      const of = r.maximumAttempts ? ` of ${r.maximumAttempts}` : '';
+      const next = r.nextAttemptAt ? `, next at ${r.nextAttemptAt.slice(11, 19)}` : ', running';
+      lines.push(`retrying ${r.lane}: attempt ${r.attempt}${of}${next} · ${r.lastError}`);
+    }
   }
   return lines;
 }

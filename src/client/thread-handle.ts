@@ -54,6 +54,7 @@ import { checkFork, forkStored, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
 import { startVisible } from './visibility.js';
+import { retriesOf, type ActivityRetry } from './activity-retries.js';
 import {
   appendDuration,
   appendedMessagesTotal,
@@ -126,10 +127,15 @@ export interface ImportedState {
 }
 
 /**
- * What `state()` answers: the workflow's state, and the store's side: a provider-stored
- * conversation's, and where a fork was forked from.
+ * What `state()` answers: the workflow's state; the store's side: a provider-stored conversation's,
+ * and where a fork was forked from; and the activities Temporal is retrying right now (absent when
+ * none is).
  */
-export type ThreadState = ThreadStateView & { service?: ServiceState; forkedFrom?: ForkedFrom };
+export type ThreadState = ThreadStateView & {
+  service?: ServiceState;
+  forkedFrom?: ForkedFrom;
+  retrying?: ActivityRetry[];
+};
 
 /** Options of a thread handle (see `DurableMemory.thread`). */
 export interface ThreadOptions {
@@ -459,12 +465,17 @@ export class ThreadHandle {
     const info = await this.requireThread();
     const ms = this.updateTimeoutMs;
     let view: ThreadStateView;
+    let retrying: ActivityRetry[] = [];
     try {
-      // Bounded like the updates: with no worker polling, a query would wait for one.
-      view = await this.deps.temporal.call(
-        (client) => client.workflow.getHandle(this.workflowId).query(stateQuery),
-        Date.now() + ms,
-      );
+      // Bounded like the updates: with no worker polling, a query would wait for one. The retries
+      // under way are Temporal's to tell (the workflow hears of a failure only after the last attempt).
+      [view, retrying] = await this.deps.temporal.call((client) => {
+        const handle = client.workflow.getHandle(this.workflowId);
+        return Promise.all([
+          handle.query(stateQuery),
+          handle.describe().then((d) => retriesOf(d.raw.pendingActivities)),
+        ]);
+      }, Date.now() + ms);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
       view = await this.sync(); // stored but never announced (e.g. imported): start it and catch up
@@ -475,6 +486,7 @@ export class ThreadHandle {
       ...view,
       ...(service ? { service } : {}),
       ...(info.forkedFrom ? { forkedFrom: info.forkedFrom } : {}),
+      ...(retrying.length > 0 ? { retrying } : {}),
     };
   }
 

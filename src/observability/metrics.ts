@@ -106,6 +106,12 @@ export const llmRetriesTotal = new Counter({
   labelNames: ['activity'] as const,
   registers: [registry],
 });
+export const activityFailuresTotal = new Counter({
+  name: 'durable_memory_activity_failures_total',
+  help: 'Failed attempts of compaction, extraction and embedding activities, by activity and failure type (LlmServerError, LlmUnavailable, …); Temporal retries most of them, so a rate above zero means work is being retried now',
+  labelNames: ['activity', 'type'] as const,
+  registers: [registry],
+});
 export const indexLag = new Histogram({
   name: 'durable_memory_index_lag_messages',
   help: 'Stored messages beyond what the thread workflow had indexed, each time it caught up from the store (its announcement was lost or late)',

@@ -230,6 +230,14 @@ function threadFacts(data: ThreadData): HTMLElement {
         service.responseId !== undefined && [', latest response ', h('code', {}, service.responseId)],
         ` (${service.status})`,
       ),
+    // Failed and being retried by Temporal: not an error yet, but why the work is late.
+    ...(s.retrying ?? []).map((r) =>
+      fact(
+        `Retrying ${r.lane}`,
+        `attempt ${r.attempt}${r.maximumAttempts ? ` of ${r.maximumAttempts}` : ''}` +
+          `${r.nextAttemptAt ? `, next at ${new Date(r.nextAttemptAt).toLocaleTimeString()}` : ', running'}: ${r.lastError}`,
+      ),
+    ),
   );
 }
 

@@ -10,7 +10,7 @@ import { waitForState } from '../support/wait-for-state.js';
 import type { ThreadStateView } from '../../workflows/shared.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
-import { llmRetriesTotal } from '../../src/observability/metrics.js';
+import { activityFailuresTotal, llmRetriesTotal } from '../../src/observability/metrics.js';
 import { DEFAULT_SUMMARY_PROMPT } from '../../src/compaction/strategies/summarization.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 
@@ -134,6 +134,30 @@ for (const [name, step] of [
     });
   });
 }
+
+test('a failing LLM shows in state().retrying while Temporal retries it, and leaves it once it answers', async () => {
+  llm.reset();
+  llm.setDefault({ status: 503 });
+  const failed = async () =>
+    (await activityFailuresTotal.get()).values.find(
+      (v) => v.labels.activity === 'compactThread' && v.labels.type === 'LlmServerError',
+    )?.value ?? 0;
+  const failedBefore = await failed();
+  const t = await overBudget();
+  // The first attempt failed and Temporal waits to try again: the state says so meanwhile.
+  const during = await waitForState(t, 'a retry in the state', (s) =>
+    (s.retrying ?? []).some((r) => r.activity === 'compactThread' && r.attempt >= 2),
+  );
+  const retry = during.retrying!.find((r) => r.activity === 'compactThread')!;
+  assert.equal(retry.lane, 'compaction');
+  assert.match(retry.lastError, /503/);
+  assert.ok(!Number.isNaN(Date.parse(retry.nextAttemptAt ?? '')), `next attempt at ${retry.nextAttemptAt}`);
+  assert.equal(during.lastError, undefined, 'not an error yet: it is being retried');
+  assert.ok((await failed()) - failedBefore >= 1, 'the failed attempt is counted in the metrics');
+  llm.setDefault({ reply: 'Summary after a few failures.' });
+  const after = await waitForState(t, 'the summary', summaryLanded, 120_000);
+  assert.equal(after.retrying, undefined, 'no retry left once the summary landed');
+});
 
 test('a 400 is not retried: the thread falls back to truncation and says so', async () => {
   llm.reset();

@@ -2,15 +2,14 @@
  * Polls a thread's state until a condition holds (background work is asynchronous by design), with a
  * deadline; the error shows the last state, so a failure says what the thread was doing.
  */
-import type { ThreadHandle } from '../../src/client/thread-handle.js';
-import type { ThreadStateView } from '../../workflows/shared.js';
+import type { ThreadHandle, ThreadState } from '../../src/client/thread-handle.js';
 
 export async function waitForState(
   t: ThreadHandle,
   what: string,
-  ok: (s: ThreadStateView) => boolean,
+  ok: (s: ThreadState) => boolean,
   timeoutMs = 30_000,
-): Promise<ThreadStateView> {
+): Promise<ThreadState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await t.state();

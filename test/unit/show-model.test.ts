@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RECALL_TOOK_THE_ROOM, showRows } from '../../src/cli/show-model.js';
 import { renderShow } from '../../src/cli/show-render.js';
+import type { ThreadState } from '../../src/client/thread-handle.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 
@@ -45,4 +46,31 @@ test('a message dropped on read says when recall took its room', async () => {
     lines.some((l) => l.includes('second') && l.includes(`dropped on read (${RECALL_TOOK_THE_ROOM})`)),
   );
   assert.ok(lines.some((l) => l.includes('first') && l.includes('dropped on read (over budget)')));
+});
+
+test('the header shows work Temporal is retrying: lane, attempt, next try and the last error', () => {
+  const state = {
+    indexedSeq: 3,
+    compactions: 0,
+    pending: ['compaction'],
+    run: 1,
+    retrying: [
+      {
+        lane: 'compaction',
+        activity: 'compactThread',
+        attempt: 4,
+        maximumAttempts: 12,
+        lastError: 'LlmServerError: LLM server error (503)',
+        nextAttemptAt: '2026-11-26T17:40:05.000Z',
+      },
+    ],
+  } as unknown as ThreadState;
+  const context = { tokens: 0, budget: 30, droppedOnRead: 0, messageIds: new Set<string>() };
+  const lines = renderShow([], { threadId: 't', model: 'gpt-4o', context, state, compactions: [] }, 120);
+  assert.ok(
+    lines.includes(
+      'retrying compaction: attempt 4 of 12, next at 17:40:05 · LlmServerError: LLM server error (503)',
+    ),
+    lines.join('\n'),
+  );
 });

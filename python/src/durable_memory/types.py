@@ -460,6 +460,22 @@ class ServiceState(TypedDict):
     (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
 
 
+class ActivityRetry(TypedDict):
+    """Background work that failed and that Temporal is retrying (not yet an error)."""
+
+    lane: str
+    """`compaction`, `extraction`, `embedding`, `catch-up`, `config`, …"""
+    activity: str
+    """The activity, e.g. `compactThread`."""
+    attempt: int
+    """The attempt running or next to run."""
+    maximumAttempts: NotRequired[int]
+    lastError: str
+    """Why the previous attempt failed."""
+    nextAttemptAt: NotRequired[str]
+    """When the next attempt starts; absent while one runs."""
+
+
 class ThreadState(TypedDict):
     """The thread's state."""
 
@@ -489,6 +505,8 @@ class ThreadState(TypedDict):
     service: NotRequired[ServiceState]
     forkedFrom: NotRequired[ForkedFrom]
     """The thread and message this thread was forked from."""
+    retrying: NotRequired[list[ActivityRetry]]
+    """Work being retried right now; absent when none is."""
 
 
 class CompactResult(TypedDict):

@@ -4,10 +4,9 @@
  * tokens used and what the next model call gets) and the workflow's state.
  */
 import type { Command } from 'commander';
-import type { ThreadHandle } from '../../client/thread-handle.js';
+import type { ThreadHandle, ThreadState } from '../../client/thread-handle.js';
 import { DEFAULT_CONFIG } from '../../thread/config.js';
 import { BackendUnavailableError, reasonOf } from '../../settings/errors.js';
-import type { ThreadStateView } from '../../../workflows/shared.js';
 import { positiveInt } from '../args.js';
 import { printJson, printLines, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
@@ -31,7 +30,7 @@ export function registerShow(thread: Command, session: Session): void {
 }
 
 /** The workflow's state, or why it is not available (no worker, Temporal slow) within a bound. */
-async function stateOf(handle: ThreadHandle): Promise<ThreadStateView | { error: string }> {
+async function stateOf(handle: ThreadHandle): Promise<ThreadState | { error: string }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ error: string }>((resolve) => {
     timer = setTimeout(
