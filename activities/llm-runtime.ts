@@ -18,6 +18,8 @@ export interface LlmRuntime {
   label: string;
   /** True when a real LLM is configured. */
   remote: boolean;
+  /** The model asked, when `remote`. */
+  model?: string;
   /** The summarizer; `signal` aborts its call in flight (the activity's cancellation signal). */
   summarizer(signal?: AbortSignal): Summarizer;
   /** The memory extractor; `signal` as for {@link LlmRuntime.summarizer}. */
@@ -43,6 +45,7 @@ export function llmRuntimeFromEnv(env: NodeJS.ProcessEnv = process.env): LlmRunt
   return {
     label: `LLM ${config.model} at ${config.baseURL ?? 'api.openai.com'}`,
     remote: true,
+    model: config.model,
     // A cancelled activity (thread deleted, worker shutting down) aborts its HTTP call at once.
     summarizer: (signal) => createLlmSummarizer(client, config.model, { signal }),
     extractor: (signal) => createLlmMemoryExtractor(client, config.model, { signal }),

@@ -10,14 +10,16 @@
  * visible decisions they take (which Temporal CLI, which ports, which LLM), one line each, so a user
  * can tell what happened without reading code; stdout stays free for the `ready` line.
  */
-export type RuntimeLog = (line: string) => void;
+export type RuntimeLog = (line: string, level?: 'info' | 'warn') => void;
 
 /**
  * The default {@link RuntimeLog}: one record on stderr, component `runtime`, in the one log format.
  *
  * @param line - the message to print
+ * @param level - `info` (default), or `warn` for a setting that needs a look
  */
-export const stderrLog: RuntimeLog = (line) => writeLog(process.stderr, 'runtime', 'info', line);
+export const stderrLog: RuntimeLog = (line, level = 'info') =>
+  writeLog(process.stderr, 'runtime', level, line);
 
 /** A {@link RuntimeLog} that drops everything; for tests and callers that report on their own. */
 export const silentLog: RuntimeLog = () => undefined;

@@ -13,6 +13,7 @@ import { installTemporalRuntime } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 import { temporalWorkerTracing } from '../observability/tracing.js';
+import { llmFingerprint, llmMismatch, recentPollers, workerIdentity } from './llm-settings.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
@@ -42,22 +43,29 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   workflows: 'given' | 'prebuilt' | 'bundled-at-start';
 }> {
   const llm = options.llm ?? llmRuntimeFromEnv();
+  const log = options.log ?? stderrLog;
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
-  (options.log ?? stderrLog)(`summaries and memories: ${llm.label}`);
+  log(`summaries and memories: ${llm.label}`);
   const embedder = options.embedder === undefined ? embedderFromEnv() : options.embedder;
-  if (embedder) (options.log ?? stderrLog)(`recall by meaning: ${embedder.label}`);
+  if (embedder) log(`recall by meaning: ${embedder.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
   const code = options.workflowBundle
     ? { workflowBundle: options.workflowBundle, workflows: 'given' as const }
     : await loadWorkflowBundle(tracing !== undefined);
   const connection = await connectTemporalWorker(options.temporalAddress);
+  const namespace = options.namespace ?? 'default';
+  const taskQueue = options.taskQueue ?? TASK_QUEUE;
+  const fingerprint = llmFingerprint(llm);
+  await warnOfOtherLlmSettings(connection, namespace, taskQueue, fingerprint, llm.label, log);
   let worker: Worker;
   try {
     worker = await Worker.create({
       connection,
-      namespace: options.namespace ?? 'default',
-      taskQueue: options.taskQueue ?? TASK_QUEUE,
+      namespace,
+      taskQueue,
+      // Says the worker's LLM settings to the workers that start after it (llm-settings.ts).
+      identity: workerIdentity(fingerprint),
       workflowBundle: code.workflowBundle,
       activities: createActivities({ ...options, llm, embedder }),
       shutdownGraceTime: options.shutdownGraceTime ?? '10s',
@@ -77,4 +85,24 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
     throw err;
   }
   return { worker, connection, workflows: code.workflows };
+}
+
+/**
+ * Warns when the task queue's other workers (pollers of the last few minutes) run other LLM settings:
+ * their threads would get summaries from both. Best effort: a failed look starts the worker anyway.
+ */
+async function warnOfOtherLlmSettings(
+  connection: NativeConnection,
+  namespace: string,
+  taskQueue: string,
+  fingerprint: string,
+  label: string,
+  log: RuntimeLog,
+): Promise<void> {
+  try {
+    const warning = llmMismatch(fingerprint, label, await recentPollers(connection, namespace, taskQueue));
+    if (warning) log(`warning: ${warning}`, 'warn');
+  } catch {
+    // Temporal refused the look (an old server, no permission): nothing to compare with.
+  }
 }
