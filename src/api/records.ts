@@ -132,6 +132,13 @@ export const ThreadConfig = Type.Object({
     description: 'Memory extraction after this many new user turns (0: off).',
   }),
   memoryShare: Type.Number({ minimum: 0, maximum: 0.5 }),
+  workingMemoryShare: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 0.5,
+      description: 'Share of the budget the pinned working memory may take (over it, it is cut).',
+    }),
+  ),
   recallShare: Type.Optional(
     Type.Number({
       minimum: 0,

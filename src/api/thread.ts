@@ -36,6 +36,7 @@ export const ConfigurePatch = Type.Object(
     idleMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_IDLE_MS })),
     extractEveryTurns: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EXTRACT_EVERY_TURNS })),
     memoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
+    workingMemoryShare: Type.Optional(Type.Number({ minimum: 0, maximum: 0.5 })),
     recallShare: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_RECALL_SHARE })),
     service: Type.Optional(
       Type.Union([ServiceBinding, Type.Null()], {

@@ -30,6 +30,7 @@ import {
   type SearchMemoriesOptions,
 } from './memory-store.js';
 import { assertEmbeddings, topByCosine } from '../model/vectors.js';
+import { InMemoryWorkingMemoryStore } from './in-memory-working-memory-store.js';
 
 /** A stored memory with its insertion order (the tie-break of "newest first") and its fact key. */
 interface Entry {
@@ -84,6 +85,8 @@ const scored = ({ entry, score }: Ranked): ScoredMemory => ({ ...structuredClone
 
 /** A MemoryStore held in process memory; nothing survives the process. */
 export class InMemoryMemoryStore implements MemoryStore {
+  /** @inheritDoc MemoryStore.workingMemory */
+  readonly workingMemory = new InMemoryWorkingMemoryStore();
   private readonly memories = new Map<string, Entry>();
   private readonly extractions = new Map<string, ExtractionEntry>();
   private nextOrd = 1;
@@ -283,6 +286,7 @@ export class InMemoryMemoryStore implements MemoryStore {
         removed += 1;
     }
     for (const [id, entry] of this.extractions) if (entry.threadId === threadId) this.extractions.delete(id);
+    await this.workingMemory.removeThread(threadId);
     return removed;
   }
 
@@ -294,6 +298,7 @@ export class InMemoryMemoryStore implements MemoryStore {
       if (entry.record.userId === userId && this.memories.delete(id)) removed += 1;
     }
     for (const [id, entry] of this.extractions) if (entry.userId === userId) this.extractions.delete(id);
+    await this.workingMemory.removeUser(userId);
     return removed;
   }
 

@@ -15,6 +15,7 @@ import { ValidationError } from '../model/errors.js';
 import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
 import { assertModel, assertVector } from '../model/vectors.js';
 import { assertStorableText } from '../store/internal/prepare.js';
+import type { WorkingMemoryStore } from './working-memory-store.js';
 
 /** One long-term memory. Absent optional fields are absent, never null. */
 export interface MemoryRecord {
@@ -216,18 +217,22 @@ export interface MemoryStore {
   /**
    * Removes what was learned only from `threadId` (its thread is being deleted): the memories its
    * extractions added, live or superseded, and its extraction records, so a thread re-created under
-   * that id starts extracting afresh. A user's own correction of such a memory is the user's word, not
-   * something the thread taught, and stays.
+   * that id starts extracting afresh, and the thread's working memory (every version). A user's own
+   * correction of such a memory is the user's word, not something the thread taught, and stays.
    * @returns how many memories went.
    */
   removeThread(threadId: string): Promise<number>;
 
   /**
-   * Erases everything of a user: memories (live and superseded) and extraction records. A retried
+   * Erases everything of a user: memories (live and superseded), extraction records and working
+   * memories (user-wide and per resource, every version). A retried
    * extraction arriving afterwards would be applied again: stop the user's threads first.
    * @returns how many memories went.
    */
   removeUser(userId: string): Promise<number>;
+
+  /** The working memories on the same database (src/memories/working-memory.ts). */
+  readonly workingMemory: WorkingMemoryStore;
 
   /** Releases connections. */
   close(): Promise<void>;

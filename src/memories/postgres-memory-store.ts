@@ -1,6 +1,6 @@
 /**
  * PostgresMemoryStore: the production MemoryStore on a `pg` Pool (schema: migrations 001, 002, 005,
- * 007).
+ * 007; its working memories: 013).
  * Parameterized queries only. An extraction is one transaction that first claims its id in
  * `memory_extractions`: a concurrent retry waits on that row and then returns the recorded result.
  * Duplicates are decided by the unique index over live facts, so racing extractions cannot both add
@@ -16,6 +16,8 @@ import { translateErrors } from '../store/errors.js';
 import { withTransaction } from '../postgres/transaction.js';
 import { vectorParam, vectorSearch, VectorTable } from '../postgres/vectors.js';
 import { assertEmbeddings } from '../model/vectors.js';
+import { PostgresWorkingMemoryStore } from './postgres-working-memory-store.js';
+import type { WorkingMemoryStore } from './working-memory-store.js';
 import {
   assertExtractionInput,
   assertId,
@@ -144,6 +146,8 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly vectors: VectorTable;
+  /** @inheritDoc MemoryStore.workingMemory */
+  readonly workingMemory: WorkingMemoryStore;
 
   /**
    * @param poolOrUrl a pool to share (left open by {@link close}), or a URL to open one for this store.
@@ -158,6 +162,7 @@ export class PostgresMemoryStore implements MemoryStore {
       this.pool.on('error', () => undefined);
     }
     this.vectors = new VectorTable(this.pool, 'memory_embeddings');
+    this.workingMemory = new PostgresWorkingMemoryStore(this.pool);
   }
 
   /**
@@ -392,9 +397,11 @@ export class PostgresMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.removeThread */
   async removeThread(threadId: string): Promise<number> {
     assertId(threadId, 'threadId');
-    // One statement: the memories and the thread's extraction records go together.
+    // One statement: the memories, the thread's extraction records and working memory go together.
     const { rows } = await this.pool.query<{ removed: number }>(
       `WITH extractions AS (DELETE FROM memory_extractions WHERE thread_id = $1),
+            working AS (DELETE FROM working_memory_versions
+                        WHERE user_id = '' AND resource_id = '' AND thread_id = $1),
             gone AS (DELETE FROM memories WHERE source_thread_id = $1 AND extraction_id IS DISTINCT FROM $2
                      RETURNING 1)
        SELECT count(*)::int AS removed FROM gone`,
@@ -406,9 +413,11 @@ export class PostgresMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.removeUser */
   async removeUser(userId: string): Promise<number> {
     assertId(userId, 'userId');
-    // One statement: the memories and the extraction records (whose results hold the texts) go together.
+    // One statement: the memories, the extraction records (whose results hold the texts) and the
+    // user's working memories go together.
     const { rows } = await this.pool.query<{ removed: number }>(
       `WITH extractions AS (DELETE FROM memory_extractions WHERE user_id = $1),
+            working AS (DELETE FROM working_memory_versions WHERE user_id = $1),
             gone AS (DELETE FROM memories WHERE user_id = $1 RETURNING 1)
        SELECT count(*)::int AS removed FROM gone`,
       [userId],

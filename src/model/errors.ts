@@ -34,7 +34,9 @@ export type ValidationCode =
   | 'out_of_range'
   | 'unknown_service_kind'
   | 'service_not_bound'
-  | 'invalid_response_id';
+  | 'invalid_response_id'
+  | 'invalid_schema'
+  | 'schema_mismatch';
 
 /** Input that cannot be accepted; names the offending message by index and id where there is one. */
 export class ValidationError extends DurableMemoryError {

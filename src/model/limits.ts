@@ -64,3 +64,12 @@ export const MAX_RECALL_QUERY = 4000;
 
 /** Most memories one search of a user's memories returns. */
 export const MAX_MEMORY_SEARCH_LIMIT = 50;
+
+/** Longest working memory, in characters of its Markdown text or of its JSON (as `JSON.stringify` writes it). */
+export const MAX_WORKING_MEMORY_LENGTH = 100_000;
+
+/** Longest JSON Schema of a working memory, in characters of its JSON. */
+export const MAX_WORKING_MEMORY_SCHEMA_LENGTH = 20_000;
+
+/** Most versions of a working memory one `history` read returns. */
+export const MAX_WORKING_MEMORY_HISTORY = 100;

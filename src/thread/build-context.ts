@@ -47,6 +47,11 @@ export interface BuildOptions {
    * that the view's room, and where trimming on read cuts it, does not move with their size.
    */
   reserve?: number;
+  /**
+   * A message pinned in the stable part, right after the leading system messages (the system prompt):
+   * the working memory. Its tokens come off the view's room; it counts in `stableTokens`.
+   */
+  pinned?: Pick<ContextEntry, 'message' | 'tokens'>;
 }
 
 /**
@@ -59,7 +64,8 @@ export const READ_TRIM_STEP = 0.25;
 
 /**
  * Builds the context for `budget` tokens from the stored view, laid out for the provider's prompt
- * cache: the stable parts first (leading system messages, summaries, the older view), the `injected`
+ * cache: the stable parts first (leading system messages, the pinned working memory, summaries, the
+ * older view), the `injected`
  * messages (the long-term memories block, the recalled block, in the order given; they change with
  * every query) right before the newest user message, so that only the newest turn follows them.
  * Their tokens come off the budget first. `stableTokens` says where the stable prefix ends.
@@ -81,13 +87,18 @@ export async function buildContext(
   }
   const extra = Array.isArray(injected) ? injected : [injected];
   const injectedTokens = extra.reduce((n, e) => n + e.tokens, 0);
-  const room = Math.max(1, budget - Math.max(injectedTokens, options.reserve ?? 0));
+  const pinned = options.pinned;
+  const room = Math.max(1, budget - Math.max(injectedTokens, options.reserve ?? 0) - (pinned?.tokens ?? 0));
   const trimTo = steppedRoom(index, room, Math.max(1, Math.floor(budget * READ_TRIM_STEP)));
   const { steps, warnings } = await compactIndex(index, tokenBudget({ budget: trimTo, strict: false }), {
     bodies,
     tokenized: true, // no countTokens: the budget's fallback creates no messages
   });
   const messages = project(index, (id) => bodies.get(id));
+  if (pinned) {
+    messages.splice(pinAt(messages, entries), 0, pinned.message);
+    tokensOf.set(pinned.message.id, pinned.tokens);
+  }
   let stable = messages.length;
   if (extra.length > 0) {
     stable = injectAt(messages);
@@ -103,6 +114,17 @@ export async function buildContext(
     droppedOnRead: steps.reduce((n, d) => n + d.groupIds.length, 0),
     warnings,
   };
+}
+
+/**
+ * Where the pinned message goes: after the leading system messages (the system prompt), before the
+ * summaries and the view, which change with compaction while it changes only when it is replaced.
+ */
+function pinAt(messages: readonly Message[], entries: readonly ContextEntry[]): number {
+  // By the stored metas: a summary's body is never read to tell it from the system prompt.
+  const summaries = new Set(entries.filter((e) => e.meta.shape === 'summary').map((e) => e.message.id));
+  const at = messages.findIndex((m) => m.role !== 'system' || summaries.has(m.id));
+  return at < 0 ? messages.length : at;
 }
 
 /**

@@ -43,6 +43,11 @@ export interface ThreadConfig {
   /** Share of the budget that injected long-term memories may take in `context()`. Default 0.1. */
   memoryShare: number;
   /**
+   * Share of the budget the pinned working memory may take in `context()`; over it, it is cut with a
+   * marker. 0 leaves it out. Default 0.1.
+   */
+  workingMemoryShare: number;
+  /**
    * Share of the budget that recalled history (src/recall) may take in `context()`; what it leaves
    * unused goes back to the view. 0 turns recall off. Default {@link DEFAULT_RECALL_SHARE}.
    */
@@ -133,6 +138,7 @@ export const DEFAULT_CONFIG: ThreadConfig = {
   idleMs: 600_000,
   extractEveryTurns: 5,
   memoryShare: 0.1,
+  workingMemoryShare: 0.1,
   recallShare: DEFAULT_RECALL_SHARE,
 };
 
@@ -271,6 +277,7 @@ export const CONFIG_KEYS = [
   'idleMs',
   'extractEveryTurns',
   'memoryShare',
+  'workingMemoryShare',
   'recallShare',
   'service',
 ] as const satisfies readonly (keyof ThreadConfig)[];
@@ -310,6 +317,16 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
       `configure.memoryShare: expected a number from 0 to 0.5, got ${String(share)}`,
     );
   }
+  const pinnedShare = p['workingMemoryShare'];
+  if (
+    pinnedShare !== undefined &&
+    (typeof pinnedShare !== 'number' || !(pinnedShare >= 0 && pinnedShare <= 0.5))
+  ) {
+    throw new ValidationError(
+      'invalid_option',
+      `configure.workingMemoryShare: expected a number from 0 to 0.5, got ${String(pinnedShare)}`,
+    );
+  }
   const recall = p['recallShare'];
   if (recall !== undefined && (typeof recall !== 'number' || !(recall >= 0 && recall <= MAX_RECALL_SHARE))) {
     throw new ValidationError(
@@ -322,6 +339,7 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   if (p['idleMs'] !== undefined) out.idleMs = p['idleMs'] as number;
   if (p['extractEveryTurns'] !== undefined) out.extractEveryTurns = p['extractEveryTurns'] as number;
   if (share !== undefined) out.memoryShare = share as number;
+  if (pinnedShare !== undefined) out.workingMemoryShare = pinnedShare as number;
   if (p['budget'] !== undefined) {
     const b = p['budget'];
     if (typeof b !== 'number' || !Number.isInteger(b) || b < 1 || b > MAXIMA.budget) {

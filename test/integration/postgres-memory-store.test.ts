@@ -13,6 +13,7 @@ import { migrate } from '../../src/postgres/migrate.js';
 import { MIGRATIONS } from '../../src/postgres/migrations/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { memoryStoreContract } from '../unit/memory-store-contract.js';
+import { workingMemoryStoreContract } from '../unit/working-memory-store-contract.js';
 
 let db: TestDatabase;
 before(async () => {
@@ -23,6 +24,7 @@ after(async () => {
 });
 
 memoryStoreContract('postgres', () => PostgresMemoryStore.connect(db.url));
+workingMemoryStoreContract('postgres', () => PostgresMemoryStore.connect(db.url));
 
 describe('PostgresMemoryStore on a shared pool', () => {
   it('uses the pool it is given and leaves it open on close', async () => {

@@ -141,6 +141,7 @@ class _Operations:
         idle_ms: int | None = None,
         extract_every_turns: int | None = None,
         memory_share: float | None = None,
+        working_memory_share: float | None = None,
         user_id: str | None = None,
         resource_id: str | None = None,
         service: ServiceBinding | None | Any = UNSET,
@@ -154,6 +155,7 @@ class _Operations:
             idleMs=idle_ms,
             extractEveryTurns=extract_every_turns,
             memoryShare=memory_share,
+            workingMemoryShare=working_memory_share,
             userId=user_id,
             resourceId=resource_id,
         )

@@ -98,6 +98,11 @@ export function registerThread(program: Command, session: Session): void {
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
+    .option(
+      '--working-memory-share <share>',
+      'share of the budget for the pinned working memory (0–0.5)',
+      finiteNumber,
+    )
     .option('--recall-share <share>', 'share of the budget for recalled history (0–0.8)', finiteNumber)
     .option('--service <kind>', `bind to a provider-stored conversation (${SERVICE_KINDS.join(', ')})`)
     .option('--service-max-age-ms <ms>', 'with --service: chain to responses at most this old', positiveInt)
@@ -258,6 +263,7 @@ interface ConfigureOptions {
   idleMs?: number;
   extractEveryTurns?: number;
   memoryShare?: number;
+  workingMemoryShare?: number;
   recallShare?: number;
   /** A kind, or false for --no-service. */
   service?: string | boolean;
@@ -296,6 +302,7 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['idleMs', String(config.idleMs)],
       ['extractEveryTurns', String(config.extractEveryTurns)],
       ['memoryShare', String(config.memoryShare)],
+      ['workingMemoryShare', String(config.workingMemoryShare)],
       ['recallShare', String(config.recallShare)],
       ['service', config.service ? JSON.stringify(config.service) : 'none'],
     ]),

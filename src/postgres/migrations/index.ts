@@ -15,6 +15,7 @@ import { migration009 } from './009_message_search.js';
 import { migration010 } from './010_thread_search_index.js';
 import { migration011 } from './011_compaction_steps.js';
 import { migration012 } from './012_service_responses.js';
+import { migration013 } from './013_working_memory.js';
 import { migration014 } from './014_forks.js';
 
 /** Every migration, oldest first. */
@@ -31,5 +32,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration010,
   migration011,
   migration012,
+  migration013,
   migration014,
 ];

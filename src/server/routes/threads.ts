@@ -106,7 +106,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       schema: {
         summary: 'Configure a thread (creates it)',
         description:
-          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, recallShare, ' +
+          'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, ' +
+          'workingMemoryShare, recallShare, ' +
           'service; `strategy: null` returns to the default strategy, `service: null` unbinds. Answers ' +
           'the whole configuration. ' +
           'A thread with no message yet is created (with `userId` and `resourceId` if given).',

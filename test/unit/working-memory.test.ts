@@ -1,0 +1,239 @@
+/**
+ * Working memory's pure rules: what a version may hold (format, schema, limits), the block the
+ * context pins (cut to its share with a marker) and where the builder places it (the stable part).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ValidationError } from '../../src/model/errors.js';
+import { parseScope, prepareVersion } from '../../src/memories/working-memory.js';
+import { MAX_WORKING_MEMORY_LENGTH } from '../../src/model/limits.js';
+import { buildContext, type ContextEntry } from '../../src/thread/build-context.js';
+import { workingMemoryBlock, WORKING_MEMORY_BLOCK_ID } from '../../src/thread/working-memory-block.js';
+import { describeMessage } from '../../src/compaction/message-meta.js';
+import { textOf, type Message } from '../../src/model/message.js';
+import { conversation } from '../support/conversation.js';
+
+const refusedWith = (code: string, pattern?: RegExp) => (err: unknown) =>
+  err instanceof ValidationError && err.code === code && (!pattern || pattern.test(err.message));
+
+/** A token per 4 characters of text, as the estimator counts. */
+const count = (m: Message) => Math.ceil(textOf(m).length / 4);
+
+const schema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, trips: { type: 'array', items: { type: 'string' } } },
+  required: ['name'],
+  additionalProperties: false,
+};
+
+describe('prepareVersion', () => {
+  it('text is Markdown, anything else JSON; a schema makes it JSON and stays in force', () => {
+    assert.deepEqual(prepareVersion(undefined, '# Notes', { version: 0 }), {
+      format: 'markdown',
+      content: '# Notes',
+    });
+    assert.deepEqual(prepareVersion(undefined, { a: 1 }, { version: 0 }), {
+      format: 'json',
+      content: { a: 1 },
+    });
+    const first = prepareVersion(undefined, { name: 'Ada' }, { version: 0, schema });
+    assert.deepEqual(first, { format: 'json', content: { name: 'Ada' }, schema });
+    // Absent: the previous schema still holds; null drops it.
+    assert.throws(
+      () => prepareVersion(first, { nam: 'typo' }, { version: 1 }),
+      refusedWith('schema_mismatch'),
+    );
+    assert.deepEqual(prepareVersion(first, 'free text', { version: 1, schema: null }), {
+      format: 'markdown',
+      content: 'free text',
+    });
+  });
+
+  it('content that does not match the schema is refused, saying where and why', () => {
+    assert.throws(
+      () => prepareVersion(undefined, { name: 'Ada', trips: [3] }, { version: 0, schema }),
+      refusedWith('schema_mismatch', /\/trips\/0 must be string/u),
+    );
+    assert.throws(
+      () => prepareVersion(undefined, { trips: [] }, { version: 0, schema }),
+      refusedWith('schema_mismatch', /name/u),
+    );
+  });
+
+  it('a schema that is not a JSON Schema is refused before the content is looked at', () => {
+    for (const bad of [{ type: 'strin' }, { type: 5 }, { minimum: 'x' }, { $schema: 'urn:nothing' }, []])
+      assert.throws(
+        () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
+        refusedWith('invalid_schema'),
+        JSON.stringify(bad),
+      );
+    assert.doesNotThrow(() =>
+      prepareVersion(
+        undefined,
+        {},
+        {
+          version: 0,
+          schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' },
+        },
+      ),
+    );
+  });
+
+  it('refuses what does not fit: a format against the content, a bad version, too long, NUL', () => {
+    assert.throws(
+      () => prepareVersion(undefined, { a: 1 }, { version: 0, format: 'markdown' }),
+      refusedWith('invalid_option'),
+    );
+    assert.throws(
+      () => prepareVersion(undefined, 'x', { version: 0, format: 'markdown', schema }),
+      refusedWith('invalid_option', /schema needs format json/u),
+    );
+    for (const version of [-1, 1.5, '1', undefined])
+      assert.throws(
+        () => prepareVersion(undefined, 'x', { version: version as never }),
+        refusedWith('invalid_option'),
+      );
+    assert.throws(
+      () => prepareVersion(undefined, 'x'.repeat(MAX_WORKING_MEMORY_LENGTH + 1), { version: 0 }),
+      refusedWith('too_long'),
+    );
+    assert.throws(() => prepareVersion(undefined, 'a\u0000b', { version: 0 }), refusedWith('nul_byte'));
+    assert.throws(
+      () => prepareVersion(undefined, { k: 'a\u0000b' }, { version: 0 }),
+      refusedWith('nul_byte'),
+    );
+    let deep: unknown = 1;
+    for (let i = 0; i < 100; i++) deep = [deep];
+    assert.throws(() => prepareVersion(undefined, deep, { version: 0 }), refusedWith('too_deep'));
+    assert.throws(() => prepareVersion(undefined, () => 1, { version: 0 }), refusedWith('invalid_option'));
+  });
+});
+
+describe('parseScope', () => {
+  it('takes a user, a user and resource, or a thread, nothing else', () => {
+    assert.deepEqual(parseScope({ userId: 'u' }), { userId: 'u' });
+    assert.deepEqual(parseScope({ userId: 'u', resourceId: 'r' }), { userId: 'u', resourceId: 'r' });
+    assert.deepEqual(parseScope({ threadId: 't' }), { threadId: 't' });
+    for (const bad of [
+      {},
+      { resourceId: 'r' },
+      { threadId: 't', userId: 'u' },
+      { userId: 'u', extra: 1 },
+      null,
+    ])
+      assert.throws(() => parseScope(bad), refusedWith('invalid_option'), JSON.stringify(bad));
+    assert.throws(() => parseScope({ userId: '' }), refusedWith('invalid_id'));
+  });
+});
+
+describe('workingMemoryBlock', () => {
+  it('is the whole content under a header naming its version when it fits', () => {
+    const block = workingMemoryBlock(
+      { format: 'markdown', content: '# Plan\n- Oslo', version: 3 },
+      100,
+      count,
+    )!;
+    assert.equal(block.truncated, false);
+    assert.equal(block.message.id, WORKING_MEMORY_BLOCK_ID);
+    assert.equal(block.message.role, 'system');
+    assert.match(textOf(block.message), /^Working memory \(version 3[;)].*\n# Plan\n- Oslo$/su);
+    assert.equal(block.tokens, count(block.message));
+  });
+
+  it('JSON is shown indented', () => {
+    const block = workingMemoryBlock({ format: 'json', content: { a: [1] }, version: 1 }, 100, count)!;
+    assert.ok(textOf(block.message).endsWith('{\n  "a": [\n    1\n  ]\n}'));
+  });
+
+  it('over its share it is cut at the longest start that fits, with a marker', () => {
+    const content = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
+    const block = workingMemoryBlock({ format: 'markdown', content, version: 2 }, 120, count)!;
+    assert.equal(block.truncated, true);
+    assert.ok(block.tokens <= 120);
+    const text = textOf(block.message);
+    assert.match(
+      text,
+      /\[… working memory cut to fit its share of the context: \d+ of \d+ characters shown\]$/u,
+    );
+    const shown = Number(/: (\d+) of/u.exec(text)![1]);
+    assert.ok(content.startsWith(text.split('\n').slice(1, -1).join('\n')));
+    // One more character would not fit.
+    const longer = workingMemoryBlock(
+      { format: 'markdown', content: content.slice(0, shown + 1) + 'x'.repeat(2000), version: 2 },
+      120,
+      count,
+    )!;
+    assert.ok(Number(/: (\d+) of/u.exec(textOf(longer.message))![1]) <= shown + 1);
+  });
+
+  it('nothing for version 0, empty content, a share of 0, or a share too small for the header', () => {
+    assert.equal(workingMemoryBlock({ format: 'markdown', content: '', version: 0 }, 100, count), undefined);
+    assert.equal(
+      workingMemoryBlock({ format: 'markdown', content: '  ', version: 4 }, 100, count),
+      undefined,
+    );
+    assert.equal(workingMemoryBlock({ format: 'markdown', content: 'x', version: 1 }, 0, count), undefined);
+    assert.equal(
+      workingMemoryBlock({ format: 'markdown', content: 'x'.repeat(400), version: 1 }, 5, count),
+      undefined,
+    );
+  });
+});
+
+describe('buildContext with a pinned working memory', () => {
+  const entries = (messages: Message[]): ContextEntry[] =>
+    messages.map((message, i) => ({
+      message,
+      tokens: 10,
+      meta: { ...describeMessage(message, i + 1), tokens: 10 },
+    }));
+  const pinned = (tokens: number) => ({
+    message: {
+      id: WORKING_MEMORY_BLOCK_ID,
+      role: 'system',
+      parts: [{ type: 'text', text: 'wm' }],
+    } as Message,
+    tokens,
+  });
+  const recalled = {
+    message: { id: 'recalled', role: 'system', parts: [{ type: 'text', text: 'r' }] } as Message,
+    tokens: 5,
+  };
+
+  it('goes right after the system prompt, in the stable prefix, before the injected blocks', async () => {
+    const c = conversation();
+    c.system('prompt');
+    c.user('q1');
+    c.assistant('a1');
+    c.user('q2');
+    const built = await buildContext(entries(c.messages), 1000, [recalled], { pinned: pinned(20) });
+    assert.deepEqual(
+      built.messages.map((m) => m.id),
+      ['m1', WORKING_MEMORY_BLOCK_ID, 'm2', 'm3', 'recalled', 'm4'],
+    );
+    assert.equal(built.tokens, 40 + 20 + 5);
+    assert.equal(built.stableTokens, 30 + 20);
+  });
+
+  it('goes first without a system prompt', async () => {
+    const c = conversation();
+    c.user('q1');
+    const built = await buildContext(entries(c.messages), 1000, [], { pinned: pinned(20) });
+    assert.deepEqual(
+      built.messages.map((m) => m.id),
+      [WORKING_MEMORY_BLOCK_ID, 'm1'],
+    );
+    assert.equal(built.stableTokens, 30);
+  });
+
+  it('its tokens come off the view', async () => {
+    const c = conversation();
+    for (let i = 0; i < 10; i++) c.user(`q${i}`);
+    const without = await buildContext(entries(c.messages), 100);
+    const withPinned = await buildContext(entries(c.messages), 100, [], { pinned: pinned(40) });
+    assert.equal(without.messages.length, 10);
+    assert.ok(withPinned.tokens <= 100);
+    assert.ok(withPinned.messages.length < 10);
+    assert.equal(withPinned.messages[0]!.id, WORKING_MEMORY_BLOCK_ID);
+  });
+});
