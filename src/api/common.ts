@@ -33,7 +33,7 @@ const ERROR_REASONS = {
   400: 'Invalid input: `code` says what, `field` says where (also `invalid_json`, `invalid_utf8`).',
   401: 'Missing, unknown or revoked bearer token (`missing_token`, `invalid_token`).',
   404: 'No such thread, user or memory for this tenant (`unknown_thread`, `unknown_user`, `unknown_memory`).',
-  409: 'Conflicts with stored data (`id_conflict`, `memory_superseded`, `conflict`: the id is taken).',
+  409: 'Conflicts with stored data (`id_conflict`, `memory_superseded`, `conflict`: the id is taken, or a working memory write on a version that is no longer the latest).',
   413: 'The request body exceeds the size limit (`body_too_large`).',
   415: 'The body is not `application/json` (`unsupported_media_type`).',
   500: 'An unexpected failure (`internal`); details are in the server log, never in the answer.',

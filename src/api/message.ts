@@ -3,6 +3,7 @@
  * on purpose: the engine validates them (`normalizeMessages`, `fromOpenAI`), and its codes
  * (`empty_message`, `missing_call_id`, …) say far more than a schema keyword could.
  */
+import { WorkingMemoryReport } from './working-memory.js';
 import Type, { type Static } from 'typebox';
 import { ResponseIdField, ServiceContext, ServiceSkip } from './service.js';
 import {
@@ -317,6 +318,7 @@ export const ContextResult = Type.Object(
     ),
     service: Type.Optional(ServiceContext),
     serviceSkipped: Type.Optional(ServiceSkip),
+    workingMemory: Type.Optional(WorkingMemoryReport),
   },
   { title: 'ContextResult', description: 'The context within the budget.' },
 );

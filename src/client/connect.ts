@@ -23,6 +23,8 @@ import { eraseUser, type ErasedUser } from './erase-user.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
 import { ThreadModels } from './thread-models.js';
 import { userMemories, type UserMemories } from './user-memories.js';
+import { workingMemory, type WorkingMemoryHandle } from './working-memory.js';
+import type { WorkingMemoryScope } from '../memories/working-memory.js';
 import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import {
   rankByEmbedding,
@@ -242,6 +244,20 @@ export class DurableMemory {
     const store = this.memoryStore;
     if (!store) throw new Error('no memory store: connect with a DATABASE_URL or pass `memories`');
     return userMemories({ memories: store, threads: this.store }, userId);
+  }
+
+  /**
+   * A working memory: a pinned block per user (`{ userId }`), per resource of a user (`{ userId,
+   * resourceId }`) or per thread (`{ threadId }`) that the agent reads with `get()` and replaces with
+   * `set(content, { version })` (a stale version is refused with code `conflict`); every version is
+   * kept. A thread's `context()` pins the thread's own, else its user's for its resource, else its
+   * user's. See src/client/working-memory.ts.
+   * @throws ValidationError for a malformed scope.
+   */
+  workingMemory(scope: WorkingMemoryScope): WorkingMemoryHandle {
+    const store = this.memoryStore;
+    if (!store) throw new Error('no memory store: connect with a DATABASE_URL or pass `memories`');
+    return workingMemory({ store: store.workingMemory, threads: this.store }, scope);
   }
 
   /**

@@ -4,7 +4,8 @@
  * thread's settings and stored view, counts tokens for the model asked for (the thread's own by
  * default), ranks the user's long-term memories within the thread's resource, recalls the history
  * messages most relevant to the query that the view leaves out (recall.ts), and hands the pieces to
- * the pure builder (src/thread/build-context.ts): system prompt, memories block, recalled block, view.
+ * the pure builder (src/thread/build-context.ts): system prompt, pinned working memory, view, then the
+ * memories and recalled blocks before the newest user turn.
  * Nothing is written.
  */
 import { createHash } from 'node:crypto';
@@ -30,6 +31,9 @@ import { hitsToFill, parseQuery, parseRecall, type RecallOptions } from '../reca
 import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
 import { fuseItems } from '../recall/fuse.js';
 import { rankMemoriesByEmbedding } from './embedding-ranker.js';
+import { workingMemoryBlock, type WorkingMemoryBlock } from '../thread/working-memory-block.js';
+import type { WorkingMemory } from '../memories/working-memory.js';
+import { workingMemoryScopes } from './working-memory.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
@@ -79,6 +83,24 @@ export interface ContextResult extends Omit<BuiltContext, 'stableTokens'> {
   service?: ServiceContext;
   /** Why `service` is absent although asked for. */
   serviceSkipped?: ServiceSkip;
+  /** The working memory pinned after the system prompt; absent when there is none (or a share of 0). */
+  workingMemory?: WorkingMemoryReport;
+}
+
+/** Which working memory a context pinned, and what it took. */
+export interface WorkingMemoryReport {
+  /** Whose: the thread's own, else its user's for its resource, else its user's. */
+  userId?: string;
+  resourceId?: string;
+  threadId?: string;
+  version: number;
+  format: WorkingMemory['format'];
+  /** Tokens it took (0 when not even its start fit). */
+  tokens: number;
+  /** Its share of the budget (`workingMemoryShare`). */
+  maxTokens: number;
+  /** Cut to fit its share (a marker at its end says so). */
+  truncated: boolean;
 }
 
 /** The provider-stored conversation's side of a context. */
@@ -182,22 +204,36 @@ async function readFull(
   // read; the default query needs the view.
   const early = given === undefined ? undefined : rank(given);
   early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
+  const pinnedTokens = Math.floor(budget * config.workingMemoryShare);
+  const working =
+    sources.memories && pinnedTokens > 0
+      ? sources.memories.workingMemory.first(workingMemoryScopes(info))
+      : undefined;
+  working?.catch(() => undefined); // as `early`
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
   const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
-  const [block, ranked] = await Promise.all([
+  const [block, ranked, current] = await Promise.all([
     rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
     ranking,
+    working,
   ]);
+  const pinned = current && workingMemoryBlock(current, pinnedTokens, count);
+  const workingMemory = current && report(current, pinned, pinnedTokens);
+  // What the view and the blocks share: the budget less the pinned working memory.
+  const rest = budget - (pinned?.tokens ?? 0);
   const memories = block ? [block] : [];
   // The memories block takes its share whatever its size this time, so the view's room (and where
   // trimming on read cuts it, hence the cached prefix) does not move with the query.
   const memoryReserve = block ? Math.floor(budget * config.memoryShare) : 0;
+  const fit = (blocks: readonly { message: Message; tokens: number }[], reserve: number) =>
+    fitView(view, budget, blocks, reserve, pinned);
+  const extra = workingMemory ? { workingMemory } : {};
   if (!recall || !ranked) {
-    const built = await fitView(view, budget, memories, memoryReserve);
+    const built = await fit(memories, memoryReserve);
     const injected = memories.map((e) => e.message);
-    return { ...finish(built, injected), memories: block?.used ?? [], recalled: [] };
+    return { ...finish(built, injected), memories: block?.used ?? [], recalled: [], ...extra };
   }
   // What the view sends when recall takes its whole share: those messages need no recalling. The
   // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
@@ -207,9 +243,9 @@ async function readFull(
   // window, and fitView keeps them while they take at most half of the room after the blocks, so
   // recall shrinks rather than push them out.
   const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
-  const recallRoom = Math.max(0, Math.min(recallTokens, budget - (block?.tokens ?? 0) - 2 * summaryTokens));
-  const narrow = sentSeqs(await fitView(view, budget, memories, memoryReserve + recallRoom));
-  const maxTokens = Math.min(recallRoom, budget - (block?.tokens ?? 0) - 1);
+  const recallRoom = Math.max(0, Math.min(recallTokens, rest - (block?.tokens ?? 0) - 2 * summaryTokens));
+  const narrow = sentSeqs(await fit(memories, memoryReserve + recallRoom));
+  const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
   const recalled = await recallMessages(
     sources.store,
     info,
@@ -224,11 +260,11 @@ async function readFull(
   // With a recalled block, the view keeps the room it had without the block's share (`narrow`),
   // whatever the block takes this time; without one, the share goes back to the view.
   const built = recalled.block
-    ? await fitView(view, budget, [...memories, recalled.block], memoryReserve + recallRoom)
-    : await fitView(view, budget, memories, memoryReserve);
+    ? await fit([...memories, recalled.block], memoryReserve + recallRoom)
+    : await fit(memories, memoryReserve);
   const sent = sentSeqs(built);
   const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
-  let report = recalled.report;
+  let recallReport = recalled.report;
   if (items.length < recalled.items.length) {
     // Sent by the view after all: left out of the block (which only shrinks, so the budget holds).
     const old = recalled.block!;
@@ -237,7 +273,7 @@ async function readFull(
     if (fresh) built.messages[at] = fresh.message;
     else built.messages.splice(at, 1);
     built.tokens += (fresh?.tokens ?? 0) - old.tokens;
-    report = { ...report, tokens: fresh?.tokens ?? 0 };
+    recallReport = { ...recallReport, tokens: fresh?.tokens ?? 0 };
   }
   const injected = built.messages.filter(
     (m) => memories.some((e) => e.message === m) || m.id === recalled.block?.message.id,
@@ -246,7 +282,27 @@ async function readFull(
     ...finish(built, injected),
     memories: block?.used ?? [],
     recalled: items,
-    recall: report,
+    recall: recallReport,
+    ...extra,
+  };
+}
+
+/** What the context reports of the working memory it pinned (or could not). */
+function report(
+  current: WorkingMemory,
+  pinned: WorkingMemoryBlock | undefined,
+  maxTokens: number,
+): WorkingMemoryReport {
+  const { userId, resourceId, threadId, version, format } = current;
+  return {
+    ...(userId !== undefined ? { userId } : {}),
+    ...(resourceId !== undefined ? { resourceId } : {}),
+    ...(threadId !== undefined ? { threadId } : {}),
+    version,
+    format,
+    tokens: pinned?.tokens ?? 0,
+    maxTokens,
+    truncated: pinned ? pinned.truncated : true,
   };
 }
 
@@ -261,10 +317,12 @@ async function fitView(
   budget: number,
   injected: readonly { message: Message; tokens: number }[],
   reserve = 0,
+  pinned?: { message: Message; tokens: number },
 ): Promise<BuiltContext> {
-  const options = { reserve };
+  const options = { reserve, pinned };
   const room =
     budget -
+    (pinned?.tokens ?? 0) -
     Math.max(
       reserve,
       injected.reduce((n, e) => n + e.tokens, 0),

@@ -13,6 +13,7 @@ import {
   ThreadExistsError,
 } from '../store/errors.js';
 import { DeadlineError } from './deadline.js';
+import { VersionConflictError } from '../memories/working-memory.js';
 
 /** Seconds a client should wait before retrying after a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -118,6 +119,7 @@ export function toApiError(err: unknown): ApiError {
     );
   if (err instanceof ThreadExistsError)
     return new ApiError(409, 'conflict', 'a thread with that id exists', 'id');
+  if (err instanceof VersionConflictError) return new ApiError(409, 'conflict', err.message, 'version');
   if (err instanceof InvalidRecordError) return new ApiError(400, 'invalid_record', err.message);
   if (err instanceof UnknownThreadError)
     return new ApiError(404, 'unknown_thread', 'the thread does not exist');

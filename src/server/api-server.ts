@@ -29,6 +29,7 @@ import { messageRoutes } from './routes/messages.js';
 import { threadRoutes } from './routes/threads.js';
 import { transferRoutes } from './routes/transfer.js';
 import { userRoutes } from './routes/users.js';
+import { workingMemoryRoutes } from './routes/working-memory.js';
 import type { TokenStore } from '../tenancy/token-store.js';
 import { validatorCompiler } from './validator-compiler.js';
 import { checkQueryStrings, parseQueryString } from './query-string.js';
@@ -192,6 +193,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       await v1.register(transferRoutes, { deps });
       await v1.register(memoryRoutes, { deps });
       await v1.register(userRoutes, { deps });
+      await v1.register(workingMemoryRoutes, { deps });
       await v1.register(mcpRoutes, { deps });
     },
     { prefix: '/v1' },

@@ -49,6 +49,10 @@ export const SWAGGER_OPTIONS: SwaggerOptions = {
       { name: 'threads', description: 'List, state, configure, compact, delete, export, import.' },
       { name: 'memories', description: "Long-term memories of a tenant's users." },
       { name: 'users', description: 'Erasure of everything of one user.' },
+      {
+        name: 'working memory',
+        description: 'A pinned block per user, resource or thread that the agent reads and replaces.',
+      },
       { name: 'health', description: 'Liveness and readiness (no token).' },
     ],
     components: {

@@ -146,7 +146,16 @@ export class TenantScope {
       }),
       memories: ctx.memories.map((m) => ({ id: this.strip(m.id), text: m.text })),
       recalled: ctx.recalled.map((r) => ({ ...r, threadId: this.strip(r.threadId) })),
+      ...(ctx.workingMemory ? { workingMemory: this.workingMemory(ctx.workingMemory) } : {}),
     };
+  }
+
+  /** A working memory (or the context's report of one): its user and thread ids without the prefix. */
+  workingMemory<T extends { userId?: string; threadId?: string }>(wm: T): T {
+    const out = { ...wm };
+    if (wm.userId !== undefined) out.userId = this.strip(wm.userId);
+    if (wm.threadId !== undefined) out.threadId = this.strip(wm.threadId);
+    return out;
   }
 
   /**

@@ -168,6 +168,28 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
     },
     'DELETE /v1/users/{userId}': { path: '/v1/users/fuzz-erased' },
     'DELETE /v1/users/{userId}/memories/{memoryId}': { path: '/v1/users/fuzzer/memories/fuzz:x:1-8:1' },
+    'GET /v1/users/{userId}/working-memory': {
+      path: '/v1/users/fuzzer/working-memory',
+      query: { resourceId: 'r' },
+    },
+    'PUT /v1/users/{userId}/working-memory': {
+      path: '/v1/users/fuzzer/working-memory',
+      query: { resourceId: 'r' },
+      body: { content: { plan: ['a'] }, version: 0, format: 'json', schema: { type: 'object' } },
+    },
+    'GET /v1/users/{userId}/working-memory/versions': {
+      path: '/v1/users/fuzzer/working-memory/versions',
+      query: { resourceId: 'r', limit: '5', before: '3' },
+    },
+    'GET /v1/threads/{id}/working-memory': { path: '/v1/threads/fuzz/working-memory' },
+    'PUT /v1/threads/{id}/working-memory': {
+      path: '/v1/threads/fuzz/working-memory',
+      body: { content: '# Notes', version: 0, format: 'markdown', schema: null },
+    },
+    'GET /v1/threads/{id}/working-memory/versions': {
+      path: '/v1/threads/fuzz/working-memory/versions',
+      query: { limit: '5', before: '3' },
+    },
   };
 }
 

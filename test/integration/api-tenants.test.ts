@@ -110,6 +110,30 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
       path: `/v1/users/alice/memories/${MEMORY}`,
     },
     { key: 'DELETE /v1/users/{userId}', method: 'DELETE', path: '/v1/users/alice' },
+    { key: 'GET /v1/users/{userId}/working-memory', method: 'GET', path: '/v1/users/alice/working-memory' },
+    {
+      key: 'PUT /v1/users/{userId}/working-memory',
+      method: 'PUT',
+      path: '/v1/users/alice/working-memory',
+      body: { content: 'notes', version: 0 },
+    },
+    {
+      key: 'GET /v1/users/{userId}/working-memory/versions',
+      method: 'GET',
+      path: '/v1/users/alice/working-memory/versions',
+    },
+    { key: 'GET /v1/threads/{id}/working-memory', method: 'GET', path: '/v1/threads/shared/working-memory' },
+    {
+      key: 'PUT /v1/threads/{id}/working-memory',
+      method: 'PUT',
+      path: '/v1/threads/shared/working-memory',
+      body: { content: 'notes', version: 0 },
+    },
+    {
+      key: 'GET /v1/threads/{id}/working-memory/versions',
+      method: 'GET',
+      path: '/v1/threads/shared/working-memory/versions',
+    },
   ];
 }
 
@@ -263,6 +287,9 @@ describe('tenant isolation', () => {
       'GET /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'PATCH /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'DELETE /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
+      'GET /v1/threads/{id}/working-memory': [404, 'unknown_thread'],
+      'PUT /v1/threads/{id}/working-memory': [404, 'unknown_thread'],
+      'GET /v1/threads/{id}/working-memory/versions': [404, 'unknown_thread'],
     };
     for (const op of everyOperation()) {
       const want = expected[op.key];
@@ -289,6 +316,22 @@ describe('tenant isolation', () => {
       'Alice has a cat',
       'Alice plays the cello',
     ]);
+  });
+
+  test("a user's working memory is the tenant's own: another tenant's user of that id has none", async () => {
+    const written = await f.acme.put('/v1/users/wm-user/working-memory', {
+      content: 'acme notes',
+      version: 0,
+    });
+    assert.equal(written.status, 200, written.text);
+    assert.equal(written.body.userId, 'wm-user');
+    const seen = await f.beta.get('/v1/users/wm-user/working-memory');
+    assert.deepEqual(seen.body, { userId: 'wm-user', format: 'markdown', content: '', version: 0 });
+    assert.equal(
+      (await f.beta.put('/v1/users/wm-user/working-memory', { content: 'beta', version: 0 })).status,
+      200,
+    );
+    assert.equal((await f.acme.get('/v1/users/wm-user/working-memory')).body.content, 'acme notes');
   });
 
   test("the thread list shows the tenant's own threads only", async () => {

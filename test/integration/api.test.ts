@@ -1568,6 +1568,122 @@ describe('DELETE /v1/users/{userId}', () => {
   });
 });
 
+describe('working memory', () => {
+  const USER = '/v1/users/wm-ada/working-memory';
+
+  test('version 0 before the first write; a write lands on the version read; a stale one is 409 and changes nothing; every version kept', async () => {
+    assert.deepEqual((await acme.get(USER)).body, {
+      userId: 'wm-ada',
+      format: 'markdown',
+      content: '',
+      version: 0,
+    });
+    const first = await acme.put(USER, { content: '# Ada\n- prefers trains', version: 0 });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.version, 1);
+    assert.equal(first.body.format, 'markdown');
+    const second = await acme.put(USER, { content: '# Ada\n- prefers trains\n- vegetarian', version: 1 });
+    assert.equal(second.body.version, 2);
+    // A writer that read version 1 too comes second: refused, with where to look.
+    const stale = await acme.put(USER, { content: 'lost?', version: 1 });
+    assertError(stale, 409, 'conflict', 'version');
+    assert.match(stale.body.error.message, /version 2/u);
+    assert.deepEqual((await acme.get(USER)).body, second.body);
+    const versions = await acme.get(`${USER}/versions`);
+    assert.deepEqual(
+      versions.body.versions.map((v: { version: number }) => v.version),
+      [2, 1],
+    );
+    assert.deepEqual((await acme.get(`${USER}/versions?before=2&limit=1`)).body.versions, [first.body]);
+    // A resource's working memory is its own.
+    const resource = await acme.get(`${USER}?resourceId=trip`);
+    assert.equal(resource.body.version, 0);
+    assert.equal(resource.body.resourceId, 'trip');
+  });
+
+  test('JSON under a schema: content that does not match and a schema that is not one are refused, saying why; nothing is written', async () => {
+    const path = '/v1/users/wm-bo/working-memory?resourceId=trip';
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, nights: { type: 'integer', minimum: 1 } },
+      required: ['city'],
+    };
+    const ok = await acme.put(path, { content: { city: 'Oslo', nights: 2 }, version: 0, schema });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.body.schema, schema);
+    assert.equal(ok.body.format, 'json');
+    const mismatch = await acme.put(path, { content: { city: 'Oslo', nights: 0 }, version: 1 });
+    assertError(mismatch, 400, 'schema_mismatch', 'content');
+    assert.match(mismatch.body.error.message, /\/nights must be >= 1/u);
+    const badSchema = await acme.put(path, { content: {}, version: 1, schema: { type: 'objekt' } });
+    assertError(badSchema, 400, 'invalid_schema', 'schema');
+    const current = await acme.get(path);
+    assert.equal(current.body.version, 1);
+    assert.deepEqual(current.body.content, { city: 'Oslo', nights: 2 });
+    // The schema stays in force until dropped.
+    assert.equal(
+      (await acme.put(path, { content: 'free text', version: 1, schema: null })).body.format,
+      'markdown',
+    );
+  });
+
+  test("a thread's working memory: 404 without the thread; its context pins it after the system prompt, within its share", async () => {
+    assertError(
+      await acme.put('/v1/threads/wm-none/working-memory', { content: 'x', version: 0 }),
+      404,
+      'unknown_thread',
+      'id',
+    );
+    assertError(await acme.get('/v1/threads/wm-none/working-memory'), 404, 'unknown_thread', 'id');
+    const thread = '/v1/threads/wm-thread';
+    await acme.post(`${thread}/messages`, {
+      userId: 'wm-cy',
+      messages: [text('s', 'system', 'You are helpful.'), text('u1', 'user', 'Plan my trip')],
+    });
+    await acme.patch(thread, { budget: 2000, workingMemoryShare: 0.05 });
+    // The user's applies while the thread has none of its own.
+    await acme.put('/v1/users/wm-cy/working-memory', { content: 'Cy is vegetarian', version: 0 });
+    let ctx = await acme.get(`${thread}/context`);
+    assert.deepEqual(
+      ctx.body.messages.map((m: { id: string }) => m.id),
+      ['s', 'working-memory', 'u1'],
+    );
+    assert.equal(ctx.body.workingMemory.userId, 'wm-cy');
+    const notes = Array.from({ length: 400 }, (_, i) => `- step ${i}: book something`).join('\n');
+    const own = await acme.put(`${thread}/working-memory`, { content: notes, version: 0 });
+    assert.equal(own.body.threadId, 'wm-thread');
+    ctx = await acme.get(`${thread}/context`);
+    const report = ctx.body.workingMemory;
+    assert.equal(report.threadId, 'wm-thread');
+    assert.equal(report.truncated, true);
+    assert.equal(report.maxTokens, 100);
+    assert.ok(report.tokens <= 100 && report.tokens > 0, JSON.stringify(report));
+    assert.ok(ctx.body.tokens <= 2000);
+    assert.match(ctx.body.messages[1].parts[0].text, /working memory cut to fit its share/u);
+    assert.ok(ctx.body.cache.stableTokens >= report.tokens);
+    assert.equal((await acme.get(`${thread}/working-memory/versions`)).body.versions.length, 1);
+  });
+
+  test('erasure: deleting the thread takes its working memory, deleting the user takes theirs', async () => {
+    const thread = '/v1/threads/wm-gone';
+    await acme.post(`${thread}/messages`, { userId: 'wm-dee', message: text('u1', 'user', 'hi') });
+    await acme.put(`${thread}/working-memory`, { content: 'thread notes', version: 0 });
+    await acme.put('/v1/users/wm-dee/working-memory', { content: 'user notes', version: 0 });
+    await acme.put('/v1/users/wm-dee/working-memory?resourceId=r', { content: 'resource notes', version: 0 });
+    assert.equal((await acme.delete(thread)).status, 204);
+    await acme.post(`${thread}/messages`, { message: text('u1', 'user', 'hi again') });
+    assert.equal((await acme.get(`${thread}/working-memory`)).body.version, 0);
+    assert.deepEqual((await acme.get(`${thread}/working-memory/versions`)).body.versions, []);
+    assert.equal((await acme.get('/v1/users/wm-dee/working-memory')).body.version, 1);
+    assert.equal((await acme.delete('/v1/users/wm-dee')).status, 200);
+    assert.equal((await acme.get('/v1/users/wm-dee/working-memory')).body.version, 0);
+    assert.deepEqual(
+      (await acme.get('/v1/users/wm-dee/working-memory/versions?resourceId=r')).body.versions,
+      [],
+    );
+  });
+});
+
 describe('every documented operation', () => {
   test('was answered successfully and validated against openapi.json', () => {
     const doc = checkedInOpenApi();

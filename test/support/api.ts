@@ -82,6 +82,9 @@ export class ApiClient {
   patch<T = Json>(path: string, body?: unknown, options?: RequestOptions) {
     return this.call<T>('PATCH', path, { ...options, body });
   }
+  put<T = Json>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('PUT', path, { ...options, body });
+  }
   delete<T = Json>(path: string, options?: RequestOptions) {
     return this.call<T>('DELETE', path, options);
   }

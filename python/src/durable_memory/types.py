@@ -94,6 +94,8 @@ class ThreadConfig(TypedDict):
     extractEveryTurns: int
     """Memory extraction after this many new user turns (0: off)."""
     memoryShare: float
+    workingMemoryShare: NotRequired[float]
+    """Share of the budget the pinned working memory may take (over it, it is cut)."""
     recallShare: NotRequired[float]
     """Share of the budget recalled history may take in the context (unused share goes to the
     view)."""
@@ -340,6 +342,23 @@ class ServiceContext(TypedDict):
     """Seq of the last message the response covers."""
 
 
+class WorkingMemoryReport(TypedDict):
+    """The working memory pinned right after the system prompt: the thread's own, else its
+    user's for its resource, else its user's."""
+
+    userId: NotRequired[str]
+    resourceId: NotRequired[str]
+    threadId: NotRequired[str]
+    version: int
+    format: Literal["markdown", "json"]
+    tokens: int
+    """Tokens it took (0 when not even its start fit)."""
+    maxTokens: int
+    """Its share of the budget (`workingMemoryShare`)."""
+    truncated: bool
+    """Cut to fit its share (a marker at its end says so)."""
+
+
 class ContextResult(TypedDict):
     """The context within the budget."""
 
@@ -363,6 +382,9 @@ class ContextResult(TypedDict):
     serviceSkipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
     """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
     (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
+    workingMemory: NotRequired[WorkingMemoryReport]
+    """The working memory pinned right after the system prompt: the thread's own, else its
+    user's for its resource, else its user's."""
 
 
 class SearchHit(TypedDict):
@@ -557,3 +579,26 @@ class ErasedUser(TypedDict):
     """Summaries of those threads, live or superseded."""
     memories: int
     """Long-term memories, live or superseded."""
+
+
+class WorkingMemory(TypedDict):
+    """One version of a working memory."""
+
+    userId: NotRequired[str]
+    resourceId: NotRequired[str]
+    threadId: NotRequired[str]
+    format: Literal["markdown", "json"]
+    content: Any
+    """Markdown text, or the JSON value."""
+    schema: NotRequired[dict[str, Any]]
+    """The JSON Schema the content matches."""
+    version: int
+    """Give it back as `version` to replace this version; 0 before the first write."""
+    updatedAt: NotRequired[str]
+    """When this version was written (absent for 0)."""
+
+
+class WorkingMemoryVersions(TypedDict):
+    """Versions, newest first."""
+
+    versions: list[WorkingMemory]
