@@ -11,6 +11,7 @@ import { registerStack } from './commands/stack.js';
 import { registerThread } from './commands/thread.js';
 import { registerToken } from './commands/token.js';
 import { registerUser } from './commands/user.js';
+import { registerWorkingMemory } from './commands/working-memory.js';
 import { UnknownThreadError } from '../client/errors.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
@@ -44,6 +45,7 @@ export function createProgram(session: Session): Command {
   registerMemories(program, session);
   registerToken(program, session);
   registerUser(program, session);
+  registerWorkingMemory(program, session);
   registerMcp(program, session);
   registerStack(program, session);
   return program;

@@ -286,6 +286,62 @@ test('memories ls and rm, with and without --json', async () => {
   assert.equal((await cli('memories', 'rm', 'cli-x:0', '--user', 'alice')).code, 3);
 });
 
+test('working-memory get, set and versions, with and without --json; a stale version is refused', async () => {
+  const empty = await cli('working-memory', 'get', '--user', 'wm-alice');
+  assert.equal(empty.code, 0, empty.stderr);
+  assert.match(empty.stdout, /^version 0 \(markdown\)$/m);
+  const set = await cli(
+    'working-memory',
+    'set',
+    '# Alice\n- likes tea',
+    '--user',
+    'wm-alice',
+    '--replaces',
+    '0',
+  );
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(set.stdout, /^wrote version 1 \(markdown\)$/m);
+  const stale = await cli('working-memory', 'set', 'lost?', '--user', 'wm-alice', '--replaces', '0');
+  assert.notEqual(stale.code, 0);
+  assert.match(stale.stderr, /version 1/u);
+  const json = parseJson<{ version: number; content: unknown; format: string }>(
+    await cli(
+      'working-memory',
+      'set',
+      '{"trip":"Oslo"}',
+      '--thread',
+      'cli-long',
+      '--replaces',
+      '0',
+      '--schema',
+      '{"type":"object","required":["trip"]}',
+      '--json',
+    ),
+  );
+  assert.deepEqual([json.version, json.format, json.content], [1, 'json', { trip: 'Oslo' }]);
+  const refused = await cli(
+    'working-memory',
+    'set',
+    '{"city":"Oslo"}',
+    '--thread',
+    'cli-long',
+    '--replaces',
+    '1',
+    '--format',
+    'json',
+  );
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /schema/u);
+  const versions = parseJson<{ versions: { version: number }[] }>(
+    await cli('working-memory', 'versions', '--user', 'wm-alice', '--json'),
+  );
+  assert.deepEqual(
+    versions.versions.map((v) => v.version),
+    [1],
+  );
+  assert.equal((await cli('working-memory', 'get')).code, 2);
+});
+
 test('--tenant: threads and memories written through the HTTP API, by the ids the API shows', async () => {
   // The open local API (no token exists): its requests act as tenant `local`.
   const api = await startApi({ memory: p.memory, tokens: undefined, host: '127.0.0.1', logger: false });
