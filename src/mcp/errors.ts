@@ -4,6 +4,7 @@
  */
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from '../client/errors.js';
 import { DurableMemoryError, StoreUnavailableError, ValidationError } from '../model/errors.js';
+import { VersionConflictError } from '../memories/working-memory.js';
 
 /** A failure a tool reports as is: its code and message are the caller's words. */
 export class ToolError extends Error {
@@ -27,6 +28,7 @@ export function toolErrorText(err: unknown, strip: (id: string) => string): stri
   if (err instanceof BackendUnavailableError || err instanceof StoreUnavailableError)
     return line('backend_unavailable', 'the memory backend is unreachable; try again shortly');
   if (err instanceof TimeoutError) return line('timeout', 'the call took too long; try again');
+  if (err instanceof VersionConflictError) return line('conflict', err.message, 'version');
   if (err instanceof DurableMemoryError) return line(err.code, 'internal error');
   return line('internal', 'internal error');
 }

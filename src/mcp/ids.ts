@@ -13,7 +13,7 @@ import { validateThreadId } from '../thread/thread-id.js';
 /** What the tools need of a {@link TenantScope}. */
 export type IdScope = Pick<
   TenantScope,
-  'prefix' | 'scoped' | 'strip' | 'owns' | 'threadInfo' | 'memory' | 'context'
+  'prefix' | 'scoped' | 'strip' | 'owns' | 'threadInfo' | 'memory' | 'context' | 'workingMemory'
 >;
 
 /** Ids as given: the scope of the client library (no tenant). */
@@ -30,4 +30,5 @@ export const UNSCOPED: IdScope = {
   threadInfo: (info: ThreadInfo) => info,
   memory: (record: MemoryRecord) => record,
   context: (ctx: ContextResult) => ctx,
+  workingMemory: <T>(wm: T) => wm,
 };

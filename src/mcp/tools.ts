@@ -1,6 +1,7 @@
 /**
  * The MCP tools, defined once for both transports (stdio in the CLI, streamable HTTP on the API):
- * `search`, `remember`, `forget`, `context`, `list_threads`. Each input is a zod schema the SDK
+ * `search`, `remember`, `forget`, `context`, `list_threads`, `get_working_memory`,
+ * `update_working_memory`. Each input is a zod schema the SDK
  * validates before the handler runs; each handler calls the client library only, through the
  * caller's id scope, so a tenant reaches its own threads and users and nothing else.
  *
@@ -15,10 +16,12 @@ import {
   MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
   MAX_RECALL_QUERY,
+  MAX_WORKING_MEMORY_LENGTH,
 } from '../model/limits.js';
 import { ToolError } from './errors.js';
 import type { IdScope } from './ids.js';
 import { textOf } from '../model/message.js';
+import type { WorkingMemory, WorkingMemoryScope } from '../memories/working-memory.js';
 
 /** What every tool runs with: the connection, the caller's scope and defaults. */
 export interface ToolContext {
@@ -53,17 +56,24 @@ const id = (what: string) =>
   z.string().min(1).max(128).regex(ID, `${what}: letters, digits and . _ : @ - only`).describe(what);
 const userId = id('User id (default: the user the server was started for, or the thread’s user)').optional();
 
+/** A thread a call names: its stored id, owner and resource. */
+interface ThreadOwner {
+  storedId: string;
+  userId?: string;
+  resourceId?: string;
+}
+
 /** The stored user a call acts for: given, else the thread's owner, else the server's default. */
 async function resolveUser(
   ctx: ToolContext,
   given: string | undefined,
   threadId?: string,
-): Promise<{ user: string; thread?: { storedId: string; userId?: string } }> {
-  let thread: { storedId: string; userId?: string } | undefined;
+): Promise<{ user: string; thread?: ThreadOwner }> {
+  let thread: ThreadOwner | undefined;
   if (threadId !== undefined) {
     const storedId = ctx.scope.scoped(threadId, 'threadId');
     const info = await call(ctx, () => ctx.memory.thread(storedId).info());
-    thread = { storedId, userId: info.userId };
+    thread = { storedId, userId: info.userId, resourceId: info.resourceId };
   }
   const user = given !== undefined ? ctx.scope.scoped(given, 'userId') : thread?.userId;
   if (user !== undefined) {
@@ -284,5 +294,118 @@ const listThreads = tool({
   },
 });
 
+const wmScope = z
+  .enum(['thread', 'resource', 'user'])
+  .optional()
+  .describe(
+    "Whose working memory: the thread's own, its user's for the thread's resource, or its user's " +
+      '(default: thread with a threadId, else resource with a resourceId, else user)',
+  );
+const wmInput = {
+  threadId: id('The thread (its own working memory, or whose user and resource)').optional(),
+  userId,
+  resourceId: id('A resource of the user (default: the thread’s resource)').optional(),
+  scope: wmScope,
+};
+
+/** The stored working memory scope a call names; see `wmScope`. */
+async function workingMemoryScope(
+  ctx: ToolContext,
+  args: { threadId?: string; userId?: string; resourceId?: string; scope?: 'thread' | 'resource' | 'user' },
+): Promise<WorkingMemoryScope> {
+  const kind =
+    args.scope ??
+    (args.threadId !== undefined ? 'thread' : args.resourceId !== undefined ? 'resource' : 'user');
+  if (kind === 'thread') {
+    if (args.threadId === undefined)
+      throw new ToolError('missing_field', 'name the threadId whose working memory this is', 'threadId');
+    const storedId = ctx.scope.scoped(args.threadId, 'threadId');
+    await call(ctx, () => ctx.memory.thread(storedId).info()); // unknown_thread when it does not exist
+    return { threadId: storedId };
+  }
+  const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
+  if (kind === 'user') return { userId: user };
+  const resourceId = args.resourceId ?? thread?.resourceId;
+  if (resourceId === undefined)
+    throw new ToolError(
+      'missing_field',
+      'name a resourceId (or a threadId of a thread with one)',
+      'resourceId',
+    );
+  return { userId: user, resourceId };
+}
+
+/** A working memory as the caller sees it: its ids without the tenant prefix. */
+function shownWorkingMemory(ctx: ToolContext, wm: WorkingMemory): WorkingMemory {
+  return ctx.scope.workingMemory(wm);
+}
+
+const getWorkingMemory = tool({
+  name: 'get_working_memory',
+  title: 'Read working memory',
+  description:
+    'The working memory: notes pinned in the context that you keep up to date yourself (a thread’s ' +
+    'own, or its user’s). Answers its content, format (markdown or json), JSON Schema if any, and ' +
+    '`version`: give that version to update_working_memory.',
+  input: wmInput,
+  readOnly: true,
+  async run(ctx, args) {
+    const scope = await workingMemoryScope(ctx, args);
+    const wm = await call(ctx, () => ctx.memory.workingMemory(scope).get());
+    return { workingMemory: shownWorkingMemory(ctx, wm) };
+  },
+});
+
+const updateWorkingMemory = tool({
+  name: 'update_working_memory',
+  title: 'Update working memory',
+  description:
+    'Replaces the whole working memory (notes pinned in the context: a thread’s own, or its user’s) ' +
+    'with `content`. Give the `version` you read (the context’s working memory header shows it, or ' +
+    'get_working_memory; 0 for the first write). If someone wrote since, it fails with `conflict` and ' +
+    'nothing changes: read it again, merge, retry. A JSON working memory takes JSON text matching its schema.',
+  input: {
+    ...wmInput,
+    content: z
+      .string()
+      .max(MAX_WORKING_MEMORY_LENGTH)
+      .describe('The whole new working memory: Markdown, or JSON text for a JSON working memory'),
+    version: z.number().int().min(0).describe('The version you read (0 for the first write)'),
+    format: z
+      .enum(['markdown', 'json'])
+      .optional()
+      .describe('Default: the current format (json with a schema in force)'),
+  },
+  readOnly: false,
+  async run(ctx, args) {
+    const scope = await workingMemoryScope(ctx, args);
+    const handle = ctx.memory.workingMemory(scope);
+    const current = await call(ctx, () => handle.get());
+    const format = args.format ?? (current.format === 'json' || current.schema ? 'json' : 'markdown');
+    let content: unknown = args.content;
+    if (format === 'json') {
+      try {
+        content = JSON.parse(args.content) as unknown;
+      } catch {
+        throw new ToolError(
+          'invalid_json',
+          'this working memory is JSON: send its content as JSON text',
+          'content',
+        );
+      }
+    }
+    const written = await call(ctx, () => handle.set(content, { version: args.version, format }));
+    return { workingMemory: shownWorkingMemory(ctx, written) };
+  },
+});
+
 /** Every tool, in the order `tools/list` shows them. */
-export const TOOLS: readonly ToolDefinition[] = [search, remember, forget, context, listThreads];
+export const TOOLS: readonly ToolDefinition[] = [
+  search,
+  remember,
+  forget,
+  context,
+  listThreads,
+  getWorkingMemory,
+  updateWorkingMemory,
+];

@@ -16,7 +16,15 @@ import { startApiFixture, text, type ApiFixture, type Json } from '../support/ap
 import { cliEnv } from '../support/cli.js';
 import { REPO_ROOT } from '../support/processes.js';
 
-const TOOLS = ['context', 'forget', 'list_threads', 'remember', 'search'];
+const TOOLS = [
+  'context',
+  'forget',
+  'get_working_memory',
+  'list_threads',
+  'remember',
+  'search',
+  'update_working_memory',
+];
 
 let f: ApiFixture;
 const clients: Client[] = [];
@@ -102,7 +110,7 @@ describe('streamable HTTP on the API', () => {
     acme = await httpClient(f.acmeToken);
   });
 
-  test('lists the five tools, each with an input schema', async () => {
+  test('lists the tools, each with an input schema', async () => {
     const { tools } = await acme.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
     const search = tools.find((t) => t.name === 'search')!;
@@ -257,6 +265,95 @@ describe('streamable HTTP on the API', () => {
     );
     assert.equal(found.messages[0].text.length, 1001);
     assert.ok(found.messages[0].text.endsWith('…'));
+  });
+
+  test('update_working_memory writes on the version read; a stale one is a conflict that changes nothing; context pins it', async () => {
+    const res = await f.acme.post('/v1/threads/wm-trip/messages', {
+      userId: 'erin',
+      messages: [text('w1', 'system', 'You plan trips.'), text('w2', 'user', 'Plan Kyoto.')],
+    });
+    assert.equal(res.status, 200, res.text);
+    const empty = await ok(acme, 'get_working_memory', { threadId: 'wm-trip' });
+    assert.deepEqual(empty.workingMemory, {
+      threadId: 'wm-trip',
+      format: 'markdown',
+      content: '',
+      version: 0,
+    });
+    const written = await ok(acme, 'update_working_memory', {
+      threadId: 'wm-trip',
+      content: '# Kyoto\n- window seat',
+      version: 0,
+    });
+    assert.equal(written.workingMemory.version, 1);
+    assert.match(
+      await fails(acme, 'update_working_memory', { threadId: 'wm-trip', content: 'lost?', version: 0 }),
+      /^conflict: .*version 1.*\(field: version\)$/u,
+    );
+    const context = await ok(acme, 'context', { threadId: 'wm-trip' });
+    assert.deepEqual(
+      context.messages.map((m: { id: string }) => m.id),
+      ['w1', 'working-memory', 'w2'],
+    );
+    assert.match(
+      context.messages[1].parts[0].text,
+      /^Working memory \(version 1;.*\n# Kyoto\n- window seat$/su,
+    );
+    assert.deepEqual([context.workingMemory.threadId, context.workingMemory.version], ['wm-trip', 1]);
+    assert.equal((await f.acme.get('/v1/threads/wm-trip/working-memory/versions')).body.versions.length, 1);
+  });
+
+  test("update_working_memory on a JSON working memory: JSON text matching its schema; the user's scope by the thread", async () => {
+    const schema = {
+      type: 'object',
+      properties: { seat: { enum: ['window', 'aisle'] } },
+      required: ['seat'],
+    };
+    const set = await f.acme.put('/v1/users/alice/working-memory', {
+      content: { seat: 'aisle' },
+      version: 0,
+      schema,
+    });
+    assert.equal(set.status, 200, set.text);
+    const read = await ok(acme, 'get_working_memory', { threadId: 'trip', scope: 'user' });
+    assert.deepEqual([read.workingMemory.userId, read.workingMemory.version], ['alice', 1]);
+    assert.match(
+      await fails(acme, 'update_working_memory', {
+        threadId: 'trip',
+        scope: 'user',
+        content: 'window',
+        version: 1,
+      }),
+      /^invalid_json: /u,
+    );
+    assert.match(
+      await fails(acme, 'update_working_memory', {
+        threadId: 'trip',
+        scope: 'user',
+        content: '{"seat":"middle"}',
+        version: 1,
+      }),
+      /^schema_mismatch: .*\/seat/u,
+    );
+    const updated = await ok(acme, 'update_working_memory', {
+      userId: 'alice',
+      content: '{"seat":"window"}',
+      version: 1,
+    });
+    assert.deepEqual(updated.workingMemory.content, { seat: 'window' });
+    assert.match(
+      await fails(acme, 'update_working_memory', {
+        threadId: 'trip',
+        scope: 'resource',
+        content: 'x',
+        version: 0,
+      }),
+      /^missing_field: .*resourceId/u,
+    );
+    // Another tenant reaches neither the thread nor acme's alice.
+    const beta = await httpClient(f.betaToken);
+    assert.match(await fails(beta, 'get_working_memory', { threadId: 'wm-trip' }), /^unknown_thread: /u);
+    assert.equal((await ok(beta, 'get_working_memory', { userId: 'alice' })).workingMemory.version, 0);
   });
 
   test('list_threads with a prefix: the threads whose id starts with it, paged, never another tenant’s', async () => {
