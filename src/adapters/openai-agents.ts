@@ -6,8 +6,9 @@
  * and text, function calls as tool-call parts, function outputs as tool results, reasoning as reasoning
  * parts. The original item rides along in `metadata.agentsItem`, so what comes back is exactly what
  * went in (provider ids, statuses, images, hosted tool calls and other items our parts do not model).
- * Messages the thread holds from elsewhere (summaries, the long-term memory block, appends through
- * the client) are turned into items from their parts.
+ * Messages the thread holds from elsewhere (summaries, the long-term memory block, the pinned working
+ * memory, appends through the client) are turned into items from their parts.
+ * `session.workingMemoryTool()` is an `update_working_memory` function tool for the agent.
  *
  * On a thread bound to OpenAI Responses (`configure({ service: { kind: 'openai-responses' } })`),
  * `session.run(runner, agent, input)` chains the run to the thread's latest provider response
@@ -15,10 +16,19 @@
  * its items, and when the provider no longer holds that response marks the chain lost and sends the
  * full context instead (docs/service-stored.md).
  *
- * Only types are imported from `@openai/agents`: this module loads none of its code.
+ * Only types are imported from `@openai/agents` at load: `workingMemoryTool()` loads its `tool()`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Agent, AgentInputItem, NonStreamRunOptions, RunResult, Runner, Session } from '@openai/agents';
+import type {
+  Agent,
+  AgentInputItem,
+  FunctionTool,
+  NonStreamRunOptions,
+  RunResult,
+  Runner,
+  Session,
+} from '@openai/agents';
+import { z } from 'zod';
 import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
@@ -26,6 +36,9 @@ import type { ThreadHandle } from '../client/thread-handle.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
+import { WORKING_MEMORY_BLOCK_ID } from '../thread/working-memory-block.js';
+import { DurableMemoryError } from '../model/errors.js';
+import type { WorkingMemoryScope } from '../memories/working-memory.js';
 
 /** Where a message keeps the item it was made from. */
 export const AGENTS_ITEM_KEY = 'agentsItem';
@@ -93,10 +106,70 @@ export class DurableMemorySession implements Session {
    * the item leaves the context and `getItems()`, and stays in history with a marker naming it.
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const last = (await this.view()).filter((m) => m.id !== MEMORY_BLOCK_ID).at(-1);
+    const last = (await this.view())
+      .filter((m) => m.id !== MEMORY_BLOCK_ID && m.id !== WORKING_MEMORY_BLOCK_ID)
+      .at(-1);
     if (!last) return undefined;
     await this.thread.retract(last.id, { reason: 'popItem' });
     return messageToItems(last).at(-1);
+  }
+
+  /**
+   * An `update_working_memory` function tool for the agent: it replaces the working memory that
+   * `getItems()` pins (the thread's own by default; `scope: 'resource'` or `'user'` for its user's),
+   * on the version the pinned block's header shows. A refusal (another write came first, content
+   * that does not match the schema) is the tool's output, so the model can read it and retry.
+   */
+  async workingMemoryTool(options: { scope?: 'thread' | 'resource' | 'user' } = {}): Promise<FunctionTool> {
+    const { tool } = await import('@openai/agents');
+    const scope = options.scope ?? 'thread';
+    return tool({
+      name: 'update_working_memory',
+      description:
+        `Replaces the whole working memory (${scope === 'thread' ? 'notes for this conversation' : 'notes about the user'}, ` +
+        'pinned at the start of your context) with `content`. Give the version its header shows. ' +
+        'Markdown, or JSON text for a JSON working memory.',
+      parameters: z.object({
+        content: z.string().describe('The whole new working memory'),
+        version: z
+          .number()
+          .int()
+          .min(0)
+          .describe('The version shown in the working memory header (0 if none)'),
+      }),
+      execute: async ({ content, version }) => {
+        const handle = this.options.memory.workingMemory(await this.workingMemoryScope(scope));
+        try {
+          const current = await handle.get();
+          const json = current.format === 'json' || current.schema !== undefined;
+          const written = await handle.set(json ? (JSON.parse(content) as unknown) : content, { version });
+          return `working memory updated to version ${written.version}`;
+        } catch (err) {
+          if (err instanceof SyntaxError) return 'refused: this working memory is JSON; send JSON text';
+          if (err instanceof DurableMemoryError) return `refused (${err.code}): ${err.message}`;
+          throw err;
+        }
+      },
+    }) as unknown as FunctionTool;
+  }
+
+  /** The scope a working memory tool of this session writes. */
+  private async workingMemoryScope(kind: 'thread' | 'resource' | 'user'): Promise<WorkingMemoryScope> {
+    // The runner saves a turn's items after it: on the first turn the thread may not exist yet, and a
+    // thread's working memory needs its thread. Configuring creates it (with the session's user).
+    const info = await this.thread.info().catch(async (err: unknown) => {
+      if (!(err instanceof UnknownThreadError)) throw err;
+      await this.thread.configure({});
+      return this.thread.info();
+    });
+    if (kind === 'thread') return { threadId: this.options.threadId };
+    const userId = this.options.userId ?? info.userId;
+    const resourceId = this.options.resourceId ?? info.resourceId;
+    if (userId === undefined)
+      throw new Error(`thread ${this.options.threadId} has no user, so no user's working memory`);
+    if (kind === 'user') return { userId };
+    if (resourceId === undefined) throw new Error(`thread ${this.options.threadId} has no resource`);
+    return { userId, resourceId };
   }
 
   /** Erases the thread (history, summaries, workflow); the next item starts it afresh. */

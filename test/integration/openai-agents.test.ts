@@ -285,3 +285,49 @@ test('a bound thread, a run that stops at a tool: its output is appended after t
   );
   assert.equal(inputOf(1)[0]!.call_id, 'call_rome');
 });
+
+test('workingMemoryTool: the agent updates its working memory, the next turn reads it pinned; a stale version is refused to the model', async () => {
+  const session = () =>
+    new DurableMemorySession({ memory: p.memory, threadId: 'agents-wm', userId: 'alice' });
+  const agent = new Agent({
+    name: 'planner',
+    instructions: 'Keep notes.',
+    model: 'gpt-4o-mini',
+    tools: [await session().workingMemoryTool()],
+  });
+  const runner = agentRunner();
+  const start = agentLlm.requests.length;
+  agentLlm.script(
+    {
+      toolCalls: [
+        {
+          id: 'call_wm1',
+          name: 'update_working_memory',
+          arguments: { content: '# Trip\n- Paris in May', version: 0 },
+        },
+      ],
+    },
+    {
+      toolCalls: [
+        { id: 'call_wm2', name: 'update_working_memory', arguments: { content: 'stale', version: 0 } },
+      ],
+    },
+    { reply: 'Noted.' },
+    { reply: 'Paris in May.' },
+  );
+  const first = await runner.run(agent, 'I go to Paris in May.', { session: session() });
+  assert.equal(first.finalOutput, 'Noted.');
+  const outputs = JSON.stringify(inputOf(start + 2));
+  assert.match(outputs, /working memory updated to version 1/u);
+  assert.match(outputs, /refused \(conflict\): working memory is at version 1/u);
+  const wm = await p.memory.workingMemory({ threadId: 'agents-wm' }).get();
+  assert.deepEqual([wm.version, wm.content], [1, '# Trip\n- Paris in May']);
+
+  const second = await runner.run(agent, 'Where do I go?', { session: session() });
+  assert.equal(second.finalOutput, 'Paris in May.');
+  const seen = inputOf(start + 3);
+  assert.match(texts(seen), /Working memory \(version 1;[^"]*\\n# Trip\\n- Paris in May/u);
+  // The pinned block is not an item of the session's own: popItem takes the newest real one.
+  const popped = await session().popItem();
+  assert.ok(popped && 'role' in popped && popped.role === 'assistant');
+});
