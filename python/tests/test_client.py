@@ -337,3 +337,29 @@ async def test_the_async_client_searches_history(aclient: AsyncClient, thread_id
     await aclient.append(thread_id, recall_conversation())
     hits = await aclient.search_history(thread_id, "Ingrid")
     assert [h["message"]["id"] for h in hits] == ["fact"]
+
+
+def test_working_memory_versions_conflicts_schema_and_context(client: Client, thread_id: str) -> None:
+    user = thread_id + "-wm"
+    client.append(thread_id, {"id": "w1", "role": "user", "content": "Plan my trip."}, user_id=user)
+    assert client.get_user_working_memory(user)["version"] == 0
+    first = client.set_user_working_memory(user, "# Trip\n- window seat", 0)
+    assert (first["version"], first["format"]) == (1, "markdown")
+    with pytest.raises(ConflictError) as stale:
+        client.set_user_working_memory(user, "lost?", 0)
+    assert stale.value.code == "conflict" and stale.value.field == "version"
+    assert client.get_user_working_memory(user) == first, "a refused write changes nothing"
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    own = client.set_thread_working_memory(thread_id, {"city": "Kyoto"}, 0, schema=schema)
+    assert (own["format"], own["content"], own["schema"]) == ("json", {"city": "Kyoto"}, schema)
+    with pytest.raises(ValidationError) as mismatch:
+        client.set_thread_working_memory(thread_id, {"town": "Kyoto"}, 1)
+    assert mismatch.value.code == "schema_mismatch" and mismatch.value.field == "content"
+    assert [v["version"] for v in client.thread_working_memory_versions(thread_id)] == [1]
+    assert [v["version"] for v in client.user_working_memory_versions(user, limit=5)] == [1]
+
+    context = client.context(thread_id)
+    assert [m["id"] for m in context["messages"]] == ["working-memory", "w1"]
+    assert context["workingMemory"]["threadId"] == thread_id and context["workingMemory"]["version"] == 1
+    assert client.get_user_working_memory(user, resource_id="trip")["version"] == 0

@@ -44,6 +44,7 @@ from .types import (
     ThreadExport,
     ThreadList,
     ThreadState,
+    WorkingMemory,
 )
 
 MessageInput = dict[str, Any]
@@ -108,6 +109,17 @@ def _hits(answer: Any) -> Any:
 
 def _memories(answer: Any) -> Any:
     return answer["memories"]
+
+
+def _versions(answer: Any) -> Any:
+    return answer["versions"]
+
+
+def _working_memory_body(content: Any, version: int, format: str | None, schema: Any) -> dict[str, Any]:
+    body = {"content": content, "version": version, **_given(format=format)}
+    if schema is not UNSET:
+        body["schema"] = schema  # None drops the schema in force
+    return body
 
 
 class _Operations:
@@ -311,6 +323,66 @@ class _Operations:
         """Erases everything of a user (threads, messages, summaries, memories); says how much went."""
         return _Call("DELETE", f"/v1/users/{_seg(user_id)}")
 
+    # Working memory: a pinned block per user, resource or thread, replaced on the version read
+    @staticmethod
+    def get_user_working_memory(user_id: str, *, resource_id: str | None = None) -> _Call[WorkingMemory]:
+        """A user's working memory (of one resource of theirs with ``resource_id``): its content, format,
+        schema and ``version`` (0 before the first write)."""
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/working-memory", _query(resourceId=resource_id))
+
+    @staticmethod
+    def set_user_working_memory(
+        user_id: str,
+        content: Any,
+        version: int,
+        *,
+        resource_id: str | None = None,
+        format: Literal["markdown", "json"] | None = None,
+        schema: dict[str, Any] | None | Any = UNSET,
+    ) -> _Call[WorkingMemory]:
+        """Replaces a user's working memory with ``content`` (text: Markdown; other JSON: JSON) on top of
+        ``version``, the version read (0 for the first write). Raises ConflictError (``conflict``) when
+        another write came first (nothing is written: read again and retry), ValidationError
+        (``schema_mismatch``) for content that does not match the schema in force. ``schema`` sets a JSON
+        Schema, ``None`` drops it."""
+        path = f"/v1/users/{_seg(user_id)}/working-memory"
+        body = _working_memory_body(content, version, format, schema)
+        return _Call("PUT", path, _query(resourceId=resource_id), body=body)
+
+    @staticmethod
+    def user_working_memory_versions(
+        user_id: str, *, resource_id: str | None = None, limit: int | None = None, before: int | None = None
+    ) -> _Call[list[WorkingMemory]]:
+        """The versions of a user's working memory kept, newest first (page with ``before``)."""
+        params = _query(resourceId=resource_id, limit=limit, before=before)
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/working-memory/versions", params, result=_versions)
+
+    @staticmethod
+    def get_thread_working_memory(thread_id: str) -> _Call[WorkingMemory]:
+        """A thread's own working memory (version 0 before the first write)."""
+        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/working-memory")
+
+    @staticmethod
+    def set_thread_working_memory(
+        thread_id: str,
+        content: Any,
+        version: int,
+        *,
+        format: Literal["markdown", "json"] | None = None,
+        schema: dict[str, Any] | None | Any = UNSET,
+    ) -> _Call[WorkingMemory]:
+        """Replaces a thread's own working memory, as :meth:`set_user_working_memory` does."""
+        body = _working_memory_body(content, version, format, schema)
+        return _Call("PUT", f"/v1/threads/{_seg(thread_id)}/working-memory", body=body)
+
+    @staticmethod
+    def thread_working_memory_versions(
+        thread_id: str, *, limit: int | None = None, before: int | None = None
+    ) -> _Call[list[WorkingMemory]]:
+        """The versions of a thread's working memory kept, newest first."""
+        params = _query(limit=limit, before=before)
+        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/working-memory/versions", params, result=_versions)
+
     # Export and import
     @staticmethod
     def export_thread(thread_id: str) -> _Call[ThreadExport]:
@@ -475,6 +547,12 @@ class Client:
     delete_user = _blocking(_OPS.delete_user)
     export_thread = _blocking(_OPS.export_thread)
     import_thread = _blocking(_OPS.import_thread)
+    get_user_working_memory = _blocking(_OPS.get_user_working_memory)
+    set_user_working_memory = _blocking(_OPS.set_user_working_memory)
+    user_working_memory_versions = _blocking(_OPS.user_working_memory_versions)
+    get_thread_working_memory = _blocking(_OPS.get_thread_working_memory)
+    set_thread_working_memory = _blocking(_OPS.set_thread_working_memory)
+    thread_working_memory_versions = _blocking(_OPS.thread_working_memory_versions)
 
 
 class AsyncClient:
@@ -522,3 +600,9 @@ class AsyncClient:
     delete_user = _awaited(_OPS.delete_user)
     export_thread = _awaited(_OPS.export_thread)
     import_thread = _awaited(_OPS.import_thread)
+    get_user_working_memory = _awaited(_OPS.get_user_working_memory)
+    set_user_working_memory = _awaited(_OPS.set_user_working_memory)
+    user_working_memory_versions = _awaited(_OPS.user_working_memory_versions)
+    get_thread_working_memory = _awaited(_OPS.get_thread_working_memory)
+    set_thread_working_memory = _awaited(_OPS.set_thread_working_memory)
+    thread_working_memory_versions = _awaited(_OPS.thread_working_memory_versions)

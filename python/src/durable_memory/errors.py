@@ -50,7 +50,8 @@ class NotFoundError(DurableMemoryError):
 
 
 class ConflictError(DurableMemoryError):
-    """409: conflicts with stored data (``id_conflict``, ``memory_superseded``, ``conflict``: the id is taken)."""
+    """409: conflicts with stored data (``id_conflict``, ``memory_superseded``, ``conflict``: the id is
+    taken, or a working memory write on a version that is no longer the latest)."""
 
 
 class UnavailableError(DurableMemoryError):
