@@ -1,13 +1,13 @@
 /**
- * The token budget bar of the view: how the view's tokens split into system messages,
- * summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
+ * The token budget bar of the view: how the view's tokens split into system messages, the pinned
+ * working memory, summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
  */
 import type { ViewBlock } from './view-model.js';
 import type { ContextResult } from './types.js';
 
 /** One segment of the budget bar. */
 export interface BarSegment {
-  key: 'system' | 'summaries' | 'memories' | 'recalled' | 'recent';
+  key: 'system' | 'working' | 'summaries' | 'memories' | 'recalled' | 'recent';
   label: string;
   tokens: number;
   /** Width as a percentage of the bar. */
@@ -27,6 +27,7 @@ export interface BudgetBar {
 
 const LABELS: Record<BarSegment['key'], string> = {
   system: 'System',
+  working: 'Working memory',
   summaries: 'Summaries',
   memories: 'Memories',
   recalled: 'Recalled',
@@ -36,6 +37,7 @@ const LABELS: Record<BarSegment['key'], string> = {
 /** Which segment each kind of view block counts in. */
 const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
   system: 'system',
+  working_memory: 'working',
   summary: 'summaries',
   memories: 'memories',
   recalled: 'recalled',
@@ -45,7 +47,7 @@ const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
 
 /** The budget bar of the view: system, summaries, memories, recent messages, free room. */
 export function budgetBar(ctx: ContextResult, blocks: readonly ViewBlock[]): BudgetBar {
-  const sums = { system: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
+  const sums = { system: 0, working: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
   for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;
   const used = Object.values(sums).reduce((a, b) => a + b, 0);
   // Over budget the bar spans the usage and the budget line moves left; within it, the bar is the budget.

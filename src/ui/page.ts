@@ -6,7 +6,7 @@
 
 /** The stylesheet, served at `<prefix>/inspector.css` (a file, so the CSP needs no inline styles). */
 export const INSPECTOR_CSS = `
-:root { --system:#6b7280; --summaries:#7c3aed; --memories:#0d9488; --recalled:#ca8a04; --recent:#2563eb; --free:#e5e7eb;
+:root { --system:#6b7280; --summaries:#7c3aed; --memories:#0d9488; --recalled:#ca8a04; --working:#be185d; --recent:#2563eb; --free:#e5e7eb;
   --excluded:#fef3c7; --border:#d1d5db; --muted:#4b5563; color-scheme: light; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #111827; background: #f9fafb; }
@@ -38,7 +38,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .bar .budget-line { position: absolute; top: 0; bottom: 0; width: 2px; background: #b91c1c; }
 .seg-system { background: var(--system); } .seg-summaries { background: var(--summaries); }
 .seg-memories { background: var(--memories); } .seg-recent { background: var(--recent); }
-.seg-recalled { background: var(--recalled); }
+.seg-recalled { background: var(--recalled); } .seg-working { background: var(--working); }
 .seg-free { background: var(--free); border: 1px solid #9ca3af; }
 .legend { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; padding: 0; list-style: none; }
 .legend i { display: inline-block; width: .9rem; height: .9rem; margin-right: .35rem; vertical-align: -2px;
@@ -53,6 +53,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .block.kind-summary { border-left-color: var(--summaries); background: #f5f3ff; }
 .block.kind-memories { border-left-color: var(--memories); background: #f0fdfa; }
 .block.kind-recalled { border-left-color: var(--recalled); background: #fefce8; }
+.block.kind-working_memory { border-left-color: var(--working); background: #fdf2f8; }
 .recalled-why { margin: .1rem 0 .35rem; padding-left: 1.1rem; font-size: .88rem; color: #854d0e; }
 .block.excluded { background: var(--excluded); border-left-color: #d97706; }
 .block.excluded .msg-text { color: var(--muted); }

@@ -96,6 +96,20 @@ export function historyColumn(blocks: readonly HistoryBlock[], total: number): H
   );
 }
 
+/** The pinned working memory's title: whose, which version, its tokens of its share, cut or whole. */
+function workingMemoryTitle(ctx: ContextResult, tokens: number): string {
+  const wm = ctx.workingMemory;
+  if (!wm) return `Working memory · ${plural(tokens, 'token')}`;
+  const whose =
+    wm.threadId !== undefined
+      ? "the thread's"
+      : wm.resourceId !== undefined
+        ? `${wm.userId ?? ''}'s for ${wm.resourceId}`
+        : `${wm.userId ?? ''}'s`;
+  const cut = wm.truncated ? ', cut to fit' : '';
+  return `Working memory (${whose}, version ${wm.version}, ${wm.format}) · ${plural(tokens, 'token')} of ${wm.maxTokens}${cut}`;
+}
+
 function truncate(text: string, max: number): string {
   const flat = text.replace(/\s+/gu, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -123,11 +137,13 @@ export function viewColumn(blocks: readonly ViewBlock[], ctx: ContextResult, thr
       const title =
         b.kind === 'summary'
           ? `Summary (${b.strategy}) · ${plural(b.tokens, 'token')}`
-          : b.kind === 'memories'
-            ? `Long-term memories · ${plural(b.tokens, 'token')}`
-            : b.kind === 'recalled'
-              ? `Recalled history · ${plural(ctx.recalled?.length ?? 0, 'message')} · ${plural(b.tokens, 'token')}`
-              : `${blockTitle(b.kind, b.messages)} · ${plural(b.tokens, 'token')}`;
+          : b.kind === 'working_memory'
+            ? workingMemoryTitle(ctx, b.tokens)
+            : b.kind === 'memories'
+              ? `Long-term memories · ${plural(b.tokens, 'token')}`
+              : b.kind === 'recalled'
+                ? `Recalled history · ${plural(ctx.recalled?.length ?? 0, 'message')} · ${plural(b.tokens, 'token')}`
+                : `${blockTitle(b.kind, b.messages)} · ${plural(b.tokens, 'token')}`;
       let expand: Child = null;
       if (b.kind === 'recalled') {
         // Why each message is there: the search hit (which ranker, what score) or the hit it came with.

@@ -43,7 +43,7 @@ export interface HistoryBlock extends Block<StoredMessage> {
 
 /** A block of the view column. */
 export interface ViewBlock {
-  kind: 'system' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
+  kind: 'system' | 'working_memory' | 'memories' | 'recalled' | 'summary' | 'message' | 'tool_call';
   messages: Message[];
   tokens: number;
   /** For a summary: the history messages it stands for (through earlier summaries it folded in). */
@@ -70,6 +70,15 @@ export function isMemoryBlock(message: Message): boolean {
   return (
     message.role === 'system' &&
     (message.id === 'long-term-memory' || Array.isArray(message.metadata?.['memories']))
+  );
+}
+
+/** True for the pinned working memory (a system message right after the system prompt). */
+export function isWorkingMemoryBlock(message: Message): boolean {
+  return (
+    message.role === 'system' &&
+    message.id === 'working-memory' &&
+    typeof message.metadata?.['workingMemory'] === 'object'
   );
 }
 
@@ -236,7 +245,8 @@ export function tokensById(history: readonly StoredMessage[], exp: ThreadExport)
 
 /**
  * Tokens of each context message. A count the response carries wins; otherwise the stored one; the
- * recalled block's count is reported with it (`recall.tokens`); the injected memory block has no
+ * recalled block's count is reported with it (`recall.tokens`), the working memory's too
+ * (`workingMemory.tokens`); the injected memory block has no
  * stored count, so it gets what remains of the reported total.
  */
 export function contextTokens(ctx: ContextResult, known: ReadonlyMap<string, number>): Map<string, number> {
@@ -244,8 +254,12 @@ export function contextTokens(ctx: ContextResult, known: ReadonlyMap<string, num
   let unknown: string | undefined;
   for (const m of ctx.messages) {
     const own = (m as { tokens?: unknown }).tokens;
-    const recalled = isRecalledBlock(m) ? ctx.recall?.tokens : undefined;
-    const n = typeof own === 'number' ? own : (recalled ?? known.get(m.id));
+    const reported = isRecalledBlock(m)
+      ? ctx.recall?.tokens
+      : isWorkingMemoryBlock(m)
+        ? ctx.workingMemory?.tokens
+        : undefined;
+    const n = typeof own === 'number' ? own : (reported ?? known.get(m.id));
     if (n === undefined) unknown = m.id;
     else out.set(m.id, n);
   }
@@ -282,6 +296,7 @@ export function viewBlocks(
       return { kind: 'summary', messages: block.messages, tokens: sum, replaced, strategy: mark.strategy };
     }
     if (isMemoryBlock(m)) return { kind: 'memories', messages: block.messages, tokens: sum };
+    if (isWorkingMemoryBlock(m)) return { kind: 'working_memory', messages: block.messages, tokens: sum };
     if (isRecalledBlock(m)) return { kind: 'recalled', messages: block.messages, tokens: sum };
     const kind = m.role === 'system' ? 'system' : block.kind;
     return { kind, messages: block.messages, tokens: sum };

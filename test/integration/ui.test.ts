@@ -144,6 +144,8 @@ before(async () => {
   // Then a strategy that summarizes a bounded chunk per run (at most 250 tokens of input, the
   // earlier summary included) down to a low target: configuring runs it once; it is still above
   // its trigger afterwards, and with no new message only "Compact now" runs it again.
+  // A working memory of ada's, pinned after the system prompt.
+  await api('PUT', '/v1/users/ada/working-memory', { content: '# Ada\n- prefers trains', version: 0 });
   const compactions = s.compactions;
   await api('PATCH', `/v1/threads/${THREAD}`, { strategy: CHUNKED });
   s = await waitFor('the compaction after configuring', (x) => x.compactions > compactions);
@@ -216,6 +218,17 @@ test('the inspector shows exclusions, expands summaries, and compacts on request
   assert.match(await memories.innerText(), /User lives in Bergen/u);
   assert.match(await memories.innerText(), /User lives in Oslo — superseded/u);
   assert.match(await memories.innerText(), /from message moved of thread trip-planner by extraction/u);
+  // The pinned working memory: whose, which version, its tokens of its share.
+  const pinned = page.locator('article.kind-working_memory');
+  assert.match(
+    (await pinned.locator('h4').textContent()) ?? '',
+    /^Working memory \(ada's, version 1, markdown\) · \d+ tokens of 70$/u,
+  );
+  assert.match(await pinned.innerText(), /# Ada\s+- prefers trains/u);
+  assert.match(
+    await page.locator('[data-segment="working"]').innerText(),
+    /^Working memory: [1-9]\d* tokens?$/u,
+  );
   // Recall: older turns about the weather, brought back for the latest one, each with why it is there.
   const recalled = page.locator('article.kind-recalled');
   const why = await recalled.locator('.recalled-why').innerText();

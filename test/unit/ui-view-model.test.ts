@@ -212,6 +212,7 @@ test('the budget bar splits the view into system, summaries, memories and recent
     bar.segments.map((s) => [s.key, s.tokens, s.percent]),
     [
       ['system', 5, 12.5],
+      ['working', 0, 0],
       ['summaries', 7, 17.5],
       ['memories', 11, 27.5],
       ['recalled', 0, 0],
@@ -222,6 +223,36 @@ test('the budget bar splits the view into system, summaries, memories and recent
   // Over budget, the bar spans the usage and the budget line sits inside it.
   const over = budgetBar({ ...context, budget: 20 }, viewBlocks(context, history, exported));
   assert.deepEqual([over.free, over.over, over.budgetPercent.toFixed(1)], [0, 10, '66.7']);
+});
+
+test('the pinned working memory is a block of its own, counted as the context reports it, in its own segment', () => {
+  const pinned: Message = {
+    ...text('working-memory', 'system', 'Working memory (version 2; …):\n# Trip'),
+    metadata: { workingMemory: { version: 2 } },
+  };
+  const ctx: ContextResult = {
+    ...context,
+    messages: [history[0]!, pinned, ...context.messages.slice(1)],
+    tokens: context.tokens + 9,
+    workingMemory: {
+      userId: 'ada',
+      version: 2,
+      format: 'markdown',
+      tokens: 9,
+      maxTokens: 4,
+      truncated: true,
+    },
+  };
+  const blocks = viewBlocks(ctx, history, exported);
+  assert.deepEqual(
+    blocks.slice(0, 3).map((b) => [b.kind, b.tokens]),
+    [
+      ['system', 5],
+      ['working_memory', 9],
+      ['memories', 11],
+    ],
+  );
+  assert.equal(budgetBar(ctx, blocks).segments.find((s) => s.key === 'working')!.tokens, 9);
 });
 
 const memory = (id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
