@@ -75,3 +75,16 @@ export { InMemoryMemoryStore } from './memories/in-memory-memory-store.js';
 export { PostgresMemoryStore } from './memories/postgres-memory-store.js';
 export { memoryBlock, MEMORY_BLOCK_HEADER, type RankedMemory } from './thread/memory-block.js';
 export { llmRuntimeFromEnv, LOCAL_LLM_LABEL, type LlmRuntime } from '../activities/llm-runtime.js';
+export {
+  VersionConflictError,
+  WORKING_MEMORY_FORMATS,
+  type JsonSchema,
+  type SetWorkingMemoryOptions,
+  type WorkingMemory,
+  type WorkingMemoryFormat,
+  type WorkingMemoryScope,
+} from './memories/working-memory.js';
+export type { WorkingMemoryStore, WorkingMemoryHistoryOptions } from './memories/working-memory-store.js';
+export type { WorkingMemoryHandle } from './client/working-memory.js';
+export type { WorkingMemoryReport } from './client/context.js';
+export { WORKING_MEMORY_BLOCK_ID } from './thread/working-memory-block.js';
