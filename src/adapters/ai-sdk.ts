@@ -16,7 +16,21 @@
  * Only types are imported from `ai`: this module loads none of its code.
  */
 import { createHash } from 'node:crypto';
-import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UIMessage, UserModelMessage } from 'ai';
+import type {
+  AssistantModelMessage,
+  ModelMessage,
+  Tool,
+  ToolModelMessage,
+  UIMessage,
+  UserModelMessage,
+} from 'ai';
+import { z } from 'zod';
+import {
+  updateFromTool,
+  workingMemoryToolDescription,
+  workingMemoryToolScope,
+  type WorkingMemoryToolScope,
+} from '../client/working-memory.js';
 
 type UserPart = Exclude<UserModelMessage['content'], string>[number];
 type AssistantPart = Exclude<AssistantModelMessage['content'], string>[number];
@@ -110,6 +124,35 @@ export class DurableMemoryChats {
       if (err instanceof UnknownThreadError) return [];
       throw err;
     }
+  }
+
+  /**
+   * An `update_working_memory` tool for `streamText`/`generateText`'s `tools`: it replaces the
+   * working memory the chat's context pins (the chat's own by default; `scope: 'resource'` or
+   * `'user'` for its user's) on the version the pinned block's header shows; a refusal (a stale
+   * version, a schema mismatch) is the tool's output, so the model can retry.
+   */
+  workingMemoryTool(
+    chatId: string,
+    options: { scope?: WorkingMemoryToolScope } = {},
+  ): Tool<{ content: string; version: number }, string> {
+    const scope = options.scope ?? 'thread';
+    const { memory, userId, resourceId } = this.options;
+    return {
+      description: workingMemoryToolDescription(scope),
+      inputSchema: z.object({
+        content: z.string().describe('The whole new working memory'),
+        version: z
+          .number()
+          .int()
+          .min(0)
+          .describe('The version shown in the working memory header (0 if none)'),
+      }),
+      execute: async ({ content, version }) => {
+        const target = await workingMemoryToolScope(this.thread(chatId), scope, { userId, resourceId });
+        return updateFromTool(memory.workingMemory(target), content, version);
+      },
+    };
   }
 
   /** The saved UIMessages by id, in order, with their version and the ids of their pieces. */

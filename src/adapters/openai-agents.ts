@@ -37,8 +37,12 @@ import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { WORKING_MEMORY_BLOCK_ID } from '../thread/working-memory-block.js';
-import { DurableMemoryError } from '../model/errors.js';
-import type { WorkingMemoryScope } from '../memories/working-memory.js';
+import {
+  updateFromTool,
+  workingMemoryToolDescription,
+  workingMemoryToolScope,
+  type WorkingMemoryToolScope,
+} from '../client/working-memory.js';
 
 /** Where a message keeps the item it was made from. */
 export const AGENTS_ITEM_KEY = 'agentsItem';
@@ -120,15 +124,13 @@ export class DurableMemorySession implements Session {
    * on the version the pinned block's header shows. A refusal (another write came first, content
    * that does not match the schema) is the tool's output, so the model can read it and retry.
    */
-  async workingMemoryTool(options: { scope?: 'thread' | 'resource' | 'user' } = {}): Promise<FunctionTool> {
+  async workingMemoryTool(options: { scope?: WorkingMemoryToolScope } = {}): Promise<FunctionTool> {
     const { tool } = await import('@openai/agents');
     const scope = options.scope ?? 'thread';
+    const { memory, userId, resourceId } = this.options;
     return tool({
       name: 'update_working_memory',
-      description:
-        `Replaces the whole working memory (${scope === 'thread' ? 'notes for this conversation' : 'notes about the user'}, ` +
-        'pinned at the start of your context) with `content`. Give the version its header shows. ' +
-        'Markdown, or JSON text for a JSON working memory.',
+      description: workingMemoryToolDescription(scope),
       parameters: z.object({
         content: z.string().describe('The whole new working memory'),
         version: z
@@ -138,38 +140,10 @@ export class DurableMemorySession implements Session {
           .describe('The version shown in the working memory header (0 if none)'),
       }),
       execute: async ({ content, version }) => {
-        const handle = this.options.memory.workingMemory(await this.workingMemoryScope(scope));
-        try {
-          const current = await handle.get();
-          const json = current.format === 'json' || current.schema !== undefined;
-          const written = await handle.set(json ? (JSON.parse(content) as unknown) : content, { version });
-          return `working memory updated to version ${written.version}`;
-        } catch (err) {
-          if (err instanceof SyntaxError) return 'refused: this working memory is JSON; send JSON text';
-          if (err instanceof DurableMemoryError) return `refused (${err.code}): ${err.message}`;
-          throw err;
-        }
+        const target = await workingMemoryToolScope(this.thread, scope, { userId, resourceId });
+        return updateFromTool(memory.workingMemory(target), content, version);
       },
     }) as unknown as FunctionTool;
-  }
-
-  /** The scope a working memory tool of this session writes. */
-  private async workingMemoryScope(kind: 'thread' | 'resource' | 'user'): Promise<WorkingMemoryScope> {
-    // The runner saves a turn's items after it: on the first turn the thread may not exist yet, and a
-    // thread's working memory needs its thread. Configuring creates it (with the session's user).
-    const info = await this.thread.info().catch(async (err: unknown) => {
-      if (!(err instanceof UnknownThreadError)) throw err;
-      await this.thread.configure({});
-      return this.thread.info();
-    });
-    if (kind === 'thread') return { threadId: this.options.threadId };
-    const userId = this.options.userId ?? info.userId;
-    const resourceId = this.options.resourceId ?? info.resourceId;
-    if (userId === undefined)
-      throw new Error(`thread ${this.options.threadId} has no user, so no user's working memory`);
-    if (kind === 'user') return { userId };
-    if (resourceId === undefined) throw new Error(`thread ${this.options.threadId} has no resource`);
-    return { userId, resourceId };
   }
 
   /** Erases the thread (history, summaries, workflow); the next item starts it afresh. */

@@ -14,7 +14,7 @@ import {
   type WorkingMemoryScope,
 } from '../memories/working-memory.js';
 import type { WorkingMemoryHistoryOptions, WorkingMemoryStore } from '../memories/working-memory-store.js';
-import { ValidationError } from '../model/errors.js';
+import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import { MAX_WORKING_MEMORY_HISTORY } from '../model/limits.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ThreadInfo } from '../store/types.js';
@@ -95,4 +95,77 @@ export function workingMemoryScopes(
     scopes.push({ userId: info.userId });
   }
   return scopes;
+}
+
+/** Whose working memory an agent's tool writes: the thread's own, its user's for its resource, its user's. */
+export type WorkingMemoryToolScope = 'thread' | 'resource' | 'user';
+
+/** What every adapter's `update_working_memory` tool says of itself. */
+export function workingMemoryToolDescription(scope: WorkingMemoryToolScope): string {
+  const whose = scope === 'thread' ? 'notes for this conversation' : 'notes about the user';
+  return (
+    `Replaces the whole working memory (${whose}, pinned at the start of your context) with ` +
+    '`content`. Give the version its header shows. Markdown, or JSON text for a JSON working memory.'
+  );
+}
+
+/**
+ * The working memory an agent's tool on `thread` writes. The thread is created if it does not exist
+ * yet (an agent framework may save a turn's messages only after the turn, and a thread's working
+ * memory needs its thread).
+ * @param given the user and resource the adapter was given (default: the thread's)
+ */
+export async function workingMemoryToolScope(
+  // A ThreadHandle's (not imported: the handle's module reaches this one through context.ts).
+  thread: { info(): Promise<ThreadInfo>; configure(patch: Record<string, never>): Promise<unknown> },
+  scope: WorkingMemoryToolScope,
+  given: { userId?: string; resourceId?: string } = {},
+): Promise<WorkingMemoryScope> {
+  const info = await thread.info().catch(async (err: unknown) => {
+    if (!(err instanceof UnknownThreadError)) throw err;
+    await thread.configure({});
+    return thread.info();
+  });
+  if (scope === 'thread') return { threadId: info.threadId };
+  const userId = given.userId ?? info.userId;
+  const resourceId = given.resourceId ?? info.resourceId;
+  if (userId === undefined)
+    throw new ValidationError('invalid_option', "the thread has no user, so no user's working memory", {
+      field: 'userId',
+    });
+  if (scope === 'user') return { userId };
+  if (resourceId === undefined)
+    throw new ValidationError('invalid_option', 'the thread has no resource', { field: 'resourceId' });
+  return { userId, resourceId };
+}
+
+/**
+ * What an agent's `update_working_memory` tool does: replaces the working memory with `content`
+ * (parsed as JSON when the working memory is JSON) on `version`, and answers the text the model
+ * reads. A refusal (another write came first, content that does not match the schema, not JSON) is
+ * that text too, so the model can read again and retry; other failures are thrown.
+ */
+export async function updateFromTool(
+  handle: WorkingMemoryHandle,
+  content: string,
+  version: number,
+): Promise<string> {
+  try {
+    const current = await handle.get();
+    const json = current.format === 'json' || current.schema !== undefined;
+    let value: unknown = content;
+    if (json) {
+      try {
+        value = JSON.parse(content) as unknown;
+      } catch {
+        return 'refused (invalid_json): this working memory is JSON; send JSON text';
+      }
+    }
+    const written = await handle.set(value, { version });
+    return `working memory updated to version ${written.version}`;
+  } catch (err) {
+    if (err instanceof DurableMemoryError && !(err instanceof UnknownThreadError))
+      return `refused (${err.code}): ${err.message}`;
+    throw err;
+  }
 }

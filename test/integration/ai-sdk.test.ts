@@ -119,3 +119,26 @@ test('a changed message is a new version: the old one retracted, history kept', 
     'the first version is retracted, not rewritten',
   );
 });
+
+test("workingMemoryTool: writes the chat's working memory on the version read (creating the chat), refuses a stale one to the model, and context() pins it", async () => {
+  const chats = new DurableMemoryChats({ memory: p.memory, userId: 'ai-wm' });
+  const update = chats.workingMemoryTool('chat-wm');
+  const run = (input: { content: string; version: number }) =>
+    update.execute!(input, { toolCallId: 'c1', messages: [], context: {} }) as Promise<string>;
+  assert.equal(await run({ content: '# Trip\n- Lisbon', version: 0 }), 'working memory updated to version 1');
+  assert.match(
+    await run({ content: 'stale', version: 0 }),
+    /^refused \(conflict\): working memory is at version 1/u,
+  );
+  await chats.saveChat({ chatId: 'chat-wm', messages: [turn1[0]!] });
+  const context = await chats.context('chat-wm');
+  assert.equal(context[0]!.role, 'system');
+  assert.match(String(context[0]!.content), /^Working memory \(version 1;.*\n# Trip\n- Lisbon$/su);
+  // The user's, by scope.
+  const user = chats.workingMemoryTool('chat-wm', { scope: 'user' });
+  await user.execute!(
+    { content: 'likes trams', version: 0 },
+    { toolCallId: 'c2', messages: [], context: {} },
+  );
+  assert.equal((await p.memory.workingMemory({ userId: 'ai-wm' }).get()).content, 'likes trams');
+});
