@@ -2,7 +2,7 @@
  * The thread workflow's activities, bound to a store. Everything that touches PostgreSQL (or an LLM)
  * from a workflow goes through here.
  */
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { eraseThread } from '../src/erasure/erase-thread.js';
@@ -24,7 +24,9 @@ import {
   measured,
   memoriesAddedTotal,
   summariesTotal,
+  threadsExpiredTotal,
 } from '../src/observability/metrics.js';
+import type { ThreadDefaults } from '../src/thread/config.js';
 import { withSpan } from '../src/observability/tracing.js';
 
 /**
@@ -67,6 +69,8 @@ export interface ActivityDeps {
   llm?: LlmRuntime;
   /** The embedding model (default: from the environment, `DURABLE_MEMORY_EMBEDDING_MODEL`); null: off. */
   embedder?: Embedder | null;
+  /** The deployment's defaults of closeAfterIdleMs and retention (default: built in). */
+  threadDefaults?: ThreadDefaults;
 }
 
 export type { ThreadActivities } from './types.js';
@@ -108,6 +112,15 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
     async deleteThread({ threadId }) {
       return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;
     },
+    async expireThread({ threadId, idleMs }) {
+      // The same erasure as a delete; a retry after it landed finds nothing and counts nothing.
+      const { existed, memories } = await eraseThread({ store, memories: deps.memories }, threadId);
+      if (existed) {
+        threadsExpiredTotal.inc();
+        log.info('thread erased by its retention', { threadId, idleMs, memories });
+      }
+      return existed;
+    },
     async extractMemories(input) {
       const summary = await llmWork('durable_memory.extraction', input.threadId, () =>
         measured(extractionDuration, extractionsTotal, () => extractMemories(input)),
@@ -116,6 +129,6 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       return summary;
     },
     embedThread: (input) => countingFailures(() => embedThread(input)),
-    loadThread: loadThreadActivity({ store, memories: deps.memories }),
+    loadThread: loadThreadActivity({ store, memories: deps.memories, defaults: deps.threadDefaults }),
   };
 }

@@ -9,12 +9,17 @@ import { MessageIndex } from '../src/compaction/message-index.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { StoredThread } from './types.js';
+import type { ThreadDefaults } from '../src/thread/config.js';
 
 /** Metas are read in pages of this many to count the history outside the view. */
 const PAGE = 1000;
 
 /** Creates the `loadThread` activity. */
-export function loadThreadActivity(deps: { store: ThreadStore; memories?: MemoryStore }) {
+export function loadThreadActivity(deps: {
+  store: ThreadStore;
+  memories?: MemoryStore;
+  defaults?: ThreadDefaults;
+}) {
   return async function loadThread({ threadId }: { threadId: string }): Promise<StoredThread> {
     const { store } = deps;
     const [info, extracted, records] = await Promise.all([
@@ -30,6 +35,8 @@ export function loadThreadActivity(deps: { store: ThreadStore; memories?: Memory
       userId: info?.userId,
       resourceId: info?.resourceId,
       extractedSeq,
+      lastSeq: info?.lastSeq ?? 0,
+      defaults: deps.defaults ?? {},
     };
     if (!info || records.length === 0) return stored;
 

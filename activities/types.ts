@@ -5,7 +5,7 @@
 import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageMeta } from '../src/compaction/message-meta.js';
 import type { IndexState } from '../src/compaction/message-index.js';
-import type { ThreadConfig } from '../src/thread/config.js';
+import type { ThreadConfig, ThreadDefaults } from '../src/thread/config.js';
 import type { reportOf } from '../src/compaction/compaction.js';
 import type { ViewChange } from '../src/compaction/view-change.js';
 
@@ -54,6 +54,8 @@ export interface ThreadActivities {
   }): Promise<void>;
   /** Deletes everything stored for the thread. */
   deleteThread(input: { threadId: string }): Promise<boolean>;
+  /** Erases a thread its retention expired (as `deleteThread`), counted and logged as such. */
+  expireThread(input: { threadId: string; idleMs: number }): Promise<boolean>;
   /** Reads the new turns, proposes facts about the user and applies them (exactly once by id). */
   extractMemories(input: ExtractMemoriesInput): Promise<ExtractionSummary & { llm: string }>;
   /**
@@ -73,6 +75,10 @@ export interface StoredThread {
   resourceId?: string;
   /** Every message up to this seq has been read by a memory extraction (0: none yet). */
   extractedSeq: number;
+  /** The store's last seq of the thread (absent from workers before idle close). */
+  lastSeq?: number;
+  /** The worker's defaults (closeAfterIdleMs, retention); absent from workers before idle close. */
+  defaults?: ThreadDefaults;
   /** For a thread that was compacted: its stored view, which the run's index starts from. */
   view?: {
     /** The index of the view, with the history outside it in its totals (`MessageIndex.fromView`). */

@@ -111,6 +111,18 @@ export class Lanes {
     return !this.deleting && !this.embeddingLane.held && this.state.embeddingDue(Date.now());
   }
 
+  /**
+   * True when no lane has work running or due, nor idle work waiting for its timer: an idle thread
+   * may close now without leaving anything undone.
+   */
+  quiet(now: number): boolean {
+    const s = this.state;
+    const running = this.llmBusy || this.catchUpLane.held || this.configLane.held;
+    const due =
+      s.needsCatchUp() || s.hasGap() || s.compactionDue() || s.extractionDue() || s.embeddingDue(now);
+    return !running && !due && s.idleIn(now) === undefined;
+  }
+
   /** Reads the store until the state needs nothing more from it (in the catch-up lane). */
   catchUp(): Promise<void> {
     return this.catchUpLane.run(async () => {
@@ -202,14 +214,21 @@ export class Lanes {
     return this.inBackground(this.embeddingLane, () => this.runEmbedding());
   }
 
-  /** Cancels LLM work, waits until it has stopped, then deletes the thread's data. */
-  async delete(): Promise<{ deleted: boolean }> {
+  /**
+   * Cancels LLM work, waits until it has stopped, then deletes the thread's data; with `expiredAfterMs`,
+   * as the thread's retention (the same erasure, counted and logged as an expiry).
+   */
+  async delete(expiredAfterMs?: number): Promise<{ deleted: boolean }> {
     this.deleting = true;
     // Wait until the cancelled activities have stopped, so none writes after the delete.
     this.background.cancel();
     await condition(() => !this.llmBusy);
     return this.catchUpLane.run(async () => {
-      const deleted = await store.deleteThread({ threadId: this.state.threadId });
+      const { threadId } = this.state;
+      const deleted =
+        expiredAfterMs === undefined
+          ? await store.deleteThread({ threadId })
+          : await store.expireThread({ threadId, idleMs: expiredAfterMs });
       this.state.deleted = true;
       return { deleted };
     });

@@ -7,4 +7,7 @@
  * checks that the recorded histories replay each patch both ways. A patch is removed (after
  * `deprecatePatch`) only once no run from before it can be open.
  */
-export const PATCHES: Readonly<Record<string, string>> = {};
+export const PATCHES = {
+  /** Idle close and retention (workflows/idle-close.ts): a timer, a memo, the end of an idle run. */
+  idleClose: 'idle-close',
+} as const satisfies Readonly<Record<string, string>>;

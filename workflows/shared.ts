@@ -5,7 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { IndexState } from '../src/compaction/message-index.js';
 import type { Metrics } from '../src/compaction/metrics.js';
-import type { ThreadConfig } from '../src/thread/config.js';
+import type { ThreadConfig, ThreadDefaults } from '../src/thread/config.js';
 import type { reportOf } from '../src/compaction/compaction.js';
 import type { ExtractionSummary, SeqMeta } from '../activities/types.js';
 
@@ -77,6 +77,10 @@ export interface ThreadSnapshot {
   embedding?: EmbeddingProgress;
   /** Workflow time (ms) at which the worker last answered that it has no embedding model. */
   embeddingOffAt?: number;
+  /** Workflow time (ms) of the last append or command (absent in runs from before idle close). */
+  activeAt?: number;
+  /** The worker's defaults as the run that read the store found them. */
+  defaults?: ThreadDefaults;
 }
 
 /** The standing error of each kind of background work, kept apart so one never hides the other. */
@@ -139,4 +143,9 @@ export interface ThreadStateView {
   llm?: string;
   /** The embedding lane's progress. */
   embedding: EmbeddingProgress;
+  /**
+   * False once the thread closed after idling (closeAfterIdleMs): its workflow ended, or sleeps until
+   * its retention erases it; the next append or command opens it again.
+   */
+  open: boolean;
 }

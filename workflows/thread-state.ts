@@ -5,11 +5,13 @@
  */
 import { MessageIndex } from '../src/compaction/message-index.js';
 import {
+  DEFAULT_CLOSE_AFTER_IDLE_MS,
   DEFAULT_CONFIG,
   mergeConfig,
   strategyOf,
   withViewCap,
   type ThreadConfig,
+  type ThreadDefaults,
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
 import type { reportOf } from '../src/compaction/compaction.js';
@@ -73,6 +75,15 @@ export class ThreadState {
   llm?: string;
   /** False until a new run has read the stored thread ({@link resume}); a carried run is ready. */
   ready: boolean;
+  /**
+   * Workflow time of the last append or command, from which idle close and retention count; undefined
+   * in runs from before them (their history must replay unchanged), set by {@link trackActivity}.
+   */
+  activeAt?: number;
+  /** The worker's defaults of closeAfterIdleMs and retention, as read with the stored thread. */
+  defaults: ThreadDefaults;
+  /** Set when the thread closed after idling (its run ends, or sleeps until retention); cleared by activity. */
+  closed = false;
 
   constructor(input: ThreadWorkflowInput) {
     this.threadId = input.threadId;
@@ -101,6 +112,30 @@ export class ThreadState {
     this.embeddingOffAt = carried?.embeddingOffAt;
     this.embeddingRecheckMs = input.embeddingRecheckMs ?? EMBEDDING_RECHECK_MS;
     this.ready = carried !== undefined;
+    this.activeAt = carried?.activeAt;
+    this.defaults = carried?.defaults ?? {};
+  }
+
+  /** Starts counting idleness (from `now`, or from what the previous run carried). */
+  trackActivity(now: number): void {
+    this.activeAt ??= now;
+  }
+
+  /** An append or a command at workflow time `now`: the thread is active (and open) again. */
+  touch(now: number): void {
+    if (this.activeAt === undefined) return;
+    this.activeAt = Math.max(this.activeAt, now);
+    this.closed = false;
+  }
+
+  /** The thread's closeAfterIdleMs in force: its own, else the worker's, else the built-in default. */
+  get closeAfterIdleMs(): number {
+    return this.config.closeAfterIdleMs ?? this.defaults.closeAfterIdleMs ?? DEFAULT_CLOSE_AFTER_IDLE_MS;
+  }
+
+  /** The thread's retention in force (0: kept for ever): its own, else the worker's. */
+  get deleteAfterIdleMs(): number {
+    return this.config.retention?.deleteAfterIdleMs ?? this.defaults.deleteAfterIdleMs ?? 0;
   }
 
   /**
@@ -111,6 +146,7 @@ export class ThreadState {
    */
   resume(stored: StoredThread): void {
     this.userId = stored.userId ?? this.userId;
+    if (stored.defaults) this.defaults = stored.defaults;
     this.resourceId = stored.resourceId ?? this.resourceId;
     if (stored.config) {
       try {
@@ -139,7 +175,10 @@ export class ThreadState {
 
   /** Takes announced metas in any order; applies every one that is next in sequence. */
   receive(metas: readonly SeqMeta[], now?: number): void {
-    if (now !== undefined && metas.length > 0) this.extraction.lastAppendAt = now;
+    if (now !== undefined && metas.length > 0) {
+      this.extraction.lastAppendAt = now;
+      this.touch(now);
+    }
     for (const m of metas) {
       if (m.seq > this.index.lastSeq && !this.buffered.has(m.seq)) this.buffered.set(m.seq, m);
     }
@@ -356,6 +395,7 @@ export class ThreadState {
       extraction: { ...this.extraction },
       llm: this.llm,
       embedding: { ...this.embedding },
+      open: !this.closed,
     };
   }
 
@@ -374,6 +414,8 @@ export class ThreadState {
       llm: this.llm,
       embedding: this.embedding,
       embeddingOffAt: this.embeddingOffAt,
+      // Only in runs that count idleness, so older runs carry what they always carried.
+      ...(this.activeAt === undefined ? {} : { activeAt: this.activeAt, defaults: this.defaults }),
     };
   }
 }

@@ -9,11 +9,14 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ValidationError } from '../src/model/errors.js';
+import { IdleClose } from './idle-close.js';
 import { Lanes } from './lanes.js';
+import { PATCHES } from './patches.js';
 import { ThreadState } from './thread-state.js';
 import {
   appendedSignal,
@@ -39,6 +42,7 @@ const CAN_EVENTS = 150;
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
   const lanes = new Lanes(state, { heartbeatTimeoutMs: input.heartbeatTimeoutMs });
+  const idleClose = patched(PATCHES.idleClose) ? new IdleClose(state, lanes, Date.now()) : undefined;
 
   // Set once the run hands over to the next (continue-as-new): commands are refused from then on,
   // with `handing_over`, and the client sends them again, to the next run. So the hand-over never
@@ -48,7 +52,10 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     if (handingOver)
       throw ApplicationFailure.nonRetryable('the thread hands over to its next run', 'handing_over');
   };
-  const ready = () => condition(() => state.ready);
+  const ready = () => {
+    state.touch(Date.now()); // every command but delete comes here first: the thread is active
+    return condition(() => state.ready);
+  };
 
   setHandler(appendedSignal, (metas) => state.receive(metas, Date.now()));
   setHandler(stateQuery, () => state.view());
@@ -108,7 +115,10 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
 
   // A new run (not one continued as new) starts from what the store holds: an imported thread's
   // configuration, where its memory extraction stopped. Commands wait for it (see `ready`).
-  if (!state.ready) state.resume(await lanes.loadThread());
+  if (!state.ready) {
+    if (idleClose) await idleClose.resume();
+    else state.resume(await lanes.loadThread());
+  }
 
   const gapTimeout = input.gapTimeoutMs ?? 2000;
   const canAfter = input.continueAsNewAfterEvents ?? CAN_EVENTS;
@@ -123,6 +133,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     // While an extraction runs, its messages are not idle work: no timer, no second extraction.
     const idleIn = lanes.extracting ? undefined : state.idleIn(Date.now());
     const idleAt = idleIn === undefined ? undefined : Date.now() + idleIn;
+    idleClose?.arm(Date.now());
     const wake = () =>
       state.deleted ||
       state.needsCatchUp() ||
@@ -131,7 +142,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       (idleIn === undefined && !lanes.extracting && state.idleIn(Date.now()) !== undefined) ||
       // the idle time came nearer (a configure shortened idleMs): arm a shorter timer
       (idleAt !== undefined && (state.idleIn(Date.now()) ?? Infinity) + Date.now() < idleAt) ||
-      (continueAsNewDue() && !lanes.llmBusy);
+      (continueAsNewDue() && !lanes.llmBusy) ||
+      idleClose?.wants(Date.now()) === true;
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
     if (state.deleted) break;
     const idle = !woke && state.idleIn(Date.now()) === 0;
@@ -147,6 +159,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
     if (mayStart() && lanes.compactionReady()) void lanes.compact();
     if (mayStart() && lanes.extractionReady(idle)) void lanes.extract();
     if (mayStart() && lanes.embeddingReady()) void lanes.embed();
+    if (idleClose && (await idleClose.settle(Date.now()))) break; // closed after idling, or expired
 
     if (continueAsNewDue() && !lanes.llmBusy) {
       handingOver = true;

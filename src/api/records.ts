@@ -10,6 +10,7 @@ import {
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
   MAX_IDLE_MS,
+  MAX_AFTER_IDLE_MS,
   MAX_RECALL_SHARE,
   MAX_SEQ,
   MAX_TOKEN_COUNT,
@@ -116,6 +117,18 @@ export const Strategy = Type.Object(
 );
 export type Strategy = Static<typeof Strategy>;
 
+/** How long a thread is kept without an append or a command. */
+export const Retention = Type.Object(
+  {
+    deleteAfterIdleMs: Type.Integer({
+      minimum: 0,
+      maximum: MAX_AFTER_IDLE_MS,
+      description: 'Erase the thread (as delete does) after this long idle; 0: keep it for ever.',
+    }),
+  },
+  { title: 'Retention', additionalProperties: false },
+);
+
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
   budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the view.' }),
@@ -148,6 +161,15 @@ export const ThreadConfig = Type.Object({
     }),
   ),
   service: Type.Optional(ServiceBinding),
+  closeAfterIdleMs: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_AFTER_IDLE_MS,
+      description:
+        "The thread's workflow ends after this long without an append or a command (0: never; absent: the worker's default).",
+    }),
+  ),
+  retention: Type.Optional(Retention),
 });
 export type ThreadConfig = Static<typeof ThreadConfig>;
 
@@ -173,6 +195,12 @@ export const ThreadInfo = Type.Object({
   messageCount: Int(),
   config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   forkedFrom: Type.Optional(ForkedFrom),
+  open: Type.Optional(
+    Type.Boolean({
+      description:
+        "In thread lists: whether the thread's workflow runs (false: closed after idling, started again by the next append or command). Absent when Temporal did not answer.",
+    }),
+  ),
 });
 export type ThreadInfo = Static<typeof ThreadInfo>;
 

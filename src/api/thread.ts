@@ -3,6 +3,7 @@
  */
 import Type, { type Static } from 'typebox';
 import {
+  MAX_AFTER_IDLE_MS,
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
   MAX_ID_LENGTH,
@@ -12,7 +13,7 @@ import {
 } from '../model/limits.js';
 import { threadIdSchema, userIdSchema } from './common.js';
 import { MAX_PAGE } from './message.js';
-import { ForkedFrom, Strategy } from './records.js';
+import { ForkedFrom, Retention, Strategy } from './records.js';
 import { ref } from './shared.js';
 import { ServiceBinding, ServiceState } from './service.js';
 
@@ -41,6 +42,17 @@ export const ConfigurePatch = Type.Object(
     service: Type.Optional(
       Type.Union([ServiceBinding, Type.Null()], {
         description: 'Bind to a provider-stored conversation (`null` unbinds).',
+      }),
+    ),
+    closeAfterIdleMs: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: MAX_AFTER_IDLE_MS }), Type.Null()], {
+        description:
+          "End the thread's workflow after this long idle (0: never; `null`: the worker's default); the next append or command starts it again.",
+      }),
+    ),
+    retention: Type.Optional(
+      Type.Union([Retention, Type.Null()], {
+        description: "Erase the thread after this long idle (`null`: the worker's default).",
       }),
     ),
   },
@@ -171,6 +183,12 @@ export const ThreadState = Type.Object(
     extraction: ExtractionProgress,
     llm: Type.Optional(Type.String({ description: 'The summarizer in use (an LLM or the local fallback).' })),
     embedding: Type.Optional(EmbeddingProgress),
+    open: Type.Optional(
+      Type.Boolean({
+        description:
+          "Whether the thread's workflow runs; false: it closed after idling (the next append or command starts it again).",
+      }),
+    ),
     service: Type.Optional(ServiceState),
     forkedFrom: Type.Optional(ForkedFrom),
     retrying: Type.Optional(

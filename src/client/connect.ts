@@ -25,6 +25,7 @@ import { ThreadModels } from './thread-models.js';
 import { userMemories, type UserMemories } from './user-memories.js';
 import { workingMemory, type WorkingMemoryHandle } from './working-memory.js';
 import type { WorkingMemoryScope } from '../memories/working-memory.js';
+import { withOpen } from './thread-open.js';
 import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import {
   rankByEmbedding,
@@ -212,10 +213,16 @@ export class DurableMemory {
 
   /**
    * Threads by id (ascending), optionally only one user's or those whose id starts with `prefix` (the
-   * id equal to it included); page with `after` (the last id seen).
+   * id equal to it included); page with `after` (the last id seen). Each says whether its workflow is
+   * `open` (see thread-open.ts).
    * @throws ValidationError for a malformed `userId`, `prefix` or `limit`.
    */
   async listThreads(options: ListThreadsOptions & { prefix?: string } = {}): Promise<ThreadInfo[]> {
+    return withOpen(this.backends.temporal, await this.storedThreads(options));
+  }
+
+  /** {@link listThreads} as the store answers it. */
+  private async storedThreads(options: ListThreadsOptions & { prefix?: string }): Promise<ThreadInfo[]> {
     const { prefix, ...rest } = options;
     if (rest.userId !== undefined) assertId(rest.userId, 'userId');
     if (!prefix) return this.store.listThreads(rest);

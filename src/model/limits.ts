@@ -25,6 +25,9 @@ export const MAX_BUDGET = 1_000_000_000;
 /** Longest `idleMs` of a thread: 7 days. */
 export const MAX_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** Longest `closeAfterIdleMs` and `retention.deleteAfterIdleMs` of a thread: ten years. */
+export const MAX_AFTER_IDLE_MS = 10 * 365 * 24 * 60 * 60 * 1000;
+
 /** Largest `extractEveryTurns` of a thread. */
 export const MAX_EXTRACT_EVERY_TURNS = 10_000;
 

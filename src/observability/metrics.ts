@@ -47,6 +47,11 @@ export const contextDuration = new Histogram({
   buckets: SECONDS,
   registers: [registry],
 });
+export const threadsExpiredTotal = new Counter({
+  name: 'durable_memory_threads_expired_total',
+  help: 'Threads erased by their retention (retention.deleteAfterIdleMs) after idling that long',
+  registers: [registry],
+});
 export const compactionsTotal = new Counter({
   name: 'durable_memory_compactions_total',
   help: 'Compaction activity runs, by result (ok, error)',

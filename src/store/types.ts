@@ -76,6 +76,11 @@ export interface ThreadInfo {
   lastSeq: number;
   messageCount: number;
   config?: Record<string, unknown>;
+  /**
+   * In `listThreads()` answers: whether the thread's workflow is open (false: closed after idling,
+   * opened again by the next append or command); absent when Temporal did not answer in time.
+   */
+  open?: boolean;
   /** Where the thread was forked from (see {@link ThreadStore.fork}); absent for a thread that was not. */
   forkedFrom?: ForkedFrom;
 }

@@ -4,6 +4,7 @@
  */
 import { ValidationError } from '../model/errors.js';
 import {
+  MAX_AFTER_IDLE_MS,
   MAX_BUDGET,
   MAX_EXTRACT_EVERY_TURNS,
   MAX_IDLE_MS,
@@ -57,6 +58,75 @@ export interface ThreadConfig {
    * true })` then also answers the provider's last response id and the messages since it. Absent: none.
    */
   service?: ServiceBinding;
+  /**
+   * The thread's workflow ends after this long without an append or a command, once its background
+   * work is done; the next append or command starts it again from the store (docs/configuration.md).
+   * Milliseconds; 0: never. Absent: the worker's default (`DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS`), else
+   * {@link DEFAULT_CLOSE_AFTER_IDLE_MS}.
+   */
+  closeAfterIdleMs?: number;
+  /** How long the thread is kept without an append or a command. Absent: the worker's default. */
+  retention?: Retention;
+}
+
+/** How long a thread is kept (docs/configuration.md). */
+export interface Retention {
+  /**
+   * The thread is erased, as by `delete()`, after this long without an append or a command.
+   * Milliseconds; 0: kept for ever (also when the worker has a default).
+   */
+  deleteAfterIdleMs: number;
+}
+
+/** Default {@link ThreadConfig.closeAfterIdleMs}: three days. */
+export const DEFAULT_CLOSE_AFTER_IDLE_MS = 3 * 24 * 60 * 60 * 1000;
+
+/** The worker's defaults of the settings a thread may leave to the deployment (`undefined`: built in). */
+export interface ThreadDefaults {
+  closeAfterIdleMs?: number;
+  deleteAfterIdleMs?: number;
+}
+
+/**
+ * Validates a whole number of milliseconds from 0 to {@link MAX_AFTER_IDLE_MS} (`closeAfterIdleMs`,
+ * `retention.deleteAfterIdleMs`, and their worker defaults). Throws ValidationError naming `field`.
+ */
+export function parseAfterIdleMs(field: string, value: unknown, key = field): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_AFTER_IDLE_MS)
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected a whole number of milliseconds from 0 to ${MAX_AFTER_IDLE_MS}, got ${String(value)}`,
+      { field: key },
+    );
+  return value;
+}
+
+/** Validates `configure.retention`: `{ deleteAfterIdleMs }`, or null for the worker's default. */
+export function parseRetention(value: unknown): Retention | null {
+  if (value === null) return null;
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError(
+      'invalid_option',
+      'configure.retention: expected { deleteAfterIdleMs } or null',
+      {
+        field: 'retention',
+      },
+    );
+  const { deleteAfterIdleMs, ...rest } = value as Record<string, unknown>;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined)
+    throw new ValidationError(
+      'invalid_option',
+      `configure.retention.${extra}: unknown setting (deleteAfterIdleMs)`,
+      { field: 'retention' },
+    );
+  return {
+    deleteAfterIdleMs: parseAfterIdleMs(
+      'configure.retention.deleteAfterIdleMs',
+      deleteAfterIdleMs,
+      'retention',
+    ),
+  };
 }
 
 /** A thread's binding to a provider-stored conversation. */
@@ -124,11 +194,16 @@ export const DEFAULT_RECALL_SHARE = 0.5;
 
 /**
  * What `configure()` takes: any subset of the settings; `strategy: null` returns to the default
- * strategy, `service: null` unbinds.
+ * strategy, `service: null` unbinds, `closeAfterIdleMs: null` and `retention: null` return to the
+ * worker's defaults.
  */
-export type ConfigPatch = Partial<Omit<ThreadConfig, 'strategy' | 'service'>> & {
+export type ConfigPatch = Partial<
+  Omit<ThreadConfig, 'strategy' | 'service' | 'closeAfterIdleMs' | 'retention'>
+> & {
   strategy?: StrategySpec | null;
   service?: ServiceBinding | null;
+  closeAfterIdleMs?: number | null;
+  retention?: Retention | null;
 };
 
 /** Defaults of {@link ThreadConfig}. */
@@ -280,6 +355,8 @@ export const CONFIG_KEYS = [
   'workingMemoryShare',
   'recallShare',
   'service',
+  'closeAfterIdleMs',
+  'retention',
 ] as const satisfies readonly (keyof ThreadConfig)[];
 
 /**
@@ -360,6 +437,15 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
     const binding = parseServiceBinding(p['service']);
     if (binding) out.service = binding;
     else delete out.service;
+  }
+  const close = p['closeAfterIdleMs'];
+  if (close === null) delete out.closeAfterIdleMs;
+  else if (close !== undefined)
+    out.closeAfterIdleMs = parseAfterIdleMs('configure.closeAfterIdleMs', close, 'closeAfterIdleMs');
+  if (p['retention'] !== undefined) {
+    const retention = parseRetention(p['retention']);
+    if (retention) out.retention = retention;
+    else delete out.retention;
   }
   if (p['strategy'] === null) delete out.strategy;
   else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);

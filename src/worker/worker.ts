@@ -14,6 +14,7 @@ import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 import { temporalWorkerTracing } from '../observability/tracing.js';
 import { llmFingerprint, llmMismatch, recentPollers, workerIdentity } from './llm-settings.js';
+import { threadDefaultsFromEnv } from '../settings/thread-defaults.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
@@ -47,6 +48,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   // Say plainly what writes summaries and memories: a real LLM, or the labelled local fallback.
   log(`summaries and memories: ${llm.label}`);
   const embedder = options.embedder === undefined ? embedderFromEnv() : options.embedder;
+  const threadDefaults = options.threadDefaults ?? threadDefaultsFromEnv();
   if (embedder) log(`recall by meaning: ${embedder.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
@@ -67,7 +69,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
       // Says the worker's LLM settings to the workers that start after it (llm-settings.ts).
       identity: workerIdentity(fingerprint),
       workflowBundle: code.workflowBundle,
-      activities: createActivities({ ...options, llm, embedder }),
+      activities: createActivities({ ...options, llm, embedder, threadDefaults }),
       shutdownGraceTime: options.shutdownGraceTime ?? '10s',
       // A cancellation (a thread being deleted) reaches an activity only with a heartbeat's answer, and
       // the SDK sends heartbeats at most this often (else 80% of the 30 s heartbeat timeout): keep the

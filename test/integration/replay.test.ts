@@ -89,6 +89,7 @@ test('the recorded histories cover the workflow paths', async () => {
     'WORKFLOW_EXECUTION_CONTINUED_AS_NEW',
     'WORKFLOW_EXECUTION_COMPLETED', // a deleted thread
     'ACTIVITY_TASK_CANCELED', // delete cancelling LLM work in flight, which stops and writes nothing
+    'WORKFLOW_PROPERTIES_MODIFIED', // a closed thread sleeping until its retention (its memo)
   ]) {
     assert.ok(events.has(`EVENT_TYPE_${type}`), `some history has ${type}`);
   }
@@ -99,6 +100,7 @@ test('the recorded histories cover the workflow paths', async () => {
       'compactThread',
       'deleteThread',
       'embedThread',
+      'expireThread',
       'extractMemories',
       'lastSeq',
       'loadMetas',
@@ -127,7 +129,7 @@ test('the recorded histories cover the workflow paths', async () => {
     assert.ok(marked < all.length, `some history is from before the patch ${id}`);
   }
   assert.equal(
-    all.filter((f) => patchesOf(f).some((id) => !Object.values(PATCHES).includes(id))).length,
+    all.filter((f) => patchesOf(f).some((id) => !(Object.values(PATCHES) as string[]).includes(id))).length,
     0,
     'every patch marker in the histories is listed in workflows/patches.ts',
   );

@@ -13,7 +13,9 @@
  * `patched()`, see workflows/patches.ts), and commit the new files beside the old ones: old histories
  * must keep replaying as long as such runs may still be open. Generations: `base` (0.1.0, no patch;
  * the worker has an embedding model, so the embedding lane runs, and a thread on a second worker
- * without one runs through several runs, asking that worker once).
+ * without one runs through several runs, asking that worker once); `idle` (patch `idle-close`: every
+ * path again, and a thread that closes after idling and opens again, and one that sleeps until its
+ * retention erases it).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -176,6 +178,45 @@ async function embeddingsOffThread(p: TestPipeline, llm: LlmRuntime, gen: string
   }
 }
 
+/** Runs of a thread that ended before its latest run started (not continued as new), by thread. */
+const earlierRuns = new Map<string, string[]>();
+
+/** Waits until the thread's latest run has completed; answers its run id. */
+async function completed(memory: DurableMemory, t: ThreadHandle): Promise<string> {
+  let runId = '';
+  await until(`${t.threadId} to complete`, async () => {
+    const d = await memory.client.workflow.getHandle(workflowIdFor(t.threadId)).describe();
+    runId = d.runId;
+    return d.status.name === 'COMPLETED';
+  });
+  return runId;
+}
+
+/** A thread that closes after idling, and an append that opens it again (a new run, from the store). */
+async function idleThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-idle`);
+  await t.configure({ closeAfterIdleMs: 300 });
+  await t.append([text('i1', 'user', 'hello'), text('i2', 'assistant', 'hi')]);
+  earlierRuns.set(t.threadId, [await completed(memory, t)]);
+  await t.append(text('i3', 'user', 'back again'));
+  await t.sync();
+  await t.configure({ closeAfterIdleMs: 0 });
+  await settle(t);
+  return t.threadId;
+}
+
+/** A thread that closes into a sleep (it has a retention), is woken by an append, then expires. */
+async function retainedThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-retained`);
+  await t.configure({ closeAfterIdleMs: 200, retention: { deleteAfterIdleMs: 1500 } });
+  await t.append(text('r1', 'user', 'keep this a little while'));
+  await until('the close', async () => !(await t.state()).open);
+  await t.append(text('r2', 'user', 'still here'));
+  await t.sync();
+  await completed(memory, t);
+  return t.threadId;
+}
+
 /** The LLM answers at once: JSON for memory extraction, text for summaries. */
 const ANSWER: Step = {
   reply: (req) => (req.body.response_format ? JSON.stringify({ facts: [] }) : 'A short summary.'),
@@ -245,6 +286,8 @@ async function main(gen: string): Promise<void> {
       await deletedThread(p.memory, gen),
       await cancelledThread(p.memory, llm, gen),
       await embeddingsOffThread(p, runtime, gen),
+      await idleThread(p.memory, gen),
+      await retainedThread(p.memory, gen),
     ];
     await can.close();
 
@@ -255,7 +298,14 @@ async function main(gen: string): Promise<void> {
     }
     let total = 0;
     for (const threadId of threads) {
-      const runs = await runsOf(p.memory.client, workflowIdFor(threadId));
+      const workflowId = workflowIdFor(threadId);
+      const earlier = await Promise.all(
+        (earlierRuns.get(threadId) ?? []).map(async (runId) => ({
+          runId,
+          history: await p.memory.client.workflow.getHandle(workflowId, runId).fetchHistory(),
+        })),
+      );
+      const runs = [...earlier, ...(await runsOf(p.memory.client, workflowId))];
       for (const [i, run] of runs.entries()) {
         const file = path.join(HISTORIES_DIR, `${threadId}.run${i + 1}.json`);
         const json = historyToJSON(run.history);

@@ -82,6 +82,11 @@ class ServiceBinding(TypedDict):
     """A response older than this is not chained to (default: 29 days)."""
 
 
+class Retention(TypedDict):
+    deleteAfterIdleMs: int
+    """Erase the thread (as delete does) after this long idle; 0: keep it for ever."""
+
+
 class ThreadConfig(TypedDict):
     budget: int
     """Tokens of the view."""
@@ -100,6 +105,10 @@ class ThreadConfig(TypedDict):
     """Share of the budget recalled history may take in the context (unused share goes to the
     view)."""
     service: NotRequired[ServiceBinding]
+    closeAfterIdleMs: NotRequired[int]
+    """The thread's workflow ends after this long without an append or a command (0: never;
+    absent: the worker's default)."""
+    retention: NotRequired[Retention]
 
 
 class ForkedFrom(TypedDict):
@@ -125,6 +134,9 @@ class ThreadInfo(TypedDict):
     config: NotRequired[dict[str, Any]]
     forkedFrom: NotRequired[ForkedFrom]
     """The thread and message this thread was forked from."""
+    open: NotRequired[bool]
+    """In thread lists: whether the thread's workflow runs (false: closed after idling, started
+    again by the next append or command). Absent when Temporal did not answer."""
 
 
 class Compaction(TypedDict):
@@ -524,6 +536,9 @@ class ThreadState(TypedDict):
     """The summarizer in use (an LLM or the local fallback)."""
     embedding: NotRequired[EmbeddingProgress]
     """The embedding lane (recall by meaning), when an embedding model is configured."""
+    open: NotRequired[bool]
+    """Whether the thread's workflow runs; false: it closed after idling (the next append or
+    command starts it again)."""
     service: NotRequired[ServiceState]
     forkedFrom: NotRequired[ForkedFrom]
     """The thread and message this thread was forked from."""

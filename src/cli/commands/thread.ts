@@ -107,6 +107,16 @@ export function registerThread(program: Command, session: Session): void {
     .option('--service <kind>', `bind to a provider-stored conversation (${SERVICE_KINDS.join(', ')})`)
     .option('--service-max-age-ms <ms>', 'with --service: chain to responses at most this old', positiveInt)
     .option('--no-service', 'unbind from the provider-stored conversation')
+    .option(
+      '--close-after-idle-ms <ms>',
+      "end the thread's workflow after this long idle (0: never)",
+      nonNegativeInt,
+    )
+    .option(
+      '--delete-after-idle-ms <ms>',
+      'retention: erase the thread after this long idle (0: never)',
+      nonNegativeInt,
+    )
     .option('--user <userId>', "the thread's owner, when this creates the thread")
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
@@ -268,14 +278,18 @@ interface ConfigureOptions {
   /** A kind, or false for --no-service. */
   service?: string | boolean;
   serviceMaxAgeMs?: number;
+  closeAfterIdleMs?: number;
+  deleteAfterIdleMs?: number;
   user?: string;
   resource?: string;
 }
 
 async function configure(session: Session, id: string, o: ConfigureOptions) {
   const patch: Record<string, unknown> = {};
-  // `service` has options of its own (below); every other setting is an option of its name.
-  for (const key of CONFIG_KEYS) if (key !== 'service' && o[key] !== undefined) patch[key] = o[key];
+  // `service` and `retention` have options of their own (below); every other setting is an option of its name.
+  for (const key of CONFIG_KEYS)
+    if (key !== 'service' && key !== 'retention' && o[key] !== undefined) patch[key] = o[key];
+  if (o.deleteAfterIdleMs !== undefined) patch['retention'] = { deleteAfterIdleMs: o.deleteAfterIdleMs };
   if (o.defaultStrategy) patch['strategy'] = null;
   if (o.service === false) patch['service'] = null;
   else if (typeof o.service === 'string')
@@ -305,6 +319,14 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['workingMemoryShare', String(config.workingMemoryShare)],
       ['recallShare', String(config.recallShare)],
       ['service', config.service ? JSON.stringify(config.service) : 'none'],
+      [
+        'closeAfterIdleMs',
+        config.closeAfterIdleMs === undefined ? "worker's default" : String(config.closeAfterIdleMs),
+      ],
+      [
+        'retention',
+        config.retention === undefined ? "worker's default" : `${config.retention.deleteAfterIdleMs} ms idle`,
+      ],
     ]),
   );
 }

@@ -107,8 +107,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         summary: 'Configure a thread (creates it)',
         description:
           'Any subset of budget, model, strategy, idleMs, extractEveryTurns, memoryShare, ' +
-          'workingMemoryShare, recallShare, ' +
-          'service; `strategy: null` returns to the default strategy, `service: null` unbinds. Answers ' +
+          'workingMemoryShare, recallShare, service, closeAfterIdleMs, retention; ' +
+          '`strategy: null` returns to the default strategy, `service: null` unbinds, ' +
+          "`closeAfterIdleMs: null` and `retention: null` return to the worker's defaults. Answers " +
           'the whole configuration. ' +
           'A thread with no message yet is created (with `userId` and `resourceId` if given).',
         tags: ['threads'],
