@@ -81,10 +81,15 @@ export class IdleClose {
     );
   }
 
-  /** True when a deadline has passed and nothing is left to do (the main loop's wake condition). */
+  /**
+   * True when the retention has passed (work in flight is cancelled: what it would learn goes with the
+   * thread), or the close time has and no lane has work left.
+   */
   private due(now: number): boolean {
-    const passed = [this.closeAt(), this.deleteAt()].some((at) => at !== undefined && at <= now);
-    return passed && this.lanes.quiet(now);
+    const deleteAt = this.deleteAt();
+    if (deleteAt !== undefined && deleteAt <= now) return true;
+    const closeAt = this.closeAt();
+    return closeAt !== undefined && closeAt <= now && this.lanes.quiet(now);
   }
 
   /** True when the main loop has something to do here: a deadline to act on, a timer or memo to set. */

@@ -47,8 +47,9 @@ const turn = (id: string) => [
 test('a thread idle past its retention is erased by its own timer, counted', async () => {
   const t = p.memory.thread('retained-open', { userId: 'retention-user' });
   const before = (await threadsExpiredTotal.get()).values[0]?.value ?? 0;
-  await t.configure({ closeAfterIdleMs: 0, retention: { deleteAfterIdleMs: 500 } });
   await t.append(turn('r1'));
+  // Configured last, so no append of this test can race the erasure (idle time counts from here).
+  await t.configure({ closeAfterIdleMs: 0, retention: { deleteAfterIdleMs: 500 } });
   await waitCompleted(t);
   await assert.rejects(t.info(), UnknownThreadError);
   assert.deepEqual(await p.memory.listThreads({ prefix: 'retained-open' }), []);
