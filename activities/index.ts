@@ -113,7 +113,10 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       return (await eraseThread({ store, memories: deps.memories }, threadId)).existed;
     },
     async expireThread({ threadId, idleMs }) {
-      // The same erasure as a delete; a retry after it landed finds nothing and counts nothing.
+      // The same erasure as a delete; a retry after it landed finds nothing and counts nothing. The
+      // user's expired memories go too (reads hide them already).
+      const userId = (await store.thread(threadId))?.userId;
+      if (userId !== undefined) await deps.memories?.removeExpired(userId);
       const { existed, memories } = await eraseThread({ store, memories: deps.memories }, threadId);
       if (existed) {
         threadsExpiredTotal.inc();

@@ -87,6 +87,12 @@ export const RememberBody = Type.Object(
       Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, description: 'The tool call that recorded it.' }),
     ),
     category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    expiresAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When it expires: from then on no read returns it, and it is deleted soon after.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -239,6 +239,9 @@ export const MemoryRecord = Type.Object({
   confirmation: Type.Optional(
     Type.String({ description: '`confirmed by user` for a remembered fact; absent for extracted ones.' }),
   ),
+  expiresAt: Type.Optional(
+    Type.String({ description: 'When it expires (absent: never); no read returns it from then on.' }),
+  ),
 });
 export type MemoryRecord = Static<typeof MemoryRecord>;
 

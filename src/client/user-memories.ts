@@ -28,6 +28,8 @@ export interface RememberOptions {
   category?: string;
   /** Narrow it to one resource (default: the source thread's resource, else user-wide). */
   resourceId?: string;
+  /** When it expires (ISO-8601 date and time): hidden from then on, deleted soon after. */
+  expiresAt?: string;
 }
 
 /** A user's memories; see the module comment. */
@@ -92,6 +94,7 @@ export function userMemories(
         sourceThreadId: options.threadId,
         sourceMessageIds: options.messageIds,
         sourceToolCallId: options.toolCallId,
+        ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
       });
     },
   };

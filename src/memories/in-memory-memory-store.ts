@@ -11,6 +11,7 @@ import {
   assertMemoryText,
   checkRememberInput,
   embeddingSearchLimit,
+  expired,
   CORRECTED_BY_USER,
   forgetReason,
   extractedMemoryId,
@@ -96,6 +97,7 @@ export class InMemoryMemoryStore implements MemoryStore {
     assertExtractionInput(input);
     const done = this.extractions.get(input.extractionId);
     if (done) return structuredClone(previousResult(input, done.userId, done.result));
+    this.purge(input.userId);
     const now = new Date().toISOString();
     const result: ApplyResult = { added: [], superseded: [], duplicates: [] };
     input.proposals.forEach((proposal, index) => {
@@ -150,7 +152,9 @@ export class InMemoryMemoryStore implements MemoryStore {
   async get(userId: string, memoryId: string): Promise<MemoryRecord | undefined> {
     assertIds(userId, memoryId);
     const entry = this.memories.get(memoryId);
-    return entry?.record.userId === userId ? structuredClone(entry.record) : undefined;
+    return entry?.record.userId === userId && !expired(entry.record, Date.now())
+      ? structuredClone(entry.record)
+      : undefined;
   }
 
   /** @inheritDoc MemoryStore.search */
@@ -195,7 +199,13 @@ export class InMemoryMemoryStore implements MemoryStore {
   ): Promise<Pick<MemoryRecord, 'id' | 'text'>[]> {
     assertId(userId, 'userId');
     return [...this.memories.values()]
-      .filter((e) => e.record.userId === userId && e.record.status === 'active' && !e.vectors?.has(model))
+      .filter(
+        (e) =>
+          e.record.userId === userId &&
+          e.record.status === 'active' &&
+          !expired(e.record, Date.now()) &&
+          !e.vectors?.has(model),
+      )
       .sort((a, b) => a.ord - b.ord)
       .slice(0, limit)
       .map((e) => ({ id: e.record.id, text: e.record.text }));
@@ -220,6 +230,7 @@ export class InMemoryMemoryStore implements MemoryStore {
   async correct(userId: string, memoryId: string, text: string): Promise<MemoryRecord | undefined> {
     assertIds(userId, memoryId);
     assertMemoryText(text);
+    this.purge(userId);
     const old = this.memories.get(memoryId)?.record;
     if (!old || old.userId !== userId || old.status !== 'active') return undefined;
     const now = new Date().toISOString();
@@ -247,6 +258,7 @@ export class InMemoryMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.remember */
   async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
     const memory = checkRememberInput(userId, input);
+    this.purge(userId);
     const equal = this.findLive(userId, memory.resourceId, memory.text)?.record;
     if (equal) return structuredClone(equal);
     const created = this.insert({ id: randomUUID(), ...memory, now: new Date().toISOString() });
@@ -259,7 +271,8 @@ export class InMemoryMemoryStore implements MemoryStore {
     const why = forgetReason(reason);
     const now = new Date().toISOString();
     const record = this.memories.get(memoryId)?.record;
-    if (!record || record.userId !== userId || record.status !== 'active') return undefined;
+    if (!record || record.userId !== userId || record.status !== 'active' || expired(record, Date.now()))
+      return undefined;
     Object.assign(record, {
       status: 'superseded' as const,
       supersededAt: now,
@@ -274,6 +287,21 @@ export class InMemoryMemoryStore implements MemoryStore {
     assertIds(userId, memoryId);
     if (this.memories.get(memoryId)?.record.userId !== userId) return false;
     return this.memories.delete(memoryId);
+  }
+
+  /** @inheritDoc MemoryStore.removeExpired */
+  async removeExpired(userId: string): Promise<number> {
+    assertId(userId, 'userId');
+    return this.purge(userId);
+  }
+
+  /** Deletes the user's expired memories; answers how many. */
+  private purge(userId: string): number {
+    let removed = 0;
+    const now = Date.now();
+    for (const [id, { record }] of this.memories)
+      if (record.userId === userId && expired(record, now) && this.memories.delete(id)) removed += 1;
+    return removed;
   }
 
   /** @inheritDoc MemoryStore.removeThread */
@@ -305,12 +333,18 @@ export class InMemoryMemoryStore implements MemoryStore {
   /** Nothing to release. */
   async close(): Promise<void> {}
 
-  /** The user's memories visible with `resourceId` (that resource's and user-wide ones), newest first. */
+  /**
+   * The user's unexpired memories visible with `resourceId` (that resource's and user-wide ones),
+   * newest first.
+   */
   private scope(userId: string, resourceId: string | undefined): Entry[] {
+    const now = Date.now();
     return [...this.memories.values()]
       .filter(
         ({ record: r }) =>
-          r.userId === userId && (!r.resourceId || !resourceId || r.resourceId === resourceId),
+          r.userId === userId &&
+          (!r.resourceId || !resourceId || r.resourceId === resourceId) &&
+          !expired(r, now),
       )
       .sort((a, b) => b.ord - a.ord);
   }

@@ -46,6 +46,11 @@ export interface MemoryRecord {
   sourceToolCallId?: string;
   /** {@link CONFIRMED_BY_USER} for a memory the user confirmed; absent for extracted ones. */
   confirmation?: string;
+  /**
+   * When it expires (ISO-8601): from then on no read returns it (lists, search, context), and the
+   * next write to the user's memories, or the retention of one of the user's threads, deletes it.
+   */
+  expiresAt?: string;
 }
 
 /** What {@link MemoryStore.remember} stores: a fact the user confirmed, and where it came from. */
@@ -59,6 +64,8 @@ export interface RememberInput {
   sourceMessageIds?: string[];
   /** The tool call that recorded it. */
   sourceToolCallId?: string;
+  /** When it expires (an ISO-8601 date and time): hidden from then on (see {@link MemoryRecord.expiresAt}). */
+  expiresAt?: string;
 }
 
 /** One fact an extractor proposes. */
@@ -215,6 +222,12 @@ export interface MemoryStore {
   remove(userId: string, memoryId: string): Promise<boolean>;
 
   /**
+   * Deletes the user's memories whose `expiresAt` has passed (every read hides them already).
+   * @returns how many went.
+   */
+  removeExpired(userId: string): Promise<number>;
+
+  /**
    * Removes what was learned only from `threadId` (its thread is being deleted): the memories its
    * extractions added, live or superseded, and its extraction records, so a thread re-created under
    * that id starts extracting afresh, and the thread's working memory (every version). A user's own
@@ -329,8 +342,35 @@ export function assertExtractionInput(input: ExtractionInput): void {
 export type RememberedMemory = Required<Pick<MemoryRecord, 'sourceMessageIds'>> &
   Pick<
     MemoryRecord,
-    'userId' | 'resourceId' | 'text' | 'category' | 'sourceThreadId' | 'sourceToolCallId' | 'confirmation'
+    | 'userId'
+    | 'resourceId'
+    | 'text'
+    | 'category'
+    | 'sourceThreadId'
+    | 'sourceToolCallId'
+    | 'confirmation'
+    | 'expiresAt'
   > & { extractionId: string };
+
+/**
+ * Validates a memory's `expiresAt`: an ISO-8601 date and time (a past one hides the memory at once).
+ * @returns it normalized (`toISOString`). @throws ValidationError `invalid_option` naming `expiresAt`.
+ */
+export function parseExpiresAt(value: unknown): string {
+  const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/u.test(value) ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime()))
+    throw new ValidationError(
+      'invalid_option',
+      `expiresAt: expected an ISO-8601 date and time (2030-01-31T00:00:00Z), got ${JSON.stringify(value) ?? 'nothing'}`,
+      { field: 'expiresAt' },
+    );
+  return date.toISOString();
+}
+
+/** Whether a memory has expired at `now` (ms since the epoch). */
+export function expired(record: Pick<MemoryRecord, 'expiresAt'>, now: number): boolean {
+  return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now;
+}
 
 /**
  * Checks what {@link MemoryStore.remember} stores, before anything is written.
@@ -350,6 +390,7 @@ export function checkRememberInput(userId: unknown, input: RememberInput): Remem
     throw new ValidationError('invalid_option', 'sourceMessageIds must be an array of non-empty strings');
   assertStorableText([ids, input.category ?? ''], {});
   return {
+    ...(input.expiresAt === undefined ? {} : { expiresAt: parseExpiresAt(input.expiresAt) }),
     userId,
     resourceId: input.resourceId,
     text: input.text,

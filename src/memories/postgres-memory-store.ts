@@ -65,7 +65,11 @@ const RECORD = `jsonb_strip_nulls(jsonb_build_object(
   'sourceThreadId', source_thread_id, 'sourceMessageIds', to_jsonb(source_message_ids), 'status', status,
   'supersededBy', superseded_by, 'supersededAt', ${iso('superseded_at')}, 'supersededReason', superseded_reason,
   'createdAt', ${iso('created_at')}, 'updatedAt', ${iso('updated_at')}, 'extractionId', extraction_id,
-  'sourceToolCallId', source_tool_call_id, 'confirmation', confirmation)) AS record`;
+  'sourceToolCallId', source_tool_call_id, 'confirmation', confirmation,
+  'expiresAt', ${iso('expires_at')})) AS record`;
+
+/** Not expired: every read keeps to these (an expired memory waits for its delete, unseen). */
+const UNEXPIRED = '(expires_at IS NULL OR expires_at > now())';
 
 /**
  * The hash that makes a fact unique per scope (migration 005), of a text key given as SQL: the index
@@ -88,6 +92,7 @@ type NewMemory = Pick<
   | 'sourceMessageIds'
   | 'sourceToolCallId'
   | 'confirmation'
+  | 'expiresAt'
 > & { extractionId: string };
 
 type RecordRow = { record: MemoryRecord };
@@ -102,16 +107,18 @@ async function insertOrFind(
 ): Promise<{ memory: MemoryRecord; added: boolean }> {
   const { id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId } = m;
   const key = memoryTextKey(text);
+  // The user's expired memories go first: one of them may hold the same fact, which would conflict.
+  await db.query(`DELETE FROM memories WHERE user_id = $1 AND expires_at <= now()`, [userId]);
   // No conflict target: the live-fact index (a duplicate) is the conflict expected here.
   const inserted = await db.query<RecordRow>(
     `INSERT INTO memories (id, user_id, resource_id, text, category, source_thread_id, source_message_ids,
-       extraction_id, text_key, text_hash, source_tool_call_id, confirmation)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${textHash('$9::text')}, $10, $11)
+       extraction_id, text_key, text_hash, source_tool_call_id, confirmation, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${textHash('$9::text')}, $10, $11, $12)
      ON CONFLICT DO NOTHING RETURNING ${RECORD}`,
     // node-postgres sends undefined as NULL.
     [
       ...[id, userId, resourceId, text, category, sourceThreadId, sourceMessageIds, extractionId, key],
-      ...[m.sourceToolCallId, m.confirmation],
+      ...[m.sourceToolCallId, m.confirmation, m.expiresAt],
     ],
   );
   if (inserted.rows[0]) return { memory: inserted.rows[0].record, added: true };
@@ -134,7 +141,7 @@ async function supersede(
   const { rows } = await db.query<RecordRow>(
     `UPDATE memories SET status = 'superseded', superseded_by = $3, superseded_at = now(),
        superseded_reason = $4, updated_at = now()
-     WHERE user_id = $1 AND id = $2 AND status = 'active' RETURNING ${RECORD}`,
+     WHERE user_id = $1 AND id = $2 AND status = 'active' AND ${UNEXPIRED} RETURNING ${RECORD}`,
     args,
   );
   return rows[0]?.record;
@@ -237,6 +244,7 @@ export class PostgresMemoryStore implements MemoryStore {
     assertId(userId, 'userId');
     const { rows } = await this.pool.query<RecordRow>(
       `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND ${IN_SCOPE} AND ($3 OR status = 'active')
+         AND ${UNEXPIRED}
        ORDER BY created_at DESC, ord DESC`,
       [userId, options?.resourceId ?? null, options?.includeSuperseded ?? false],
     );
@@ -247,7 +255,7 @@ export class PostgresMemoryStore implements MemoryStore {
   async get(userId: string, memoryId: string): Promise<MemoryRecord | undefined> {
     assertIds(userId, memoryId);
     const { rows } = await this.pool.query<RecordRow>(
-      `SELECT ${RECORD} FROM memories WHERE id = $1 AND user_id = $2`,
+      `SELECT ${RECORD} FROM memories WHERE id = $1 AND user_id = $2 AND ${UNEXPIRED}`,
       [memoryId, userId],
     );
     return rows[0]?.record;
@@ -268,7 +276,8 @@ export class PostgresMemoryStore implements MemoryStore {
          FROM unnest(to_tsvector('english', $3::text)))
        SELECT ${RECORD}, CASE WHEN q.tsq IS NULL THEN 0 ELSE ts_rank(search, q.tsq, 1) END AS score
        FROM memories, q
-       WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active' AND (q.tsq IS NULL OR search @@ q.tsq)
+       WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active' AND ${UNEXPIRED}
+         AND (q.tsq IS NULL OR search @@ q.tsq)
        ORDER BY score DESC, created_at DESC, ord DESC LIMIT $4`,
       [userId, options?.resourceId ?? null, query, limit],
     );
@@ -301,7 +310,7 @@ export class PostgresMemoryStore implements MemoryStore {
     assertId(userId, 'userId');
     const { rows } = await this.pool.query<{ id: string; text: string }>(
       `SELECT id, text FROM memories m
-       WHERE user_id = $1 AND status = 'active'
+       WHERE user_id = $1 AND status = 'active' AND ${UNEXPIRED}
          AND NOT EXISTS (SELECT 1 FROM memory_embeddings e WHERE e.memory_id = m.id AND e.model = $2)
        ORDER BY ord LIMIT $3`,
       [userId, model, limit],
@@ -328,7 +337,7 @@ export class PostgresMemoryStore implements MemoryStore {
          FROM memories
          JOIN (SELECT memory_id, embedding AS vec FROM memory_embeddings WHERE model = $3 AND dims = ${dims}) e
            ON e.memory_id = memories.id
-         WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active'
+         WHERE user_id = $1 AND ${IN_SCOPE} AND status = 'active' AND ${UNEXPIRED}
          ORDER BY ${sql.order('e.vec', '$4', dims)}, ord DESC LIMIT $5) hits
        ORDER BY score DESC, ord DESC`,
       [userId, options?.resourceId ?? null, model, vectorParam(vector), limit],
@@ -380,7 +389,7 @@ export class PostgresMemoryStore implements MemoryStore {
     const { rows } = await this.pool.query<RecordRow>(
       `UPDATE memories SET status = 'superseded', superseded_at = now(), superseded_reason = $3,
          updated_at = now()
-       WHERE user_id = $1 AND id = $2 AND status = 'active' RETURNING ${RECORD}`,
+       WHERE user_id = $1 AND id = $2 AND status = 'active' AND ${UNEXPIRED} RETURNING ${RECORD}`,
       [userId, memoryId, why],
     );
     return rows[0]?.record;
@@ -392,6 +401,13 @@ export class PostgresMemoryStore implements MemoryStore {
     const sql = 'DELETE FROM memories WHERE id = $1 AND user_id = $2';
     const { rowCount } = await this.pool.query(sql, [memoryId, userId]);
     return (rowCount ?? 0) > 0;
+  }
+
+  /** @inheritDoc MemoryStore.removeExpired */
+  async removeExpired(userId: string): Promise<number> {
+    assertId(userId, 'userId');
+    const sql = 'DELETE FROM memories WHERE user_id = $1 AND expires_at <= now()';
+    return (await this.pool.query(sql, [userId])).rowCount ?? 0;
   }
 
   /** @inheritDoc MemoryStore.removeThread */

@@ -1089,6 +1089,20 @@ describe('memories', () => {
     assert.ok(!texts.includes('x'), 'nothing was stored');
   });
 
+  test('POST takes expiresAt: the memory says when, and once past no read returns it', async () => {
+    const post = (body: unknown) => acme.post('/v1/users/carol/memories', body);
+    const later = await post({ text: 'carol is in Rome this week', expiresAt: '2999-01-01T00:00:00Z' });
+    assert.equal(later.status, 201, later.text);
+    assert.equal(later.body.expiresAt, '2999-01-01T00:00:00.000Z');
+    assert.equal((await post({ text: 'carol had a cold', expiresAt: '2001-01-01T00:00:00Z' })).status, 201);
+    const listed = (await acme.get('/v1/users/carol/memories')).body.memories;
+    assert.deepEqual(
+      listed.map((m: { text: string }) => m.text),
+      ['carol is in Rome this week'],
+    );
+    assertError(await post({ text: 'x', expiresAt: 'next week' }), 400, 'invalid_field', 'expiresAt');
+  });
+
   test('400 for bad input, 404 for unknown users and memories', async () => {
     const lyon = (await acme.get('/v1/users/alice/memories')).body.memories[0].id;
     assertError(

@@ -29,6 +29,8 @@ test('exit code 2 for usage errors, commander’s own included', async () => {
     ['thread', 'compact'],
     ['memories', 'ls'],
     ['thread', 'configure', 'cli-long', '--memory-share', '0.9'],
+    ['thread', 'configure', 'cli-long', '--close-after-idle-ms', '-1'],
+    ['memories', 'remember', 'x', '--user', 'alice', '--expires-at', 'tomorrow'],
     ['--no-such-flag'],
   ];
   const results = await Promise.all(cases.map((args) => cli(...args)));

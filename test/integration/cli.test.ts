@@ -340,6 +340,28 @@ test('working-memory get, set and versions, with and without --json; a stale ver
     [1],
   );
   assert.equal((await cli('working-memory', 'get')).code, 2);
+
+test('memories remember, optionally expiring: an expired memory is not listed', async () => {
+  const kept = parseJson<{ memory: { id: string; expiresAt: string } }>(
+    await cli(
+      ...['memories', 'remember', 'User is in Rome this week', '--user', 'carol'],
+      ...['--expires-at', '2999-01-01T00:00:00Z', '--json'],
+    ),
+  );
+  assert.equal(kept.memory.expiresAt, '2999-01-01T00:00:00.000Z');
+  const past = await cli(
+    ...['memories', 'remember', 'User had a cold', '--user', 'carol'],
+    ...['--expires-at', '2001-01-01T00:00:00Z'],
+  );
+  assert.equal(past.code, 0, past.stderr);
+  assert.match(past.stdout, /^remembered \S+ for carol until 2001-01-01T00:00:00.000Z$/m);
+  const listed = parseJson<{ memories: { id: string }[] }>(
+    await cli('memories', 'ls', '--user', 'carol', '--json'),
+  );
+  assert.deepEqual(
+    listed.memories.map((m) => m.id),
+    [kept.memory.id],
+  );
 });
 
 test('--tenant: threads and memories written through the HTTP API, by the ids the API shows', async () => {

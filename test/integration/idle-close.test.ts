@@ -132,6 +132,17 @@ for (const command of ['configure', 'compact', 'sync'] as const) {
   });
 }
 
+test('a closed thread is deleted like any other, without starting it again', async () => {
+  const t = p.memory.thread('idle-deleted');
+  await t.configure({ closeAfterIdleMs: CLOSE_MS });
+  await t.append(turn(t.threadId, 0));
+  const closedRun = await waitClosed(t);
+  assert.equal(await t.delete(), true);
+  await assert.rejects(t.info(), /does not exist/u);
+  const run = await latestRun(p.memory.client, t);
+  assert.deepEqual(run, { runId: closedRun, status: 'COMPLETED' });
+});
+
 test('a thread does not close while its lanes have work: the close waits for the extraction in flight', async () => {
   const t = p.memory.thread('idle-busy', { userId: 'idle-user' });
   await t.configure({ extractEveryTurns: 1, closeAfterIdleMs: CLOSE_MS });

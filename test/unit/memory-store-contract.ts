@@ -488,6 +488,48 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       assert.notEqual(again.id, memory.id, 'a forgotten fact can be remembered anew');
     });
 
+    it('an expired memory is hidden from every read, and deleted by the next write or removeExpired', async () => {
+      const user = fresh('user');
+      const rome = await store.remember(user, {
+        text: 'User is in Rome this week',
+        expiresAt: '2999-01-01T00:00:00+01:00',
+      });
+      assert.equal(rome.expiresAt, '2998-12-31T23:00:00.000Z');
+      // Already past: stored, and hidden at once.
+      const oslo = await store.remember(user, {
+        text: 'User is in Oslo this week',
+        expiresAt: '2000-01-01T00:00:00Z',
+      });
+      assert.deepEqual(
+        (await store.list(user, { includeSuperseded: true })).map((m) => m.id),
+        [rome.id],
+      );
+      assert.equal(await store.get(user, oslo.id), undefined);
+      assert.deepEqual(await store.search(user, 'Oslo'), []);
+      assert.deepEqual(
+        (await store.search(user, 'week')).map((m) => m.id),
+        [rome.id],
+      );
+      assert.deepEqual(
+        (await store.unembedded(user, 'm', 10)).map((m) => m.id),
+        [rome.id],
+      );
+      assert.equal(await store.forget(user, oslo.id), undefined);
+      assert.equal(await store.correct(user, oslo.id, 'User is in Bergen'), undefined);
+      // The same fact again is a new memory: the expired one went with this write.
+      const again = await store.remember(user, { text: 'User is in Oslo this week' });
+      assert.notEqual(again.id, oslo.id);
+      assert.equal(await store.remove(user, oslo.id), false, 'deleted already');
+      await store.remember(user, { text: 'User has a cold', expiresAt: '2001-01-01T00:00:00Z' });
+      assert.equal(await store.removeExpired(user), 1);
+      assert.equal(await store.removeExpired(user), 0);
+      for (const bad of ['tomorrow', '2030-13-01T00:00:00Z', '2030-01-01', 42])
+        await rejectsWith(
+          store.remember(user, { text: 'User is tired', expiresAt: bad as string }),
+          'invalid_option',
+        );
+    });
+
     it('forgets with the reason given, and refuses a malformed one', async () => {
       const user = fresh('user');
       const memory = await store.remember(user, { text: 'User drinks coffee' });

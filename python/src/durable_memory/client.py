@@ -36,6 +36,7 @@ from .types import (
     HistoryPage,
     ImportResult,
     MemoryRecord,
+    Retention,
     ScoredMemory,
     SearchHit,
     ServiceBinding,
@@ -157,10 +158,14 @@ class _Operations:
         user_id: str | None = None,
         resource_id: str | None = None,
         service: ServiceBinding | None | Any = UNSET,
+        close_after_idle_ms: int | None | Any = UNSET,
+        retention: Retention | None | Any = UNSET,
     ) -> _Call[ThreadConfig]:
         """Sets the settings given (creating the thread); ``strategy=None`` returns to the default;
         ``service={"kind": "openai-responses"}`` binds the thread to a provider-stored conversation,
-        ``service=None`` unbinds it."""
+        ``service=None`` unbinds it; ``close_after_idle_ms`` ends its workflow after that long idle and
+        ``retention={"deleteAfterIdleMs": ms}`` erases it after that long idle (``None``: the worker's
+        defaults)."""
         body = _given(
             budget=budget,
             model=model,
@@ -175,6 +180,10 @@ class _Operations:
             body["strategy"] = strategy  # None returns to the default strategy
         if service is not UNSET:
             body["service"] = service  # None unbinds
+        if close_after_idle_ms is not UNSET:
+            body["closeAfterIdleMs"] = close_after_idle_ms  # None: the worker's default
+        if retention is not UNSET:
+            body["retention"] = retention  # None: the worker's default
         return _Call("PATCH", f"/v1/threads/{_seg(thread_id)}", body=body)
 
     @staticmethod
@@ -297,10 +306,19 @@ class _Operations:
         message_ids: list[str] | None = None,
         tool_call_id: str | None = None,
         category: str | None = None,
+        expires_at: str | None = None,
     ) -> _Call[MemoryRecord]:
         """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
-        an equal live fact is returned instead of stored twice. The thread must be one of the user's."""
-        body = _given(text=text, threadId=thread_id, messageIds=message_ids, toolCallId=tool_call_id, category=category)
+        an equal live fact is returned instead of stored twice. The thread must be one of the user's.
+        ``expires_at`` (ISO-8601 date and time): no read returns it from then on."""
+        body = _given(
+            text=text,
+            threadId=thread_id,
+            messageIds=message_ids,
+            toolCallId=tool_call_id,
+            category=category,
+            expiresAt=expires_at,
+        )
         return _Call("POST", f"/v1/users/{_seg(user_id)}/memories", body=body)
 
     @staticmethod

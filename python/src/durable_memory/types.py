@@ -172,6 +172,8 @@ class MemoryRecord(TypedDict):
     """The tool call that recorded it."""
     confirmation: NotRequired[str]
     """`confirmed by user` for a remembered fact; absent for extracted ones."""
+    expiresAt: NotRequired[str]
+    """When it expires (absent: never); no read returns it from then on."""
 
 
 class ScoredMemory(TypedDict):
@@ -196,6 +198,8 @@ class ScoredMemory(TypedDict):
     """The tool call that recorded it."""
     confirmation: NotRequired[str]
     """`confirmed by user` for a remembered fact; absent for extracted ones."""
+    expiresAt: NotRequired[str]
+    """When it expires (absent: never); no read returns it from then on."""
     score: NotRequired[float]
     """Relevance to the `query`, higher is better; only in a search."""
 

@@ -1,11 +1,13 @@
 /**
- * `durable-memory memories ls|rm`: a user's long-term memories (facts learned from their threads,
- * shared across them). `rm` is a real delete, for a user's request to forget something.
+ * `durable-memory memories ls|remember|rm`: a user's long-term memories (facts learned from their
+ * threads, shared across them). `remember` stores a fact the user confirmed (optionally expiring);
+ * `rm` is a real delete, for a user's request to forget something.
  */
 import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
+import { parseExpiresAt } from '../../memories/memory-store.js';
 import { TENANT_HELP } from './thread.js';
 
 /** Registers `memories` and its subcommands. */
@@ -41,6 +43,29 @@ export function registerMemories(program: Command, session: Session): void {
           clip(oneLine(m.text), textWidth),
         ]);
         await printLines(table(rows, ['ID', 'STATUS', 'CREATED', 'TEXT']));
+      }),
+    );
+
+  memories
+    .command('remember <text>')
+    .description('store a fact the user confirmed; prints the memory holding it')
+    .requiredOption('--user <userId>', 'whose memory')
+    .option('--expires-at <date>', 'ISO-8601 date and time after which no read returns it')
+    .option('--category <name>', 'free-form grouping, e.g. preference')
+    .action(
+      session.action(async (text: string, o: { user: string; expiresAt?: string; category?: string }) => {
+        // Checked before any server is asked: a bad date is a usage error.
+        if (o.expiresAt !== undefined) parseExpiresAt(o.expiresAt);
+        const stored = await (
+          await session.memory()
+        )
+          .userMemories(session.stored(o.user))
+          .remember(text, { expiresAt: o.expiresAt, category: o.category });
+        const memory = session.scope ? session.scope.memory(stored) : stored;
+        if (session.json) return printJson({ userId: o.user, memory });
+        await printLines([
+          `remembered ${memory.id} for ${o.user}` + (memory.expiresAt ? ` until ${memory.expiresAt}` : ''),
+        ]);
       }),
     );
 

@@ -17,6 +17,7 @@ import { migration011 } from './011_compaction_steps.js';
 import { migration012 } from './012_service_responses.js';
 import { migration013 } from './013_working_memory.js';
 import { migration014 } from './014_forks.js';
+import { migration015 } from './015_retention.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration012,
   migration013,
   migration014,
+  migration015,
 ];

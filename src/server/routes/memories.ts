@@ -154,6 +154,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         messageIds: body.messageIds,
         toolCallId: body.toolCallId,
         category: body.category,
+        expiresAt: body.expiresAt,
       };
       try {
         const memory = await run(
