@@ -246,6 +246,22 @@ def test_remember_a_confirmed_fact_with_provenance(client: Client, thread_id: st
     assert [m["text"] for m in client.list_memories(user)] == ["User wants a window seat"]
 
 
+def test_remember_until_and_thread_lifetimes(client: Client, thread_id: str) -> None:
+    user = thread_id + "-exp"
+    kept = client.remember(user, "User is in Rome this week", expires_at="2999-01-01T00:00:00Z")
+    assert kept["expiresAt"] == "2999-01-01T00:00:00.000Z"
+    client.remember(user, "User had a cold", expires_at="2001-01-01T00:00:00Z")  # past: hidden at once
+    assert [m["id"] for m in client.list_memories(user)] == [kept["id"]]
+    with pytest.raises(ValidationError) as bad:
+        client.remember(user, "x", expires_at="next week")
+    assert bad.value.field == "expiresAt"
+    config = client.configure_thread(thread_id, close_after_idle_ms=0, retention={"deleteAfterIdleMs": 0})
+    assert config["closeAfterIdleMs"] == 0 and config["retention"] == {"deleteAfterIdleMs": 0}
+    back = client.configure_thread(thread_id, close_after_idle_ms=None, retention=None)
+    assert "closeAfterIdleMs" not in back and "retention" not in back
+    assert client.get_thread(thread_id)["open"] is True
+
+
 def test_search_memories_ranks_live_memories_by_relevance(client: Client, other_tenant: Client, thread_id: str) -> None:
     user = thread_id + "-search"
     client.append(thread_id, {"id": "s1", "role": "user", "content": "Some facts."}, user_id=user)
