@@ -12,7 +12,7 @@ import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { slidingWindow } from '../../src/compaction/strategies/sliding-window.js';
 import { workflowIdFor } from '../../workflows/shared.js';
 import { startLlmServer, type LlmServer, type Step } from '../support/llm-server.js';
-import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { waitForState } from '../support/wait-for-state.js';
 
 let llm: LlmServer;
@@ -131,6 +131,27 @@ for (const command of ['configure', 'compact', 'sync'] as const) {
     assert.equal((await t.history()).messages.length, 2);
   });
 }
+
+test("the worker's default closes a thread that sets none; a thread's own setting wins", async () => {
+  const taskQueue = `${p.taskQueue}-defaults`;
+  const worker = await startWorker(p.stack, taskQueue, undefined, undefined, { closeAfterIdleMs: CLOSE_MS });
+  const memory = await p.connect({ taskQueue });
+  try {
+    const t = memory.thread('idle-default');
+    const kept = memory.thread('idle-default-kept');
+    await kept.configure({ closeAfterIdleMs: 0 });
+    await kept.append(turn(kept.threadId, 0));
+    await t.append(turn(t.threadId, 0));
+    await waitClosed(t);
+    const state = await t.state();
+    assert.equal(state.open, false);
+    assert.equal(state.config.closeAfterIdleMs, undefined, "the worker's default, not the thread's");
+    assert.equal((await latestRun(p.memory.client, kept)).status, 'RUNNING');
+  } finally {
+    await memory.close();
+    await worker.stop();
+  }
+});
 
 test('a closed thread is deleted like any other, without starting it again', async () => {
   const t = p.memory.thread('idle-deleted');

@@ -13,6 +13,7 @@ import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-st
 import { startTestStack, type TestStack, type TestStackOptions } from './stack.js';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
 import type { Embedder } from '../../src/llm/embeddings.js';
+import type { ThreadDefaults } from '../../src/thread/config.js';
 
 const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
@@ -38,6 +39,7 @@ export async function startWorker(
   taskQueue: string,
   llm?: LlmRuntime,
   embedder?: Embedder,
+  threadDefaults: ThreadDefaults = {},
 ): Promise<TestWorker> {
   const store = await PostgresThreadStore.connect(stack.databaseUrl, { migrate: true });
   const memories = await PostgresMemoryStore.connect(stack.databaseUrl);
@@ -50,6 +52,7 @@ export async function startWorker(
     // Hermetic: the tests' own LLM server, or the local fallbacks whatever the environment says.
     llm: llm ?? llmRuntimeFromEnv({}),
     embedder: embedder ?? null,
+    threadDefaults, // the built-in ones unless a test gives its own, whatever the environment says
     log: () => undefined,
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '2s',
