@@ -175,6 +175,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       });
     }
   }
-  // Deleted: `delete` already stopped the LLM work; let its own handler finish answering.
+  // Deleted (or expired): `delete` already stopped the LLM work; let its own handler finish answering.
+  // Closed after idling: no handler runs (the thread was quiet), the store keeps everything.
   await condition(allHandlersFinished);
 }
