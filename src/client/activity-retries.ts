@@ -33,6 +33,7 @@ const LANES: Record<keyof ThreadActivities, string> = {
   saveConfig: 'config',
   deleteThread: 'delete',
   loadThread: 'load',
+  expireThread: 'retention',
 };
 
 type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];

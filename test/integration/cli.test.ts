@@ -340,6 +340,7 @@ test('working-memory get, set and versions, with and without --json; a stale ver
     [1],
   );
   assert.equal((await cli('working-memory', 'get')).code, 2);
+});
 
 test('memories remember, optionally expiring: an expired memory is not listed', async () => {
   const kept = parseJson<{ memory: { id: string; expiresAt: string } }>(
