@@ -1,0 +1,412 @@
+/**
+ * `npm run bench:scale` (issue 23 item 5): many workers on one stack. One Temporal dev server and one
+ * embedded PostgreSQL (a fresh DURABLE_MEMORY_HOME), the client in this process, and 1, 2, then 4
+ * worker processes (test/support/worker-child.ts, no LLM settings: the local fallback summarizer).
+ *
+ * Each worker phase starts its workers fresh, creates 1,000 threads of its own (one append each, then a
+ * sync, untimed: every workflow is open and cached on some worker), and then times:
+ * - appends for 20 s, 50 in flight, round robin over the 1,000 threads: appends/s, p50, p99. An append
+ *   is a PostgreSQL insert plus a signal the server accepts; the workflow indexes it afterwards;
+ * - a sync of every thread right after (an update each: it returns once the workflow has indexed
+ *   everything appended), the part of the load that waits for the workers;
+ * - per worker, the workflow tasks it ran (the SDK core's `temporal_workflow_task_queue_poll_succeed`
+ *   counter) and its CPU seconds, so CPU per workflow task; the CPU of the Temporal server, PostgreSQL
+ *   (postmaster and backends) and this client per append, so the curve can be projected to more cores.
+ * 1 worker is the baseline of the 2- and 4-worker figures.
+ *
+ * Then, on the 4 workers and their threads, a kill: appends run for 5 s, one worker (the one that runs
+ * most threads, read from the threads' histories: the identity of their last workflow task) is killed
+ * with SIGKILL, and at once a sync is sent to 100 of its threads and 100 of the others'; appends go on
+ * for 10 s more. Reported: how long after the kill those syncs returned (the killed worker's threads vs
+ * the others'), the appends' latency and failures after the kill, and, after a sync of every thread, the
+ * messages acknowledged vs stored in PostgreSQL vs indexed by the workflows (lost = acknowledged but not
+ * stored or not indexed).
+ *
+ * `--quick`: 60 threads and short windows, to check the benchmark itself (figures meaningless).
+ * Progress goes to stderr, the report (markdown) to stdout.
+ */
+import { rm } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { connect, type DurableMemory } from '../src/client/connect.js';
+import type { ThreadHandle } from '../src/client/thread-handle.js';
+import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
+import { workflowIdFor } from '../workflows/shared.js';
+import { benchEnv } from './bench-env.js';
+import {
+  cpuSeconds,
+  inParallel,
+  machineLine,
+  message,
+  ms,
+  num,
+  progress,
+  range,
+  sleep,
+  startBenchWorker,
+  stats,
+  treeCpuSeconds,
+  withoutModelSettings,
+  type BenchWorker,
+  type WorkerTarget,
+} from './scale-support.js';
+
+const QUICK = process.argv.includes('--quick');
+const size = (full: number, quick: number) => (QUICK ? quick : full);
+const COMMAND = `npm run bench:scale${QUICK ? ' -- --quick' : ''}`;
+
+const TASK_QUEUE = 'bench-scale';
+const WORKER_COUNTS = [1, 2, 4];
+const THREADS = size(1000, 60);
+const IN_FLIGHT = 50;
+const MESSAGE_BYTES = 500;
+const WINDOW_MS = size(20_000, 4_000);
+const KILL_AFTER_MS = size(5_000, 2_000);
+const AFTER_KILL_MS = size(10_000, 4_000);
+const PROBES = size(100, 10);
+/** The issue's bound on how long a dead worker's threads may stall. */
+const RESUME_TARGET_MS = 2_000;
+
+interface Usage {
+  at: number;
+  tasks: number[];
+  workerCpu: number[];
+  temporalCpu: number;
+  postgresCpu: number;
+  clientCpu: number;
+}
+
+interface Bench {
+  stack: EmbeddedStack;
+  memory: DurableMemory;
+  db: pg.Pool;
+  target: WorkerTarget;
+  workers: BenchWorker[];
+  /** Appends acknowledged per thread id (every successful append stores one new message). */
+  acked: Map<string, number>;
+}
+
+async function usage(b: Bench): Promise<Usage> {
+  const cpu = process.cpuUsage();
+  return {
+    at: performance.now(),
+    tasks: await Promise.all(b.workers.map((w) => w.workflowTasks())),
+    workerCpu: await Promise.all(b.workers.map((w) => cpuSeconds(w.pid))),
+    temporalCpu: b.stack.temporal ? await cpuSeconds(b.stack.temporal.pid) : 0,
+    postgresCpu: b.stack.postgres?.pid ? await treeCpuSeconds(b.stack.postgres.pid) : 0,
+    clientCpu: (cpu.user + cpu.system) / 1e6,
+  };
+}
+
+interface Load {
+  /** [start, end] of each append that returned, in ms of performance.now(). */
+  done: { start: number; end: number; announced: boolean }[];
+  errors: number;
+}
+
+/** Appends round robin over `threads`, `IN_FLIGHT` at a time, until `durationMs` has passed. */
+async function appendLoad(b: Bench, threads: readonly ThreadHandle[], durationMs: number): Promise<Load> {
+  const load: Load = { done: [], errors: 0 };
+  const end = performance.now() + durationMs;
+  let next = 0;
+  const lane = async () => {
+    while (performance.now() < end) {
+      const t = threads[next++ % threads.length]!;
+      const start = performance.now();
+      try {
+        const r = await t.append(message(MESSAGE_BYTES));
+        load.done.push({ start, end: performance.now(), announced: r.announced });
+        b.acked.set(t.threadId, (b.acked.get(t.threadId) ?? 0) + 1);
+      } catch {
+        load.errors++;
+      }
+    }
+  };
+  await Promise.all(range(IN_FLIGHT).map(lane));
+  return load;
+}
+
+async function replaceWorkers(b: Bench, count: number): Promise<void> {
+  await Promise.all(b.workers.map((w) => w.stop()));
+  b.workers = [];
+  // One at a time: each start bundles nothing (cached) but loads the SDK, heavy on 2 cores.
+  for (let i = 0; i < count; i++) b.workers.push(await startBenchWorker(b.target));
+  progress(`${count} worker(s): pids ${b.workers.map((w) => w.pid).join(', ')}`);
+}
+
+/** Creates the threads (one append each) and syncs them: every workflow open and cached. */
+async function openThreads(b: Bench, prefix: string): Promise<ThreadHandle[]> {
+  const threads = range(THREADS).map((i) => b.memory.thread(`${prefix}-${i}`));
+  await inParallel(threads, IN_FLIGHT, async (t) => {
+    await t.append(message(MESSAGE_BYTES));
+    b.acked.set(t.threadId, 1);
+  });
+  await inParallel(threads, IN_FLIGHT, async (t) => void (await t.sync()));
+  return threads;
+}
+
+interface PhaseResult {
+  workers: number;
+  appends: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  unannounced: number;
+  syncMs: number;
+  tasks: number[];
+  workerCpu: number[];
+  temporalCpu: number;
+  postgresCpu: number;
+  clientCpu: number;
+  seconds: number;
+}
+
+async function workerPhase(
+  b: Bench,
+  count: number,
+): Promise<{ result: PhaseResult; threads: ThreadHandle[] }> {
+  await replaceWorkers(b, count);
+  const threads = await openThreads(b, `w${count}`);
+  const before = await usage(b);
+  const load = await appendLoad(b, threads, WINDOW_MS);
+  const loadEnd = performance.now();
+  await inParallel(threads, IN_FLIGHT, async (t) => void (await t.sync()));
+  const syncMs = performance.now() - loadEnd;
+  const after = await usage(b);
+  const latency = stats(load.done.map((d) => d.end - d.start));
+  const result: PhaseResult = {
+    workers: count,
+    appends: load.done.length,
+    rate: load.done.length / (WINDOW_MS / 1000),
+    p50: latency.p50,
+    p99: latency.p99,
+    errors: load.errors,
+    unannounced: load.done.filter((d) => !d.announced).length,
+    syncMs,
+    tasks: after.tasks.map((n, i) => n - before.tasks[i]!),
+    workerCpu: after.workerCpu.map((n, i) => n - before.workerCpu[i]!),
+    temporalCpu: after.temporalCpu - before.temporalCpu,
+    postgresCpu: after.postgresCpu - before.postgresCpu,
+    clientCpu: after.clientCpu - before.clientCpu,
+    seconds: (after.at - before.at) / 1000,
+  };
+  progress(
+    `${count} worker(s): ${num(result.rate)} appends/s, p99 ${ms(result.p99)}, sync ${ms(syncMs)}, ` +
+      `tasks ${result.tasks.join('/')}`,
+  );
+  return { result, threads };
+}
+
+/** The identity of the worker that ran each thread's last workflow task (from its current run's history). */
+async function owners(b: Bench, threads: readonly ThreadHandle[]): Promise<Map<string, string>> {
+  const owner = new Map<string, string>();
+  await inParallel(threads, 10, async (t) => {
+    const history = await b.memory.client.workflow.getHandle(workflowIdFor(t.threadId)).fetchHistory();
+    const started = (history.events ?? []).filter((e) => e.workflowTaskStartedEventAttributes);
+    const identity = started.at(-1)?.workflowTaskStartedEventAttributes?.identity;
+    if (identity) owner.set(t.threadId, identity);
+  });
+  return owner;
+}
+
+interface KillResult {
+  victimThreads: number;
+  victimResume: number[];
+  otherResume: number[];
+  probeErrors: number;
+  before: ReturnType<typeof stats>;
+  after: ReturnType<typeof stats>;
+  afterErrors: number;
+  afterUnannounced: number;
+  acked: number;
+  stored: number;
+  indexed: number;
+  lost: number;
+  unindexed: number;
+}
+
+async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult> {
+  const owner = await owners(b, threads);
+  const byWorker = b.workers.map((w) => threads.filter((t) => owner.get(t.threadId) === w.identity));
+  progress(`threads per worker before the kill: ${byWorker.map((ts) => ts.length).join('/')}`);
+  const victimIndex = byWorker.reduce((best, ts, i) => (ts.length > byWorker[best]!.length ? i : best), 0);
+  const victim = b.workers[victimIndex]!;
+  const victimProbes = byWorker[victimIndex]!.slice(0, PROBES);
+  const otherProbes = threads.filter((t) => !byWorker[victimIndex]!.includes(t)).slice(0, PROBES);
+
+  const loading = appendLoad(b, threads, KILL_AFTER_MS + AFTER_KILL_MS);
+  await sleep(KILL_AFTER_MS);
+  const killedAt = performance.now();
+  await victim.child.kill9();
+  progress(`killed worker ${victim.pid} (${byWorker[victimIndex]!.length} threads)`);
+  let probeErrors = 0;
+  const resume = (ts: ThreadHandle[]) =>
+    Promise.all(
+      ts.map((t) =>
+        t.sync().then(
+          () => performance.now() - killedAt,
+          () => {
+            probeErrors++;
+            return NaN;
+          },
+        ),
+      ),
+    );
+  const [victimResume, otherResume] = await Promise.all([resume(victimProbes), resume(otherProbes)]);
+  const load = await loading;
+  b.workers = b.workers.filter((w) => w !== victim);
+
+  // Everything acknowledged must be stored and, after a sync, indexed by its workflow.
+  const indexedSeq = new Map<string, number>();
+  await inParallel(
+    threads,
+    IN_FLIGHT,
+    async (t) => void indexedSeq.set(t.threadId, (await t.sync()).indexedSeq),
+  );
+  const { rows } = await b.db.query<{ thread_id: string; n: string }>(
+    'SELECT thread_id, count(*) AS n FROM messages WHERE thread_id = ANY($1) GROUP BY thread_id',
+    [threads.map((t) => t.threadId)],
+  );
+  const stored = new Map(rows.map((r) => [r.thread_id, Number(r.n)]));
+  let lost = 0;
+  let unindexed = 0;
+  for (const t of threads) {
+    const acked = b.acked.get(t.threadId) ?? 0;
+    const inStore = stored.get(t.threadId) ?? 0;
+    lost += Math.max(0, acked - inStore);
+    unindexed += Math.max(0, inStore - (indexedSeq.get(t.threadId) ?? 0));
+  }
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
+  const afterKill = load.done.filter((d) => d.end > killedAt);
+  return {
+    victimThreads: byWorker[victimIndex]!.length,
+    victimResume,
+    otherResume,
+    probeErrors,
+    before: stats(load.done.filter((d) => d.end <= killedAt).map((d) => d.end - d.start)),
+    after: stats(afterKill.map((d) => d.end - d.start)),
+    afterErrors: load.errors,
+    afterUnannounced: afterKill.filter((d) => !d.announced).length,
+    acked: threads.reduce((n, t) => n + (b.acked.get(t.threadId) ?? 0), 0),
+    stored: sum(stored),
+    indexed: sum(indexedSeq),
+    lost,
+    unindexed,
+  };
+}
+
+function report(results: PhaseResult[], kill: KillResult | undefined, header: string[]): string {
+  const base = results[0]!;
+  const perAppendMs = (cpu: number, r: PhaseResult) => ms((1000 * cpu) / r.appends);
+  const lines = [
+    '## Many workers (`npm run bench:scale`)',
+    '',
+    ...header.map((h) => `${h}  `),
+    '',
+    `${num(THREADS)} threads per phase, ${MESSAGE_BYTES} B messages, ${IN_FLIGHT} appends in flight for ` +
+      `${WINDOW_MS / 1000} s, then a sync of every thread. Baseline: 1 worker, same run.`,
+    '',
+    '| workers | appends/s | vs 1 worker | append p50 | append p99 | errors / unannounced | sync of all threads after | workflow tasks per worker | worker CPU per task | CPU per append: workers / Temporal / PostgreSQL / client |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...results.map((r) => {
+      const tasks = r.tasks.reduce((a, n) => a + n, 0);
+      const workerCpu = r.workerCpu.reduce((a, n) => a + n, 0);
+      return (
+        `| ${r.workers} | ${num(r.rate)} | ${(r.rate / base.rate).toFixed(2)}× | ${ms(r.p50)} | ${ms(r.p99)} | ` +
+        `${r.errors} / ${r.unannounced} | ${ms(r.syncMs)} (${(r.syncMs / base.syncMs).toFixed(2)}×) | ` +
+        `${r.tasks.map(num).join(' / ')} | ${ms((1000 * workerCpu) / tasks)} | ` +
+        `${perAppendMs(workerCpu, r)} / ${perAppendMs(r.temporalCpu, r)} / ${perAppendMs(r.postgresCpu, r)} / ` +
+        `${perAppendMs(r.clientCpu, r)} |`
+      );
+    }),
+    '',
+  ];
+  const cpuPerAppend = (r: PhaseResult) =>
+    (r.workerCpu.reduce((a, n) => a + n, 0) + r.temporalCpu + r.postgresCpu + r.clientCpu) / r.appends;
+  const c = cpuPerAppend(base);
+  const busy = (cpuPerAppend(base) * base.appends) / base.seconds;
+  lines.push(
+    `CPU per append, all processes (1 worker): ${ms(1000 * c)}, so about ${num(1 / c)} appends/s per ` +
+      `fully used core; over the window and the sync (${base.seconds.toFixed(1)} s) they used ` +
+      `${busy.toFixed(2)} CPU-seconds per second.`,
+  );
+  if (kill) {
+    const v = stats(kill.victimResume.filter((x) => !Number.isNaN(x)));
+    const o = stats(kill.otherResume.filter((x) => !Number.isNaN(x)));
+    const met = v.max <= RESUME_TARGET_MS && kill.probeErrors === 0;
+    lines.push(
+      '',
+      `**Kill one of 4 workers under load** (${num(kill.victimThreads)} of ${num(THREADS)} threads ran on it; ` +
+        `appends ${(KILL_AFTER_MS + AFTER_KILL_MS) / 1000} s, SIGKILL after ${KILL_AFTER_MS / 1000} s):`,
+      '',
+      '| measure | figure | baseline (same run) | target | result |',
+      '| --- | --- | --- | --- | --- |',
+      `| sync of the killed worker's threads returned, after the kill | p50 ${ms(v.p50)}, max ${ms(v.max)} (${v.n} threads, ${kill.probeErrors} errors) | the other workers' threads: p50 ${ms(o.p50)}, max ${ms(o.max)} (${o.n}) | ≤ ${RESUME_TARGET_MS / 1000} s | ${met ? 'met' : '**MISSED**'} |`,
+      `| append latency after the kill | p50 ${ms(kill.after.p50)}, p99 ${ms(kill.after.p99)}, max ${ms(kill.after.max)}; ${kill.afterErrors} errors, ${kill.afterUnannounced} unannounced | before the kill: p50 ${ms(kill.before.p50)}, p99 ${ms(kill.before.p99)} | — | — |`,
+      `| messages lost | ${kill.lost} (acknowledged ${num(kill.acked)}, stored ${num(kill.stored)}, indexed ${num(kill.indexed)}, stored but not indexed after sync ${kill.unindexed}) | — | 0 | ${kill.lost + kill.unindexed === 0 ? 'met' : '**MISSED**'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const header = [`Command: \`${COMMAND}\``, machineLine()];
+  for (const line of header) progress(line);
+  const { home, env: rawEnv } = await benchEnv('scale');
+  const env = withoutModelSettings(rawEnv);
+  let stack: EmbeddedStack | undefined;
+  let b: Bench | undefined;
+  const results: PhaseResult[] = [];
+  let kill: KillResult | undefined;
+  let failed = false;
+  try {
+    stack = await startEmbeddedStack({ home, env, log: (line) => progress(line), headless: true });
+    const target = {
+      env,
+      temporalAddress: stack.temporalAddress,
+      namespace: stack.namespace,
+      databaseUrl: stack.databaseUrl,
+      taskQueue: TASK_QUEUE,
+    };
+    const memory = await connect({ ...target, embedder: null });
+    b = {
+      stack,
+      memory,
+      db: new pg.Pool({ connectionString: stack.databaseUrl, max: 2 }),
+      target,
+      workers: [],
+      acked: new Map(),
+    };
+    let threads: ThreadHandle[] = [];
+    for (const count of WORKER_COUNTS) {
+      progress(`phase: ${count} worker(s)`);
+      const phase = await workerPhase(b, count);
+      results.push(phase.result);
+      threads = phase.threads;
+    }
+    progress('phase: kill one of 4 workers');
+    kill = await killPhase(b, threads);
+  } catch (err) {
+    failed = true;
+    progress(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    if (b) {
+      await b.memory.close().catch(() => undefined);
+      await b.db.end().catch(() => undefined);
+      await Promise.all(b.workers.map((w) => w.stop()));
+    }
+    await stack?.stop().catch(() => undefined);
+    await rm(home, { recursive: true, force: true });
+  }
+  if (results.length > 0) process.stdout.write(`${report(results, kill, header)}\n`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().then(
+  () => process.exit(),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
