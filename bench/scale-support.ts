@@ -56,6 +56,8 @@ export interface BenchWorker {
   readonly pid: number;
   /** Its Temporal worker identity (the SDK's default, `pid@hostname`), as histories record it. */
   readonly identity: string;
+  /** Its Temporal SDK metrics (Prometheus text). */
+  readonly metricsUrl: string;
   /** Workflow tasks it has polled and run so far (the SDK core's counter). */
   workflowTasks(): Promise<number>;
   /** SIGTERM (it drains and exits), SIGKILL after 15 s. */
@@ -94,12 +96,14 @@ export async function startBenchWorker(target: WorkerTarget): Promise<BenchWorke
     },
   });
   await child.waitForLine(/worker ready/, 180_000);
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   return {
     child,
     pid: child.pid,
     identity: `${child.pid}@${os.hostname()}`,
+    metricsUrl,
     async workflowTasks() {
-      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      const res = await fetch(metricsUrl);
       return counterSum(await res.text(), 'temporal_workflow_task_queue_poll_succeed_total');
     },
     async stop() {

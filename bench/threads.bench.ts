@@ -1,0 +1,415 @@
+/**
+ * `npm run bench:threads` (issue 23 item 7): what threads cost at rest, measured for docs/scale.md.
+ * One stack (Temporal dev server on SQLite, embedded PostgreSQL, a fresh DURABLE_MEMORY_HOME), one
+ * worker process (test/support/worker-child.ts, its default workflow cache), the client here.
+ *
+ * 1. Creates 100,000 threads through the client, one 500 B append each (200 in flight, 1,000 users):
+ *    the time, open workflows (visibility count), PostgreSQL's tables (pg_total_relation_size, indexes
+ *    apart) and Temporal's SQLite files, per thread; the worker's RSS and workflow cache (the SDK
+ *    core's `temporal_sticky_cache_size`) along the way, so its memory per cached thread.
+ * 2. Long threads: 20 threads of 1,000 messages (500 B, 50 per append): PostgreSQL bytes per message
+ *    (row, search index), then 1,000 vectors of 1,536 dimensions stored (real[] here: the embedded
+ *    server has no pgvector) for bytes per vector.
+ * 3. Temporal history per appended message: a thread of 100 sequential appends, its run's events and
+ *    serialized bytes.
+ * 4. The partition path: append and context() p50 on existing threads, scripts/partition-messages.sql
+ *    on this database (timed), the same appends and reads again, a new thread, search, sync; sizes after.
+ *
+ * `--threads N` changes the count (default 100,000); `--quick`: 2,000 threads and small phases, to check
+ * the benchmark itself. Progress to stderr, the report (markdown) to stdout.
+ */
+import { readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import protos from '@temporalio/proto';
+import { connect, type DurableMemory } from '../src/client/connect.js';
+import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
+import { workflowIdFor } from '../workflows/shared.js';
+import { REPO_ROOT } from '../test/support/processes.js';
+import { benchEnv } from './bench-env.js';
+import {
+  inParallel,
+  machineLine,
+  mb,
+  message,
+  ms,
+  num,
+  progress,
+  range,
+  rssBytes,
+  startBenchWorker,
+  stats,
+  text,
+  withoutModelSettings,
+  type BenchWorker,
+} from './scale-support.js';
+
+const QUICK = process.argv.includes('--quick');
+const size = (full: number, quick: number) => (QUICK ? quick : full);
+const flag = process.argv.indexOf('--threads');
+const THREADS = flag > 0 ? Number(process.argv[flag + 1]) : size(100_000, 2_000);
+const COMMAND = `npm run bench:threads${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+const TASK_QUEUE = 'bench-threads';
+const IN_FLIGHT = 200;
+const USERS = 1000;
+const MESSAGE_BYTES = 500;
+/** Where the worker's RSS and cache are sampled while threads are created. */
+const CHECKPOINTS = [100, 1_000, 2_000, 5_000, 10_000, 50_000].filter((n) => n < THREADS);
+const LONG_THREADS = size(20, 4);
+const LONG_MESSAGES = size(1000, 200);
+const LONG_BATCH = 50;
+const VECTORS = size(1000, 200);
+const VECTOR_DIMS = 1536;
+const HISTORY_APPENDS = 100;
+const SMOKE = size(200, 40);
+
+const lines: string[] = [];
+const say = (line: string) => {
+  lines.push(line);
+  progress(line);
+};
+
+interface Bench {
+  stack: EmbeddedStack;
+  memory: DurableMemory;
+  db: pg.Pool;
+  worker: BenchWorker;
+  home: string;
+}
+
+interface TableSize {
+  name: string;
+  rows: number;
+  total: number;
+  indexes: number;
+}
+
+/** Every table of the database with its rows, total size and index size (partitions summed into their table). */
+async function tableSizes(b: Bench): Promise<TableSize[]> {
+  const { rows } = await b.db.query<{ name: string; total: string; indexes: string }>(
+    `SELECT coalesce(parent.relname, c.relname) AS name,
+            sum(pg_total_relation_size(c.oid)) AS total, sum(pg_indexes_size(c.oid)) AS indexes
+     FROM pg_class c
+     JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
+     LEFT JOIN pg_class parent ON parent.oid = i.inhparent
+     WHERE c.relkind = 'r'
+     GROUP BY 1 ORDER BY 2 DESC`,
+  );
+  const out: TableSize[] = [];
+  for (const r of rows) {
+    const count = await b.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${pg.escapeIdentifier(r.name)}`);
+    out.push({
+      name: r.name,
+      rows: Number(count.rows[0]!.n),
+      total: Number(r.total),
+      indexes: Number(r.indexes),
+    });
+  }
+  return out;
+}
+
+const sizeOf = (sizes: TableSize[], name: string) =>
+  sizes.find((s) => s.name === name) ?? { name, rows: 0, total: 0, indexes: 0 };
+
+async function indexSize(b: Bench, pattern: string): Promise<number> {
+  const { rows } = await b.db.query<{ n: string | null }>(
+    `SELECT sum(pg_relation_size(c.oid)) AS n FROM pg_class c WHERE c.relkind IN ('i', 'I') AND c.relname LIKE $1`,
+    [pattern],
+  );
+  return Number(rows[0]!.n ?? 0);
+}
+
+async function temporalFiles(b: Bench): Promise<number> {
+  let sum = 0;
+  for (const suffix of ['', '-wal', '-shm']) {
+    sum += await stat(path.join(b.home, `temporal.db${suffix}`)).then(
+      (s) => s.size,
+      () => 0,
+    );
+  }
+  return sum;
+}
+
+async function workerCache(b: Bench): Promise<{ rss: number; cached: number }> {
+  const res = await fetch(b.worker.metricsUrl);
+  const body = await res.text();
+  const cached = body
+    .split('\n')
+    .filter((l) => l.startsWith('temporal_sticky_cache_size'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  return { rss: await rssBytes(b.worker.pid), cached };
+}
+
+async function openWorkflows(b: Bench): Promise<number> {
+  const { count } = await b.memory.client.workflow.count(
+    `WorkflowType = 'threadWorkflow' AND ExecutionStatus = 'Running'`,
+  );
+  return count;
+}
+
+/** The serialized size of a workflow's current run and its event count. */
+async function historyOf(b: Bench, threadId: string): Promise<{ events: number; bytes: number }> {
+  const history = await b.memory.client.workflow.getHandle(workflowIdFor(threadId)).fetchHistory();
+  const events = history.events ?? [];
+  return {
+    events: events.length,
+    bytes: protos.temporal.api.history.v1.History.encode({ events }).finish().length,
+  };
+}
+
+/** 1. The threads, created through the client. */
+async function createThreads(b: Bench): Promise<void> {
+  const samples: { threads: number; seconds: number; rss: number; cached: number }[] = [];
+  const start = performance.now();
+  let created = 0;
+  let errors = 0;
+  let unannounced = 0;
+  const checkpoints = [...CHECKPOINTS];
+  await inParallel(range(THREADS), IN_FLIGHT, async (i) => {
+    const t = b.memory.thread(`t-${i}`, { userId: `u-${i % USERS}` });
+    try {
+      const r = await t.append(message(MESSAGE_BYTES));
+      if (!r.announced) unannounced++;
+      created++;
+    } catch {
+      errors++;
+    }
+    if (checkpoints.length > 0 && created >= checkpoints[0]!) {
+      checkpoints.shift();
+      const w = await workerCache(b);
+      samples.push({ threads: created, seconds: (performance.now() - start) / 1000, ...w });
+      progress(`${num(created)} threads, ${w.cached} cached, worker RSS ${mb(w.rss)}`);
+    }
+  });
+  const seconds = (performance.now() - start) / 1000;
+  // The workflows catch up on their first signal after the appends returned; wait for the last.
+  // (Each sync is bounded by the client's update timeout; the worker's backlog may be longer.)
+  for (;;) {
+    const synced = await b.memory
+      .thread(`t-${THREADS - 1}`)
+      .sync()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (synced) break;
+    progress('waiting for the worker to catch up');
+  }
+  const caughtUp = (performance.now() - start) / 1000;
+  const open = await openWorkflows(b);
+  const w = await workerCache(b);
+  samples.push({ threads: created, seconds, ...w });
+  say(
+    `**${num(THREADS)} threads** created through the client (one ${MESSAGE_BYTES} B append each, ` +
+      `${IN_FLIGHT} in flight, ${USERS} users) in ${seconds.toFixed(0)} s: ${num(THREADS / seconds)} threads/s; ` +
+      `${errors} errors, ${unannounced} unannounced; the last thread synced at ${caughtUp.toFixed(0)} s. ` +
+      `Open workflows (visibility): ${num(open)}.`,
+  );
+  say(
+    '| threads created | seconds | worker workflow cache | worker RSS |\n| --- | --- | --- | --- |\n' +
+      samples
+        .map((s) => `| ${num(s.threads)} | ${s.seconds.toFixed(0)} | ${num(s.cached)} | ${mb(s.rss)} |`)
+        .join('\n'),
+  );
+  const first = samples[0]!;
+  const full = samples.reduce((best, s) => (s.cached > best.cached ? s : best), first);
+  if (full.cached > first.cached) {
+    say(
+      `Worker memory per cached thread: (${mb(full.rss)} − ${mb(first.rss)}) / (${num(full.cached)} − ` +
+        `${num(first.cached)} cached) = ${num((full.rss - first.rss) / (full.cached - first.cached) / 1024)} KB ` +
+        `(RSS, no forced GC).`,
+    );
+  }
+}
+
+/** PostgreSQL and Temporal sizes now, per thread. */
+async function sizes(b: Bench, label: string): Promise<TableSize[]> {
+  const tables = await tableSizes(b);
+  const { rows } = await b.db.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n');
+  const database = Number(rows[0]!.n);
+  const temporal = await temporalFiles(b);
+  const threads = sizeOf(tables, 'threads').rows;
+  const shown = tables.filter((t) => t.total > 16_384);
+  say(
+    `**Sizes ${label}** (${num(threads)} threads): PostgreSQL database ${mb(database)} ` +
+      `(${num(database / threads)} B per thread), Temporal SQLite files ${mb(temporal)} ` +
+      `(${num(temporal / threads)} B per thread).\n\n` +
+      '| table | rows | total (with indexes, TOAST) | of which indexes | per row |\n| --- | --- | --- | --- | --- |\n' +
+      shown
+        .map(
+          (t) =>
+            `| ${t.name} | ${num(t.rows)} | ${mb(t.total)} | ${mb(t.indexes)} | ${num(t.total / Math.max(1, t.rows))} B |`,
+        )
+        .join('\n'),
+  );
+  return tables;
+}
+
+/** 2. Bytes per message in long threads, and per vector. */
+async function longThreads(b: Bench): Promise<void> {
+  const before = sizeOf(await tableSizes(b), 'messages');
+  const searchBefore = await indexSize(b, 'messages%search%');
+  await inParallel(range(LONG_THREADS), 4, async (i) => {
+    const t = b.memory.thread(`long-${i}`, { userId: `u-${i}` });
+    for (let n = 0; n < LONG_MESSAGES; n += LONG_BATCH) {
+      await t.append(range(LONG_BATCH).map(() => message(MESSAGE_BYTES)));
+    }
+  });
+  await b.db.query('VACUUM ANALYZE messages');
+  const after = sizeOf(await tableSizes(b), 'messages');
+  const searchAfter = await indexSize(b, 'messages%search%');
+  const added = after.rows - before.rows;
+  say(
+    `**Per message** (${num(added)} messages of ${MESSAGE_BYTES} B content in ${LONG_THREADS} threads): ` +
+      `${num((after.total - before.total) / added)} B in PostgreSQL, of which indexes ` +
+      `${num((after.indexes - before.indexes) / added)} B (the full-text search index ` +
+      `${num((searchAfter - searchBefore) / added)} B).`,
+  );
+  const vectorsBefore = sizeOf(await tableSizes(b), 'message_embeddings');
+  const vector = () => range(VECTOR_DIMS).map(() => Math.random() * 2 - 1);
+  for (let i = 0; i < VECTORS; i += 100) {
+    const seqs = range(Math.min(100, VECTORS - i)).map((k) => i + k + 1);
+    await b.memory.store.saveEmbeddings(
+      'long-0',
+      'bench-1536',
+      seqs.map((seq) => ({ seq, vector: vector() })),
+    );
+  }
+  const vectorsAfter = sizeOf(await tableSizes(b), 'message_embeddings');
+  say(
+    `**Per vector** (${num(VECTORS)} of ${VECTOR_DIMS} dimensions, stored as real[]): ` +
+      `${num((vectorsAfter.total - vectorsBefore.total) / VECTORS)} B.`,
+  );
+}
+
+/** 3. Temporal history per appended message. */
+async function historyPerMessage(b: Bench): Promise<void> {
+  const one = await historyOf(b, 't-0');
+  const t = b.memory.thread('history-probe');
+  for (let i = 0; i < HISTORY_APPENDS; i++) await t.append(message(MESSAGE_BYTES));
+  await t.sync();
+  const h = await historyOf(b, 'history-probe');
+  say(
+    `**Temporal history**: a thread with one append: ${one.events} events, ${num(one.bytes)} B; ` +
+      `${HISTORY_APPENDS} sequential appends (then a sync): ${h.events} events, ${num(h.bytes)} B, so ` +
+      `${(h.events / HISTORY_APPENDS).toFixed(1)} events and ${num(h.bytes / HISTORY_APPENDS)} B per appended message.`,
+  );
+}
+
+/** Append and context() latencies on existing threads, sequential. */
+async function smoke(b: Bench, label: string): Promise<{ append: number; context: number }> {
+  const appends: number[] = [];
+  const reads: number[] = [];
+  for (let i = 0; i < SMOKE; i++) {
+    const t = b.memory.thread(`t-${(i * 7919) % THREADS}`);
+    let start = performance.now();
+    await t.append(message(MESSAGE_BYTES));
+    appends.push(performance.now() - start);
+    start = performance.now();
+    const ctx = await t.context();
+    reads.push(performance.now() - start);
+    if (ctx.messages.length < 2) throw new Error(`${label}: context of ${t.threadId} lacks messages`);
+  }
+  return { append: stats(appends).p50, context: stats(reads).p50 };
+}
+
+/** 4. scripts/partition-messages.sql on this database, and the product after it. */
+async function partition(b: Bench): Promise<void> {
+  const before = await smoke(b, 'before');
+  const script = await readFile(path.join(REPO_ROOT, 'scripts/partition-messages.sql'), 'utf8');
+  const start = performance.now();
+  const client = await b.db.connect();
+  try {
+    await client.query(script);
+  } finally {
+    client.release();
+  }
+  const seconds = (performance.now() - start) / 1000;
+  const after = await smoke(b, 'after');
+  // A new thread, search, and every smoke thread's workflow caught up.
+  const fresh = b.memory.thread('after-partition', { userId: 'u-1' });
+  await fresh.append([
+    message(MESSAGE_BYTES),
+    { id: 'needle', role: 'user', content: `zanzibar ${text(100)}` },
+  ]);
+  const hits = await fresh.searchHistory('zanzibar');
+  if (hits[0]?.seq !== 2) throw new Error(`search after partitioning: ${JSON.stringify(hits)}`);
+  await inParallel(
+    range(SMOKE),
+    20,
+    async (i) => void (await b.memory.thread(`t-${(i * 7919) % THREADS}`).sync()),
+  );
+  const { rows } = await b.db.query<{ n: string }>(
+    "SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'messages'::regclass",
+  );
+  say(
+    `**Partitioning** (scripts/partition-messages.sql, ${rows[0]!.n} hash partitions by thread_id): ` +
+      `${seconds.toFixed(1)} s on this database. ${SMOKE} sequential appends and context() reads on existing ` +
+      `threads, p50 before: append ${ms(before.append)}, context ${ms(before.context)}; after: append ` +
+      `${ms(after.append)}, context ${ms(after.context)}; a new thread, full-text search and a sync of the ` +
+      `${SMOKE} threads work after it.`,
+  );
+}
+
+async function main(): Promise<void> {
+  const header = [`Command: \`${COMMAND}\``, machineLine()];
+  for (const line of header) progress(line);
+  const { home, env: rawEnv } = await benchEnv('threads');
+  const env = withoutModelSettings(rawEnv);
+  let stack: EmbeddedStack | undefined;
+  let b: Bench | undefined;
+  let failed = false;
+  const started = performance.now();
+  try {
+    stack = await startEmbeddedStack({ home, env, log: (line) => progress(line), headless: true });
+    const target = {
+      env,
+      temporalAddress: stack.temporalAddress,
+      namespace: stack.namespace,
+      databaseUrl: stack.databaseUrl,
+      taskQueue: TASK_QUEUE,
+    };
+    const worker = await startBenchWorker(target);
+    const memory = await connect({ ...target, embedder: null });
+    b = { stack, memory, worker, home, db: new pg.Pool({ connectionString: stack.databaseUrl, max: 2 }) };
+    await createThreads(b);
+    await sizes(b, `after creating ${num(THREADS)} threads`);
+    await longThreads(b);
+    await historyPerMessage(b);
+    await partition(b);
+    await sizes(b, 'at the end (partitioned)');
+  } catch (err) {
+    failed = true;
+    say(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    if (b) {
+      await b.memory.close().catch(() => undefined);
+      await b.db.end().catch(() => undefined);
+      await b.worker.stop();
+    }
+    await stack?.stop().catch(() => undefined);
+    await rm(home, { recursive: true, force: true });
+  }
+  const total = (performance.now() - started) / 1000;
+  process.stdout.write(
+    [
+      `## Threads at rest (\`npm run bench:threads\`)`,
+      '',
+      ...header.map((h) => `${h}  `),
+      `Total time: ${total.toFixed(0)} s`,
+      '',
+      ...lines.flatMap((l) => [l, '']),
+    ].join('\n'),
+  );
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().then(
+  () => process.exit(),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
