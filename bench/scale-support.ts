@@ -144,6 +144,21 @@ export function message(bytes: number) {
   return { id: `m${n}`, role: n % 2 ? 'user' : 'assistant', content: text(bytes) } as const;
 }
 
+/**
+ * `t.sync()` again until it answers: each attempt is bounded by the client's update timeout (60 s),
+ * and a worker's backlog of new workflows' first tasks can be longer on a busy machine.
+ */
+export async function syncEventually(t: { sync(): Promise<{ indexedSeq: number }> }): Promise<number> {
+  for (;;) {
+    const seq = await t.sync().then(
+      (s) => s.indexedSeq,
+      () => undefined,
+    );
+    if (seq !== undefined) return seq;
+    progress('a sync timed out: the workers are behind; trying again');
+  }
+}
+
 /** Nearest-rank percentiles. */
 export function stats(samples: readonly number[]): { n: number; p50: number; p99: number; max: number } {
   const s = [...samples].sort((a, b) => a - b);

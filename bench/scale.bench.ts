@@ -45,6 +45,7 @@ import {
   sleep,
   startBenchWorker,
   stats,
+  syncEventually,
   treeCpuSeconds,
   withoutModelSettings,
   type BenchWorker,
@@ -141,7 +142,7 @@ async function openThreads(b: Bench, prefix: string): Promise<ThreadHandle[]> {
     await t.append(message(MESSAGE_BYTES));
     b.acked.set(t.threadId, 1);
   });
-  await inParallel(threads, IN_FLIGHT, async (t) => void (await t.sync()));
+  await inParallel(threads, IN_FLIGHT, async (t) => void (await syncEventually(t)));
   return threads;
 }
 
