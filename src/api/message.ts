@@ -278,6 +278,20 @@ export const ContextResult = Type.Object(
     ),
     tokens: Int(),
     budget: Type.Integer({ minimum: 1 }),
+    split: Type.Object(
+      {
+        system: Int('The system prompt (leading system messages).'),
+        working: Int('The pinned working memory.'),
+        summaries: Int('Summaries standing for older history.'),
+        memories: Int('The long-term memories block.'),
+        recalled: Int(
+          'The recalled-history block: only the room the view leaves, its `recallShare` at most.',
+        ),
+        recent: Int("The view's recent messages."),
+        free: Int('Budget left unused (0 when over it).'),
+      },
+      { title: 'BudgetSplit', description: 'How the budget splits: tokens of each part of the context.' },
+    ),
     droppedOnRead: Int('Groups dropped on read because compaction had not caught up.'),
     cache: Type.Object(
       {

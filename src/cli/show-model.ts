@@ -3,6 +3,7 @@
  * each saying whether it is in the view and, if not, why. Pure (no I/O), so `--json` and the
  * terminal rendering (show-render.ts) share it.
  */
+import type { BudgetSplit } from '../thread/budget-split.js';
 import { compactionMarkOf, type Message } from '../model/message.js';
 import type { Compaction, StoredMessage, SummaryRecord, ThreadExport } from '../store/types.js';
 import { messageText } from './output.js';
@@ -56,6 +57,8 @@ export interface ShowRow {
 export interface ContextFacts {
   tokens: number;
   budget: number;
+  /** How the budget splits between the context's parts (`context().split`). */
+  split?: BudgetSplit;
   droppedOnRead: number;
   messageIds: ReadonlySet<string>;
   /** Ids the context would send without recall: one of them dropped on read was dropped for recall. */

@@ -4,6 +4,7 @@
  * view), summaries in their place in the view with the seq range they stand for, and the
  * compaction records at the end. Every line fits `width` columns (readable at 80).
  */
+import type { BudgetSplit } from '../thread/budget-split.js';
 import type { Compaction } from '../store/types.js';
 import type { ThreadState } from '../client/thread-handle.js';
 import { cell, clip, clipWords, int, right } from './output.js';
@@ -62,6 +63,21 @@ function memoryCell(row: ShowRow, strategyOf: Map<string, string | undefined>): 
   }
 }
 
+/**
+ * `split: system 40 · summaries 300 · recalled 900 · recent 2,100 · free 660`: the parts used and the
+ * room left, on two lines when one would pass 80 columns.
+ */
+function splitLines(split: BudgetSplit): string[] {
+  const used = (['system', 'working', 'summaries', 'memories', 'recalled', 'recent'] as const).filter(
+    (k) => split[k] > 0,
+  );
+  const parts = [...used.map((k) => `${k} ${int(split[k])}`), `free ${int(split.free)}`];
+  const line = `split: ${parts.join(' · ')}`;
+  if (line.length <= 80) return [line];
+  const half = Math.ceil(parts.length / 2);
+  return [`split: ${parts.slice(0, half).join(' · ')} ·`, `       ${parts.slice(half).join(' · ')}`];
+}
+
 function header(facts: ShowFacts, rows: ShowRow[]): string[] {
   const { context, state } = facts;
   const history = rows.filter((r) => r.kind === 'history');
@@ -73,6 +89,7 @@ function header(facts: ShowFacts, rows: ShowRow[]): string[] {
   const lines = [
     `thread ${facts.threadId}${facts.userId ? ` · user ${facts.userId}` : ''} · model ${facts.model}`,
     `budget: ${int(context.tokens)} / ${int(context.budget)} tokens used (${pct}%)`,
+    ...(context.split ? splitLines(context.split) : []),
     `view: ${int(inView)} of ${int(history.length)} messages + ${plural(summaries, 'summary', 'summaries')} · ` +
       `${int(out)} excluded` +
       (context.droppedOnRead ? ` · ${context.droppedOnRead} groups dropped on read` : ''),

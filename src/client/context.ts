@@ -21,6 +21,7 @@ import type { ServiceSkip } from '../model/service.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ThreadInfo, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
+import { budgetSplit, type BudgetSplit, type ContextPart } from '../thread/budget-split.js';
 import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
 import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
@@ -70,6 +71,12 @@ export interface ContextResult extends Omit<BuiltContext, 'stableTokens'> {
    * changed when `prefixHash` did.
    */
   cache: PromptCache;
+  /**
+   * How `budget` splits: tokens of the system prompt, pinned working memory, summaries, memories
+   * block, recalled block and recent messages, and what is left. Recall takes only what the view
+   * leaves (its `recallShare` at most), so the recalled block never pushes out the summaries.
+   */
+  split: BudgetSplit;
   /** The long-term memories injected (as one system block), most relevant first. */
   memories: RankedMemory[];
   /** The history messages recalled (as one system block after the memories), chronological. */
@@ -121,8 +128,16 @@ export interface PromptCache {
   prefixHash: string;
 }
 
-/** The context as returned: the built one, its OpenAI messages and where its stable prefix ends. */
-function finish(built: BuiltContext, injected: readonly Message[]) {
+/**
+ * The context as returned: the built one, its OpenAI messages, where its stable prefix ends (before
+ * the `injected` blocks) and how its budget splits (`parts`: the blocks that are no view entry).
+ */
+function finish(
+  built: BuiltContext,
+  injected: readonly Message[],
+  view: readonly ViewEntry[],
+  parts: readonly { part: ContextPart; message: Message; tokens: number }[],
+) {
   const { stableTokens, ...rest } = built;
   const first = built.messages.findIndex((m) => injected.includes(m));
   const stable = first < 0 ? built.messages : built.messages.slice(0, first);
@@ -132,7 +147,18 @@ function finish(built: BuiltContext, injected: readonly Message[]) {
   const prefixHash = hash.digest('hex');
   // No block after all (the recalled one emptied once the view sent its messages): all is stable.
   const cache = { stableTokens: first < 0 ? built.tokens : stableTokens, prefixHash };
-  return { ...rest, openai: toOpenAI(built.messages), cache };
+  const partOf = new Map<string, { part: ContextPart; tokens: number }>();
+  for (const e of view) {
+    const part = e.summary ? 'summaries' : e.message.role === 'system' ? 'system' : 'recent';
+    partOf.set(e.message.id, { part, tokens: e.tokens });
+  }
+  for (const p of parts) partOf.set(p.message.id, p);
+  const split = budgetSplit(
+    built.messages,
+    built.budget,
+    (m) => partOf.get(m.id) ?? { part: 'recent', tokens: 0 },
+  );
+  return { ...rest, openai: toOpenAI(built.messages), cache, split };
 }
 
 /** What the read path reads from. */
@@ -230,10 +256,15 @@ async function readFull(
   const fit = (blocks: readonly { message: Message; tokens: number }[], reserve: number) =>
     fitView(view, budget, blocks, reserve, pinned);
   const extra = workingMemory ? { workingMemory } : {};
+  const parts = (recalledBlock?: { message: Message; tokens: number }) => [
+    ...(pinned ? [{ part: 'working' as const, ...pinned }] : []),
+    ...memories.map((e) => ({ part: 'memories' as const, ...e })),
+    ...(recalledBlock ? [{ part: 'recalled' as const, ...recalledBlock }] : []),
+  ];
   if (!recall || !ranked) {
     const built = await fit(memories, memoryReserve);
     const injected = memories.map((e) => e.message);
-    return { ...finish(built, injected), memories: block?.used ?? [], recalled: [], ...extra };
+    return { ...finish(built, injected, view, parts()), memories: block?.used ?? [], recalled: [], ...extra };
   }
   // What the view sends when recall takes its whole share: those messages need no recalling. The
   // share recall leaves unused then goes back to the view, which may now send some recalled ones too.
@@ -265,6 +296,7 @@ async function readFull(
   const sent = sentSeqs(built);
   const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
   let recallReport = recalled.report;
+  let recalledBlock = recalled.block;
   if (items.length < recalled.items.length) {
     // Sent by the view after all: left out of the block (which only shrinks, so the budget holds).
     const old = recalled.block!;
@@ -274,12 +306,13 @@ async function readFull(
     else built.messages.splice(at, 1);
     built.tokens += (fresh?.tokens ?? 0) - old.tokens;
     recallReport = { ...recallReport, tokens: fresh?.tokens ?? 0 };
+    recalledBlock = fresh;
   }
   const injected = built.messages.filter(
     (m) => memories.some((e) => e.message === m) || m.id === recalled.block?.message.id,
   );
   return {
-    ...finish(built, injected),
+    ...finish(built, injected, view, parts(recalledBlock)),
     memories: block?.used ?? [],
     recalled: items,
     recall: recallReport,

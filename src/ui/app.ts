@@ -294,7 +294,7 @@ function renderThread(api: Api, threadId: string, data: ThreadData): void {
       button('Refresh', () => void route()),
     ),
     forkForm(api, threadId),
-    budgetView(budgetBar(data.context, view)),
+    budgetView(budgetBar(data.context)),
     h(
       'div',
       { class: 'columns' },

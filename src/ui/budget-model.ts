@@ -2,7 +2,6 @@
  * The token budget bar of the view: how the view's tokens split into system messages, the pinned
  * working memory, summaries, injected memories, recalled history and recent messages, and how much room is left. Pure, unit-tested.
  */
-import type { ViewBlock } from './view-model.js';
 import type { ContextResult } from './types.js';
 
 /** One segment of the budget bar. */
@@ -34,21 +33,13 @@ const LABELS: Record<BarSegment['key'], string> = {
   recent: 'Recent messages',
 };
 
-/** Which segment each kind of view block counts in. */
-const SEGMENT_OF: Record<ViewBlock['kind'], BarSegment['key']> = {
-  system: 'system',
-  working_memory: 'working',
-  summary: 'summaries',
-  memories: 'memories',
-  recalled: 'recalled',
-  message: 'recent',
-  tool_call: 'recent',
-};
-
-/** The budget bar of the view: system, summaries, memories, recent messages, free room. */
-export function budgetBar(ctx: ContextResult, blocks: readonly ViewBlock[]): BudgetBar {
+/**
+ * The budget bar of a context: its `split` (as the server counted it: system, working memory,
+ * summaries, memories, recalled, recent) and free room.
+ */
+export function budgetBar(ctx: Pick<ContextResult, 'budget' | 'split'>): BudgetBar {
   const sums = { system: 0, working: 0, summaries: 0, memories: 0, recalled: 0, recent: 0 };
-  for (const b of blocks) sums[SEGMENT_OF[b.kind]] += b.tokens;
+  for (const key of Object.keys(sums) as BarSegment['key'][]) sums[key] = ctx.split[key];
   const used = Object.values(sums).reduce((a, b) => a + b, 0);
   // Over budget the bar spans the usage and the budget line moves left; within it, the bar is the budget.
   const scale = Math.max(ctx.budget, used, 1);

@@ -533,6 +533,11 @@ describe('GET /v1/threads/{id}/context', () => {
     assert.equal(full.body.messages.length, 10);
     assert.equal(full.body.openai.length, 10);
     assert.equal(full.body.budget, 8000);
+    // How the budget splits: its parts add up to the tokens, and with free to the budget.
+    const { system, summaries, memories, recalled, recent, free } = full.body.split;
+    assert.equal(system + summaries + memories + recalled + recent, full.body.tokens);
+    assert.ok(recent > 0);
+    assert.equal(free, 8000 - full.body.tokens);
     const small = await acme.get('/v1/threads/context/context?budget=40');
     assert.ok(small.body.tokens <= 40, JSON.stringify(small.body));
     assert.ok(small.body.messages.length < 10);

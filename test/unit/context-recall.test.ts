@@ -214,6 +214,25 @@ describe('context() with recall', () => {
     );
   });
 
+  it('reports how the budget splits: system, summaries, recalled, recent and free add up to it', async () => {
+    const { store } = await threadWithFact(200, 3);
+    await summarizeOldTurns(store, 'Summary: the user talked about many topics.', 12);
+    const info = (await store.thread('t'))!;
+    const ctx = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    const { system, summaries, memories, recalled, recent, free } = ctx.split;
+    const sys = ctx.messages.find((m) => m.id === 'sys')!;
+    assert.deepEqual([system, summaries, memories], [countMessageTokens(sys, tokenizer), 12, 0]);
+    assert.equal(recalled, ctx.recall!.tokens);
+    assert.ok(recalled > 0 && recent > 0);
+    assert.equal(system + summaries + recalled + recent, ctx.tokens);
+    assert.equal(free, 1000 - ctx.tokens);
+    // Without recall its share goes back to the recent messages.
+    const off = await readContext({ store }, info, { budget: 1000, recall: false });
+    assert.equal(off.split.recalled, 0);
+    assert.ok(off.split.recent > recent);
+    assert.equal(off.split.summaries, 12);
+  });
+
   it('never pushes out a large summary: recall shrinks to what the summary and the newest turn leave', async () => {
     // Issue 20 item 11: a summary over half of what recall left made the builder drop it first.
     const { store } = await threadWithFact(200, 3);

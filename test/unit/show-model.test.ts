@@ -9,6 +9,7 @@ import { renderShow } from '../../src/cli/show-render.js';
 import type { ThreadState } from '../../src/client/thread-handle.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { normalizeMessages } from '../../src/model/validation.js';
+import type { BudgetSplit } from '../../src/thread/budget-split.js';
 
 test('a message dropped on read says when recall took its room', async () => {
   const store = new InMemoryThreadStore();
@@ -73,4 +74,25 @@ test('the header shows work Temporal is retrying: lane, attempt, next try and th
     ),
     lines.join('\n'),
   );
+});
+
+test('the header says how the budget splits, the parts used and free, within 80 columns', () => {
+  const header = (split: BudgetSplit) =>
+    renderShow(
+      [],
+      {
+        threadId: 't',
+        model: 'gpt-4o',
+        context: { tokens: 0, budget: 99_999, droppedOnRead: 0, messageIds: new Set(), split },
+        state: { error: 'none' },
+        compactions: [],
+      },
+      80,
+    ).filter((l) => /^split:|^ {7}\S/u.test(l));
+  const small = { system: 5, working: 0, summaries: 0, memories: 0, recalled: 1200, recent: 2400, free: 395 };
+  assert.deepEqual(header(small), ['split: system 5 · recalled 1,200 · recent 2,400 · free 395']);
+  const n = 12_345;
+  const wide = header({ system: n, working: n, summaries: n, memories: n, recalled: n, recent: n, free: n });
+  assert.equal(wide.length, 2);
+  for (const line of wide) assert.ok(line.length <= 80, line);
 });

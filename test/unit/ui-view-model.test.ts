@@ -120,6 +120,7 @@ const context: ContextResult = {
   messages: [history[0]!, memoryBlock, s2, history[7]!, history[8]!],
   tokens: 5 + 11 + 7 + 4 + 3,
   budget: 40,
+  split: { system: 5, working: 0, summaries: 7, memories: 11, recalled: 0, recent: 7, free: 10 },
   openai: [],
   droppedOnRead: 0,
   cache: { stableTokens: 5, prefixHash: 'h' },
@@ -206,8 +207,8 @@ test('a token count carried by the context response wins over the stored one', (
   assert.equal(contextTokens(ctx, new Map([['sys', 5]])).get('sys'), 6);
 });
 
-test('the budget bar splits the view into system, summaries, memories and recent messages', () => {
-  const bar = budgetBar(context, viewBlocks(context, history, exported));
+test("the budget bar shows the context's split: system, summaries, memories, recalled, recent messages", () => {
+  const bar = budgetBar(context);
   assert.deepEqual(
     bar.segments.map((s) => [s.key, s.tokens, s.percent]),
     [
@@ -221,7 +222,7 @@ test('the budget bar splits the view into system, summaries, memories and recent
   );
   assert.deepEqual([bar.tokens, bar.free, bar.over, bar.budgetPercent], [30, 10, 0, 100]);
   // Over budget, the bar spans the usage and the budget line sits inside it.
-  const over = budgetBar({ ...context, budget: 20 }, viewBlocks(context, history, exported));
+  const over = budgetBar({ ...context, budget: 20 });
   assert.deepEqual([over.free, over.over, over.budgetPercent.toFixed(1)], [0, 10, '66.7']);
 });
 
@@ -252,7 +253,11 @@ test('the pinned working memory is a block of its own, counted as the context re
       ['memories', 11],
     ],
   );
-  assert.equal(budgetBar(ctx, blocks).segments.find((s) => s.key === 'working')!.tokens, 9);
+  assert.equal(
+    budgetBar({ ...ctx, split: { ...ctx.split, working: 9 } }).segments.find((s) => s.key === 'working')!
+      .tokens,
+    9,
+  );
 });
 
 const memory = (id: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
@@ -279,6 +284,7 @@ test('the recalled block is its own block and segment, counted as reported, with
     ...context,
     messages: [context.messages[0]!, recalledBlock, ...context.messages.slice(1)],
     tokens: context.tokens + 6,
+    split: { ...context.split, recalled: 6, free: 4 },
     recall: { query: 'hi', scope: 'thread', range: 1, tokens: 6, maxTokens: 20 },
   };
   const blocks = viewBlocks(withRecall, history, exported);
@@ -286,13 +292,10 @@ test('the recalled block is its own block and segment, counted as reported, with
     blocks.filter((b) => b.kind === 'recalled').map((b) => b.tokens),
     [6],
   );
-  const bar = budgetBar(withRecall, blocks);
+  const bar = budgetBar(withRecall);
   assert.equal(bar.segments.find((s) => s.key === 'recalled')?.tokens, 6);
-  assert.equal(
-    bar.segments.find((s) => s.key === 'memories')?.tokens,
-    11,
-    'the memory block keeps its share',
-  );
+  assert.equal(bar.segments.find((s) => s.key === 'memories')?.tokens, 11);
+  assert.equal(bar.free, 4);
   const base = {
     threadId: 't',
     seq: 4,

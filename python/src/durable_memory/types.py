@@ -300,6 +300,25 @@ class HistoryPage(TypedDict):
     """Pass as `after` for the next page."""
 
 
+class BudgetSplit(TypedDict):
+    """How the budget splits: tokens of each part of the context."""
+
+    system: int
+    """The system prompt (leading system messages)."""
+    working: int
+    """The pinned working memory."""
+    summaries: int
+    """Summaries standing for older history."""
+    memories: int
+    """The long-term memories block."""
+    recalled: int
+    """The recalled-history block: only the room the view leaves, its `recallShare` at most."""
+    recent: int
+    """The view's recent messages."""
+    free: int
+    """Budget left unused (0 when over it)."""
+
+
 class PromptCache(TypedDict):
     """Where the stable prefix ends, for a provider's prompt cache."""
 
@@ -382,6 +401,8 @@ class ContextResult(TypedDict):
     openai: list[dict[str, Any]]
     tokens: int
     budget: int
+    split: BudgetSplit
+    """How the budget splits: tokens of each part of the context."""
     droppedOnRead: int
     """Groups dropped on read because compaction had not caught up."""
     cache: PromptCache

@@ -86,6 +86,7 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
   const facts: ContextFacts = {
     tokens: context.tokens,
     budget: context.budget,
+    split: context.split,
     droppedOnRead: context.droppedOnRead,
     messageIds: new Set(context.messages.map((m) => m.id)),
     withoutRecallIds: new Set(withoutRecall.messages.map((m) => m.id)),
@@ -96,7 +97,12 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
     return printJson({
       threadId: id,
       thread: data.thread,
-      context: { tokens: facts.tokens, budget: facts.budget, droppedOnRead: facts.droppedOnRead },
+      context: {
+        tokens: facts.tokens,
+        budget: facts.budget,
+        split: facts.split,
+        droppedOnRead: facts.droppedOnRead,
+      },
       state,
       rows,
       compactions: data.compactions,
