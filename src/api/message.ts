@@ -151,6 +151,18 @@ export const HistoryPage = Type.Object(
 );
 export type HistoryPage = Static<typeof HistoryPage>;
 
+/** `since`/`until` of recall and search: an ISO 8601 date or time, or epoch milliseconds. */
+const TimeBound = (which: 'since' | 'until') =>
+  Type.Optional(
+    Type.String({
+      pattern: '^(\\d{1,16}|\\d{4}-\\d{2}-\\d{2}([T ][0-9:.]+(Z|[+-]\\d{2}:?\\d{2})?)?)$',
+      description:
+        which === 'since'
+          ? 'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise) or epoch milliseconds.'
+          : 'Only history messages created at or before this time (a date alone includes its whole day), as `since`.',
+    }),
+  );
+
 /** GET /v1/threads/{id}/context. */
 export const ContextQuery = Type.Object({
   budget: Type.Optional(
@@ -192,6 +204,8 @@ export const ContextQuery = Type.Object({
       description: 'At most this many hits (default: as many as fill the recall share).',
     }),
   ),
+  since: TimeBound('since'),
+  until: TimeBound('until'),
   service: Type.Optional(
     Type.Boolean({
       description:
@@ -217,6 +231,8 @@ export const SearchQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: MAX_RECALL_LIMIT, description: 'At most this many (default 20).' }),
   ),
+  since: TimeBound('since'),
+  until: TimeBound('until'),
 });
 export type SearchQuery = Static<typeof SearchQuery>;
 

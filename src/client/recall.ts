@@ -109,14 +109,23 @@ export async function rankHistory(
   candidates: number,
 ): Promise<Ranked> {
   const scope = storeScope(info, recall.scope);
+  const windows = new Windows(recall);
+  // Within a time range, more candidates are ranked: those outside it are dropped below.
+  const asked = windows.inRange ? Math.min(MAX_CANDIDATES, candidates * IN_RANGE_SLACK) : candidates;
   // Full text always; by meaning too when an embedding model is configured (fused by the caller).
   const [fulltext, embedding] = await Promise.all([
-    sources.store.search(query, { scope, limit: candidates }),
-    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates }) : [],
+    sources.store.search(query, { scope, limit: asked }),
+    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: asked }) : [],
   ]);
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
-  const windows = new Windows();
+  if (windows.inRange) {
+    // The candidates' dates: read them (kept as the hits' own windows), keep those in range.
+    await readWindows(sources.store, fuse(rankings), 0, windows);
+    for (const r of rankings) {
+      r.hits = r.hits.filter((h) => windows.messages.has(keyOf(h.threadId, h.seq))).slice(0, candidates);
+    }
+  }
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages).
   await readWindows(
     sources.store,
@@ -274,11 +283,32 @@ export async function recallMessages(
 /** A loaded message of some thread. */
 type Loaded = StoredMessage & { threadId: string };
 
-/** Messages read around hits, by `seq NUL threadId`, and every key asked for (found or not). */
+/**
+ * Messages read around hits, by `seq NUL threadId`, and every key asked for (found or not). With a
+ * time range (`since`, `until`) only the messages created within it are kept: nothing outside it is
+ * recalled or found, neither a hit nor a neighbour.
+ */
 export class Windows {
   readonly messages = new Map<string, Loaded>();
   readonly asked = new Set<string>();
+  readonly inRange?: (m: StoredMessage) => boolean;
+
+  constructor(range: { since?: number; until?: number } = {}) {
+    const { since = -Infinity, until = Infinity } = range;
+    if (range.since !== undefined || range.until !== undefined) {
+      this.inRange = (m) => {
+        const at = Date.parse(m.createdAt);
+        return at >= since && at <= until;
+      };
+    }
+  }
 }
+
+/** Candidates ranked per candidate wanted within a time range, most of them falling outside it. */
+const IN_RANGE_SLACK = 4;
+
+/** Most candidates a ranker is asked for (the stores' limit). */
+const MAX_CANDIDATES = 1000;
 
 const keyOf = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
 
@@ -325,6 +355,7 @@ async function readWindows(
   await Promise.all(
     [...seqs].map(async ([threadId, wanted]) => {
       for (const m of await store.messagesAt(threadId, wanted)) {
+        if (windows.inRange && !windows.inRange(m)) continue;
         windows.messages.set(keyOf(threadId, m.seq), { ...m, threadId });
       }
     }),

@@ -44,7 +44,7 @@ import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseRecall } from '../recall/options.js';
-import type { RecallScope } from '../recall/index.js';
+import type { RecallOptions } from '../recall/index.js';
 import { toClientError } from './typed-errors.js';
 import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
@@ -390,12 +390,13 @@ export class ThreadHandle {
   /**
    * The history messages most relevant to `query`, best first: the ranking recall uses (full text,
    * fused with embeddings when a model is configured) over the whole history, the view's messages
-   * included, without neighbours. `scope` as recall's (default: this thread); `limit` 1–100 (20).
+   * included, without neighbours. `scope` as recall's (default: this thread); `limit` 1–100 (20);
+   * `since`/`until` keep only messages created within them (ISO 8601 or epoch milliseconds).
    * @throws ValidationError for an empty or bad query or option, naming the field.
    */
   async searchHistory(
     query: string,
-    options: { scope?: RecallScope; limit?: number } = {},
+    options: Pick<RecallOptions, 'scope' | 'limit' | 'since' | 'until'> = {},
   ): Promise<HistoryHit[]> {
     const text = parseQuery(query);
     if (text === undefined || text.trim() === '') {

@@ -130,6 +130,18 @@ const search = tool({
       .max(MAX_MEMORY_SEARCH_LIMIT)
       .optional()
       .describe(`At most this many of each (default ${DEFAULT_SEARCH_LIMIT})`),
+    since: z
+      .string()
+      .max(40)
+      .optional()
+      .describe(
+        'History only: messages created at or after this time (ISO 8601 date or time, e.g. 2023-05-08)',
+      ),
+    until: z
+      .string()
+      .max(40)
+      .optional()
+      .describe('History only: messages created at or before this time (a date alone includes its day)'),
   },
   readOnly: true,
   async run(ctx, args) {
@@ -139,7 +151,11 @@ const search = tool({
     let messages: FoundMessage[] | undefined;
     if (thread) {
       const hits = await call(ctx, () =>
-        ctx.memory.thread(thread.storedId).searchHistory(args.query, { limit }),
+        ctx.memory.thread(thread.storedId).searchHistory(args.query, {
+          limit,
+          ...(args.since !== undefined ? { since: args.since } : {}),
+          ...(args.until !== undefined ? { until: args.until } : {}),
+        }),
       );
       messages = hits.map(({ seq, message, score, ranker }) => {
         const text = textOf(message);

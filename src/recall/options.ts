@@ -23,6 +23,13 @@ export interface RecallOptions {
    * {@link DEFAULT_SEARCH_LIMIT} in a search.
    */
   limit?: number;
+  /**
+   * Only messages created at or after this time: an ISO 8601 date or time (`2023-05-08`, a date alone
+   * is UTC midnight) or epoch milliseconds.
+   */
+  since?: string | number;
+  /** Only messages created at or before this time (as `since`; a date alone is its last millisecond). */
+  until?: string | number;
 }
 
 /**
@@ -39,7 +46,13 @@ export const DEFAULT_SEARCH_LIMIT = 20;
  * Recall options with every default applied; `limit` stays undefined when the caller gave none, so
  * the context sizes it to its room.
  */
-export type ResolvedRecall = Required<Omit<RecallOptions, 'limit'>> & { limit?: number };
+export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range'>> & {
+  limit?: number;
+  /** Epoch milliseconds, inclusive. */
+  since?: number;
+  /** Epoch milliseconds, inclusive. */
+  until?: number;
+};
 
 /**
  * Tokens of the shortest hits a context plans for: a one-line message with its date and speaker.
@@ -83,10 +96,14 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
   }
   const r = recall as Record<string, unknown>;
   for (const key of Object.keys(r)) {
-    if (!['scope', 'range', 'limit'].includes(key)) {
-      throw new ValidationError('invalid_option', `recall.${key}: unknown option (scope, range, limit)`, {
-        field: `recall.${key}`,
-      });
+    if (!['scope', 'range', 'limit', 'since', 'until'].includes(key)) {
+      throw new ValidationError(
+        'invalid_option',
+        `recall.${key}: unknown option (scope, range, limit, since, until)`,
+        {
+          field: `recall.${key}`,
+        },
+      );
     }
   }
   const scope = r['scope'] ?? 'thread';
@@ -97,12 +114,61 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
       { field: 'recall.scope' },
     );
   }
+  const since = r['since'] === undefined ? undefined : instant(r['since'], 'recall.since', false);
+  const until = r['until'] === undefined ? undefined : instant(r['until'], 'recall.until', true);
+  if (since !== undefined && until !== undefined && since > until) {
+    throw new ValidationError('invalid_option', 'recall.until: expected a time at or after recall.since', {
+      field: 'recall.until',
+    });
+  }
   return {
     scope: scope as RecallScope,
     range:
       r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
     ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1) }),
+    ...(since === undefined ? {} : { since }),
+    ...(until === undefined ? {} : { until }),
   };
+}
+
+/** `2023-05-08`: a date alone, which stands for its whole (UTC) day. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/u;
+const DAY_MS = 86_400_000;
+
+/** A time without a zone is UTC (never the machine's zone): the same input, the same instant. */
+const zoned = (v: string) => (DATE_ONLY.test(v) || /(Z|[+-]\d{2}:?\d{2})$/u.test(v) ? v : `${v}Z`);
+
+/** Whether `2023-02-30…`'s date exists: Date.parse rolls such a day over into the next month. */
+function calendarDay(value: string): boolean {
+  const [y, m, d] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d && m >= 1 && m <= 12;
+}
+
+/**
+ * Epoch milliseconds of a caller's `since`/`until`: epoch milliseconds (a number, or digits as a
+ * query string carries them) or an ISO 8601 date or time. A date alone is its first millisecond, or
+ * with `endOfDay` its last, so `until: '2023-05-08'` includes that day.
+ * @throws ValidationError `invalid_option` naming `field`.
+ */
+export function instant(value: unknown, field: string, endOfDay: boolean): number {
+  const ms =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\d{1,16}$/u.test(value)
+        ? Number(value)
+        : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/u.test(value)
+          ? calendarDay(value)
+            ? Date.parse(zoned(value)) + (endOfDay && DATE_ONLY.test(value) ? DAY_MS - 1 : 0)
+            : NaN
+          : NaN;
+  if (!Number.isSafeInteger(ms) || ms < 0 || Number.isNaN(new Date(ms).getTime())) {
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${String(value).slice(0, 40)}`,
+      { field },
+    );
+  }
+  return ms;
 }
 
 /**

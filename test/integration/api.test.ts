@@ -613,6 +613,18 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     );
   });
 
+  test('since/until: only messages created within them are recalled', async () => {
+    const q = '/v1/threads/recalling/context?budget=300&query=where%20does%20Ingrid%20live';
+    const within = await acme.get(`${q}&since=2023-05-01&until=2023-05-01`);
+    assert.equal(within.status, 200, JSON.stringify(within.body));
+    assert.deepEqual(
+      within.body.recalled.map((r: Json) => r.id),
+      ['fact', 'ack'],
+    );
+    const after = await acme.get(`${q}&since=${Date.parse(old) + 1}`);
+    assert.ok(!after.body.recalled.some((r: Json) => r.id === 'fact' || r.id === 'ack'));
+  });
+
   test('400 for bad recall parameters and createdAt, naming the field', async () => {
     const base = '/v1/threads/recalling/context?';
     assertError(await acme.get(`${base}recallScope=tenant`), 400, 'invalid_field', 'recallScope');
@@ -621,6 +633,15 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assertError(await acme.get(`${base}recallLimit=0`), 400, 'invalid_field', 'recallLimit');
     assertError(await acme.get(`${base}recall=maybe`), 400, 'invalid_field', 'recall');
     assertError(await acme.get(`${base}query=${'x'.repeat(4001)}`), 400, 'invalid_field', 'query');
+    assertError(await acme.get(`${base}since=last%20May`), 400, 'invalid_field', 'since');
+    assertError(await acme.get(`${base}until=2023-05`), 400, 'invalid_field', 'until');
+    assertError(await acme.get(`${base}since=2023-02-30`), 400, 'invalid_option', 'recall.since');
+    assertError(
+      await acme.get(`${base}since=2023-05-02&until=2023-05-01`),
+      400,
+      'invalid_option',
+      'recall.until',
+    );
     const bad = await acme.post('/v1/threads/recalling/messages', {
       message: { ...text('when', 'user', 'x'), createdAt: 'last tuesday' },
     });
@@ -661,6 +682,15 @@ describe('GET /v1/threads/{id}/search', () => {
     assert.equal(one.body.hits.length, 1);
     const none = await acme.get('/v1/threads/searching/search?query=zeppelin');
     assert.deepEqual(none.body.hits, []);
+  });
+
+  test('since/until keep only messages created within them', async () => {
+    const base = '/v1/threads/searching/search?query=Ingrid';
+    assert.deepEqual((await acme.get(`${base}&until=2000-01-01`)).body.hits, []);
+    const since = await acme.get(`${base}&since=0&until=${Date.now() + 86_400_000}`);
+    assert.equal(since.status, 200, JSON.stringify(since.body));
+    assert.equal(since.body.hits.length, 2);
+    assertError(await acme.get(`${base}&since=yesterday`), 400, 'invalid_field', 'since');
   });
 
   test('400 naming the field for a bad query, scope or limit; 404 for an unknown thread', async () => {

@@ -278,6 +278,28 @@ describe('context() with recall', () => {
     }
   });
 
+  it('recalls only messages created within since/until, hits and neighbours alike', async () => {
+    const { store, info } = await threadWithFact(200, 3); // the fact on 2024-01-04, one day per turn
+    const query = 'Where does Ingrid live?';
+    const before = await readContext({ store }, info, {
+      budget: 1000,
+      query,
+      recall: { until: '2024-01-03' },
+    });
+    assert.ok(!before.recalled.some((r) => r.id === 'u3'));
+    for (const r of before.recalled) assert.ok(r.createdAt < '2024-01-04', r.createdAt);
+    const day = await readContext({ store }, info, {
+      budget: 1000,
+      query,
+      recall: { since: '2024-01-04', until: Date.UTC(2024, 0, 4, 23, 59, 59, 999) },
+    });
+    assert.deepEqual(
+      day.recalled.map((r) => r.id),
+      ['u3', 'a3'],
+      'that day only, its neighbours on other days left out',
+    );
+  });
+
   it('refuses bad recall options and queries, naming the field', async () => {
     const { store, info } = await threadWithFact(5, 1);
     const cases: [unknown, string][] = [
@@ -287,6 +309,11 @@ describe('context() with recall', () => {
       [{ recall: { limit: 0 } }, 'recall.limit'],
       [{ recall: { depth: 2 } }, 'recall.depth'],
       [{ recall: 'yes' }, 'recall'],
+      [{ recall: { since: 'last May' } }, 'recall.since'],
+      [{ recall: { since: '2024-02-30' } }, 'recall.since'],
+      [{ recall: { until: '2023-05-08T25:00' } }, 'recall.until'],
+      [{ recall: { until: -5 } }, 'recall.until'],
+      [{ recall: { since: '2024-01-05', until: '2024-01-04' } }, 'recall.until'],
       [{ query: 42 }, 'query'],
     ];
     for (const [options, field] of cases) {

@@ -246,10 +246,13 @@ class _Operations:
         recall_scope: Literal["thread", "resource", "user"] | None = None,
         recall_range: int | None = None,
         recall_limit: int | None = None,
+        since: str | int | None = None,
+        until: str | int | None = None,
         service: bool | None = None,
     ) -> _Call[ContextResult]:
         """The context for the next model call, within the budget (ours and OpenAI messages), with the
-        history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none."""
+        history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none;
+        ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them."""
         params = _query(
             budget=budget,
             model=model,
@@ -258,6 +261,8 @@ class _Operations:
             recallScope=recall_scope,
             recallRange=recall_range,
             recallLimit=recall_limit,
+            since=since,
+            until=until,
             service=service,
         )
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", params)
@@ -269,10 +274,13 @@ class _Operations:
         *,
         scope: Literal["thread", "resource", "user"] | None = None,
         limit: int | None = None,
+        since: str | int | None = None,
+        until: str | int | None = None,
     ) -> _Call[list[SearchHit]]:
         """The history messages most relevant to ``query``, best first (recall's ranking over the whole
-        history); ``scope`` also searches the owner's other threads; at most ``limit`` (1–100, default 20)."""
-        params = _query(query=query, scope=scope, limit=limit)
+        history); ``scope`` also searches the owner's other threads; at most ``limit`` (1–100, default 20);
+        ``since``/``until`` (ISO 8601 or epoch milliseconds) only messages created within them."""
+        params = _query(query=query, scope=scope, limit=limit, since=since, until=until)
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/search", params, result=_hits)
 
     # Memories and users

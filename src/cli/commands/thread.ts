@@ -58,6 +58,8 @@ export function registerThread(program: Command, session: Session): void {
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
     .option('--range <n>', 'neighbours recalled either side of each hit (default 2)', nonNegativeInt)
+    .option('--since <time>', 'recall only messages created since (ISO 8601 date or time, or epoch ms)')
+    .option('--until <time>', 'recall only messages created until then (a date includes its day)')
     .option(
       '--service',
       'a thread bound to a provider-stored conversation: also print the last response id and the input since',
@@ -81,6 +83,8 @@ export function registerThread(program: Command, session: Session): void {
       scopeChoice,
     )
     .option('--limit <n>', `at most this many (default 20, at most ${MAX_RECALL_LIMIT})`, positiveInt)
+    .option('--since <time>', 'only messages created since (ISO 8601 date or time, or epoch ms)')
+    .option('--until <time>', 'only messages created until then (a date includes its day)')
     .action(session.action((id: string, query: string, o: SearchFlags) => search(session, id, query, o)));
 
   registerShow(thread, session);
@@ -186,6 +190,8 @@ async function history(session: Session, id: string, o: { after?: number; limit?
 interface SearchFlags {
   scope?: ReturnType<typeof scopeChoice>;
   limit?: number;
+  since?: string;
+  until?: string;
 }
 
 async function search(session: Session, id: string, query: string, o: SearchFlags) {
@@ -208,6 +214,8 @@ interface ContextFlags {
   query?: string;
   recall?: ReturnType<typeof recallChoice>;
   range?: number;
+  since?: string;
+  until?: string;
   service?: boolean;
 }
 
@@ -215,7 +223,12 @@ async function context(session: Session, id: string, o: ContextFlags) {
   const recall =
     o.recall === 'off'
       ? false
-      : { ...(o.recall ? { scope: o.recall } : {}), ...(o.range !== undefined ? { range: o.range } : {}) };
+      : {
+          ...(o.recall ? { scope: o.recall } : {}),
+          ...(o.range !== undefined ? { range: o.range } : {}),
+          ...(o.since !== undefined ? { since: o.since } : {}),
+          ...(o.until !== undefined ? { until: o.until } : {}),
+        };
   const stored = await (await session.memory()).thread(session.stored(id)).context({
     budget: o.budget,
     ...(o.query !== undefined ? { query: o.query } : {}),

@@ -209,7 +209,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
 function contextOptions(query: ContextQuery): ContextOptions {
-  const { recall, recallScope, recallRange, recallLimit, ...rest } = query;
+  const { recall, recallScope, recallRange, recallLimit, since, until, ...rest } = query;
   if (recall === false) return { ...rest, recall: false };
   return {
     ...rest,
@@ -217,6 +217,8 @@ function contextOptions(query: ContextQuery): ContextOptions {
       ...(recallScope !== undefined ? { scope: recallScope } : {}),
       ...(recallRange !== undefined ? { range: recallRange } : {}),
       ...(recallLimit !== undefined ? { limit: recallLimit } : {}),
+      ...(since !== undefined ? { since } : {}),
+      ...(until !== undefined ? { until } : {}),
     },
   };
 }
