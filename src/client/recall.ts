@@ -21,6 +21,7 @@ import {
   type RecallScope,
   type ResolvedRecall,
   DEFAULT_SEARCH_LIMIT,
+  timeWindow,
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
@@ -88,6 +89,32 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
   return { threadId: info.threadId };
 }
 
+/**
+ * When the query names dates ("in May 2023", "last week": src/recall/time-expressions.ts, relative
+ * ones counted from the newest message's date), each ranking's hits of those dates go first, the
+ * others keep their order after: a soft filter. On the LoCoMo dev set (full text, 2k/4k/8k) evidence
+ * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6%.
+ */
+async function boostNamedDates(
+  store: ThreadStore,
+  info: ThreadInfo,
+  query: string,
+  rankings: Ranking[],
+  windows: Windows,
+): Promise<void> {
+  if (!timeWindow(query, 0)) return; // names no date: no read
+  const [newest] = await store.messagesAt(info.threadId, [info.lastSeq]);
+  const window = newest && timeWindow(query, Date.parse(newest.createdAt));
+  if (!window) return;
+  await readWindows(store, fuse(rankings), 0, windows);
+  const inWindow = (h: { threadId: string; seq: number }) => {
+    const m = windows.messages.get(keyOf(h.threadId, h.seq));
+    const at = m ? Date.parse(m.createdAt) : NaN;
+    return at >= window.since && at <= window.until;
+  };
+  for (const r of rankings) r.hits = [...r.hits.filter(inWindow), ...r.hits.filter((h) => !inWindow(h))];
+}
+
 /** The rankers' answers, and the messages read around their best hits. */
 export interface Ranked {
   rankings: Ranking[];
@@ -125,6 +152,8 @@ export async function rankHistory(
     for (const r of rankings) {
       r.hits = r.hits.filter((h) => windows.messages.has(keyOf(h.threadId, h.seq))).slice(0, candidates);
     }
+  } else {
+    await boostNamedDates(sources.store, info, query, rankings, windows);
   }
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages).
   await readWindows(

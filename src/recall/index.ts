@@ -6,3 +6,4 @@ export * from './fuse.js';
 export * from './select.js';
 export * from './block.js';
 export * from './options.js';
+export * from './time-expressions.js';

@@ -300,6 +300,39 @@ describe('context() with recall', () => {
     );
   });
 
+  it('puts hits of the dates the query names first ("in May 2023"), the others after', async () => {
+    const store = new InMemoryThreadStore();
+    const inputs: MessageInput[] = [
+      { id: 'oslo', role: 'user', content: 'Ingrid moved to Oslo.', createdAt: '2023-05-02T10:00:00Z' },
+      { id: 'bergen', role: 'user', content: 'Ingrid moved to Bergen.', createdAt: '2024-03-01T10:00:00Z' },
+      ...Array.from({ length: 60 }, (_, i) => ({
+        id: `n${i}`,
+        role: 'user' as const,
+        content: `Note ${i} about the garden.`,
+        createdAt: '2024-04-01T10:00:00Z',
+      })),
+    ];
+    await store.append(
+      't',
+      normalizeMessages(inputs).map((message) => ({
+        message,
+        tokens: countMessageTokens(message, tokenizer),
+      })),
+    );
+    const info = (await store.thread('t'))!;
+    const hit = async (query: string) =>
+      (
+        await readContext({ store }, info, { budget: 300, query, recall: { range: 0, limit: 1 } })
+      ).recalled.map((r) => r.id);
+    assert.deepEqual(await hit('Where did Ingrid move?'), ['bergen'], 'the newer of equal hits');
+    assert.deepEqual(await hit('Where did Ingrid move in May 2023?'), ['oslo']);
+    assert.deepEqual(
+      await hit('Where did Ingrid move last March?'),
+      ['bergen'],
+      'relative to the newest message',
+    );
+  });
+
   it('refuses bad recall options and queries, naming the field', async () => {
     const { store, info } = await threadWithFact(5, 1);
     const cases: [unknown, string][] = [
