@@ -87,7 +87,10 @@ test('from source, modules are compiled on the fly; they import only each other'
     assert.equal(res.statusCode, 200, name);
     assert.match(res.headers['content-type'] as string, /^text\/javascript/u);
     assert.doesNotMatch(res.body, /\bimport type\b|: string\b/u, `${name}.js is JavaScript`);
-    const imports = [...res.body.matchAll(/\bfrom\s+['"]([^'"]+)['"]/gu)].map((m) => m[1]!);
+    // Import statements only: page text such as 'Forked from ' is not one.
+    const imports = [...res.body.matchAll(/^(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gmu)].map(
+      (m) => m[1]!,
+    );
     for (const spec of imports) {
       const local = /^\.\/([a-z-]+)\.js$/u.exec(spec)?.[1];
       assert.ok(local && BROWSER_MODULES.has(local), `${name}.js imports ${spec}: not a served module`);
