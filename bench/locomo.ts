@@ -15,6 +15,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MessageInput } from '../src/model/message.js';
+import { MONTHS } from '../src/recall/time-expressions.js';
 
 /** LoCoMo's question categories, by number. */
 export const CATEGORIES: Record<number, string> = {
@@ -50,21 +51,6 @@ export interface LocomoConversation {
   /** Questions left out: no evidence, or evidence naming a turn the conversation does not have. */
   skipped: number;
 }
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
 
 /**
  * `1:56 pm on 8 May, 2023` as a UTC Date (the data gives no time zone).

@@ -24,7 +24,7 @@ import type {
   UIMessage,
   UserModelMessage,
 } from 'ai';
-import { z } from 'zod';
+import { workingMemoryToolInput } from './working-memory-tool.js';
 import {
   updateFromTool,
   workingMemoryToolDescription,
@@ -140,14 +140,7 @@ export class DurableMemoryChats {
     const { memory, userId, resourceId } = this.options;
     return {
       description: workingMemoryToolDescription(scope),
-      inputSchema: z.object({
-        content: z.string().describe('The whole new working memory'),
-        version: z
-          .number()
-          .int()
-          .min(0)
-          .describe('The version shown in the working memory header (0 if none)'),
-      }),
+      inputSchema: workingMemoryToolInput,
       execute: async ({ content, version }) => {
         const target = await workingMemoryToolScope(this.thread(chatId), scope, { userId, resourceId });
         return updateFromTool(memory.workingMemory(target), content, version);

@@ -28,7 +28,7 @@ import type {
   Runner,
   Session,
 } from '@openai/agents';
-import { z } from 'zod';
+import { workingMemoryToolInput } from './working-memory-tool.js';
 import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
@@ -131,14 +131,7 @@ export class DurableMemorySession implements Session {
     return tool({
       name: 'update_working_memory',
       description: workingMemoryToolDescription(scope),
-      parameters: z.object({
-        content: z.string().describe('The whole new working memory'),
-        version: z
-          .number()
-          .int()
-          .min(0)
-          .describe('The version shown in the working memory header (0 if none)'),
-      }),
+      parameters: workingMemoryToolInput,
       execute: async ({ content, version }) => {
         const target = await workingMemoryToolScope(this.thread, scope, { userId, resourceId });
         return updateFromTool(memory.workingMemory(target), content, version);

@@ -12,7 +12,8 @@ export interface TimeWindow {
 
 const DAY = 86_400_000;
 
-const MONTHS = [
+/** English month names, January first (also read by the LoCoMo loader in bench/). */
+export const MONTHS = [
   'january',
   'february',
   'march',
