@@ -73,6 +73,16 @@ export interface WorkerTarget {
   taskQueue: string;
 }
 
+/** A stack's settings for workers and clients on `taskQueue`. */
+export function workerTarget(
+  stack: { temporalAddress: string; namespace: string; databaseUrl: string },
+  env: NodeJS.ProcessEnv,
+  taskQueue: string,
+): WorkerTarget {
+  const { temporalAddress, namespace, databaseUrl } = stack;
+  return { env, temporalAddress, namespace, databaseUrl, taskQueue };
+}
+
 /** Sums every sample of a Prometheus counter in an exposition text. */
 function counterSum(text: string, name: string): number {
   let sum = 0;

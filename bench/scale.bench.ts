@@ -44,6 +44,7 @@ import {
   range,
   sleep,
   startBenchWorker,
+  workerTarget,
   stats,
   syncEventually,
   treeCpuSeconds,
@@ -363,13 +364,7 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     stack = await startEmbeddedStack({ home, env, log: (line) => progress(line), headless: true });
-    const target = {
-      env,
-      temporalAddress: stack.temporalAddress,
-      namespace: stack.namespace,
-      databaseUrl: stack.databaseUrl,
-      taskQueue: TASK_QUEUE,
-    };
+    const target = workerTarget(stack, env, TASK_QUEUE);
     const memory = await connect({ ...target, embedder: null });
     b = {
       stack,

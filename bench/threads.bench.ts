@@ -39,6 +39,7 @@ import {
   range,
   rssBytes,
   startBenchWorker,
+  workerTarget,
   stats,
   text,
   withoutModelSettings,
@@ -364,13 +365,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   try {
     stack = await startEmbeddedStack({ home, env, log: (line) => progress(line), headless: true });
-    const target = {
-      env,
-      temporalAddress: stack.temporalAddress,
-      namespace: stack.namespace,
-      databaseUrl: stack.databaseUrl,
-      taskQueue: TASK_QUEUE,
-    };
+    const target = workerTarget(stack, env, TASK_QUEUE);
     const worker = await startBenchWorker(target);
     const memory = await connect({ ...target, embedder: null });
     b = { stack, memory, worker, home, db: new pg.Pool({ connectionString: stack.databaseUrl, max: 2 }) };
