@@ -348,6 +348,18 @@ def test_context_recalls_old_history_for_a_query_and_search_history_finds_it(cli
     with pytest.raises(ValidationError):
         client.context(thread_id, recall_range=11)
 
+    # since/until: the fact (May 2023) is found inside its dates and not outside them.
+    assert [h["message"]["id"] for h in client.search_history(thread_id, "Ingrid", since="2023-04-01")] == ["fact"]
+    assert client.search_history(thread_id, "Ingrid", since="2023-06-01T00:00:00Z") == []
+    assert client.search_history(thread_id, "Ingrid", until=1672531200000) == []  # 2023-01-01, epoch ms
+    inside = client.context(thread_id, budget=300, query="Ingrid", since="2023-05-01", until="2023-05-02")
+    assert [r["id"] for r in inside["recalled"] if r["reason"] == "hit"] == ["fact"]
+    outside = client.context(thread_id, budget=300, query="Ingrid", until="2023-04-30")
+    assert [r for r in outside["recalled"] if r["reason"] == "hit"] == []
+    with pytest.raises(ValidationError) as bad_date:
+        client.search_history(thread_id, "Ingrid", since="last tuesday")
+    assert bad_date.value.field == "since"
+
 
 async def test_the_async_client_searches_history(aclient: AsyncClient, thread_id: str) -> None:
     await aclient.append(thread_id, recall_conversation())
