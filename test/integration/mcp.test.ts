@@ -267,6 +267,29 @@ describe('streamable HTTP on the API', () => {
     assert.ok(found.messages[0].text.endsWith('…'));
   });
 
+  test('search with since/until finds history only within those dates; a bad date is an error naming it', async () => {
+    const res = await f.acme.post('/v1/threads/dated/messages', {
+      userId: 'dora',
+      messages: [
+        { ...text('may', 'user', 'The Lisbon flat lease starts.'), createdAt: '2023-05-08T09:00:00.000Z' },
+        { ...text('june', 'user', 'The Lisbon flat lease ends.'), createdAt: '2023-06-20T09:00:00.000Z' },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    const ids = async (args: Record<string, unknown>) =>
+      (await ok(acme, 'search', { query: 'Lisbon lease', threadId: 'dated', ...args })).messages
+        .map((m: { id: string }) => m.id)
+        .sort();
+    assert.deepEqual(await ids({}), ['june', 'may']);
+    assert.deepEqual(await ids({ since: '2023-06-01' }), ['june']);
+    assert.deepEqual(await ids({ until: '2023-05-08' }), ['may'], 'a date alone includes its day');
+    assert.deepEqual(await ids({ since: '2023-05-09', until: '2023-06-19' }), []);
+    assert.match(
+      await fails(acme, 'search', { query: 'Lisbon', threadId: 'dated', since: 'soon' }),
+      /since/u,
+    );
+  });
+
   test('update_working_memory writes on the version read; a stale one is a conflict that changes nothing; context pins it', async () => {
     const res = await f.acme.post('/v1/threads/wm-trip/messages', {
       userId: 'erin',
