@@ -195,7 +195,9 @@ export async function assertIntact(stream: Stream, timeoutMs = 90_000): Promise<
       },
       timeoutMs,
     );
-    assert.ok(s.compactions >= 1, `${id}: compacted`);
+    // A thread whose history outgrew the budget was compacted (one that stalled may have taken too few
+    // of the stream's appends to outgrow it: the stream hands each append to the first free thread).
+    if (s.metrics.totalTokens > BUDGET * 1.5) assert.ok(s.compactions >= 1, `${id}: compacted`);
     // The index holds every history message once, plus the summaries compactions inserted.
     const inserted = (await thread.export()).summaries.length;
     assert.equal(s.metrics.totalMessages - inserted, n, `${id}: the workflow indexed each message once`);
