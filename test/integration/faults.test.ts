@@ -329,7 +329,7 @@ describe('faults, each as a real process kill', { timeout: 600_000 }, () => {
     }
   });
 
-  test('one of two workers killed under appends and frequent hand-overs: every append is announced', async () => {
+  test('one of two workers killed under appends and frequent hand-overs: every append announced, but where the dead worker held a hand-over', async () => {
     const queue = `faults-${process.pid}-${++queues}`;
     const first = await startWorkerChild(queue);
     const second = await startWorkerChild(queue);
