@@ -6,7 +6,8 @@
  * - the embedded PostgreSQL is SIGKILLed and started again on the same data directory;
  * - one of two workers is SIGKILLed between rounds of work, and its threads go on at once;
  * - one of two workers is SIGKILLed under appends with frequent hand-overs: every append is announced
- *   (issue 23 saw four appends of 5 s unannounced, intermittently);
+ *   but where the dead worker held a hand-over (issue 23's four appends of 5 s unannounced: see
+ *   closeHeldBy);
  * - the Temporal dev server is down long enough for the client's reconnect backoff to grow: the first
  *   append once it is back is announced (issue 23 saw about 5.5 s unannounced after a restart).
  * After each: every acknowledged append is in history exactly once (seqs 1..n, no gaps), the workflow
