@@ -22,6 +22,8 @@ const STATIC = [
   ['import rules', ['run', 'lint:imports']],
   ['typecheck', ['run', 'typecheck']],
   ['unit tests', ['run', 'test:unit']],
+  // Not a check: the integration tests' Python venv, made meanwhile (test/support/prepare-python.ts).
+  ['python venv', ['exec', '--', 'node', '--import', 'tsx', 'test/support/prepare-python.ts']],
 ];
 
 /** Runs `npm <args>`; with `capture` the output is returned instead of shown as it comes. */
