@@ -54,14 +54,27 @@ export async function treeCpuSeconds(pid: number): Promise<number> {
 export interface BenchWorker {
   readonly child: TestChild;
   readonly pid: number;
-  /** Its Temporal worker identity (the SDK's default, `pid@hostname`), as histories record it. */
-  readonly identity: string;
+  /**
+   * Whether a Temporal worker identity, as histories record it, is this worker's: `pid@hostname`, then
+   * its LLM fingerprint (src/worker/llm-settings.ts).
+   */
+  isIdentity(identity: string | undefined): boolean;
   /** Its Temporal SDK metrics (Prometheus text). */
   readonly metricsUrl: string;
   /** Workflow tasks it has polled and run so far (the SDK core's counter). */
   workflowTasks(): Promise<number>;
+  /** Its workflow cache: runs cached now, the cache's hits, misses and forced evictions so far. */
+  cache(): Promise<WorkflowCache>;
   /** SIGTERM (it drains and exits), SIGKILL after 15 s. */
   stop(): Promise<void>;
+}
+
+/** A worker's workflow (sticky) cache, from the SDK core's metrics. */
+export interface WorkflowCache {
+  size: number;
+  hits: number;
+  misses: number;
+  forcedEvictions: number;
 }
 
 /** The settings a worker needs (the stack's), see test/support/worker-child.ts. */
@@ -83,7 +96,7 @@ export function workerTarget(
   return { env, temporalAddress, namespace, databaseUrl, taskQueue };
 }
 
-/** Sums every sample of a Prometheus counter in an exposition text. */
+/** Sums every sample of a Prometheus counter or gauge in an exposition text. */
 function counterSum(text: string, name: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
@@ -110,11 +123,22 @@ export async function startBenchWorker(target: WorkerTarget): Promise<BenchWorke
   return {
     child,
     pid: child.pid,
-    identity: `${child.pid}@${os.hostname()}`,
+    isIdentity: (identity) =>
+      identity === `${child.pid}@${os.hostname()}` ||
+      !!identity?.startsWith(`${child.pid}@${os.hostname()} `),
     metricsUrl,
     async workflowTasks() {
       const res = await fetch(metricsUrl);
       return counterSum(await res.text(), 'temporal_workflow_task_queue_poll_succeed_total');
+    },
+    async cache() {
+      const body = await (await fetch(metricsUrl)).text();
+      return {
+        size: counterSum(body, 'temporal_sticky_cache_size'),
+        hits: counterSum(body, 'temporal_sticky_cache_hit_total'),
+        misses: counterSum(body, 'temporal_sticky_cache_miss_total'),
+        forcedEvictions: counterSum(body, 'temporal_sticky_cache_total_forced_eviction_total'),
+      };
     },
     async stop() {
       await child.stop('SIGTERM', 15_000);

@@ -4,21 +4,26 @@
  * worker processes (test/support/worker-child.ts, no LLM settings: the local fallback summarizer).
  *
  * Each worker phase starts its workers fresh, creates 1,000 threads of its own (one append each, then a
- * sync, untimed: every workflow is open and cached on some worker), and then times:
+ * sync of that thread, 50 threads at a time, untimed: every workflow is open and cached on some
+ * worker; paced so, no sync waits behind the first tasks of all 1,000), and then times:
  * - appends for 20 s, 50 in flight, round robin over the 1,000 threads: appends/s, p50, p99. An append
  *   is a PostgreSQL insert plus a signal the server accepts; the workflow indexes it afterwards;
  * - a sync of every thread right after (an update each: it returns once the workflow has indexed
  *   everything appended), the part of the load that waits for the workers;
  * - per worker, the workflow tasks it ran (the SDK core's `temporal_workflow_task_queue_poll_succeed`
  *   counter) and its CPU seconds, so CPU per workflow task; the CPU of the Temporal server, PostgreSQL
- *   (postmaster and backends) and this client per append, so the curve can be projected to more cores.
+ *   (postmaster and backends) and this client per append, so the curve can be projected to more cores;
+ * - per worker, its workflow cache at the end (runs cached, misses and forced evictions: the SDK core's
+ *   `temporal_sticky_cache_*`): its size is `maxCachedWorkflows`, by default from the heap limit.
  * 1 worker is the baseline of the 2- and 4-worker figures.
  *
  * Then, on the 4 workers and their threads, a kill: appends run for 5 s, one worker (the one that runs
  * most threads, read from the threads' histories: the identity of their last workflow task) is killed
  * with SIGKILL, and at once a sync is sent to 100 of its threads and 100 of the others'; appends go on
  * for 10 s more. Reported: how long after the kill those syncs returned (the killed worker's threads vs
- * the others'), the appends' latency and failures after the kill, and, after a sync of every thread, the
+ * the others', p50/p99/max), where the killed worker's threads spent that time (read from their
+ * histories: the sticky queue's timeout, a started task's timeout, the wait for another worker, the
+ * task), the appends' latency and failures after the kill, and, after a sync of every thread, the
  * messages acknowledged vs stored in PostgreSQL vs indexed by the workflows (lost = acknowledged but not
  * stored or not indexed).
  *
@@ -32,6 +37,7 @@ import { connect, type DurableMemory } from '../src/client/connect.js';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
 import { startEmbeddedStack, type EmbeddedStack } from '../src/local-stack/embedded-stack.js';
 import { workflowIdFor } from '../workflows/shared.js';
+import protos from '@temporalio/proto';
 import { benchEnv } from './bench-env.js';
 import {
   cpuSeconds,
@@ -51,7 +57,11 @@ import {
   withoutModelSettings,
   type BenchWorker,
   type WorkerTarget,
+  type WorkflowCache,
 } from './scale-support.js';
+
+type HistoryEvent = protos.temporal.api.history.v1.IHistoryEvent;
+const { TimeoutType } = protos.temporal.api.enums.v1;
 
 const QUICK = process.argv.includes('--quick');
 const size = (full: number, quick: number) => (QUICK ? quick : full);
@@ -136,14 +146,21 @@ async function replaceWorkers(b: Bench, count: number): Promise<void> {
   progress(`${count} worker(s): pids ${b.workers.map((w) => w.pid).join(', ')}`);
 }
 
-/** Creates the threads (one append each) and syncs them: every workflow open and cached. */
+/**
+ * Creates the threads (one append each) and syncs them: every workflow open and cached. Each thread is
+ * synced right after its append, `IN_FLIGHT` threads at a time: appending all first queued 1,000 new
+ * workflows' first tasks (about three each) ahead of every sync, and one worker on a busy machine took
+ * longer than the client's 60 s update timeout to reach the last.
+ */
 async function openThreads(b: Bench, prefix: string): Promise<ThreadHandle[]> {
   const threads = range(THREADS).map((i) => b.memory.thread(`${prefix}-${i}`));
+  const start = performance.now();
   await inParallel(threads, IN_FLIGHT, async (t) => {
     await t.append(message(MESSAGE_BYTES));
     b.acked.set(t.threadId, 1);
+    await syncEventually(t);
   });
-  await inParallel(threads, IN_FLIGHT, async (t) => void (await syncEventually(t)));
+  progress(`${num(THREADS)} threads open in ${ms(performance.now() - start)}`);
   return threads;
 }
 
@@ -162,6 +179,35 @@ interface PhaseResult {
   postgresCpu: number;
   clientCpu: number;
   seconds: number;
+  /** Each worker's workflow cache at the end of the phase. */
+  caches: WorkflowCache[];
+  /** Workflow tasks of `PROBES` threads (their current runs): started → completed, ms. */
+  taskMs: ReturnType<typeof stats>;
+}
+
+/**
+ * How long the workflow tasks of some threads' current runs were held by a worker, started to completed
+ * (or to a timeout or failure): what a workflow task timeout must stay above.
+ */
+async function taskDurations(b: Bench, threads: readonly ThreadHandle[]): Promise<number[]> {
+  const out: number[] = [];
+  await inParallel(threads, 10, async (t) => {
+    const history = await b.memory.client.workflow.getHandle(workflowIdFor(t.threadId)).fetchHistory();
+    let startedAt: number | undefined;
+    for (const e of history.events ?? []) {
+      if (e.workflowTaskStartedEventAttributes) startedAt = eventMs(e);
+      else if (
+        startedAt !== undefined &&
+        (e.workflowTaskCompletedEventAttributes ||
+          e.workflowTaskTimedOutEventAttributes ||
+          e.workflowTaskFailedEventAttributes)
+      ) {
+        out.push(eventMs(e) - startedAt);
+        startedAt = undefined;
+      }
+    }
+  });
+  return out;
 }
 
 async function workerPhase(
@@ -173,7 +219,7 @@ async function workerPhase(
   const before = await usage(b);
   const load = await appendLoad(b, threads, WINDOW_MS);
   const loadEnd = performance.now();
-  await inParallel(threads, IN_FLIGHT, async (t) => void (await t.sync()));
+  await inParallel(threads, IN_FLIGHT, async (t) => void (await syncEventually(t)));
   const syncMs = performance.now() - loadEnd;
   const after = await usage(b);
   const latency = stats(load.done.map((d) => d.end - d.start));
@@ -192,6 +238,8 @@ async function workerPhase(
     postgresCpu: after.postgresCpu - before.postgresCpu,
     clientCpu: after.clientCpu - before.clientCpu,
     seconds: (after.at - before.at) / 1000,
+    caches: await Promise.all(b.workers.map((w) => w.cache())),
+    taskMs: stats(await taskDurations(b, threads.slice(0, PROBES))),
   };
   progress(
     `${count} worker(s): ${num(result.rate)} appends/s, p99 ${ms(result.p99)}, sync ${ms(syncMs)}, ` +
@@ -212,10 +260,67 @@ async function owners(b: Bench, threads: readonly ThreadHandle[]): Promise<Map<s
   return owner;
 }
 
+/** Milliseconds since the epoch of a history event. */
+function eventMs(e: HistoryEvent): number {
+  const t = e.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : NaN;
+}
+
+/** What a thread's history says of the time after a worker's kill. */
+interface AfterKill {
+  /** The dead worker ran the thread's last workflow task before the kill. */
+  owned: boolean;
+  /** ms after the kill of: a task's sticky schedule-to-start timeout, a started task's timeout. */
+  stickyTimeout?: number;
+  startTimeout?: number;
+  /** ms after the kill: the first task another worker started, and its completion. */
+  started?: number;
+  completed?: number;
+}
+
+/** Reads a thread's runs (newest first, back to the one open at the kill) for {@link AfterKill}. */
+async function afterKill(
+  b: Bench,
+  threadId: string,
+  victim: BenchWorker,
+  killedAtMs: number,
+): Promise<AfterKill> {
+  const events: HistoryEvent[] = [];
+  const id = workflowIdFor(threadId);
+  for (
+    let runId: string | undefined = (await b.memory.client.workflow.getHandle(id).describe()).runId;
+    runId;
+  ) {
+    const runEvents = (await b.memory.client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
+    events.unshift(...runEvents);
+    const first = runEvents[0];
+    runId =
+      first && eventMs(first) > killedAtMs
+        ? first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined
+        : undefined;
+  }
+  const out: AfterKill = { owned: false };
+  for (const e of events) {
+    const at = eventMs(e) - killedAtMs;
+    const started = e.workflowTaskStartedEventAttributes;
+    if (at <= 0) {
+      if (started) out.owned = victim.isIdentity(started.identity ?? undefined);
+      continue;
+    }
+    const timedOut = e.workflowTaskTimedOutEventAttributes;
+    if (timedOut?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) out.stickyTimeout ??= at;
+    if (timedOut?.timeoutType === TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE) out.startTimeout ??= at;
+    if (started && out.started === undefined && !victim.isIdentity(started.identity ?? undefined))
+      out.started = at;
+    if (e.workflowTaskCompletedEventAttributes && out.started !== undefined) out.completed ??= at;
+  }
+  return out;
+}
+
 interface KillResult {
   victimThreads: number;
-  victimResume: number[];
-  otherResume: number[];
+  /** The probes' syncs: ms after the kill that each returned, and its thread's history after the kill. */
+  probes: { resume: number; history: AfterKill }[];
   probeErrors: number;
   before: ReturnType<typeof stats>;
   after: ReturnType<typeof stats>;
@@ -230,7 +335,7 @@ interface KillResult {
 
 async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult> {
   const owner = await owners(b, threads);
-  const byWorker = b.workers.map((w) => threads.filter((t) => owner.get(t.threadId) === w.identity));
+  const byWorker = b.workers.map((w) => threads.filter((t) => w.isIdentity(owner.get(t.threadId))));
   progress(`threads per worker before the kill: ${byWorker.map((ts) => ts.length).join('/')}`);
   const victimIndex = byWorker.reduce((best, ts, i) => (ts.length > byWorker[best]!.length ? i : best), 0);
   const victim = b.workers[victimIndex]!;
@@ -255,17 +360,24 @@ async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult>
         ),
       ),
     );
-  const [victimResume, otherResume] = await Promise.all([resume(victimProbes), resume(otherProbes)]);
+  const killedAtMs = Date.now();
+  const probed = [...victimProbes, ...otherProbes];
+  const resumed = await resume(probed);
   const load = await loading;
   b.workers = b.workers.filter((w) => w !== victim);
+  // Which worker ran each probed thread at the kill is read from its history, not the guess above
+  // (a thread moves when its worker was too busy for the sticky queue's timeout).
+  const probes: KillResult['probes'] = [];
+  await inParallel(range(probed.length), 10, async (i) => {
+    probes[i] = {
+      resume: resumed[i]!,
+      history: await afterKill(b, probed[i]!.threadId, victim, killedAtMs),
+    };
+  });
 
   // Everything acknowledged must be stored and, after a sync, indexed by its workflow.
   const indexedSeq = new Map<string, number>();
-  await inParallel(
-    threads,
-    IN_FLIGHT,
-    async (t) => void indexedSeq.set(t.threadId, (await t.sync()).indexedSeq),
-  );
+  await inParallel(threads, IN_FLIGHT, async (t) => void indexedSeq.set(t.threadId, await syncEventually(t)));
   const { rows } = await b.db.query<{ thread_id: string; n: string }>(
     'SELECT thread_id, count(*) AS n FROM messages WHERE thread_id = ANY($1) GROUP BY thread_id',
     [threads.map((t) => t.threadId)],
@@ -280,16 +392,15 @@ async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult>
     unindexed += Math.max(0, inStore - (indexedSeq.get(t.threadId) ?? 0));
   }
   const sum = (m: Map<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
-  const afterKill = load.done.filter((d) => d.end > killedAt);
+  const appendsAfterKill = load.done.filter((d) => d.end > killedAt);
   return {
     victimThreads: byWorker[victimIndex]!.length,
-    victimResume,
-    otherResume,
+    probes,
     probeErrors,
     before: stats(load.done.filter((d) => d.end <= killedAt).map((d) => d.end - d.start)),
-    after: stats(afterKill.map((d) => d.end - d.start)),
+    after: stats(appendsAfterKill.map((d) => d.end - d.start)),
     afterErrors: load.errors,
-    afterUnannounced: afterKill.filter((d) => !d.announced).length,
+    afterUnannounced: appendsAfterKill.filter((d) => !d.announced).length,
     acked: threads.reduce((n, t) => n + (b.acked.get(t.threadId) ?? 0), 0),
     stored: sum(stored),
     indexed: sum(indexedSeq),
@@ -309,8 +420,8 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
     `${num(THREADS)} threads per phase, ${MESSAGE_BYTES} B messages, ${IN_FLIGHT} appends in flight for ` +
       `${WINDOW_MS / 1000} s, then a sync of every thread. Baseline: 1 worker, same run.`,
     '',
-    '| workers | appends/s | vs 1 worker | append p50 | append p99 | errors / unannounced | sync of all threads after | workflow tasks per worker | worker CPU per task | CPU per append: workers / Temporal / PostgreSQL / client |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| workers | appends/s | vs 1 worker | append p50 | append p99 | errors / unannounced | sync of all threads after | workflow tasks per worker | worker CPU per task | CPU per append: workers / Temporal / PostgreSQL / client | workflow cache per worker: runs cached / misses / forced evictions | workflow task started → completed (${PROBES} threads): p50 / p99 / max |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...results.map((r) => {
       const tasks = r.tasks.reduce((a, n) => a + n, 0);
       const workerCpu = r.workerCpu.reduce((a, n) => a + n, 0);
@@ -319,7 +430,9 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
         `${r.errors} / ${r.unannounced} | ${ms(r.syncMs)} (${(r.syncMs / base.syncMs).toFixed(2)}×) | ` +
         `${r.tasks.map(num).join(' / ')} | ${ms((1000 * workerCpu) / tasks)} | ` +
         `${perAppendMs(workerCpu, r)} / ${perAppendMs(r.temporalCpu, r)} / ${perAppendMs(r.postgresCpu, r)} / ` +
-        `${perAppendMs(r.clientCpu, r)} |`
+        `${perAppendMs(r.clientCpu, r)} | ` +
+        `${r.caches.map((c) => `${num(c.size)} / ${num(c.misses)} / ${num(c.forcedEvictions)}`).join('; ')} | ` +
+        `${ms(r.taskMs.p50)} / ${ms(r.taskMs.p99)} / ${ms(r.taskMs.max)} (${num(r.taskMs.n)}) |`
       );
     }),
     '',
@@ -334,9 +447,17 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
       `${busy.toFixed(2)} CPU-seconds per second.`,
   );
   if (kill) {
-    const v = stats(kill.victimResume.filter((x) => !Number.isNaN(x)));
-    const o = stats(kill.otherResume.filter((x) => !Number.isNaN(x)));
+    const victims = kill.probes.filter((p) => p.history.owned);
+    const ok = (xs: (number | undefined)[]) =>
+      xs.filter((x): x is number => x !== undefined && !Number.isNaN(x));
+    const v = stats(ok(victims.map((p) => p.resume)));
+    const o = stats(ok(kill.probes.filter((p) => !p.history.owned).map((p) => p.resume)));
     const met = v.max <= RESUME_TARGET_MS && kill.probeErrors === 0;
+    const figure = (xs: number[]) => {
+      const s = stats(xs);
+      return s.n === 0 ? 'none' : `${s.n}: p50 ${ms(s.p50)}, p99 ${ms(s.p99)}, max ${ms(s.max)}`;
+    };
+    const h = victims.map((p) => p.history);
     lines.push(
       '',
       `**Kill one of 4 workers under load** (${num(kill.victimThreads)} of ${num(THREADS)} threads ran on it; ` +
@@ -344,7 +465,8 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
       '',
       '| measure | figure | baseline (same run) | target | result |',
       '| --- | --- | --- | --- | --- |',
-      `| sync of the killed worker's threads returned, after the kill | p50 ${ms(v.p50)}, max ${ms(v.max)} (${v.n} threads, ${kill.probeErrors} errors) | the other workers' threads: p50 ${ms(o.p50)}, max ${ms(o.max)} (${o.n}) | ≤ ${RESUME_TARGET_MS / 1000} s | ${met ? 'met' : '**MISSED**'} |`,
+      `| sync of the killed worker's threads returned, after the kill | p50 ${ms(v.p50)}, p99 ${ms(v.p99)}, max ${ms(v.max)} (${v.n} threads, ${kill.probeErrors} errors) | the other workers' threads: p50 ${ms(o.p50)}, p99 ${ms(o.p99)}, max ${ms(o.max)} (${o.n}) | ≤ ${RESUME_TARGET_MS / 1000} s | ${met ? 'met' : '**MISSED**'} |`,
+      `| the killed worker's threads, from their histories (ms after the kill) | sticky queue timed out ${figure(ok(h.map((x) => x.stickyTimeout)))}; a started task timed out ${figure(ok(h.map((x) => x.startTimeout)))}; first task on another worker started ${figure(ok(h.map((x) => x.started)))}, completed ${figure(ok(h.map((x) => x.completed)))} | — | — | — |`,
       `| append latency after the kill | p50 ${ms(kill.after.p50)}, p99 ${ms(kill.after.p99)}, max ${ms(kill.after.max)}; ${kill.afterErrors} errors, ${kill.afterUnannounced} unannounced | before the kill: p50 ${ms(kill.before.p50)}, p99 ${ms(kill.before.p99)} | — | — |`,
       `| messages lost | ${kill.lost} (acknowledged ${num(kill.acked)}, stored ${num(kill.stored)}, indexed ${num(kill.indexed)}, stored but not indexed after sync ${kill.unindexed}) | — | 0 | ${kill.lost + kill.unindexed === 0 ? 'met' : '**MISSED**'} |`,
     );

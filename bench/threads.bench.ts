@@ -7,6 +7,8 @@
  *    the time, open workflows (visibility count), PostgreSQL's tables (pg_total_relation_size, indexes
  *    apart) and Temporal's SQLite files, per thread; the worker's RSS and workflow cache (the SDK
  *    core's `temporal_sticky_cache_size`) along the way, so its memory per cached thread.
+ * 1b. Idle close: 2,000 of them set `closeAfterIdleMs` to 1 s; open workflows before and once they
+ *    closed (visibility count), and how long that took: the same threads with and without idle close.
  * 2. Long threads: 20 threads of 1,000 messages (500 B, 50 per append): PostgreSQL bytes per message
  *    (row, search index), then 1,000 vectors of 1,536 dimensions stored (real[] here: the embedded
  *    server has no pgvector) for bytes per vector.
@@ -63,6 +65,8 @@ const LONG_BATCH = 50;
 const VECTORS = size(1000, 200);
 const VECTOR_DIMS = 1536;
 const HISTORY_APPENDS = 100;
+const IDLE_SAMPLE = Math.min(size(2_000, 200), THREADS);
+const IDLE_CLOSE_MS = 1_000;
 const SMOKE = size(200, 40);
 
 const lines: string[] = [];
@@ -225,6 +229,36 @@ async function createThreads(b: Bench): Promise<void> {
   }
 }
 
+/** 1b. Open workflows with and without idle close. */
+async function idleClose(b: Bench): Promise<void> {
+  const before = await openWorkflows(b);
+  const start = performance.now();
+  await inParallel(range(IDLE_SAMPLE), 50, async (i) => {
+    const t = b.memory.thread(`t-${i}`);
+    for (;;) {
+      const done = await t.configure({ closeAfterIdleMs: IDLE_CLOSE_MS }).then(
+        () => true,
+        () => false,
+      );
+      if (done) return;
+      progress('a configure timed out: the worker is behind; trying again');
+    }
+  });
+  const configured = (performance.now() - start) / 1000;
+  let open = before;
+  while (open > before - IDLE_SAMPLE && performance.now() - start < 30 * 60_000) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    open = await openWorkflows(b);
+  }
+  const seconds = (performance.now() - start) / 1000;
+  say(
+    `**Idle close**: ${num(IDLE_SAMPLE)} of the threads set \`closeAfterIdleMs\` to ${IDLE_CLOSE_MS / 1000} s ` +
+      `(configured in ${configured.toFixed(0)} s): open workflows ${num(before)} before, ${num(open)} ` +
+      `${seconds.toFixed(0)} s after the first configure (${num(before - open)} closed). Each closed thread ` +
+      `keeps its rows in PostgreSQL and reopens on its next append (the smoke appends below reopen some).`,
+  );
+}
+
 /** PostgreSQL and Temporal sizes now, per thread. */
 async function sizes(b: Bench, label: string): Promise<TableSize[]> {
   const tables = await tableSizes(b);
@@ -299,12 +333,16 @@ async function historyPerMessage(b: Bench): Promise<void> {
   );
 }
 
+/** The smoke's i-th thread: an existing one, spread over all, none of those idle close closed. */
+const smokeThread = (b: Bench, i: number) =>
+  b.memory.thread(`t-${IDLE_SAMPLE + ((i * 7919) % (THREADS - IDLE_SAMPLE))}`);
+
 /** Append and context() latencies on existing threads, sequential. */
 async function smoke(b: Bench, label: string): Promise<{ append: number; context: number }> {
   const appends: number[] = [];
   const reads: number[] = [];
   for (let i = 0; i < SMOKE; i++) {
-    const t = b.memory.thread(`t-${(i * 7919) % THREADS}`);
+    const t = smokeThread(b, i);
     let start = performance.now();
     await t.append(message(MESSAGE_BYTES));
     appends.push(performance.now() - start);
@@ -337,11 +375,7 @@ async function partition(b: Bench): Promise<void> {
   ]);
   const hits = await fresh.searchHistory('zanzibar');
   if (hits[0]?.seq !== 2) throw new Error(`search after partitioning: ${JSON.stringify(hits)}`);
-  await inParallel(
-    range(SMOKE),
-    20,
-    async (i) => void (await b.memory.thread(`t-${(i * 7919) % THREADS}`).sync()),
-  );
+  await inParallel(range(SMOKE), 20, async (i) => void (await smokeThread(b, i).sync()));
   const { rows } = await b.db.query<{ n: string }>(
     "SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'messages'::regclass",
   );
@@ -371,6 +405,8 @@ async function main(): Promise<void> {
     b = { stack, memory, worker, home, db: new pg.Pool({ connectionString: stack.databaseUrl, max: 2 }) };
     await createThreads(b);
     await sizes(b, `after creating ${num(THREADS)} threads`);
+    // Its own failure is reported and the phases after it still run (a 100,000-thread run is long).
+    await idleClose(b).catch((err: unknown) => say(`Idle close FAILED: ${String(err)}`));
     await longThreads(b);
     await historyPerMessage(b);
     await partition(b);
