@@ -291,9 +291,10 @@ async function afterKill(
     let runId: string | undefined = (await b.memory.client.workflow.getHandle(id).describe()).runId;
     runId;
   ) {
-    const runEvents = (await b.memory.client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
+    const runEvents: HistoryEvent[] =
+      (await b.memory.client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
     events.unshift(...runEvents);
-    const first = runEvents[0];
+    const first: HistoryEvent | undefined = runEvents[0];
     runId =
       first && eventMs(first) > killedAtMs
         ? first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined
