@@ -50,7 +50,7 @@ import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
-import { checkFork, forkStored, type ThreadForkOptions } from './fork.js';
+import { checkFork, forkStored, forkWorkingMemory, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
 import { startVisible } from './visibility.js';
@@ -545,8 +545,8 @@ export class ThreadHandle {
    * Forks the thread: a new thread `newId` with this one's history up to and including message
    * `options.at` (default: the latest), which then continues on its own. The shared part is copied
    * (src/client/fork.ts): its seqs, owner, configuration, vectors and the compaction records that
-   * considered only it (so their summaries are reused); its `state().forkedFrom` names this thread
-   * and the message. Answers once the fork's workflow has indexed the copy. A retried fork with the
+   * considered only it (so their summaries are reused); this thread's working memory (its current
+   * version, as the fork's version 1); its `state().forkedFrom` names this thread and the message. Answers once the fork's workflow has indexed the copy. A retried fork with the
    * same arguments answers the same fork.
    * @throws ValidationError `invalid_id` for a malformed `newId`, this thread's own id (field `id`), or
    *   an `at` that is not a message of this thread (field `at`); UnknownThreadError for an unknown
@@ -557,6 +557,8 @@ export class ThreadHandle {
     return withSpan('durable_memory.fork', this.spanAttributes(), async () => {
       const info = await this.requireThread();
       await this.storeCall(() => forkStored(this.deps.store, this.threadId, newId, options.at));
+      const notes = this.deps.memories?.workingMemory;
+      if (notes) await forkWorkingMemory(notes, this.threadId, newId);
       const { userId, resourceId } = info;
       const fork = new ThreadHandle(newId, this.deps, {
         ...this.options,
