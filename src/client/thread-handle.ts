@@ -469,13 +469,13 @@ export class ThreadHandle {
     let retrying: ActivityRetry[] = [];
     try {
       // Bounded like the updates: with no worker polling, a query would wait for one. The retries
-      // under way are Temporal's to tell (the workflow hears of a failure only after the last attempt).
-      [view, retrying] = await this.deps.temporal.call((client) => {
+      // under way are Temporal's to tell (the workflow hears of a failure only after the last attempt),
+      // so Temporal is asked (describe) only when the run has activities in flight, or does not say.
+      [view, retrying] = await this.deps.temporal.call(async (client) => {
         const handle = client.workflow.getHandle(this.workflowId);
-        return Promise.all([
-          handle.query(stateQuery),
-          handle.describe().then((d) => retriesOf(d.raw.pendingActivities)),
-        ]);
+        const { activitiesInFlight, ...answer } = await handle.query(stateQuery);
+        if (activitiesInFlight === 0) return [answer, []];
+        return [answer, retriesOf((await handle.describe()).raw.pendingActivities)];
       }, Date.now() + ms);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
