@@ -26,7 +26,7 @@ import type { reportOf } from '../src/compaction/compaction.js';
 const UNFIXABLE = ['ValidationError', 'InvalidRecordError', 'ConflictError'];
 
 /** Store calls: quick, retried until the store answers. */
-const store = proxyActivities<ThreadActivities>({
+const storeActivities = proxyActivities<ThreadActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '200 milliseconds',
@@ -55,6 +55,26 @@ function llmActivities(heartbeatMs: number) {
   });
 }
 
+/**
+ * `activities` whose calls are counted in `counter.n` while in flight (from scheduling until they
+ * settle). Each call is made at once, in the same order: the commands are the same as without it.
+ */
+function counted(activities: ThreadActivities, counter: { n: number }): ThreadActivities {
+  return new Proxy(activities, {
+    get(target, name, receiver) {
+      const activity = Reflect.get(target, name, receiver) as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        counter.n++;
+        try {
+          return await activity(...args);
+        } finally {
+          counter.n--;
+        }
+      };
+    },
+  });
+}
+
 /** Metas read from the store per catch-up call. */
 const CATCH_UP_PAGE = 1000;
 
@@ -73,6 +93,9 @@ export class Lanes {
   /** LLM work runs in this scope: `delete` cancels it rather than waiting out minutes of retries. */
   private readonly background = new CancellationScope();
   private readonly llm: ThreadActivities;
+  private readonly store: ThreadActivities;
+  /** Activities scheduled and not yet settled. */
+  private readonly inFlight = { n: 0 };
   /** Set by `delete`: no new work starts, and cancelled work is not an error. */
   deleting = false;
 
@@ -80,7 +103,13 @@ export class Lanes {
     private readonly state: ThreadState,
     options: { heartbeatTimeoutMs?: number } = {},
   ) {
-    this.llm = llmActivities(options.heartbeatTimeoutMs ?? 30_000);
+    this.llm = counted(llmActivities(options.heartbeatTimeoutMs ?? 30_000), this.inFlight);
+    this.store = counted(storeActivities, this.inFlight);
+  }
+
+  /** How many activities are scheduled and not yet settled (Temporal may be retrying those). */
+  get activitiesInFlight(): number {
+    return this.inFlight.n;
   }
 
   /** True while compaction, extraction or embedding runs. */
@@ -128,7 +157,7 @@ export class Lanes {
     return this.catchUpLane.run(async () => {
       const s = this.state;
       while (s.needsCatchUp() && !s.deleted) {
-        const metas = await store.loadMetas({
+        const metas = await this.store.loadMetas({
           threadId: s.threadId,
           after: s.indexedSeq,
           limit: CATCH_UP_PAGE,
@@ -157,7 +186,7 @@ export class Lanes {
 
   /** The store's last sequence number for the thread. */
   lastSeq(): Promise<number> {
-    return store.lastSeq({ threadId: this.state.threadId });
+    return this.store.lastSeq({ threadId: this.state.threadId });
   }
 
   /**
@@ -175,7 +204,7 @@ export class Lanes {
       const s = this.state;
       const { threadId, config, userId, resourceId } = s;
       try {
-        await store.saveConfig({ threadId, config, userId, resourceId });
+        await this.store.saveConfig({ threadId, config, userId, resourceId });
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
         // Refused for good (the update validator applies the store's rules, so this is a rule it
@@ -196,7 +225,7 @@ export class Lanes {
 
   /** What the store holds of the thread: a new (not continued) run starts from it. */
   loadThread(): Promise<StoredThread> {
-    return store.loadThread({ threadId: this.state.threadId });
+    return this.store.loadThread({ threadId: this.state.threadId });
   }
 
   /** Runs the strategy in the compaction lane; answers what it did (null if it failed or was cancelled). */
@@ -227,8 +256,8 @@ export class Lanes {
       const { threadId } = this.state;
       const deleted =
         expiredAfterMs === undefined
-          ? await store.deleteThread({ threadId })
-          : await store.expireThread({ threadId, idleMs: expiredAfterMs });
+          ? await this.store.deleteThread({ threadId })
+          : await this.store.expireThread({ threadId, idleMs: expiredAfterMs });
       this.state.deleted = true;
       return { deleted };
     });

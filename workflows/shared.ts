@@ -35,8 +35,8 @@ export const configureUpdate = defineUpdate<ThreadConfig, [Partial<ThreadConfig>
 export const syncUpdate = defineUpdate<ThreadStateView, [{ seq?: number }]>('sync');
 /** Deletes the thread's data and ends the workflow. */
 export const deleteUpdate = defineUpdate<{ deleted: boolean }, []>('delete');
-/** Counts, tokens, indexed sequence, pending work. */
-export const stateQuery = defineQuery<ThreadStateView>('state');
+/** Counts, tokens, indexed sequence, pending work; and how many activities are in flight. */
+export const stateQuery = defineQuery<ThreadStateAnswer>('state');
 
 // Their payload types.
 
@@ -121,7 +121,14 @@ export interface ExtractionProgress {
   lastExtraction?: ExtractionSummary;
 }
 
-/** The `state` query's answer. */
+/**
+ * The `state` query's answer: the view, and the activities the run has scheduled and not yet seen
+ * settle (absent from runs of code before it). With none in flight, Temporal is retrying nothing for
+ * the thread, so `state()` need not ask it (describe) which retries are under way.
+ */
+export type ThreadStateAnswer = ThreadStateView & { activitiesInFlight?: number };
+
+/** What the thread's state is, as the `state` query and the `sync` update answer it. */
 export interface ThreadStateView {
   threadId: string;
   userId?: string;

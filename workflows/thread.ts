@@ -58,7 +58,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
   };
 
   setHandler(appendedSignal, (metas) => state.receive(metas, Date.now()));
-  setHandler(stateQuery, () => state.view());
+  setHandler(stateQuery, () => ({ ...state.view(), activitiesInFlight: lanes.activitiesInFlight }));
   setHandler(
     compactUpdate,
     async () => {

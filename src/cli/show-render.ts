@@ -100,6 +100,10 @@ function header(facts: ShowFacts, rows: ShowRow[]): string[] {
       `state: indexed to #${int(state.indexedSeq)} · ${plural(state.compactions, 'compaction')} · ` +
         `pending: ${state.pending.length ? state.pending.join(', ') : 'none'} · run ${state.run}`,
     );
+    if (state.open !== undefined)
+      lines.push(
+        `workflow: ${state.open ? 'open' : 'closed after idling (the next append or command opens it)'}`,
+      );
     // The label's first part says it all (`local fallback (no LLM configured)`, or the model).
     if (state.llm) lines.push(`summaries by: ${state.llm.split(': ')[0]}`);
     if (state.lastError) lines.push(`last error: ${state.lastError}`);

@@ -3,6 +3,9 @@
  * store's fork as the client's errors. What a fork holds is the store's rule (ThreadStore.fork,
  * src/store/internal/fork.ts): the history up to the message, copied with its seqs, the compaction
  * records that considered only that part, the vectors of those messages, owner and configuration.
+ * The client copies one thing more, from the memory store: the thread's working memory (its current
+ * version, schema included) becomes the fork's version 1, a version history of its own
+ * ({@link forkWorkingMemory}).
  *
  * Copied, not shared: the fork's rows are its own, so deleting or compacting either thread never
  * touches the other, and reads of the fork cost what reads of any thread cost. What it does not copy:
@@ -12,6 +15,8 @@
  * answers the full context).
  */
 import { ValidationError } from '../model/errors.js';
+import { VersionConflictError } from '../memories/working-memory.js';
+import type { WorkingMemoryStore } from '../memories/working-memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ForkedFrom } from '../store/types.js';
 import { validateThreadId } from '../thread/thread-id.js';
@@ -60,4 +65,26 @@ export async function forkStored(
   const origin = await store.fork(sourceId, newId, at === undefined ? {} : { at });
   if (!origin) throw new UnknownThreadError(sourceId);
   return origin;
+}
+
+/**
+ * Starts the fork's working memory with the thread's: its current version (format, content and
+ * schema; the one current when the fork is made, whatever `at` is) written as the fork's version 1.
+ * The fork's versions are its own from there (the parent's older versions are not copied), so either
+ * thread's writes never reach the other. Nothing when the thread has none. A retried fork whose
+ * working memory was written already (copied, maybe changed since) leaves it as it is.
+ */
+export async function forkWorkingMemory(
+  store: WorkingMemoryStore,
+  sourceId: string,
+  newId: string,
+): Promise<void> {
+  const current = await store.get({ threadId: sourceId });
+  if (!current) return;
+  const { format, content, schema } = current;
+  try {
+    await store.set({ threadId: newId }, 0, { format, content, ...(schema ? { schema } : {}) });
+  } catch (err) {
+    if (!(err instanceof VersionConflictError)) throw err;
+  }
 }

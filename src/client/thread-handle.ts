@@ -50,7 +50,7 @@ import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
-import { checkFork, forkStored, type ThreadForkOptions } from './fork.js';
+import { checkFork, forkStored, forkWorkingMemory, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
 import { startVisible } from './visibility.js';
@@ -469,13 +469,13 @@ export class ThreadHandle {
     let retrying: ActivityRetry[] = [];
     try {
       // Bounded like the updates: with no worker polling, a query would wait for one. The retries
-      // under way are Temporal's to tell (the workflow hears of a failure only after the last attempt).
-      [view, retrying] = await this.deps.temporal.call((client) => {
+      // under way are Temporal's to tell (the workflow hears of a failure only after the last attempt),
+      // so Temporal is asked (describe) only when the run has activities in flight, or does not say.
+      [view, retrying] = await this.deps.temporal.call(async (client) => {
         const handle = client.workflow.getHandle(this.workflowId);
-        return Promise.all([
-          handle.query(stateQuery),
-          handle.describe().then((d) => retriesOf(d.raw.pendingActivities)),
-        ]);
+        const { activitiesInFlight, ...answer } = await handle.query(stateQuery);
+        if (activitiesInFlight === 0) return [answer, []];
+        return [answer, retriesOf((await handle.describe()).raw.pendingActivities)];
       }, Date.now() + ms);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
@@ -545,8 +545,8 @@ export class ThreadHandle {
    * Forks the thread: a new thread `newId` with this one's history up to and including message
    * `options.at` (default: the latest), which then continues on its own. The shared part is copied
    * (src/client/fork.ts): its seqs, owner, configuration, vectors and the compaction records that
-   * considered only it (so their summaries are reused); its `state().forkedFrom` names this thread
-   * and the message. Answers once the fork's workflow has indexed the copy. A retried fork with the
+   * considered only it (so their summaries are reused); this thread's working memory (its current
+   * version, as the fork's version 1); its `state().forkedFrom` names this thread and the message. Answers once the fork's workflow has indexed the copy. A retried fork with the
    * same arguments answers the same fork.
    * @throws ValidationError `invalid_id` for a malformed `newId`, this thread's own id (field `id`), or
    *   an `at` that is not a message of this thread (field `at`); UnknownThreadError for an unknown
@@ -557,6 +557,8 @@ export class ThreadHandle {
     return withSpan('durable_memory.fork', this.spanAttributes(), async () => {
       const info = await this.requireThread();
       await this.storeCall(() => forkStored(this.deps.store, this.threadId, newId, options.at));
+      const notes = this.deps.memories?.workingMemory;
+      if (notes) await forkWorkingMemory(notes, this.threadId, newId);
       const { userId, resourceId } = info;
       const fork = new ThreadHandle(newId, this.deps, {
         ...this.options,

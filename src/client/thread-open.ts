@@ -1,46 +1,68 @@
 /**
  * Whether threads' workflows are open, for `listThreads()`: a thread closed after idling
  * (`closeAfterIdleMs`) has no running workflow (or one that sleeps until its retention, memo
- * `closed: true`); the next append or command opens it again. Asked of Temporal, one describe per
- * thread, a few at a time: the store does not know (a run ends without writing to it).
+ * `closed: true`); the next append or command opens it again. The store does not know (a run ends
+ * without writing to it), so Temporal is asked: one visibility query per page of up to
+ * {@link QUERY_IDS} threads (`WorkflowId IN (…) AND ExecutionStatus = 'Running'`), which lists the
+ * running runs of those threads with their memos; a thread with none is closed.
+ *
+ * Visibility is eventually consistent: a run that has just ended, or just gone to sleep, may be
+ * listed as open for the visibility store's lag (on the dev server's SQLite a few milliseconds; on
+ * Elasticsearch about a second). `state().open` asks the workflow itself and is exact.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ThreadInfo } from '../store/types.js';
 import { workflowIdFor } from '../../workflows/shared.js';
 import type { TemporalLink } from './temporal-link.js';
 
-/** Describes in flight at once. */
-const CONCURRENCY = 16;
+/** Thread ids per visibility query (a page of `listThreads()` is 100 at most by default). */
+const QUERY_IDS = 100;
 /** How long the answers may take: past it, `open` is left out (reads do not wait for Temporal). */
 const OPEN_TIMEOUT_MS = 5000;
 
 /** `threads` with `open` set from their workflows; left out where Temporal did not answer in time. */
-export async function withOpen(temporal: TemporalLink, threads: ThreadInfo[]): Promise<ThreadInfo[]> {
+export async function withOpen(
+  temporal: Pick<TemporalLink, 'call'>,
+  threads: ThreadInfo[],
+): Promise<ThreadInfo[]> {
   const deadline = Date.now() + OPEN_TIMEOUT_MS;
   const out = threads.map((t) => ({ ...t }));
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < out.length; i = next++) {
-      const thread = out[i]!;
-      const open = await isOpen(temporal, thread.threadId, deadline);
-      if (open !== undefined) thread.open = open;
-      if (open === undefined && Date.now() >= deadline) return;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, out.length) }, worker));
+  for (let i = 0; i < out.length; i += QUERY_IDS) {
+    const page = out.slice(i, i + QUERY_IDS);
+    const open = await openOf(
+      temporal,
+      page.map((t) => t.threadId),
+      deadline,
+    );
+    if (!open) break; // Temporal did not answer: the rest is left out too
+    for (const thread of page) thread.open = open.has(thread.threadId);
+  }
   return out;
 }
 
-/** True while the thread's workflow runs and does not sleep; undefined when Temporal did not say. */
-async function isOpen(
-  temporal: TemporalLink,
-  threadId: string,
+/**
+ * Which of `threadIds` have a running run that does not sleep (one query); undefined when Temporal
+ * did not say in time.
+ */
+async function openOf(
+  temporal: Pick<TemporalLink, 'call'>,
+  threadIds: string[],
   deadline: number,
-): Promise<boolean | undefined> {
+): Promise<Set<string> | undefined> {
+  const byWorkflowId = new Map(threadIds.map((id) => [workflowIdFor(id), id]));
+  // Thread ids are letters, digits and `. _ : @ -` (thread-id.ts): nothing to escape in a quoted string.
+  const ids = [...byWorkflowId.keys()].map((id) => `'${id}'`).join(', ');
+  const query = `WorkflowId IN (${ids}) AND ExecutionStatus = 'Running'`;
   try {
-    const d = await temporal.call((c) => c.workflow.getHandle(workflowIdFor(threadId)).describe(), deadline);
-    return d.status.name === 'RUNNING' && d.memo?.['closed'] !== true;
-  } catch (err) {
-    return err instanceof WorkflowNotFoundError ? false : undefined;
+    return await temporal.call(async (client) => {
+      const open = new Set<string>();
+      // At most one running run per workflow id: one page holds them all (one call).
+      for await (const run of client.workflow.list({ query, pageSize: threadIds.length + 1 })) {
+        const threadId = byWorkflowId.get(run.workflowId);
+        if (threadId !== undefined && run.memo?.['closed'] !== true) open.add(threadId);
+      }
+      return open;
+    }, deadline);
+  } catch {
+    return undefined;
   }
 }

@@ -200,6 +200,14 @@ const remember = tool({
       .describe('Ids of the messages of threadId it came from (only with threadId)'),
     toolCallId: z.string().min(1).max(MAX_ID_LENGTH).optional().describe('Your tool call id, for provenance'),
     category: z.string().min(1).max(100).optional().describe('e.g. "preference"'),
+    expiresAt: z
+      .string()
+      .max(40)
+      .optional()
+      .describe(
+        'When the fact stops being true (ISO 8601 date and time, e.g. 2030-01-31T00:00:00Z): from then ' +
+          'on no read returns it. Default: never',
+      ),
   },
   readOnly: false,
   async run(ctx, args) {
@@ -210,6 +218,7 @@ const remember = tool({
         messageIds: args.messageIds,
         toolCallId: args.toolCallId,
         category: args.category,
+        expiresAt: args.expiresAt,
       }),
     );
     return { memory: shown(ctx, memory) };
@@ -283,7 +292,8 @@ const listThreads = tool({
   title: 'List threads',
   description:
     'The caller’s threads by id (all of them, one user’s, or those whose id starts with a prefix), ' +
-    'with owner, counts and last update. Page with `after`: the `next` of the previous answer.',
+    'with owner, counts, last update and `open` (false: its workflow closed after idling; the next ' +
+    'write opens it again). Page with `after`: the `next` of the previous answer.',
   input: {
     userId: id('Only this user’s threads').optional(),
     prefix: id('Only threads whose id starts with this (the id itself included)').optional(),

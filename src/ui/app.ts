@@ -9,7 +9,7 @@
  */
 import { Api, ApiError, type ThreadData } from './api.js';
 import { button, h, num } from './dom.js';
-import { memoriesView, threadRows } from './memories-model.js';
+import { memoriesView, threadRows, workflowText } from './memories-model.js';
 import { memoriesSection } from './render-memories.js';
 import { budgetView, historyColumn, viewColumn } from './render-thread.js';
 import { budgetBar } from './budget-model.js';
@@ -137,6 +137,11 @@ async function showThreads(api: Api, route: ListRoute, gen: number): Promise<voi
         h('th', { scope: 'col' }, 'User'),
         h('th', { scope: 'col', class: 'num' }, 'Messages'),
         h('th', { scope: 'col' }, 'Last activity'),
+        h(
+          'th',
+          { scope: 'col', title: 'closed (idle): the next append or command opens it again' },
+          'Workflow',
+        ),
       ),
     ),
     h(
@@ -150,6 +155,7 @@ async function showThreads(api: Api, route: ListRoute, gen: number): Promise<voi
           h('td', {}, r.user),
           h('td', { class: 'num' }, num(r.messages)),
           h('td', {}, r.updated),
+          h('td', { class: 'workflow' }, r.workflow),
         ),
       ),
     ),
@@ -209,6 +215,8 @@ function threadFacts(data: ThreadData): HTMLElement {
     fact('Budget', `${num(s.config.budget)} tokens`),
     fact('Compactions', num(s.compactions)),
     fact('Pending', s.pending.length > 0 ? s.pending.join(', ') : 'nothing'),
+    // Closed after idling: everything is stored; the next append or command opens it again.
+    s.open !== undefined && h('li', { class: 'workflow' }, 'Workflow ', h('b', {}, workflowText(s.open))),
     s.forkedFrom &&
       h(
         'li',

@@ -14,6 +14,8 @@ export interface MemoryRow {
   previous: MemoryRecord[];
   /** Provenance in words: where it was learned, from which messages, by which extraction. */
   provenance: string;
+  /** When it expires (`2027-01-01 00:00:00 UTC`); absent: never. */
+  expires?: string;
 }
 
 /** Memories shaped for display. */
@@ -71,8 +73,14 @@ export function memoriesView(
       used: used.has(memory.id),
       previous: (previous.get(memory.id) ?? []).sort(newestFirst),
       provenance: provenanceOf(memory),
+      ...(memory.expiresAt === undefined ? {} : { expires: utc(memory.expiresAt) }),
     }));
   return { rows, orphans: orphans.sort(newestFirst) };
+}
+
+/** An ISO time as the inspector shows it: `2026-02-01 10:00:00 UTC`. */
+function utc(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC');
 }
 
 /** A row of the thread list. */
@@ -81,6 +89,13 @@ export interface ThreadRow {
   user: string;
   messages: number;
   updated: string;
+  /** Whether its workflow runs: `open`, `closed (idle)` (the next append opens it), `—` (unknown). */
+  workflow: string;
+}
+
+/** A thread's `open` in words (the list's and the thread page's). */
+export function workflowText(open: boolean | undefined): string {
+  return open === undefined ? '—' : open ? 'open' : 'closed (idle)';
 }
 
 /** One page of the tenant's threads, as rows. */
@@ -90,6 +105,7 @@ export function threadRows(threads: readonly ThreadInfo[]): ThreadRow[] {
     threadId: t.threadId,
     user: t.userId ?? '—',
     messages: t.messageCount,
-    updated: t.updatedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/u, ' UTC'),
+    updated: utc(t.updatedAt),
+    workflow: workflowText(t.open),
   }));
 }

@@ -47,6 +47,7 @@ export function memoriesSection(userId: string | undefined, view: MemoriesView):
           h('strong', {}, m.text),
           m.category && h('span', { class: 'badge' }, m.category),
           row.used && h('span', { class: 'badge' }, 'in the view'),
+          row.expires && h('span', { class: 'badge expires' }, `expires ${row.expires}`),
         ),
         h(
           'div',

@@ -143,6 +143,7 @@ test('configure and compact (with and without --json), then show: excluded, summ
     /^split: system [\d,]+ · summaries [\d,]+ · [^\n]*\n?[^\n]*recent [\d,]+ · free [\d,]+$/m,
   );
   assert.match(shown.stdout, /^state: indexed to #49 · \d+ compactions/m);
+  assert.match(shown.stdout, /^workflow: open$/m);
   assert.match(shown.stdout, /^\s+1 sys\s+You are a support agent\.\s+│ ✓ in view$/m);
   assert.match(shown.stdout, /^\s+2 user\s+Where is order 0\?.*│ ✗ truncation: messagesExceed\(40\)/m);
   assert.match(shown.stdout, /^\s+S\d+ sum\s+◆ .*│ ✓ in view, for #\d+–#\d+ \(\d+\)$/m);

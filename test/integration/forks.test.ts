@@ -2,7 +2,8 @@
  * Forks in the pipeline (real PostgreSQL and Temporal, the local fallback summarizer and extractor):
  * a fork holds the parent's history up to a message and then its own appends, the parent never sees
  * them, summaries are reused only when they cover the shared part alone, the fork compacts on its
- * own, and memories learned from the shared part are neither learned again nor moved.
+ * own, memories learned from the shared part are neither learned again nor moved, and the working
+ * memory starts as the parent's.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -167,4 +168,41 @@ test('bad forks are refused with a code and write nothing', async () => {
   const again = await parent.fork('fork-child-7');
   assert.deepEqual((await again.state()).forkedFrom, (await first.state()).forkedFrom);
   assert.equal((await again.history()).messages.length, 2);
+});
+
+test("a fork starts with the parent's working memory as its own version 1; the two then go their own ways", async () => {
+  const parent = p.memory.thread('fork-parent-wm', { userId: 'fork-wm-user' });
+  await talk(parent, 2);
+  const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+  const notes = p.memory.workingMemory({ threadId: 'fork-parent-wm' });
+  await notes.set({ city: 'Oslo' }, { version: 0, schema });
+  await notes.set({ city: 'Bergen' }, { version: 1 });
+
+  const fork = await parent.fork('fork-child-wm', { at: 'a0' });
+  const copied = p.memory.workingMemory({ threadId: 'fork-child-wm' });
+  const start = await copied.get();
+  assert.deepEqual(
+    { version: start.version, format: start.format, content: start.content, schema: start.schema },
+    { version: 1, format: 'json', content: { city: 'Bergen' }, schema },
+  );
+  assert.equal(start.threadId, 'fork-child-wm');
+  assert.equal((await copied.history()).length, 1, 'a new version history, from the copied content');
+  const pinned = (await fork.context()).workingMemory;
+  assert.deepEqual([pinned?.threadId, pinned?.version], ['fork-child-wm', 1]);
+
+  // Each goes on alone; the schema came along.
+  await copied.set({ city: 'Tromsø' }, { version: 1 });
+  assert.deepEqual((await notes.get()).content, { city: 'Bergen' });
+  await assert.rejects(copied.set({ town: 'x' }, { version: 2 }), (err: unknown) => {
+    return err instanceof ValidationError && err.code === 'schema_mismatch';
+  });
+  // A retried fork answers the same fork and leaves its working memory alone.
+  await parent.fork('fork-child-wm', { at: 'a0' });
+  assert.deepEqual((await copied.get()).content, { city: 'Tromsø' });
+
+  // A parent without a working memory: none for the fork either.
+  const bare = p.memory.thread('fork-parent-wm-bare');
+  await bare.append({ id: 'b1', role: 'user', content: 'hi' });
+  const plain = await bare.fork('fork-child-wm-bare');
+  assert.equal((await p.memory.workingMemory({ threadId: plain.threadId }).get()).version, 0);
 });

@@ -54,6 +54,28 @@ async function waitClosed(t: ThreadHandle, timeoutMs = 30_000): Promise<string> 
   }
 }
 
+/**
+ * Waits until `listThreads({ prefix })` says `want` of each thread's `open` (its visibility query sees
+ * a close a moment after the workflow made it), then checks it. Fails after 15 s.
+ */
+async function listedOpenBecomes(prefix: string, want: [string, boolean | undefined][]): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const got = (await p.memory.listThreads({ prefix })).map((t) => [t.threadId, t.open]);
+    if (JSON.stringify(got) === JSON.stringify(want) || Date.now() > deadline) {
+      assert.deepEqual(got, want);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `open` as each thread's own workflow says it: its latest run running, and not asleep. */
+async function describedOpen(client: Client, threadId: string): Promise<boolean> {
+  const d = await client.workflow.getHandle(workflowIdFor(threadId)).describe();
+  return d.status.name === 'RUNNING' && d.memo?.['closed'] !== true;
+}
+
 const turn = (prefix: string, i: number) => [
   { id: `${prefix}-u${i}`, role: 'user' as const, content: `question ${i} about the trip` },
   { id: `${prefix}-a${i}`, role: 'assistant' as const, content: `answer ${i} about the trip` },
@@ -76,14 +98,11 @@ test('an idle thread closes, loses nothing, and an append opens it again; it com
   assert.equal(closedState.open, false);
   assert.equal(closedState.indexedSeq, 7);
   assert.equal((await closing.history()).messages.length, 7);
-  const listed = await p.memory.listThreads({ prefix: 'idle-c' });
-  assert.deepEqual(
-    listed.map((t) => [t.threadId, t.open]),
-    [
-      ['idle-closing', false],
-      ['idle-control', true],
-    ],
-  );
+  // The list reads Temporal's visibility, which learns of the close a moment after it happened.
+  await listedOpenBecomes('idle-c', [
+    ['idle-closing', false],
+    ['idle-control', true],
+  ]);
 
   for (const t of [closing, control]) for (let i = 3; i < 6; i++) await t.append(turn(t.threadId, i));
   const reopened = await latestRun(p.memory.client, closing);
@@ -131,6 +150,35 @@ for (const command of ['configure', 'compact', 'sync'] as const) {
     assert.equal((await t.history()).messages.length, 2);
   });
 }
+
+test("listThreads' open (one visibility query a page) says what each workflow says: open, closed, asleep", async () => {
+  // Two open, two closed after idling (their runs ended), two asleep on a long retention.
+  const kinds = { open: { closeAfterIdleMs: 0 }, closed: { closeAfterIdleMs: CLOSE_MS } } as const;
+  const asleep = { closeAfterIdleMs: CLOSE_MS, retention: { deleteAfterIdleMs: 3_600_000 } };
+  const threads = [
+    ...[1, 2].map((i) => [p.memory.thread(`idle-mix-open-${i}`), kinds.open] as const),
+    ...[1, 2].map((i) => [p.memory.thread(`idle-mix-closed-${i}`), kinds.closed] as const),
+    ...[1, 2].map((i) => [p.memory.thread(`idle-mix-asleep-${i}`), asleep] as const),
+  ];
+  for (const [t, config] of threads) {
+    await t.configure(config);
+    await t.append(turn(t.threadId, 0));
+  }
+  // The workflows have closed (or gone to sleep): each says so itself.
+  for (const [t] of threads.slice(2)) await waitForState(t, 'the close', (s) => !s.open);
+  const described = await Promise.all(
+    threads.map(async ([t]) => [t.threadId, await describedOpen(p.memory.client, t.threadId)] as const),
+  );
+  assert.deepEqual(
+    described.map(([, open]) => open),
+    [true, true, false, false, false, false],
+  );
+  const byId = [...described].sort(([a], [b]) => (a < b ? -1 : 1));
+  await listedOpenBecomes(
+    'idle-mix-',
+    byId.map(([id, open]) => [id, open]),
+  );
+});
 
 test("the worker's default closes a thread that sets none; a thread's own setting wins", async () => {
   const taskQueue = `${p.taskQueue}-defaults`;

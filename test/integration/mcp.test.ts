@@ -127,6 +127,7 @@ describe('streamable HTTP on the API', () => {
     );
     const mine = await ok(acme, 'list_threads', { userId: 'alice', limit: 1 });
     assert.equal(mine.threads.length, 1);
+    assert.equal(mine.threads[0].open, true, 'whether its workflow runs, as the HTTP list says');
     const context = await ok(acme, 'context', { threadId: 'trip' });
     assert.equal(context.threadId, 'trip');
     assert.deepEqual(
@@ -185,6 +186,25 @@ describe('streamable HTTP on the API', () => {
       await fails(acme, 'forget', { memoryId: memory.id, userId: 'alice' }),
       /^memory_superseded:/u,
     );
+  });
+
+  test('remember takes an expiry and shows it; search shows it too; a bad one is refused naming it', async () => {
+    const expiresAt = '2099-03-01T00:00:00.000Z';
+    const { memory } = await ok(acme, 'remember', {
+      text: 'Alice is in Kyoto until March',
+      userId: 'alice',
+      expiresAt: '2099-03-01T00:00:00Z',
+    });
+    assert.equal(memory.expiresAt, expiresAt);
+    const found = await ok(acme, 'search', { query: 'Kyoto until March', userId: 'alice' });
+    const hit = found.memories.find((m: { id: string }) => m.id === memory.id);
+    assert.equal(hit?.expiresAt, expiresAt);
+    assert.match(
+      await fails(acme, 'remember', { text: 'Alice likes tea', userId: 'alice', expiresAt: 'soon' }),
+      /^invalid_option: expiresAt/u,
+    );
+    const all = await f.acme.get('/v1/users/alice/memories');
+    assert.ok(!all.body.memories.some((m: { text: string }) => m.text === 'Alice likes tea'));
   });
 
   test('invalid input gets an error result naming the field, and writes nothing', async () => {

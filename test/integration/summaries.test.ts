@@ -135,7 +135,7 @@ for (const [name, step] of [
   });
 }
 
-test('a failing LLM shows in state().retrying while Temporal retries it, and leaves it once it answers', async () => {
+test('a failing LLM shows in state().retrying while Temporal retries it, and leaves it once it answers; idle, state() asks no describe', async () => {
   llm.reset();
   llm.setDefault({ status: 503 });
   const failed = async () =>
@@ -157,7 +157,42 @@ test('a failing LLM shows in state().retrying while Temporal retries it, and lea
   llm.setDefault({ reply: 'Summary after a few failures.' });
   const after = await waitForState(t, 'the summary', summaryLanded, 120_000);
   assert.equal(after.retrying, undefined, 'no retry left once the summary landed');
+
+  // Nothing in flight any more: state() answers from the workflow's query alone, no describe.
+  await waitForState(t, 'no work left', (s) => s.pending.length === 0);
+  const describes = countDescribes();
+  try {
+    const idle = await t.state();
+    assert.deepEqual([idle.retrying, idle.pending], [undefined, []]);
+    assert.equal(describes.count, 0, 'Temporal is not asked what it retries when nothing runs');
+  } finally {
+    describes.restore();
+  }
 });
+
+/** Counts the describes made through the client's workflow handles until `restore()`. */
+function countDescribes(): { readonly count: number; restore(): void } {
+  const workflow = p.memory.client.workflow;
+  const getHandle = workflow.getHandle;
+  let count = 0;
+  workflow.getHandle = ((...args: Parameters<typeof getHandle>) => {
+    const handle = getHandle.apply(workflow, args);
+    const describe = handle.describe.bind(handle);
+    handle.describe = () => {
+      count++;
+      return describe();
+    };
+    return handle;
+  }) as typeof getHandle;
+  return {
+    get count() {
+      return count;
+    },
+    restore: () => {
+      workflow.getHandle = getHandle;
+    },
+  };
+}
 
 test('a 400 is not retried: the thread falls back to truncation and says so', async () => {
   llm.reset();

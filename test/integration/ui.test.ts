@@ -486,3 +486,51 @@ test('a thread forks from its page: the fork opens, names its origin with a link
   );
   assert.deepEqual(errors, []);
 });
+
+test("the list and the thread page say whether a thread's workflow is open or closed after idling; memories say when they expire", async () => {
+  // One thread that closes after idling (a short closeAfterIdleMs, as the idle-close test uses), one
+  // that stays open, and a remembered fact of its user with an expiry.
+  const message = (id: string) => ({ messages: [{ id, role: 'user', content: `hello from ${id}` }] });
+  await api('POST', '/v1/threads/wf-closing/messages', { userId: 'cleo', ...message('c1') });
+  // No idle extraction (idleMs 0): it would keep the thread open for its default 10 minutes.
+  await api('PATCH', '/v1/threads/wf-closing', { closeAfterIdleMs: 300, idleMs: 0 });
+  await api('POST', '/v1/threads/wf-open/messages', { userId: 'cleo', ...message('o1') });
+  const expiresAt = '2099-01-31T12:00:00.000Z';
+  await api('POST', '/v1/users/cleo/memories', { text: 'Cleo prefers night trains', expiresAt });
+  const listed = async () =>
+    (await api<{ threads: { threadId: string; open?: boolean }[] }>('GET', '/v1/threads?prefix=wf-')).threads;
+  for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    const open = (await listed()).map((t) => [t.threadId, t.open]);
+    if (
+      JSON.stringify(open) ===
+      JSON.stringify([
+        ['wf-closing', false],
+        ['wf-open', true],
+      ])
+    )
+      break;
+    assert.ok(Date.now() < deadline, `wf-closing did not close: ${JSON.stringify(open)}`);
+  }
+
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/ui#/?q=wf-&token=${encodeURIComponent(token)}`);
+  const rows = page.locator('table.threads tbody tr');
+  await page.getByRole('link', { name: 'wf-open' }).waitFor();
+  assert.equal(await page.getByRole('columnheader', { name: 'Workflow' }).count(), 1);
+  assert.deepEqual(await rows.locator('td.workflow').allInnerTexts(), ['closed (idle)', 'open']);
+  await page.screenshot({ path: path.join(OUTPUT, 'inspector-idle-closed.png') });
+
+  // The thread page: the fact, read from the state (reading it does not open the thread again).
+  await page.getByRole('link', { name: 'wf-closing' }).click();
+  await page.getByRole('heading', { name: 'Thread wf-closing', exact: true }).waitFor();
+  assert.equal(await page.locator('.facts li.workflow').innerText(), 'Workflow closed (idle)');
+  const memory = page.locator('article.memory', { hasText: 'Cleo prefers night trains' });
+  assert.equal(await memory.locator('.expires').innerText(), 'expires 2099-01-31 12:00:00 UTC');
+
+  await page.evaluate(() => (location.hash = '#/threads/wf-open'));
+  await page.getByRole('heading', { name: 'Thread wf-open', exact: true }).waitFor({ timeout: 15_000 });
+  assert.equal(await page.locator('.facts li.workflow').innerText(), 'Workflow open');
+  assert.deepEqual(errors, [], 'no script errors');
+});

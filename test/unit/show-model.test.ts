@@ -96,3 +96,16 @@ test('the header says how the budget splits, the parts used and free, within 80 
   assert.equal(wide.length, 2);
   for (const line of wide) assert.ok(line.length <= 80, line);
 });
+
+test("the header says whether the thread's workflow is open or closed after idling", () => {
+  const context = { tokens: 0, budget: 30, droppedOnRead: 0, messageIds: new Set<string>() };
+  const header = (open: boolean | undefined) => {
+    const state = { indexedSeq: 3, compactions: 0, pending: [], run: 1, open } as unknown as ThreadState;
+    return renderShow([], { threadId: 't', model: 'gpt-4o', context, state, compactions: [] }, 80).filter(
+      (l) => l.startsWith('workflow:'),
+    );
+  };
+  assert.deepEqual(header(true), ['workflow: open']);
+  assert.deepEqual(header(false), ['workflow: closed after idling (the next append or command opens it)']);
+  assert.deepEqual(header(undefined), []);
+});

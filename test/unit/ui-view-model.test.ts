@@ -365,9 +365,37 @@ test('threads are listed in the order of the API pages (by id), so paging never 
     },
   ]);
   assert.deepEqual(rows, [
-    { threadId: 'a-old', user: '—', messages: 3, updated: '2026-01-01 00:00:00 UTC' },
-    { threadId: 'b-new', user: 'ada', messages: 9, updated: '2026-02-01 10:00:00 UTC' },
+    { threadId: 'a-old', user: '—', messages: 3, updated: '2026-01-01 00:00:00 UTC', workflow: '—' },
+    { threadId: 'b-new', user: 'ada', messages: 9, updated: '2026-02-01 10:00:00 UTC', workflow: '—' },
   ]);
+});
+
+test("the thread list says whether each thread's workflow is open, closed after idling, or unknown", () => {
+  const info = { createdAt: '', updatedAt: '2026-01-01T00:00:00Z', lastSeq: 1, messageCount: 1 };
+  const rows = threadRows([
+    { ...info, threadId: 'a', open: true },
+    { ...info, threadId: 'b', open: false },
+    { ...info, threadId: 'c' }, // Temporal did not answer in time
+  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.threadId, r.workflow]),
+    [
+      ['a', 'open'],
+      ['b', 'closed (idle)'],
+      ['c', '—'],
+    ],
+  );
+});
+
+test('a memory that expires says when; one that does not says nothing of it', () => {
+  const view = memoriesView([memory('m1', { expiresAt: '2027-01-31T12:00:00.000Z' }), memory('m2')]);
+  assert.deepEqual(
+    view.rows.map((r) => [r.memory.id, r.expires]),
+    [
+      ['m1', '2027-01-31 12:00:00 UTC'],
+      ['m2', undefined],
+    ],
+  );
 });
 
 test('repeated names collapse into a count: toolResultCollapse+… (×8) reads "toolResultCollapse ×8"', () => {
