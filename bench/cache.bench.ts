@@ -26,12 +26,19 @@ import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { MESSAGE_OVERHEAD } from '../src/tokenizers/tokenizer.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
 import { readDataset } from './locomo.js';
+import { MEMORY_BLOCK_ID } from '../src/thread/memory-block.js';
+import { RECALL_BLOCK_ID } from '../src/recall/block.js';
+import { WORKING_MEMORY_BLOCK_ID } from '../src/thread/working-memory-block.js';
 import {
+  addParts,
   addReuse,
   costPerCall,
   NO_REUSE,
   prefixReuse,
+  reusedMessages,
   slidingWindow,
+  type PartTotals,
+  type PromptPart,
   truncationInSteps,
   type PromptMessage,
   type ReuseTotals,
@@ -45,6 +52,10 @@ const DATASET =
   flag('--dataset') ?? (existsSync('../shared/recall-dev') ? '../shared/recall-dev' : undefined);
 const TURNS = Number(flag('--turns') ?? (QUICK ? 120 : Infinity));
 const BUDGET = Number(flag('--budget') ?? 4000);
+/** Only the configurations whose name contains this (e.g. 'recall on'). */
+const ONLY = flag('--variants');
+/** The recall share of the 'recall on' rows (default: the thread's default, 0.5). */
+const RECALL_SHARE = Number(flag('--recall-share') ?? 0.5);
 const COMMAND = `npm run bench:cache -- ${process.argv.slice(2).join(' ')}`.trim();
 /** Published cached/uncached input price ratios: gpt-4o ($1.25 vs $2.50 per million), Anthropic cache reads. */
 const RATIOS = { openai: 0.5, anthropic: 0.1 };
@@ -74,8 +85,8 @@ interface Variant {
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'recall on, summaries', recallShare: 0.5, summaries: true },
-  { name: 'recall on, no summaries', recallShare: 0.5, summaries: false },
+  { name: 'recall on, summaries', recallShare: RECALL_SHARE, summaries: true },
+  { name: 'recall on, no summaries', recallShare: RECALL_SHARE, summaries: false },
   { name: 'recall off, summaries', recallShare: 0, summaries: true },
   { name: 'recall off, no summaries', recallShare: 0, summaries: false },
 ];
@@ -84,6 +95,11 @@ const VARIANTS: Variant[] = [
 interface Figures {
   all: ReuseTotals;
   between: ReuseTotals;
+  /** Ours only: per part of the prompt, tokens sent and tokens missed (all calls). */
+  parts?: PartTotals;
+  /** Ours only: recalled items per call, and how many of them the previous call recalled too. */
+  recalledItems?: number;
+  recalledAgain?: number;
 }
 
 async function conversations(): Promise<Conversation[]> {
@@ -121,8 +137,9 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
   const thread = pipeline.memory.thread(id);
   const strategy = strategyFor(v);
   await thread.configure({ budget: BUDGET, recallShare: v.recallShare, ...(strategy ? { strategy } : {}) });
-  let figures: Figures = { all: NO_REUSE, between: NO_REUSE };
+  let figures: Figures = { all: NO_REUSE, between: NO_REUSE, parts: {}, recalledItems: 0, recalledAgain: 0 };
   let previous: PromptMessage[] | undefined;
+  let previousRecalled = new Set<string>();
   let since: MessageInput[] = [];
   let compactions = 0;
   for (const message of c.messages) {
@@ -130,14 +147,33 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
     since.push(message);
     if (message.role !== 'user') continue;
     const now = await settled(thread);
-    const prompt = (await thread.context({ budget: BUDGET })).openai.map(promptMessage);
-    const reuse = prefixReuse(previous, asPrompt(since), prompt);
+    const ctx = await thread.context({ budget: BUDGET });
+    const prompt = ctx.openai.map(promptMessage);
+    const sincePrompt = asPrompt(since);
+    const reuse = prefixReuse(previous, sincePrompt, prompt);
+    const recalledNow = new Set(ctx.recalled.map((r) => `${r.threadId}:${r.seq}`));
     if (previous) {
+      const newest = new Set(since.map((m) => m.id));
+      const summaries = new Set(ctx.messages.filter((m) => m.role === 'system').map((m) => m.id));
+      const parts = ctx.messages.map((m): PromptPart => {
+        if (m.id === RECALL_BLOCK_ID) return 'recalled';
+        if (m.id === MEMORY_BLOCK_ID) return 'memories';
+        if (m.id === WORKING_MEMORY_BLOCK_ID) return 'working';
+        if (newest.has(m.id)) return 'newest';
+        return summaries.has(m.id) ? 'summaries' : 'view';
+      });
       figures = {
         all: addReuse(figures.all, reuse),
         between: now === compactions ? addReuse(figures.between, reuse) : figures.between,
+        parts:
+          parts.length === prompt.length
+            ? addParts(figures.parts!, prompt, parts, reusedMessages(previous, sincePrompt, prompt))
+            : figures.parts!,
+        recalledItems: figures.recalledItems! + recalledNow.size,
+        recalledAgain: figures.recalledAgain! + [...recalledNow].filter((k) => previousRecalled.has(k)).length,
       };
     }
+    previousRecalled = recalledNow;
     compactions = now;
     previous = prompt;
     since = [];
@@ -178,6 +214,14 @@ function baselines(c: Conversation): { window: Figures; steps: Figures } {
   return out;
 }
 
+const sumParts = (a: PartTotals = {}, b: PartTotals = {}): PartTotals => {
+  const out: PartTotals = { ...a };
+  for (const [k, v] of Object.entries(b) as [PromptPart, { tokens: number; missed: number }][]) {
+    const t = out[k] ?? { tokens: 0, missed: 0 };
+    out[k] = { tokens: t.tokens + v.tokens, missed: t.missed + v.missed };
+  }
+  return out;
+};
 const sum = (a: ReuseTotals, b: ReuseTotals): ReuseTotals => ({
   calls: a.calls + b.calls,
   tokens: a.tokens + b.tokens,
@@ -191,6 +235,19 @@ function row(name: string, f: Figures): string {
   return `| ${name} | ${pct(all.reused, all.tokens)} | ${pct(between.reused, between.tokens)} | ${pct(all.whole, all.calls)} | ${Math.round(all.tokens / Math.max(1, all.calls))} | ${Math.round(costPerCall(all, RATIOS.openai))} | ${Math.round(costPerCall(all, RATIOS.anthropic))} |`;
 }
 
+const PART_ORDER: PromptPart[] = ['system', 'working', 'summaries', 'view', 'memories', 'recalled', 'newest'];
+
+/** Per part: "sent / missed" tokens per call. */
+function breakdownRow(name: string, f: Figures): string {
+  const calls = Math.max(1, f.all.calls);
+  const cells = PART_ORDER.map((p) => {
+    const t = f.parts![p];
+    return t ? `${Math.round(t.tokens / calls)} / ${Math.round(t.missed / calls)}` : '–';
+  });
+  const items = `${(f.recalledItems! / calls).toFixed(1)} (${(f.recalledAgain! / calls).toFixed(1)})`;
+  return `| ${name} | ${cells.join(' | ')} | ${items} |`;
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const list = await conversations();
@@ -201,7 +258,17 @@ async function main(): Promise<void> {
   const totals = new Map<string, Figures>();
   const add = (name: string, f: Figures) => {
     const t = totals.get(name) ?? { all: NO_REUSE, between: NO_REUSE };
-    totals.set(name, { all: sum(t.all, f.all), between: sum(t.between, f.between) });
+    totals.set(name, {
+      all: sum(t.all, f.all),
+      between: sum(t.between, f.between),
+      ...(f.parts
+        ? {
+            parts: sumParts(t.parts, f.parts),
+            recalledItems: (t.recalledItems ?? 0) + f.recalledItems!,
+            recalledAgain: (t.recalledAgain ?? 0) + f.recalledAgain!,
+          }
+        : {}),
+    });
   };
   try {
     for (const [i, c] of list.entries()) {
@@ -209,6 +276,7 @@ async function main(): Promise<void> {
       add('naive sliding window (baseline)', b.window);
       add('truncation in steps to half (baseline)', b.steps);
       for (const [j, v] of VARIANTS.entries()) {
+        if (ONLY && !v.name.includes(ONLY)) continue;
         log(`${c.name}: ${v.name}`);
         add(`ours, ${v.name}`, await replay(pipeline, c, v, `cache-${process.pid}-${i}-${j}`));
       }
@@ -227,6 +295,12 @@ async function main(): Promise<void> {
     ...[...totals].map(([name, f]) => row(name, f)),
     '',
     'Cost is in full-price tokens per call. "Between compactions": calls with no compaction (ours) or window move (truncation in steps) since the previous call.',
+    '',
+    'Where the tokens go (ours, all calls): per part, its tokens per call and the tokens per call billed in full (not a reused prefix); the recalled items per call and how many the previous call recalled too.',
+    '',
+    `| context | ${PART_ORDER.join(' | ')} | recalled items per call (of them recalled the call before) |`,
+    `| --- | ${PART_ORDER.map(() => '---').join(' | ')} | --- |`,
+    ...[...totals].filter(([, f]) => f.parts).map(([name, f]) => breakdownRow(name, f)),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

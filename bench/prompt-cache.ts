@@ -91,3 +91,48 @@ export function truncationInSteps(history: readonly PromptMessage[], start: numb
   while (s < history.length - 1 && tokensFrom(s) > budget / 2) s++;
   return s;
 }
+
+/** Which part of a prompt a message is, for the breakdown of what the cache misses. */
+export type PromptPart =
+  | 'system'
+  | 'working'
+  | 'summaries'
+  | 'view'
+  | 'memories'
+  | 'recalled'
+  | 'newest';
+
+/** Per part: tokens sent, and tokens not reused (billed in full). */
+export type PartTotals = Partial<Record<PromptPart, { tokens: number; missed: number }>>;
+
+/** How many leading messages of `current` equal `previous` followed by `since` (0 without a previous). */
+export function reusedMessages(
+  previous: readonly PromptMessage[] | undefined,
+  since: readonly PromptMessage[],
+  current: readonly PromptMessage[],
+): number {
+  if (!previous) return 0;
+  const before = [...previous, ...since];
+  let k = 0;
+  while (k < current.length && k < before.length && current[k]!.key === before[k]!.key) k++;
+  return k;
+}
+
+/**
+ * Adds one call to the per-part totals: each message's tokens in its part, and in `missed` when it
+ * is at or past the first message that is not reused (`reused` leading messages are).
+ */
+export function addParts(
+  totals: PartTotals,
+  current: readonly PromptMessage[],
+  parts: readonly PromptPart[],
+  reused: number,
+): PartTotals {
+  const out: PartTotals = { ...totals };
+  current.forEach((m, i) => {
+    const part = parts[i] ?? 'view';
+    const t = out[part] ?? { tokens: 0, missed: 0 };
+    out[part] = { tokens: t.tokens + m.tokens, missed: t.missed + (i >= reused ? m.tokens : 0) };
+  });
+  return out;
+}
