@@ -78,6 +78,8 @@ export interface DatasetOptions {
   ours?: readonly string[];
   /** Recall options for our rows' `context()` (default: none, the defaults), to compare settings. */
   recall?: RecallOptions;
+  /** The threads' `recallShare` (default: the default), to measure what a smaller share costs. */
+  recallShare?: number;
 }
 
 /** The rows, in print order: the baselines, then ours. */
@@ -121,6 +123,7 @@ export async function datasetRecall(
   const loaded: Loaded[] = [];
   for (const conversation of conversations) {
     const thread = pipeline.memory.thread(`locomo-${conversation.name}`);
+    if (options.recallShare !== undefined) await thread.configure({ recallShare: options.recallShare });
     const messages = conversation.turns.map((t) => t.message);
     await fill(thread, messages);
     const normalized = normalizeMessages(messages);
@@ -219,7 +222,7 @@ export async function datasetRecall(
   const questions = asked.get('all')!;
   const rate = (row: Row, budget: number, category = 'all') =>
     (found.get(`${row}/${budget}/${category}`) ?? 0) / Math.max(1, asked.get(category) ?? 0);
-  const p = (x: number) => `${(100 * x).toFixed(0)}%`;
+  const p = (x: number) => `${(100 * x).toFixed(1)}%`;
   const model = embeddings.real ? embeddings.label : `${embeddings.label}: the real model was not reachable`;
   const labels: Record<Row, string> = {
     newest: 'newest turns only',

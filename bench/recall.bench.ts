@@ -23,7 +23,7 @@
  * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
  * words and word pairs: similarity means shared words), and every embedding row says which.
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
- * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours,
+ * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours, `--recall-share S` configures the threads' recallShare,
  * `--recall '{"range":2}'` passes recall options to our `context()` calls.
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
@@ -319,6 +319,7 @@ async function main(): Promise<void> {
             ...(flag('--conversations') ? { conversations: flag('--conversations')!.split(',') } : {}),
             ...(flag('--ours') ? { ours: flag('--ours')!.split(',') } : {}),
             ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
+            ...(flag('--recall-share') ? { recallShare: Number(flag('--recall-share')) } : {}),
           })
         : []),
       ...(ONLY_LATENCY ? await contextLatency(pipeline) : []),
