@@ -170,7 +170,8 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
             ? addParts(figures.parts!, prompt, parts, reusedMessages(previous, sincePrompt, prompt))
             : figures.parts!,
         recalledItems: figures.recalledItems! + recalledNow.size,
-        recalledAgain: figures.recalledAgain! + [...recalledNow].filter((k) => previousRecalled.has(k)).length,
+        recalledAgain:
+          figures.recalledAgain! + [...recalledNow].filter((k) => previousRecalled.has(k)).length,
       };
     }
     previousRecalled = recalledNow;
