@@ -409,7 +409,7 @@ describe('container test mode (DURABLE_MEMORY_TEST_MODE=containers)', () => {
     );
     if (engine) return t.skip('a Docker engine answers here: the no-engine path does not apply');
     const t0 = Date.now();
-    const result = await runStartTestStack({ DURABLE_MEMORY_TEST_MODE: 'containers' }, 20_000);
+    const result = await runStartTestStack({ DURABLE_MEMORY_TEST_MODE: 'containers' }, STACK_FAILS_WITHIN_MS);
     const ms = Date.now() - t0;
     assert.equal(result.code, 1, result.output);
     assert.match(result.output, /DURABLE_MEMORY_TEST_MODE=containers: no Docker engine/u);
@@ -431,7 +431,7 @@ describe('container test mode (DURABLE_MEMORY_TEST_MODE=containers)', () => {
     await withFakeEngine(async (dockerHost) => {
       const result = await runStartTestStack(
         { DURABLE_MEMORY_TEST_MODE: 'containers', DOCKER_HOST: dockerHost },
-        20_000,
+        STACK_FAILS_WITHIN_MS,
       );
       assert.equal(result.code, 1, result.output);
       assert.match(result.output, /^DURABLE_MEMORY_TEST_MODE=containers: /mu);
@@ -465,7 +465,7 @@ describe('container test mode (DURABLE_MEMORY_TEST_MODE=containers)', () => {
   });
 
   test('an unknown mode is refused rather than silently running the local servers', async () => {
-    const result = await runStartTestStack({ DURABLE_MEMORY_TEST_MODE: 'docker' }, 20_000);
+    const result = await runStartTestStack({ DURABLE_MEMORY_TEST_MODE: 'docker' }, STACK_FAILS_WITHIN_MS);
     assert.equal(result.code, 1, result.output);
     assert.match(
       result.output,
@@ -525,6 +525,12 @@ function containerPorts(name: string): number[] {
 }
 
 /** Runs startTestStack() in a child process with `env`; resolves with its exit code and output. */
+/**
+ * How long a refused test stack may take to say so: only a bound against a hang. Normal is a few
+ * seconds (a child through tsx); a fresh-clone CI at load ~20 took over 20 s, the bound before.
+ */
+const STACK_FAILS_WITHIN_MS = 120_000;
+
 function runStartTestStack(
   env: Record<string, string>,
   timeoutMs: number,
