@@ -60,6 +60,12 @@ export interface ConnectOptions {
   /** Bound of one command (compact, configure, sync, delete); a TimeoutError past it. Default 60 s. */
   updateTimeoutMs?: number;
   /**
+   * How long an append waits for its announcement to the thread's workflow before it returns with
+   * `announced: false` (the messages are stored either way, and the announcement goes on in the
+   * background). Default 5 s.
+   */
+  announceTimeoutMs?: number;
+  /**
    * The embedding model that ranks by meaning on reads (default: from DURABLE_MEMORY_EMBEDDING_MODEL,
    * as the worker reads it; null: off). It must be the worker's, whose vectors it searches.
    */
@@ -110,7 +116,7 @@ export class DurableMemory {
       backends = new Backends(settings, await open(database), open, options.memories);
     }
     const taskQueue = settings.taskQueue.value;
-    const announcer = new Announcer(backends.temporal, taskQueue);
+    const announcer = new Announcer(backends.temporal, taskQueue, options.announceTimeoutMs);
     return new DurableMemory(backends, taskQueue, announcer, options, settings);
   }
 
