@@ -14,7 +14,6 @@
  */
 import type OpenAI from 'openai';
 import { embeddingRequestsTotal } from '../observability/metrics.js';
-import { createLlmClient } from './client.js';
 import { llmConfigFromEnv, PLACEHOLDER_API_KEY, type LlmConfig } from './config.js';
 import { LlmReplyError } from './reply.js';
 
@@ -56,11 +55,16 @@ export function embeddingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Em
 
 /** The embedder of a configuration (the `openai` client with retries off). */
 export function createEmbedder(config: EmbeddingConfig): Embedder {
-  const client = createLlmClient(config);
+  // The `openai` package loads on the first call: a client that never embeds (most CLI commands)
+  // does not pay its start-up.
+  let client: Promise<OpenAI> | undefined;
   return {
     model: config.model,
     label: `embeddings ${config.model} at ${config.baseURL ?? 'api.openai.com'}`,
-    embed: (texts, signal) => embed(client, config.model, texts, signal),
+    embed: async (texts, signal) => {
+      client ??= import('./client.js').then((m) => m.createLlmClient(config));
+      return embed(await client, config.model, texts, signal);
+    },
   };
 }
 

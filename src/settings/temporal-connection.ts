@@ -9,7 +9,7 @@
  */
 import type { Interceptor } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { temporalClientInterceptors } from '../observability/tracing.js';
 import { BackendUnavailableError } from './errors.js';
 import type { Setting } from './origin.js';
@@ -78,7 +78,12 @@ export async function connectTemporalClient(
  * @throws BackendUnavailableError naming the address (and its origin) when nothing answers there
  */
 export function connectTemporalWorker(target: TemporalTarget): Promise<NativeConnection> {
-  return dial(target, () => NativeConnection.connect({ address: addressOf(target) }));
+  // Loaded here only: the worker package (its bundler, rxjs) cost every client, hence every CLI
+  // command, about a fifth of its start-up.
+  return dial(target, async () => {
+    const { NativeConnection } = await import('@temporalio/worker');
+    return NativeConnection.connect({ address: addressOf(target) });
+  });
 }
 
 function addressOf(target: TemporalTarget): string {
