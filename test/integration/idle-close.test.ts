@@ -112,7 +112,8 @@ test('an idle thread closes, loses nothing, and an append opens it again; it com
       waitForState(t, 'indexed and compacted', (s) => s.indexedSeq === 13 && s.pending.length === 0),
     ),
   );
-  assert.equal(a!.open, true);
+  // (Not `a.open`: on a busy machine the reopened thread may idle 400 ms again before that read and
+  // close once more, as it should; the new run id above is what says the append opened it.)
   assert.equal((await closing.history()).messages.length, 13, 'nothing lost');
   // The reopened run resumed from the store: the configuration and the compactions before the close.
   assert.deepEqual(a!.config, { ...b!.config, closeAfterIdleMs: CLOSE_MS });
