@@ -28,6 +28,23 @@ const MAX_BATCH_METAS = 2000;
 /** Least time between two signals to one workflow while appends wait (see the module comment). */
 const MIN_SIGNAL_GAP_MS = 100;
 
+/** Background retry signals in flight at once, over all workflows (see {@link Announcer.retryInBackground}). */
+const MAX_RETRIES_IN_FLIGHT = 16;
+
+/** A workflow's announcement that failed, waiting for its next try. */
+interface Retry {
+  input: ThreadWorkflowInput;
+  metas: SeqMeta[];
+}
+
+/** Both lists' metas, each seq once, in seq order; the newest {@link MAX_BATCH_METAS} (the workflow
+ * reads older ones from the store: it catches up when a signal leaves a gap). */
+function mergeMetas(a: readonly SeqMeta[], b: readonly SeqMeta[]): SeqMeta[] {
+  const bySeq = new Map<number, SeqMeta>();
+  for (const m of [...a, ...b]) bySeq.set(m.seq, m);
+  return [...bySeq.values()].sort((x, y) => x.seq - y.seq).slice(-MAX_BATCH_METAS);
+}
+
 /** An append waiting for its metas to be announced. */
 interface Pending {
   input: ThreadWorkflowInput;
@@ -37,9 +54,17 @@ interface Pending {
   resolve(announced: boolean): void;
 }
 
-/** Announces appends; owns the batches and the background retries. */
+/**
+ * Announces appends; owns the batches and the background retries. A workflow has at most one retry:
+ * announcements that fail meanwhile add their metas to it, and the workflow's next announcement
+ * carries them and ends it. At most `maxRetriesInFlight` retry signals are sent at once, so a client
+ * whose Temporal lagged does not answer its recovery with a signal per failed append at once.
+ */
 export class Announcer {
-  private readonly retries = new Set<Promise<void>>();
+  /** The workflows whose announcement is retried in the background, and what it carries. */
+  private readonly retrying = new Map<string, Retry>();
+  private retriesInFlight = 0;
+  private readonly retrySlots: (() => void)[] = [];
   /** Appends waiting per workflow, and the workflows with a signal in flight. */
   private readonly waiting = new Map<string, Pending[]>();
   private readonly sending = new Set<string>();
@@ -52,6 +77,8 @@ export class Announcer {
     private readonly attemptTimeoutMs = 5000,
     /** Least time between two signals to one workflow while appends wait. */
     private readonly minGapMs = MIN_SIGNAL_GAP_MS,
+    /** Background retry signals in flight at once. */
+    private readonly maxRetriesInFlight = MAX_RETRIES_IN_FLIGHT,
   ) {}
 
   /** Signals the workflow (starting it if needed). Returns false if it has to be retried later. */
@@ -76,7 +103,10 @@ export class Announcer {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         const batch = this.take(workflowId);
         sentAt = Date.now();
-        const metas = batch.flatMap((p) => p.metas);
+        // A retry waiting for this workflow goes with this signal (and ends).
+        const retry = this.takeRetry(workflowId);
+        const own = batch.flatMap((p) => p.metas);
+        const metas = retry ? mergeMetas(retry.metas, own) : own;
         // A workflow started by this signal gets the first append's input (the workflow reads the
         // thread's owner and settings from the store anyway).
         const input = batch[0]!.input;
@@ -136,34 +166,77 @@ export class Announcer {
     );
   }
 
+  /**
+   * Retries a failed announcement until it goes through, the workflow's next announcement takes it,
+   * or the announcer closes: one retry per workflow (a later failure adds its metas to it), with
+   * backoff, and at most {@link maxRetriesInFlight} retry signals in flight over all workflows.
+   */
   private retryInBackground(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): void {
-    const run = (async () => {
-      for (let delay = 500; !this.closed; delay = Math.min(delay * 2, 30_000)) {
+    const existing = this.retrying.get(workflowId);
+    if (existing) {
+      existing.metas = mergeMetas(existing.metas, metas);
+      return;
+    }
+    const entry: Retry = { input, metas };
+    this.retrying.set(workflowId, entry);
+    announcementsPending.inc();
+    const current = () => !this.closed && this.retrying.get(workflowId) === entry;
+    void (async () => {
+      for (let delay = 500; current(); delay = Math.min(delay * 2, 30_000)) {
         await new Promise((r) => setTimeout(r, delay).unref());
-        if (this.closed) return;
+        if (!current()) return;
+        await this.retrySlot();
         try {
-          await this.signal(workflowId, input, metas, Date.now() + this.attemptTimeoutMs);
-          return;
+          if (!current()) return;
+          const sent = entry.metas;
+          await this.signal(workflowId, entry.input, sent, Date.now() + this.attemptTimeoutMs);
+          // Metas that failed while this signal was in flight are still to be sent.
+          const seqs = new Set(sent.map((m) => m.seq));
+          entry.metas = entry.metas.filter((m) => !seqs.has(m.seq));
+          if (entry.metas.length === 0 && current()) this.takeRetry(workflowId);
         } catch {
           // still unavailable: try again later
+        } finally {
+          this.releaseRetrySlot();
         }
       }
     })();
-    this.retries.add(run);
-    announcementsPending.inc();
-    void run.finally(() => {
-      this.retries.delete(run);
+  }
+
+  /** Removes and returns the workflow's waiting retry, if any. */
+  private takeRetry(workflowId: string): Retry | undefined {
+    const retry = this.retrying.get(workflowId);
+    if (retry) {
+      this.retrying.delete(workflowId);
       announcementsPending.dec();
-    });
+    }
+    return retry;
+  }
+
+  private async retrySlot(): Promise<void> {
+    if (this.retriesInFlight < this.maxRetriesInFlight) {
+      this.retriesInFlight++;
+      return;
+    }
+    // The slot is handed over by releaseRetrySlot (the count stays).
+    await new Promise<void>((resolve) => this.retrySlots.push(resolve));
+  }
+
+  private releaseRetrySlot(): void {
+    const next = this.retrySlots.shift();
+    if (next) next();
+    else this.retriesInFlight--;
   }
 
   /** Announcements still being retried. */
   get backlog(): number {
-    return this.retries.size;
+    return this.retrying.size;
   }
 
   /** Stops retrying (the workflows catch up from the store when they next hear from anyone). */
   close(): void {
     this.closed = true;
+    for (const workflowId of [...this.retrying.keys()]) this.takeRetry(workflowId);
+    for (const next of this.retrySlots.splice(0)) next();
   }
 }

@@ -124,3 +124,93 @@ test('the hand-over answers of the Temporal server are told apart from real rate
   assert.ok(!isHandOver({ code: 8, details: 'namespace rate limit exceeded' }));
   assert.ok(!isHandOver({ code: 14, details: 'workflow is closing' }));
 });
+
+test('failed announcements to one workflow share one background retry, which carries all their metas', async () => {
+  // While Temporal lags, every failed batch used to start a retry loop of its own, for ever: a thread
+  // appended to 1,000 times had 1,000 loops signalling it (each signal an event in its history).
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    let failing = true;
+    const { client, signals } = fakeClient(() => failing);
+    const a = new Announcer(client, 'q', 5000, 0);
+    const input = { threadId: 't' };
+    for (const seq of [1, 2, 3]) {
+      const p = a.announce('w', input, [meta(seq)]);
+      await tick();
+      signals.at(-1)!.release();
+      assert.equal(await p, false);
+    }
+    assert.equal(a.backlog, 1, 'one retry for the workflow');
+    failing = false;
+    const before = signals.length;
+    mock.timers.tick(500);
+    await tick();
+    assert.deepEqual(
+      signals.slice(before).map((s) => s.seqs),
+      [[1, 2, 3]],
+      'one signal with every meta that waited',
+    );
+    signals.at(-1)!.release();
+    await tick();
+    await tick();
+    assert.equal(a.backlog, 0);
+    a.close();
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('an announcement that succeeds carries the metas of the workflow retry and ends it', async () => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    let failing = true;
+    const { client, signals } = fakeClient(() => failing);
+    const a = new Announcer(client, 'q', 5000, 0);
+    const input = { threadId: 't' };
+    const first = a.announce('w', input, [meta(1)]);
+    await tick();
+    signals[0]!.release();
+    assert.equal(await first, false);
+    failing = false;
+    const second = a.announce('w', input, [meta(2)]);
+    await tick();
+    assert.deepEqual(signals[1]!.seqs, [1, 2]);
+    signals[1]!.release();
+    assert.equal(await second, true);
+    await tick();
+    assert.equal(a.backlog, 0, 'nothing left to retry');
+    mock.timers.tick(60_000);
+    await tick();
+    assert.equal(signals.length, 2, 'the retry sent nothing more');
+    a.close();
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('background retries send a bounded number of signals at once', async () => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    let failing = true;
+    const { client, signals } = fakeClient(() => failing);
+    const a = new Announcer(client, 'q', 5000, 0, 4);
+    const input = { threadId: 't' };
+    const appends = Array.from({ length: 10 }, (_, i) => a.announce(`w${i}`, input, [meta(1)]));
+    await tick();
+    for (const s of signals) s.release();
+    assert.deepEqual(await Promise.all(appends), Array<boolean>(10).fill(false));
+    assert.equal(a.backlog, 10);
+    const before = signals.length;
+    mock.timers.tick(500);
+    await tick();
+    assert.equal(signals.length - before, 4, 'at most 4 retry signals in flight');
+    failing = false;
+    for (const s of signals.slice(before)) s.release();
+    await tick();
+    await tick();
+    assert.equal(signals.length - before, 8, 'the next ones go as those answer');
+    a.close();
+  } finally {
+    mock.timers.reset();
+  }
+});
