@@ -3,12 +3,17 @@
  * One stack (Temporal dev server on SQLite, embedded PostgreSQL, a fresh DURABLE_MEMORY_HOME), one
  * worker process (test/support/worker-child.ts, its default workflow cache), the client here.
  *
- * 1. Creates 100,000 threads through the client, one 500 B append each (200 in flight, 1,000 users):
- *    the time, open workflows (visibility count), PostgreSQL's tables (pg_total_relation_size, indexes
- *    apart) and Temporal's SQLite files, per thread; the worker's RSS and workflow cache (the SDK
- *    core's `temporal_sticky_cache_size`) along the way, so its memory per cached thread.
- * 1b. Idle close: 2,000 of them set `closeAfterIdleMs` to 1 s; open workflows before and once they
- *    closed (visibility count), and how long that took: the same threads with and without idle close.
+ * 1. Creates 100,000 threads through the client, one 500 B append each, no user (a thread with a user
+ *    stays open until its memory extraction ran, `idleMs` after its last append: 10 min by default), in
+ *    batches of 2,000 (200 in flight): after each batch it waits until the worker has caught up with it (a sync of its last
+ *    thread), so the worker's backlog stays one batch and the run's time is bounded by the worker's
+ *    rate; a progress line per batch (rate, open workflows, worker cache and RSS). The worker closes
+ *    threads idle for `--idle-close-ms` (default 60 s, the deployment default
+ *    `DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS`), so open workflows track the threads created in the last
+ *    minute. Then the time, open workflows (visibility count), PostgreSQL's tables
+ *    (pg_total_relation_size, indexes apart) and Temporal's SQLite files, per thread.
+ * 1b. Idle close: open workflows right after the last batch (without idle close every thread's
+ *    workflow stays open: `--idle-close-ms 0`) and once the idle ones closed, and how long that took.
  * 2. Long threads: 20 threads of 1,000 messages (500 B, 50 per append): PostgreSQL bytes per message
  *    (row, search index), then 1,000 vectors of 1,536 dimensions stored (real[] here: the embedded
  *    server has no pgvector) for bytes per vector.
@@ -17,8 +22,8 @@
  * 4. The partition path: append and context() p50 on existing threads, scripts/partition-messages.sql
  *    on this database (timed), the same appends and reads again, a new thread, search, sync; sizes after.
  *
- * `--threads N` changes the count (default 100,000); `--quick`: 2,000 threads and small phases, to check
- * the benchmark itself. Progress to stderr, the report (markdown) to stdout.
+ * `--threads N` changes the count (default 100,000); `--idle-close-ms N` the worker's idle close (0: off);
+ * `--quick`: 2,000 threads and small phases, to check the benchmark itself. Progress to stderr, the report (markdown) to stdout.
  */
 import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -50,23 +55,25 @@ import {
 
 const QUICK = process.argv.includes('--quick');
 const size = (full: number, quick: number) => (QUICK ? quick : full);
-const flag = process.argv.indexOf('--threads');
-const THREADS = flag > 0 ? Number(process.argv[flag + 1]) : size(100_000, 2_000);
+const option = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const THREADS = option('--threads', size(100_000, 2_000));
+/** The worker's deployment default `closeAfterIdleMs` (0: threads never close). */
+const IDLE_CLOSE_MS = option('--idle-close-ms', 60_000);
+/** Threads created before waiting for the worker to catch up. */
+const BATCH = 2_000;
 const COMMAND = `npm run bench:threads${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const TASK_QUEUE = 'bench-threads';
 const IN_FLIGHT = 200;
-const USERS = 1000;
 const MESSAGE_BYTES = 500;
-/** Where the worker's RSS and cache are sampled while threads are created. */
-const CHECKPOINTS = [100, 1_000, 2_000, 5_000, 10_000, 50_000].filter((n) => n < THREADS);
 const LONG_THREADS = size(20, 4);
 const LONG_MESSAGES = size(1000, 200);
 const LONG_BATCH = 50;
 const VECTORS = size(1000, 200);
 const VECTOR_DIMS = 1536;
 const HISTORY_APPENDS = 100;
-const IDLE_SAMPLE = Math.min(size(2_000, 200), THREADS);
-const IDLE_CLOSE_MS = 1_000;
 const SMOKE = size(200, 40);
 
 const lines: string[] = [];
@@ -164,98 +171,103 @@ async function historyOf(b: Bench, threadId: string): Promise<{ events: number; 
   };
 }
 
-/** 1. The threads, created through the client. */
-async function createThreads(b: Bench): Promise<void> {
-  const samples: { threads: number; seconds: number; rss: number; cached: number }[] = [];
-  const start = performance.now();
-  let created = 0;
-  let errors = 0;
-  let unannounced = 0;
-  const checkpoints = [...CHECKPOINTS];
-  await inParallel(range(THREADS), IN_FLIGHT, async (i) => {
-    const t = b.memory.thread(`t-${i}`, { userId: `u-${i % USERS}` });
-    try {
-      const r = await t.append(message(MESSAGE_BYTES));
-      if (!r.announced) unannounced++;
-      created++;
-    } catch {
-      errors++;
-    }
-    if (checkpoints.length > 0 && created >= checkpoints[0]!) {
-      checkpoints.shift();
-      const w = await workerCache(b);
-      samples.push({ threads: created, seconds: (performance.now() - start) / 1000, ...w });
-      progress(`${num(created)} threads, ${w.cached} cached, worker RSS ${mb(w.rss)}`);
-    }
-  });
-  const seconds = (performance.now() - start) / 1000;
-  // The workflows catch up on their first signal after the appends returned; wait for the last.
-  // (Each sync is bounded by the client's update timeout; the worker's backlog may be longer.)
+/** Syncs a thread until a sync succeeds (each is bounded by the client's update timeout). */
+async function syncUntilDone(b: Bench, threadId: string): Promise<void> {
   for (;;) {
     const synced = await b.memory
-      .thread(`t-${THREADS - 1}`)
+      .thread(threadId)
       .sync()
       .then(
         () => true,
         () => false,
       );
-    if (synced) break;
-    progress('waiting for the worker to catch up');
-  }
-  const caughtUp = (performance.now() - start) / 1000;
-  const open = await openWorkflows(b);
-  const w = await workerCache(b);
-  samples.push({ threads: created, seconds, ...w });
-  say(
-    `**${num(THREADS)} threads** created through the client (one ${MESSAGE_BYTES} B append each, ` +
-      `${IN_FLIGHT} in flight, ${USERS} users) in ${seconds.toFixed(0)} s: ${num(THREADS / seconds)} threads/s; ` +
-      `${errors} errors, ${unannounced} unannounced; the last thread synced at ${caughtUp.toFixed(0)} s. ` +
-      `Open workflows (visibility): ${num(open)}.`,
-  );
-  say(
-    '| threads created | seconds | worker workflow cache | worker RSS |\n| --- | --- | --- | --- |\n' +
-      samples
-        .map((s) => `| ${num(s.threads)} | ${s.seconds.toFixed(0)} | ${num(s.cached)} | ${mb(s.rss)} |`)
-        .join('\n'),
-  );
-  const first = samples[0]!;
-  const full = samples.reduce((best, s) => (s.cached > best.cached ? s : best), first);
-  if (full.cached > first.cached) {
-    say(
-      `Worker memory per cached thread: (${mb(full.rss)} − ${mb(first.rss)}) / (${num(full.cached)} − ` +
-        `${num(first.cached)} cached) = ${num((full.rss - first.rss) / (full.cached - first.cached) / 1024)} KB ` +
-        `(RSS, no forced GC).`,
-    );
+    if (synced) return;
+    progress(`waiting for the worker to catch up (${threadId})`);
   }
 }
 
-/** 1b. Open workflows with and without idle close. */
-async function idleClose(b: Bench): Promise<void> {
-  const before = await openWorkflows(b);
+/** 1. The threads, created through the client, a batch at a time. */
+async function createThreads(b: Bench): Promise<void> {
+  const samples: { threads: number; seconds: number; open: number; rss: number; cached: number }[] = [];
   const start = performance.now();
-  await inParallel(range(IDLE_SAMPLE), 50, async (i) => {
-    const t = b.memory.thread(`t-${i}`);
-    for (;;) {
-      const done = await t.configure({ closeAfterIdleMs: IDLE_CLOSE_MS }).then(
-        () => true,
-        () => false,
-      );
-      if (done) return;
-      progress('a configure timed out: the worker is behind; trying again');
-    }
-  });
-  const configured = (performance.now() - start) / 1000;
+  let created = 0;
+  let errors = 0;
+  let unannounced = 0;
+  let appending = 0;
+  for (let first = 0; first < THREADS; first += BATCH) {
+    const ids = range(Math.min(BATCH, THREADS - first)).map((k) => first + k);
+    const batchStart = performance.now();
+    await inParallel(ids, IN_FLIGHT, async (i) => {
+      const t = b.memory.thread(`t-${i}`);
+      try {
+        const r = await t.append(message(MESSAGE_BYTES));
+        if (!r.announced) unannounced++;
+        created++;
+      } catch {
+        errors++;
+      }
+    });
+    const appended = performance.now();
+    appending += (appended - batchStart) / 1000;
+    // The worker's backlog stays one batch: its last thread synced means the batch was taken up.
+    await syncUntilDone(b, `t-${ids.at(-1)!}`);
+    const seconds = (performance.now() - start) / 1000;
+    const w = await workerCache(b);
+    const open = await openWorkflows(b);
+    samples.push({ threads: created, seconds, open, ...w });
+    progress(
+      `${num(created)} threads in ${seconds.toFixed(0)} s (${num(created / seconds)}/s; this batch appended in ` +
+        `${((appended - batchStart) / 1000).toFixed(1)} s, caught up ${((performance.now() - appended) / 1000).toFixed(1)} s ` +
+        `later), ${num(open)} open workflows, ${num(w.cached)} cached, worker RSS ${mb(w.rss)}, ` +
+        `${errors} errors, ${unannounced} unannounced, ${b.memory.pendingAnnouncements} announcements retried`,
+    );
+  }
+  const seconds = (performance.now() - start) / 1000;
+  const last = samples.at(-1)!;
+  say(
+    `**${num(THREADS)} threads** created through the client (one ${MESSAGE_BYTES} B append each, batches of ` +
+      `${num(BATCH)}, ${IN_FLIGHT} in flight, no user, the worker caught up after each batch) in ` +
+      `${seconds.toFixed(0)} s: ${num(THREADS / seconds)} threads/s (appending alone ${appending.toFixed(0)} s, ` +
+      `${num(THREADS / appending)}/s: the rest is waiting for the worker); ${errors} errors, ${unannounced} ` +
+      `unannounced. Worker idle close (\`closeAfterIdleMs\` default): ` +
+      `${IDLE_CLOSE_MS > 0 ? `${IDLE_CLOSE_MS / 1000} s` : 'off'}; open workflows (visibility) after the ` +
+      `last batch: ${num(last.open)}.`,
+  );
+  const every = Math.max(1, Math.floor(samples.length / 10));
+  say(
+    '| threads created | seconds | open workflows | worker workflow cache | worker RSS |\n| --- | --- | --- | --- | --- |\n' +
+      samples
+        .filter((_, k) => k % every === 0 || k === samples.length - 1)
+        .map(
+          (s) =>
+            `| ${num(s.threads)} | ${s.seconds.toFixed(0)} | ${num(s.open)} | ${num(s.cached)} | ${mb(s.rss)} |`,
+        )
+        .join('\n'),
+  );
+}
+
+/** 1b. Open workflows with and without idle close: the threads close once idle. */
+async function idleClose(b: Bench): Promise<void> {
+  const start = performance.now();
+  const before = await openWorkflows(b);
+  if (IDLE_CLOSE_MS === 0) {
+    say(
+      `**Idle close** off (\`--idle-close-ms 0\`): ${num(before)} open workflows for ${num(THREADS)} threads.`,
+    );
+    return;
+  }
   let open = before;
-  while (open > before - IDLE_SAMPLE && performance.now() - start < 30 * 60_000) {
-    await new Promise((r) => setTimeout(r, 2_000));
+  while (open > 0 && performance.now() - start < IDLE_CLOSE_MS + 3 * 60_000) {
+    await new Promise((r) => setTimeout(r, 5_000));
     open = await openWorkflows(b);
+    progress(`${num(open)} open workflows`);
   }
   const seconds = (performance.now() - start) / 1000;
   say(
-    `**Idle close**: ${num(IDLE_SAMPLE)} of the threads set \`closeAfterIdleMs\` to ${IDLE_CLOSE_MS / 1000} s ` +
-      `(configured in ${configured.toFixed(0)} s): open workflows ${num(before)} before, ${num(open)} ` +
-      `${seconds.toFixed(0)} s after the first configure (${num(before - open)} closed). Each closed thread ` +
-      `keeps its rows in PostgreSQL and reopens on its next append (the smoke appends below reopen some).`,
+    `**Idle close**: open workflows ${num(before)} right after the last batch, ${num(open)} ${seconds.toFixed(0)} s ` +
+      `later (every thread idle for over ${IDLE_CLOSE_MS / 1000} s closed; without idle close all ${num(THREADS)} ` +
+      `stay open). Each closed thread keeps its rows in PostgreSQL and reopens on its next append (the ` +
+      `partition smoke below appends to closed threads, so its appends are reopens).`,
   );
 }
 
@@ -333,9 +345,8 @@ async function historyPerMessage(b: Bench): Promise<void> {
   );
 }
 
-/** The smoke's i-th thread: an existing one, spread over all, none of those idle close closed. */
-const smokeThread = (b: Bench, i: number) =>
-  b.memory.thread(`t-${IDLE_SAMPLE + ((i * 7919) % (THREADS - IDLE_SAMPLE))}`);
+/** The smoke's i-th thread: an existing one, spread over all. */
+const smokeThread = (b: Bench, i: number) => b.memory.thread(`t-${(i * 7919) % THREADS}`);
 
 /** Append and context() latencies on existing threads, sequential. */
 async function smoke(b: Bench, label: string): Promise<{ append: number; context: number }> {
@@ -400,7 +411,13 @@ async function main(): Promise<void> {
   try {
     stack = await startEmbeddedStack({ home, env, log: (line) => progress(line), headless: true });
     const target = workerTarget(stack, env, TASK_QUEUE);
-    const worker = await startBenchWorker(target);
+    const worker = await startBenchWorker({
+      ...target,
+      env: {
+        ...target.env,
+        DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: String(IDLE_CLOSE_MS || 10 * 365 * 86_400_000),
+      },
+    });
     const memory = await connect({ ...target, embedder: null });
     b = { stack, memory, worker, home, db: new pg.Pool({ connectionString: stack.databaseUrl, max: 2 }) };
     await createThreads(b);
