@@ -38,7 +38,7 @@ export const appendDuration = new Histogram({
 });
 export const announcementsPending = new Gauge({
   name: 'durable_memory_announcements_pending',
-  help: 'Appends stored but not yet announced to their workflow (Temporal unreachable); retried in the background',
+  help: 'Threads whose stored appends are not yet announced to their workflow (Temporal unreachable); one background retry each',
   registers: [registry],
 });
 export const contextDuration = new Histogram({
