@@ -20,7 +20,7 @@
  * 3. Append p50 (store, one 500-byte message) with the search column vs a schema without it, interleaved.
  *
  * Embeddings: the real model when `--embeddings-url` (default http://127.0.0.1:8799/v1, the
- * embed-server of ../shared/tools) answers, else the test server's `/v1/embeddings` (hashed stemmed
+ * embed-server of ../shared/tools) answers (its answers cached between runs, bench/embed-cache.ts), else the test server's `/v1/embeddings` (hashed stemmed
  * words and word pairs: similarity means shared words), and every embedding row says which.
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
  * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours, `--recall-share S` configures the threads' recallShare,
@@ -37,6 +37,7 @@ import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
 import { startLlmServer } from '../test/support/llm-server.js';
 import { createEmbedder } from '../src/llm/embeddings.js';
+import { cachedEmbedder } from './embed-cache.js';
 import type { DurableMemory } from '../src/client/connect.js';
 import type { RecallOptions } from '../src/recall/options.js';
 import { recallConversation, type RecallConversation } from './recall-conversations.js';
@@ -286,7 +287,7 @@ async function chooseEmbeddings(testServerURL: string): Promise<DatasetEmbedding
     const model = models.data?.[0]?.id;
     if (reply.ok && model) {
       const config = { baseURL: EMBEDDINGS_URL, apiKey: 'unused', model, timeoutMs: 120_000 };
-      return { embedder: createEmbedder(config), real: true, label: model };
+      return { embedder: cachedEmbedder(createEmbedder(config)), real: true, label: model };
     }
   } catch {
     // Not reachable: the fallback below.
