@@ -69,6 +69,23 @@ export interface SelectInput {
   itemOverhead: number;
   /** What each day (per thread) of the recalled messages costs once: its date. */
   dayOverhead: number;
+  /** Pack by worth (relevance per token) instead of by rank: see {@link WorthPacking}. */
+  worth?: WorthPacking;
+}
+
+/**
+ * Packing by worth: each step takes, of everything that still fits, the piece worth most per token it
+ * costs (its messages, their speakers and any new date line). A piece is a hit with its tool group
+ * (worth its fused score, relative to the best hit's, raised to `sharpness`), or the next message
+ * outward on one side of a hit already taken (worth the hit's worth times `decay` per step away, up to
+ * `range` + `widen` steps). So neighbours come only where they pay: a cheap answer next to a strong
+ * hit before a long, weak hit; a short hit before a long one of the same relevance.
+ */
+export interface WorthPacking {
+  /** How much rank matters against cost: 0 ignores relevance, large values pack in rank order. */
+  sharpness: number;
+  /** What a neighbour is worth per step away from its hit, relative to the hit (0 < decay < 1). */
+  decay: number;
 }
 
 const key = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
@@ -80,6 +97,7 @@ export function dayOf(item: { threadId: string; createdAt: string }): string {
 
 /** The recalled messages, chronological; their cost with header and overheads is within `maxTokens`. */
 export function selectRecalled(input: SelectInput): RecalledItem[] {
+  if (input.worth) return byWorth(input, input.worth);
   const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
   const groups = toolGroups(input.metas);
   const chosen = new Map<string, RecalledItem>();
@@ -142,12 +160,142 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
       }
     }
   }
+  return chronological(chosen);
+}
+
+function chronological(chosen: Map<string, RecalledItem>): RecalledItem[] {
   return [...chosen.values()].sort(
     (a, b) =>
       (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
       (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0) ||
       a.seq - b.seq,
   );
+}
+
+/** The packing contexts use (figures in docs/memory-and-recall.md). */
+export const RECALL_WORTH: WorthPacking = { sharpness: 2, decay: 0.6 };
+
+/** One piece the worth packing may take next. */
+interface Piece {
+  /** Index of the hit in `hits`, -1 side for the hit itself. */
+  hit: number;
+  side: -1 | 0 | 1;
+  members: RecallMeta[];
+  worth: number;
+  cost: number;
+  newDays: string[];
+}
+
+/** {@link selectRecalled} by worth per token (see {@link WorthPacking}). */
+function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
+  const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
+  const groups = toolGroups(input.metas);
+  const chosen = new Map<string, RecalledItem>();
+  const days = new Set<string>();
+  const reach = input.range + (input.widen ?? 0);
+  let used = input.headerTokens;
+  let usedHits = 0;
+  const hits = input.hits;
+  const top = hits.reduce((best, h) => Math.max(best, h.score), 0);
+  const value = hits.map((h) => (top > 0 ? Math.pow(Math.max(h.score, 0) / top, packing.sharpness) : 1));
+  /** Per hit: undefined until taken, then how far each side reaches and whether it can go on. */
+  const taken = new Map<number, { reach: [number, number]; open: [boolean, boolean] }>();
+  const dead = new Set<number>(); // hits that can never be taken
+  const free = (m: RecallMeta) => chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
+  const priced = (hit: number, side: Piece['side'], members: RecallMeta[], worth: number): Piece => {
+    const fresh = members.filter((m) => !free(m));
+    const newDays = [...new Set(fresh.map(dayOf).filter((d) => !days.has(d)))];
+    const cost =
+      fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.length * input.dayOverhead;
+    return { hit, side, members: fresh, worth, cost, newDays };
+  };
+  /** The next message outward on `side` of taken hit `i` (with its tool group), or undefined. */
+  const outward = (i: number, side: 0 | 1): Piece | undefined => {
+    const state = taken.get(i)!;
+    const hit = hits[i]!;
+    for (let d = state.reach[side] + 1; d <= reach; d++) {
+      const m = metas.get(key(hit.threadId, hit.seq + (side === 0 ? -d : d)));
+      if (!m) return undefined;
+      if (free(m)) {
+        state.reach[side] = d; // already sent: reach past it for free
+        continue;
+      }
+      // Within `range` a tool message comes with its group; beyond it (widening) plain messages only.
+      if ((m.shape === 'tool_call' || m.shape === 'tool_result') && d > input.range) return undefined;
+      const unit = closeGroups([m], metas, groups);
+      if (!unit) return undefined;
+      return priced(i, side === 0 ? -1 : 1, unit, value[i]! * Math.pow(packing.decay, d));
+    }
+    return undefined;
+  };
+  for (;;) {
+    let best: Piece | undefined;
+    const better = (p: Piece | undefined) => {
+      if (!p || used + p.cost > input.maxTokens) return;
+      if (!best || p.worth * best.cost > best.worth * p.cost) best = p;
+    };
+    for (let i = 0; i < hits.length; i++) {
+      if (dead.has(i)) continue;
+      const state = taken.get(i);
+      if (state) {
+        for (const side of [0, 1] as const) {
+          if (!state.open[side]) continue;
+          const p = outward(i, side);
+          if (p) better(p);
+          else state.open[side] = false;
+        }
+        continue;
+      }
+      if (usedHits >= input.limit) continue;
+      const hit = hits[i]!;
+      const self = metas.get(key(hit.threadId, hit.seq));
+      if (self && chosen.has(key(self.threadId, self.seq))) {
+        // Already in as another hit's neighbour: its own neighbours may come at its worth.
+        taken.set(i, { reach: [0, 0], open: [reach > 0, reach > 0] });
+        i--; // look at it again, as taken
+        continue;
+      }
+      if (!self || free(self)) {
+        dead.add(i);
+        continue;
+      }
+      const core = closeGroups([self], metas, groups);
+      if (!core) {
+        dead.add(i);
+        continue;
+      }
+      better(priced(i, 0, core, value[i]!));
+    }
+    if (!best) break;
+    const piece: Piece = best;
+    const hit = hits[piece.hit]!;
+    used += piece.cost;
+    for (const d of piece.newDays) days.add(d);
+    if (piece.side === 0) {
+      usedHits++;
+      taken.set(piece.hit, { reach: [0, 0], open: [reach > 0, reach > 0] });
+    } else {
+      const state = taken.get(piece.hit)!;
+      const seqs = piece.members.map((m) => Math.abs(m.seq - hit.seq));
+      const side = piece.side === -1 ? 0 : 1;
+      state.reach[side] = Math.max(state.reach[side], ...seqs.filter((x) => x <= reach));
+    }
+    const self = piece.side === 0 ? piece.members.find((m) => m.seq === hit.seq) : undefined;
+    for (const m of piece.members) {
+      const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
+      chosen.set(key(m.threadId, m.seq), {
+        threadId: m.threadId,
+        seq: m.seq,
+        createdAt: m.createdAt,
+        tokens: m.tokens,
+        reason,
+        hitSeq: hit.seq,
+        score: hit.score,
+        rankers: hit.rankers,
+      });
+    }
+  }
+  return chronological(chosen);
 }
 
 /** Per thread, per call id: the call and its results among the loaded metas. */

@@ -186,6 +186,119 @@ describe('selectRecalled', () => {
   });
 });
 
+describe('selectRecalled by worth (relevance per token)', () => {
+  const worth = { sharpness: 1, decay: 0.6 };
+  /** Hits with explicit fused scores, best first. */
+  const scored = (...pairs: [number, number][]): FusedHit[] =>
+    pairs.map(([seq, score]) => ({ threadId: T, seq, score, rankers: ['fulltext'], scores: {} }));
+
+  it('takes a short hit before a long one of about the same relevance', () => {
+    const metas = plain(20).map((m) => (m.seq === 4 ? { ...m, tokens: 50 } : m));
+    // Room for header 5 + 50: hit 4 alone fills it; hit 10 (10 tokens) is worth more per token.
+    const input = { metas, hits: scored([4, 1], [10, 0.95]), range: 0, maxTokens: 55 };
+    assert.deepEqual(seqs(select({ ...input, worth })), [10]);
+    assert.deepEqual(seqs(select(input)), [4]); // by rank
+  });
+
+  it('a second strong hit comes before the first hit’s neighbours; neighbours fill what is left', () => {
+    // Room for three messages: hits 4 (1) and 15 (0.9) alone are worth more per token than 4's
+    // neighbours (0.6 each); one neighbour fits, the earlier side first on a tie.
+    const input = { hits: scored([4, 1], [15, 0.9]), range: 1, maxTokens: 35 };
+    assert.deepEqual(seqs(select({ ...input, worth })), [3, 4, 15]);
+    assert.deepEqual(seqs(select(input)), [3, 4, 5]); // by rank
+    const items = select({ ...input, worth });
+    assert.deepEqual(
+      items.map((i) => [i.reason, i.hitSeq]),
+      [
+        ['neighbour', 4],
+        ['hit', 4],
+        ['hit', 15],
+      ],
+    );
+  });
+
+  it('a neighbour near a strong hit before a weak hit', () => {
+    const input = { hits: scored([4, 1], [15, 0.3]), range: 1, maxTokens: 35, worth };
+    assert.deepEqual(seqs(select(input)), [3, 4, 5]);
+    // With sharpness 0 relevance is ignored: every piece is worth the same, cheapest first.
+    assert.deepEqual(seqs(select({ ...input, worth: { sharpness: 0, decay: 0.6 } })), [3, 4, 15]);
+  });
+
+  it('reaches nearest first, no farther than range + widen, and widens over plain messages only', () => {
+    const metas = plain(20);
+    metas[8] = { ...metas[8]!, shape: 'tool_call', callIds: ['a'] }; // seq 9
+    metas[9] = { ...metas[9]!, shape: 'tool_result', callIds: ['a'] }; // seq 10
+    const items = select({ metas, hits: scored([5, 1]), range: 1, widen: 2, worth });
+    assert.deepEqual(seqs(items), [2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(seqs(select({ metas, hits: scored([5, 1]), range: 1, worth })), [4, 5, 6]);
+    // Within range a tool message comes with its group.
+    assert.deepEqual(seqs(select({ metas, hits: scored([7, 1]), range: 2, worth })), [5, 6, 7, 8, 9, 10]);
+  });
+
+  it('skips the view, brings tool groups whole, never recalls an orphan result, uses at most `limit` hits', () => {
+    const metas = plain(12);
+    metas[4] = { ...metas[4]!, shape: 'tool_call', callIds: ['a'] }; // seq 5
+    metas[5] = { ...metas[5]!, shape: 'tool_result', callIds: ['a'] }; // seq 6
+    metas[9] = { ...metas[9]!, shape: 'tool_result', callIds: ['lost'] }; // seq 10
+    const inView = (_t: string, seq: number) => seq === 2;
+    const items = select({
+      metas,
+      inView,
+      hits: scored([6, 1], [10, 0.9], [1, 0.8], [3, 0.7]),
+      range: 0,
+      worth,
+    });
+    assert.deepEqual(seqs(items), [1, 3, 5, 6]);
+    assert.deepEqual(
+      items.map((i) => i.reason),
+      ['hit', 'hit', 'tool_group', 'hit'],
+    );
+    // Two hits at most: the two worth most per token (hit 6 costs its call too).
+    assert.deepEqual(
+      seqs(select({ metas, hits: scored([6, 1], [1, 0.8], [3, 0.7]), range: 0, limit: 2, worth })),
+      [1, 3],
+    );
+  });
+
+  it('a hit already recalled as a neighbour brings its own neighbours at its worth', () => {
+    // Hit 5's neighbour 6 is hit 6 too; hit 6's neighbour 7 comes, with range 1.
+    const items = select({ hits: scored([5, 1], [6, 0.99]), range: 1, worth });
+    assert.deepEqual(seqs(items), [4, 5, 6, 7]);
+  });
+
+  it('never exceeds its budget and pays each day once (random threads, hits, shares)', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let round = 0; round < 300; round++) {
+      const metas = plain(40).map((m) => ({
+        ...m,
+        tokens: 1 + Math.floor(rand() * 80),
+        createdAt: new Date(Date.UTC(2024, 0, 1 + Math.floor(m.seq / 4))).toISOString(),
+      }));
+      const hitSeqs = [...new Set(Array.from({ length: 8 }, () => 1 + Math.floor(rand() * 40)))];
+      const maxTokens = Math.floor(rand() * 400);
+      const overhead = Math.floor(rand() * 15);
+      const dayOverhead = Math.floor(rand() * 15);
+      const items = select({
+        metas,
+        hits: scored(...hitSeqs.map((seq, i): [number, number] => [seq, 1 / (60 + i)])),
+        range: Math.floor(rand() * 3),
+        widen: Math.floor(rand() * 3),
+        maxTokens,
+        itemOverhead: overhead,
+        dayOverhead,
+        worth: { sharpness: rand() * 4, decay: rand() },
+      });
+      const days = new Set(items.map((i) => i.createdAt.slice(0, 10))).size;
+      const cost =
+        items.reduce((n, i) => n + i.tokens + overhead, items.length > 0 ? 5 : 0) + days * dayOverhead;
+      assert.ok(cost <= maxTokens, `round ${round}: ${cost} > ${maxTokens}`);
+      assert.equal(new Set(seqs(items)).size, items.length);
+      assert.ok(items.every((i) => i.reason !== 'hit' || hitSeqs.includes(i.seq)));
+    }
+  });
+});
+
 describe('fuseItems', () => {
   it('ranks items found by both rankings first, each once, the rest in first-seen order', () => {
     const byText = [{ id: 'a' }, { id: 'b' }];
