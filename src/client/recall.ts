@@ -13,6 +13,7 @@ import {
   RECALL_DAY_OVERHEAD,
   RECALL_ITEM_OVERHEAD,
   selectRecalled,
+  RECALL_WORTH,
   type FusedHit,
   type Ranking,
   recalledCost,
@@ -61,7 +62,6 @@ export interface Recalled {
  * are recalled most often; the rest are read once the hits to recall are known.
  */
 const EARLY_WINDOWS = 20;
-
 /** Tokens of the share left below which no more hits' surroundings are read (about two chat turns). */
 const ROOM_LEFT = 60;
 
@@ -266,6 +266,7 @@ export async function recallMessages(
       headerTokens: HEADER_TOKENS,
       itemOverhead: RECALL_ITEM_OVERHEAD,
       dayOverhead: RECALL_DAY_OVERHEAD,
+      worth: RECALL_WORTH,
     });
   // The surroundings of the best hits first, of more only while there is room: a share is usually
   // full after a few dozen of the hits asked for. Room left once every hit is in widens their excerpts.

@@ -173,7 +173,7 @@ function chronological(chosen: Map<string, RecalledItem>): RecalledItem[] {
 }
 
 /** The packing contexts use (figures in docs/memory-and-recall.md). */
-export const RECALL_WORTH: WorthPacking = { sharpness: 2, decay: 0.6 };
+export const RECALL_WORTH: WorthPacking = { sharpness: 30, decay: 0.7 };
 
 /** One piece the worth packing may take next. */
 interface Piece {
