@@ -11,6 +11,8 @@
  *   messages either side, nearest first, best hit first): the rest of the excerpt a hit came from is
  *   worth more than the newest turns the view would send instead.
  * - Items come out in chronological order; each day costs its date once.
+ * With `worth` (what contexts use, {@link RECALL_WORTH}), the share is packed by relevance per token
+ * instead of by rank: see {@link WorthPacking}.
  * Pure: metas in, items out; the caller loads the messages and counts the block.
  */
 import type { MessageShape } from '../compaction/message-meta.js';
