@@ -97,6 +97,20 @@ export function dayOf(item: { threadId: string; createdAt: string }): string {
   return `${item.createdAt.slice(0, 10)}\u0000${item.threadId}`;
 }
 
+/** A message of the block: `m`, recalled for `hit` as `reason`. */
+function recalledItem(m: RecallMeta, hit: FusedHit, reason: RecallReason): RecalledItem {
+  return {
+    threadId: m.threadId,
+    seq: m.seq,
+    createdAt: m.createdAt,
+    tokens: m.tokens,
+    reason,
+    hitSeq: hit.seq,
+    score: hit.score,
+    rankers: hit.rankers,
+  };
+}
+
 /** The recalled messages, chronological; their cost with header and overheads is within `maxTokens`. */
 export function selectRecalled(input: SelectInput): RecalledItem[] {
   if (input.worth) return byWorth(input, input.worth);
@@ -108,16 +122,7 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
   let usedHits = 0;
   const taken: FusedHit[] = [];
   const add = (m: RecallMeta, hit: FusedHit, reason: RecallReason) =>
-    chosen.set(key(m.threadId, m.seq), {
-      threadId: m.threadId,
-      seq: m.seq,
-      createdAt: m.createdAt,
-      tokens: m.tokens,
-      reason,
-      hitSeq: hit.seq,
-      score: hit.score,
-      rankers: hit.rankers,
-    });
+    chosen.set(key(m.threadId, m.seq), recalledItem(m, hit, reason));
   for (const hit of input.hits) {
     if (usedHits >= input.limit) break;
     const self = metas.get(key(hit.threadId, hit.seq));
@@ -285,16 +290,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const self = piece.side === 0 ? piece.members.find((m) => m.seq === hit.seq) : undefined;
     for (const m of piece.members) {
       const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
-      chosen.set(key(m.threadId, m.seq), {
-        threadId: m.threadId,
-        seq: m.seq,
-        createdAt: m.createdAt,
-        tokens: m.tokens,
-        reason,
-        hitSeq: hit.seq,
-        score: hit.score,
-        rankers: hit.rankers,
-      });
+      chosen.set(key(m.threadId, m.seq), recalledItem(m, hit, reason));
     }
   }
   return chronological(chosen);
