@@ -113,15 +113,24 @@ export class Announcer {
         const deadline = Math.min(...batch.map((p) => p.deadline));
         let announced = false;
         if (deadline > Date.now()) {
-          try {
-            await this.signal(workflowId, input, metas, deadline);
-            announced = true;
-          } catch {
-            // unavailable: retried below
-          }
+          const attempt = this.signal(workflowId, input, metas, deadline).then(
+            () => true,
+            () => false, // unavailable: retried below
+          );
+          // The appends stop waiting at their bound even when the call outlives its deadline (against
+          // a killed server it ended a second or more after it); the next batch still waits for it, so
+          // the workflow has one signal in flight at a time.
+          let timer: NodeJS.Timeout | undefined;
+          const bound = new Promise<'bound'>((resolve) => {
+            timer = setTimeout(() => resolve('bound'), deadline - Date.now());
+          });
+          const first = await Promise.race([attempt.then(() => 'answered' as const), bound]);
+          clearTimeout(timer);
+          if (first === 'bound') for (const p of batch) p.resolve(false);
+          announced = await attempt;
         }
         if (!announced) this.retryInBackground(workflowId, input, metas);
-        for (const p of batch) p.resolve(announced);
+        for (const p of batch) p.resolve(announced); // those answered at their bound keep that answer
       }
     } finally {
       this.sending.delete(workflowId);

@@ -214,3 +214,31 @@ test('background retries send a bounded number of signals at once', async () => 
     mock.timers.reset();
   }
 });
+
+test('an append waits no longer than its bound when the signal overruns it; the workflow still has one signal in flight', async () => {
+  // Seen against a killed Temporal server: with a 2 s bound each append took 3.0-3.4 s, because the
+  // append waited for the signal call, which ended a second or more after its deadline.
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    const { client, signals } = fakeClient(() => true);
+    const a = new Announcer(client, 'q', 2000, 0);
+    const input = { threadId: 't' };
+    let answer: boolean | undefined;
+    void a.announce('w', input, [meta(1)]).then((r) => (answer = r));
+    await tick();
+    const second = a.announce('w', input, [meta(2)]);
+    mock.timers.tick(2000);
+    await tick();
+    assert.equal(answer, false, 'answered at its bound, while the signal is still in flight');
+    assert.equal(signals.length, 1, 'no second signal while the first is in flight');
+    signals[0]!.release(); // it fails: retried in the background
+    await tick();
+    await tick();
+    assert.equal(a.backlog, 1);
+    mock.timers.tick(2000);
+    assert.equal(await second, false);
+    a.close();
+  } finally {
+    mock.timers.reset();
+  }
+});
