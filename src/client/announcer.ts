@@ -120,14 +120,9 @@ export class Announcer {
           // The appends stop waiting at their bound even when the call outlives its deadline (against
           // a killed server it ended a second or more after it); the next batch still waits for it, so
           // the workflow has one signal in flight at a time.
-          let timer: NodeJS.Timeout | undefined;
-          const bound = new Promise<'bound'>((resolve) => {
-            timer = setTimeout(() => resolve('bound'), deadline - Date.now());
-          });
-          const first = await Promise.race([attempt.then(() => 'answered' as const), bound]);
-          clearTimeout(timer);
-          if (first === 'bound') for (const p of batch) p.resolve(false);
+          const bound = setTimeout(() => batch.forEach((p) => p.resolve(false)), deadline - Date.now());
           announced = await attempt;
+          clearTimeout(bound);
         }
         if (!announced) this.retryInBackground(workflowId, input, metas);
         for (const p of batch) p.resolve(announced); // those answered at their bound keep that answer
