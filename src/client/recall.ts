@@ -62,6 +62,7 @@ export interface Recalled {
  * are recalled most often; the rest are read once the hits to recall are known.
  */
 const EARLY_WINDOWS = 20;
+
 /** Tokens of the share left below which no more hits' surroundings are read (about two chat turns). */
 const ROOM_LEFT = 60;
 

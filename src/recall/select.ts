@@ -184,8 +184,9 @@ export const RECALL_WORTH: WorthPacking = { sharpness: 30, decay: 0.7 };
 
 /** One piece the worth packing may take next. */
 interface Piece {
-  /** Index of the hit in `hits`, -1 side for the hit itself. */
+  /** Index of the hit in `hits`. */
   hit: number;
+  /** 0: the hit itself (with its tool group); -1 / 1: its next message before / after. */
   side: -1 | 0 | 1;
   members: RecallMeta[];
   worth: number;
@@ -208,9 +209,10 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   /** Per hit: undefined until taken, then how far each side reaches and whether it can go on. */
   const taken = new Map<number, { reach: [number, number]; open: [boolean, boolean] }>();
   const dead = new Set<number>(); // hits that can never be taken
-  const free = (m: RecallMeta) => chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
+  /** Already in the block or in the view: costs nothing more. */
+  const sent = (m: RecallMeta) => chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
   const priced = (hit: number, side: Piece['side'], members: RecallMeta[], worth: number): Piece => {
-    const fresh = members.filter((m) => !free(m));
+    const fresh = members.filter((m) => !sent(m));
     const newDays = [...new Set(fresh.map(dayOf).filter((d) => !days.has(d)))];
     const cost =
       fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.length * input.dayOverhead;
@@ -223,7 +225,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     for (let d = state.reach[side] + 1; d <= reach; d++) {
       const m = metas.get(key(hit.threadId, hit.seq + (side === 0 ? -d : d)));
       if (!m) return undefined;
-      if (free(m)) {
+      if (sent(m)) {
         state.reach[side] = d; // already sent: reach past it for free
         continue;
       }
@@ -243,35 +245,27 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     };
     for (let i = 0; i < hits.length; i++) {
       if (dead.has(i)) continue;
-      const state = taken.get(i);
-      if (state) {
-        for (const side of [0, 1] as const) {
-          if (!state.open[side]) continue;
-          const p = outward(i, side);
-          if (p) better(p);
-          else state.open[side] = false;
+      let state = taken.get(i);
+      if (!state) {
+        if (usedHits >= input.limit) continue;
+        const hit = hits[i]!;
+        const self = metas.get(key(hit.threadId, hit.seq));
+        if (!self || !chosen.has(key(self.threadId, self.seq))) {
+          const core = self && !sent(self) ? closeGroups([self], metas, groups) : undefined;
+          if (core) better(priced(i, 0, core, value[i]!));
+          else dead.add(i); // not loaded, in the view, or a tool message whose group is not at hand
+          continue;
         }
-        continue;
-      }
-      if (usedHits >= input.limit) continue;
-      const hit = hits[i]!;
-      const self = metas.get(key(hit.threadId, hit.seq));
-      if (self && chosen.has(key(self.threadId, self.seq))) {
         // Already in as another hit's neighbour: its own neighbours may come at its worth.
-        taken.set(i, { reach: [0, 0], open: [reach > 0, reach > 0] });
-        i--; // look at it again, as taken
-        continue;
+        state = { reach: [0, 0], open: [reach > 0, reach > 0] };
+        taken.set(i, state);
       }
-      if (!self || free(self)) {
-        dead.add(i);
-        continue;
+      for (const side of [0, 1] as const) {
+        if (!state.open[side]) continue;
+        const p = outward(i, side);
+        if (p) better(p);
+        else state.open[side] = false;
       }
-      const core = closeGroups([self], metas, groups);
-      if (!core) {
-        dead.add(i);
-        continue;
-      }
-      better(priced(i, 0, core, value[i]!));
     }
     if (!best) break;
     const piece: Piece = best;
