@@ -27,6 +27,16 @@ function fakeClient(fail = () => false) {
 const meta = (seq: number) => ({ seq }) as SeqMeta;
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** Runs `fn` with setTimeout and Date mocked (node:test's mock timers), restored however it ends. */
+async function withMockTimers(fn: () => Promise<void>): Promise<void> {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    await fn();
+  } finally {
+    mock.timers.reset();
+  }
+}
+
 test('announcements to one workflow go in batches: one signal in flight, the rest in the next', async () => {
   const { client, signals } = fakeClient();
   const a = new Announcer(client, 'q', 5000, 0);
@@ -67,11 +77,10 @@ test('a batch whose signal fails answers not announced, and is retried in the ba
   a.close();
 });
 
-test('a backlog is sent at most one signal per gap: appends that wait meanwhile join the batch', async () => {
-  // Every signal is an event in the workflow's history; more than the server's 100 buffered events
-  // during one workflow task make it fail that task, and the retry replays the whole run.
-  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-  try {
+test('a backlog is sent at most one signal per gap: appends that wait meanwhile join the batch', () =>
+  withMockTimers(async () => {
+    // Every signal is an event in the workflow's history; more than the server's 100 buffered events
+    // during one workflow task make it fail that task, and the retry replays the whole run.
     const { client, signals } = fakeClient();
     const a = new Announcer(client, 'q', 5000, 100);
     const input = { threadId: 't' };
@@ -99,10 +108,7 @@ test('a backlog is sent at most one signal per gap: appends that wait meanwhile 
     signals[2]!.release();
     assert.equal(await next, true);
     a.close();
-  } finally {
-    mock.timers.reset();
-  }
-});
+  }));
 
 test('the hand-over answers of the Temporal server are told apart from real rate limits', () => {
   assert.ok(
@@ -125,11 +131,10 @@ test('the hand-over answers of the Temporal server are told apart from real rate
   assert.ok(!isHandOver({ code: 14, details: 'workflow is closing' }));
 });
 
-test('failed announcements to one workflow share one background retry, which carries all their metas', async () => {
-  // While Temporal lags, every failed batch used to start a retry loop of its own, for ever: a thread
-  // appended to 1,000 times had 1,000 loops signalling it (each signal an event in its history).
-  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-  try {
+test('failed announcements to one workflow share one background retry, which carries all their metas', () =>
+  withMockTimers(async () => {
+    // While Temporal lags, every failed batch used to start a retry loop of its own, for ever: a thread
+    // appended to 1,000 times had 1,000 loops signalling it (each signal an event in its history).
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
     const a = new Announcer(client, 'q', 5000, 0);
@@ -155,14 +160,10 @@ test('failed announcements to one workflow share one background retry, which car
     await tick();
     assert.equal(a.backlog, 0);
     a.close();
-  } finally {
-    mock.timers.reset();
-  }
-});
+  }));
 
-test('an announcement that succeeds carries the metas of the workflow retry and ends it', async () => {
-  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-  try {
+test('an announcement that succeeds carries the metas of the workflow retry and ends it', () =>
+  withMockTimers(async () => {
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
     const a = new Announcer(client, 'q', 5000, 0);
@@ -183,14 +184,10 @@ test('an announcement that succeeds carries the metas of the workflow retry and 
     await tick();
     assert.equal(signals.length, 2, 'the retry sent nothing more');
     a.close();
-  } finally {
-    mock.timers.reset();
-  }
-});
+  }));
 
-test('background retries send a bounded number of signals at once', async () => {
-  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-  try {
+test('background retries send a bounded number of signals at once', () =>
+  withMockTimers(async () => {
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
     const a = new Announcer(client, 'q', 5000, 0, 4);
@@ -210,16 +207,12 @@ test('background retries send a bounded number of signals at once', async () => 
     await tick();
     assert.equal(signals.length - before, 8, 'the next ones go as those answer');
     a.close();
-  } finally {
-    mock.timers.reset();
-  }
-});
+  }));
 
-test('an append waits no longer than its bound when the signal overruns it; the workflow still has one signal in flight', async () => {
-  // Seen against a killed Temporal server: with a 2 s bound each append took 3.0-3.4 s, because the
-  // append waited for the signal call, which ended a second or more after its deadline.
-  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-  try {
+test('an append waits no longer than its bound when the signal overruns it; the workflow still has one signal in flight', () =>
+  withMockTimers(async () => {
+    // Seen against a killed Temporal server: with a 2 s bound each append took 3.0-3.4 s, because the
+    // append waited for the signal call, which ended a second or more after its deadline.
     const { client, signals } = fakeClient(() => true);
     const a = new Announcer(client, 'q', 2000, 0);
     const input = { threadId: 't' };
@@ -238,7 +231,4 @@ test('an append waits no longer than its bound when the signal overruns it; the 
     mock.timers.tick(2000);
     assert.equal(await second, false);
     a.close();
-  } finally {
-    mock.timers.reset();
-  }
-});
+  }));
