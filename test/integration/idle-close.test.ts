@@ -246,6 +246,19 @@ test('a thread does not close while its lanes have work: the close waits for the
   assert.equal(state.open, false);
 });
 
+test('a thread with a user closes after closeAfterIdleMs although its extraction would wait for idleMs: it extracts first', async () => {
+  const t = p.memory.thread('idle-extract', { userId: 'idle-extract-user' });
+  // idleMs stays at its default (10 minutes) and one turn is below extractEveryTurns (5): without
+  // the close, the extraction would wait 10 minutes, and the thread with it.
+  await t.configure({ closeAfterIdleMs: CLOSE_MS });
+  await t.append(turn(t.threadId, 0));
+  await waitClosed(t);
+  const state = await t.state();
+  assert.equal(state.config.idleMs, 600_000);
+  assert.equal(state.extraction.extractions, 1, 'the pending messages were read before the close');
+  assert.equal(state.open, false);
+});
+
 /** The parts of a history event (as `temporal workflow show --output json` prints it) read here. */
 interface HistoryEvent {
   eventId: string;
