@@ -4,7 +4,7 @@
  * worker process (test/support/worker-child.ts, its default workflow cache), the client here.
  *
  * 1. Creates 100,000 threads through the client, one 500 B append each, no user (a thread with a user
- *    stays open until its memory extraction ran, `idleMs` after its last append: 10 min by default), in
+ *    would also run a memory extraction, at its close time), in
  *    batches of 2,000 (200 in flight): after each batch it waits until the worker has caught up with it (a sync of its last
  *    thread), so the worker's backlog stays one batch and the run's time is bounded by the worker's
  *    rate; a progress line per batch (rate, open workflows, worker cache and RSS). The worker closes

@@ -2,7 +2,9 @@
  * Idle close and retention, both counted from the thread's last append or command (`activeAt`):
  *
  * - after `closeAfterIdleMs`, once no lane has work, the run ends: the store keeps everything, and the
- *   next append or command starts a new run that resumes from it, as after an import. A thread with a
+ *   next append or command starts a new run that resumes from it, as after an import. Idle work that
+ *   waits for a longer timer of its own (memory extraction after `idleMs`) starts at the close time
+ *   instead (patch `extract-on-close`): a thread that may never come back is not left unread. A thread with a
  *   retention does not end: it sleeps (`open: false`, memo `closed: true`), so that its retention
  *   timer outlives the close; activity wakes it.
  * - after `retention.deleteAfterIdleMs`, the thread is erased by the same rule as `delete`.
@@ -25,6 +27,8 @@ export class IdleClose {
     private readonly state: ThreadState,
     private readonly lanes: Lanes,
     now: number,
+    /** Patch `extract-on-close`: idle work starts at the close time (see the module comment). */
+    private readonly extractOnClose = false,
   ) {
     state.trackActivity(now);
   }
@@ -92,9 +96,23 @@ export class IdleClose {
     return closeAt !== undefined && closeAt <= now && this.lanes.quiet(now);
   }
 
+  /**
+   * True once the close time has passed (with patch `extract-on-close`): the thread counts as idle
+   * for its idle work, which then need not wait for `idleMs`.
+   */
+  idle(now: number): boolean {
+    const closeAt = this.closeAt();
+    return this.extractOnClose && closeAt !== undefined && closeAt <= now;
+  }
+
   /** True when the main loop has something to do here: a deadline to act on, a timer or memo to set. */
   wants(now: number): boolean {
-    return this.due(now) || this.toArm(now) !== undefined || this.state.closed !== this.memoClosed;
+    return (
+      this.due(now) ||
+      (this.idle(now) && this.lanes.extractionReady(true)) ||
+      this.toArm(now) !== undefined ||
+      this.state.closed !== this.memoClosed
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Patch ids of the thread workflow: none yet. 0.1.0 is the baseline: the histories recorded by
+ * Patch ids of the thread workflow. 0.1.0 is the baseline: the histories recorded by
  * test/support/record-histories.ts (generation `base`) replay against the current code. From 0.1.0
  * on, a change to workflow logic that alters its commands (an activity, timer or continue-as-new
  * added, removed or reordered) goes behind `patched(PATCHES.x)`, so runs that began before it replay
@@ -10,4 +10,9 @@
 export const PATCHES = {
   /** Idle close and retention (workflows/idle-close.ts): a timer, a memo, the end of an idle run. */
   idleClose: 'idle-close',
+  /**
+   * A thread whose close time passed extracts its pending messages at once instead of waiting for
+   * `idleMs` (an activity scheduled earlier), then closes.
+   */
+  extractOnClose: 'extract-on-close',
 } as const satisfies Readonly<Record<string, string>>;

@@ -42,7 +42,9 @@ const CAN_EVENTS = 150;
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
   const lanes = new Lanes(state, { heartbeatTimeoutMs: input.heartbeatTimeoutMs });
-  const idleClose = patched(PATCHES.idleClose) ? new IdleClose(state, lanes, Date.now()) : undefined;
+  const idleClose = patched(PATCHES.idleClose)
+    ? new IdleClose(state, lanes, Date.now(), patched(PATCHES.extractOnClose))
+    : undefined;
 
   // Set once the run hands over to the next (continue-as-new): commands are refused from then on,
   // with `handing_over`, and the client sends them again, to the next run. So the hand-over never
@@ -146,7 +148,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> 
       idleClose?.wants(Date.now()) === true;
     const woke = idleIn === undefined ? (await condition(wake), true) : await condition(wake, idleIn);
     if (state.deleted) break;
-    const idle = !woke && state.idleIn(Date.now()) === 0;
+    const idle = (!woke && state.idleIn(Date.now()) === 0) || idleClose?.idle(Date.now()) === true;
 
     if (state.hasGap() && state.wantSeq <= state.indexedSeq) {
       // Signals may arrive out of order: give the missing one a moment before reading the store.

@@ -15,7 +15,8 @@
  * the worker has an embedding model, so the embedding lane runs, and a thread on a second worker
  * without one runs through several runs, asking that worker once); `idle` (patch `idle-close`: every
  * path again, and a thread that closes after idling and opens again, and one that sleeps until its
- * retention erases it).
+ * retention erases it); `extract` (patch `extract-on-close`: every path again, and a thread with a user
+ * that closes before its `idleMs`, extracting first).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -205,6 +206,16 @@ async function idleThread(memory: DurableMemory, gen: string): Promise<string> {
   return t.threadId;
 }
 
+/** A thread with a user that closes before its extraction's idle timer: it extracts, then closes. */
+async function idleExtractThread(memory: DurableMemory, gen: string): Promise<string> {
+  const t = memory.thread(`${gen}-idle-extract`, { userId: 'u-idle' });
+  await t.configure({ closeAfterIdleMs: 300 });
+  await t.append([text('e1', 'user', 'I live in Lisbon'), text('e2', 'assistant', 'Noted.')]);
+  await completed(memory, t);
+  if ((await t.state()).extraction.extractions !== 1) throw new Error('idle-extract: no extraction');
+  return t.threadId;
+}
+
 /** A thread that closes into a sleep (it has a retention), is woken by an append, then expires. */
 async function retainedThread(memory: DurableMemory, gen: string): Promise<string> {
   const t = memory.thread(`${gen}-retained`);
@@ -288,6 +299,7 @@ async function main(gen: string): Promise<void> {
       await embeddingsOffThread(p, runtime, gen),
       await idleThread(p.memory, gen),
       await retainedThread(p.memory, gen),
+      await idleExtractThread(p.memory, gen),
     ];
     await can.close();
 
