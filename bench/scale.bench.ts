@@ -28,6 +28,9 @@
  * stored or not indexed).
  *
  * `--quick`: 60 threads and short windows, to check the benchmark itself (figures meaningless).
+ * `--only-kill`: the 4-worker phase and the kill alone. DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS and
+ * DURABLE_MEMORY_WORKFLOW_TASK_SLOTS in the environment reach the client and the workers (the
+ * report's header names them).
  * Progress goes to stderr, the report (markdown) to stdout.
  */
 import { rm } from 'node:fs/promises';
@@ -65,7 +68,12 @@ const { TimeoutType } = protos.temporal.api.enums.v1;
 
 const QUICK = process.argv.includes('--quick');
 const size = (full: number, quick: number) => (QUICK ? quick : full);
-const COMMAND = `npm run bench:scale${QUICK ? ' -- --quick' : ''}`;
+const FLAGS = process.argv.slice(2).filter((a) => a === '--quick' || a === '--only-kill');
+const TASK_ENV = ['DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS', 'DURABLE_MEMORY_WORKFLOW_TASK_SLOTS']
+  .filter((name) => process.env[name])
+  .map((name) => `${name}=${process.env[name]} `)
+  .join('');
+const COMMAND = `${TASK_ENV}npm run bench:scale${FLAGS.length > 0 ? ` -- ${FLAGS.join(' ')}` : ''}`;
 
 const TASK_QUEUE = 'bench-scale';
 const WORKER_COUNTS = [1, 2, 4];
@@ -498,7 +506,7 @@ async function main(): Promise<void> {
       acked: new Map(),
     };
     let threads: ThreadHandle[] = [];
-    for (const count of WORKER_COUNTS) {
+    for (const count of process.argv.includes('--only-kill') ? [4] : WORKER_COUNTS) {
       progress(`phase: ${count} worker(s)`);
       const phase = await workerPhase(b, count);
       results.push(phase.result);

@@ -60,6 +60,14 @@ interface Pending {
  * carries them and ends it. At most `maxRetriesInFlight` retry signals are sent at once, so a client
  * whose Temporal lagged does not answer its recovery with a signal per failed append at once.
  */
+/** Options of {@link Announcer}; see its fields. */
+export interface AnnouncerOptions {
+  attemptTimeoutMs?: number;
+  minGapMs?: number;
+  maxRetriesInFlight?: number;
+  workflowTaskTimeoutMs?: number;
+}
+
 export class Announcer {
   /** The workflows whose announcement is retried in the background, and what it carries. */
   private readonly retrying = new Map<string, Retry>();
@@ -70,16 +78,25 @@ export class Announcer {
   private readonly sending = new Set<string>();
   private closed = false;
 
+  /** How long an append may wait for its announcement before it returns without it. */
+  private readonly attemptTimeoutMs: number;
+  /** Least time between two signals to one workflow while appends wait. */
+  private readonly minGapMs: number;
+  /** Background retry signals in flight at once. */
+  private readonly maxRetriesInFlight: number;
+  /** The workflow task timeout of the workflows its signals start (undefined: Temporal's, 10 s). */
+  private readonly workflowTaskTimeoutMs?: number;
+
   constructor(
     private readonly temporal: TemporalLink,
     private readonly taskQueue: string,
-    /** How long an append may wait for its announcement before it returns without it. */
-    private readonly attemptTimeoutMs = 5000,
-    /** Least time between two signals to one workflow while appends wait. */
-    private readonly minGapMs = MIN_SIGNAL_GAP_MS,
-    /** Background retry signals in flight at once. */
-    private readonly maxRetriesInFlight = MAX_RETRIES_IN_FLIGHT,
-  ) {}
+    options: AnnouncerOptions = {},
+  ) {
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 5000;
+    this.minGapMs = options.minGapMs ?? MIN_SIGNAL_GAP_MS;
+    this.maxRetriesInFlight = options.maxRetriesInFlight ?? MAX_RETRIES_IN_FLIGHT;
+    this.workflowTaskTimeoutMs = options.workflowTaskTimeoutMs;
+  }
 
   /** Signals the workflow (starting it if needed). Returns false if it has to be retried later. */
   announce(workflowId: string, input: ThreadWorkflowInput, metas: SeqMeta[]): Promise<boolean> {
@@ -156,7 +173,7 @@ export class Announcer {
     return this.temporal.call(
       (client) =>
         // The search attributes and memo are used only when this signal starts the workflow.
-        startVisible(input, (visibility) =>
+        startVisible(input, this.workflowTaskTimeoutMs, (visibility) =>
           client.workflow.signalWithStart('threadWorkflow', {
             workflowId,
             taskQueue: this.taskQueue,

@@ -16,6 +16,7 @@ import { noDatabaseConfigured, reach } from '../settings/errors.js';
 import type { Setting } from '../settings/origin.js';
 import { loadSettings, whereLooked, type Settings } from '../settings/settings.js';
 import { validateThreadId } from '../thread/thread-id.js';
+import { workflowTaskTimeoutMs } from '../settings/workflow-tasks.js';
 import type { ThreadWorkflowInput } from '../../workflows/shared.js';
 import { Announcer } from './announcer.js';
 import { Backends, type Stores } from './backends.js';
@@ -65,6 +66,14 @@ export interface ConnectOptions {
    * background). Default 5 s.
    */
   announceTimeoutMs?: number;
+  /**
+   * The workflow task timeout of the thread workflows this connection starts
+   * (DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS; default Temporal's, 10 s): how long a thread whose worker
+   * was killed mid-task waits before another worker takes the task. Shorter resumes such threads
+   * sooner, but a live task slower than it (a busy worker) is timed out and run again elsewhere.
+   * Runs keep the timeout they started with, through continue-as-new. See docs/production.md.
+   */
+  workflowTaskTimeoutMs?: number;
   /**
    * The embedding model that ranks by meaning on reads (default: from DURABLE_MEMORY_EMBEDDING_MODEL,
    * as the worker reads it; null: off). It must be the worker's, whose vectors it searches.
@@ -116,8 +125,13 @@ export class DurableMemory {
       backends = new Backends(settings, await open(database), open, options.memories);
     }
     const taskQueue = settings.taskQueue.value;
-    const announcer = new Announcer(backends.temporal, taskQueue, options.announceTimeoutMs);
-    return new DurableMemory(backends, taskQueue, announcer, options, settings);
+    const taskTimeoutMs = workflowTaskTimeoutMs(options.workflowTaskTimeoutMs);
+    const announcer = new Announcer(backends.temporal, taskQueue, {
+      attemptTimeoutMs: options.announceTimeoutMs,
+      workflowTaskTimeoutMs: taskTimeoutMs,
+    });
+    const resolved = { ...options, workflowTaskTimeoutMs: taskTimeoutMs };
+    return new DurableMemory(backends, taskQueue, announcer, resolved, settings);
   }
 
   /** The embedding model reads rank with (undefined: embeddings off). */
@@ -210,6 +224,7 @@ export class DurableMemory {
         announcer: this.announcer,
         workflowInput: this.options.workflowInput,
         updateTimeoutMs: this.options.updateTimeoutMs,
+        workflowTaskTimeoutMs: this.options.workflowTaskTimeoutMs,
         databaseAddress: () => this.databaseAddress,
         models: this.models,
       },

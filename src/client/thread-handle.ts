@@ -80,6 +80,8 @@ export interface ThreadDeps {
   workflowInput?: Partial<ThreadWorkflowInput>;
   /** How long a command (compact, configure, sync, delete) may take. Default 60 s. */
   updateTimeoutMs?: number;
+  /** The workflow task timeout of the workflows its commands start (undefined: Temporal's, 10 s). */
+  workflowTaskTimeoutMs?: number;
   /** For error messages: where PostgreSQL is expected (no password); it may move, hence a function. */
   databaseAddress?: () => string | undefined;
   /** The model each thread counts tokens for, as this connection last learned it. */
@@ -614,7 +616,7 @@ export class ThreadHandle {
   private async update<R, A extends unknown[]>(def: UpdateDefinition<R, A>, args: A): Promise<R> {
     try {
       return await this.command((client) =>
-        startVisible(this.input(), (visibility) => {
+        startVisible(this.input(), this.deps.workflowTaskTimeoutMs, (visibility) => {
           // An operation is used once, so each attempt makes its own.
           const start = new WithStartWorkflowOperation('threadWorkflow', {
             workflowId: this.workflowId,

@@ -60,14 +60,24 @@ export function searchAttributeFlags(): string[] {
 /** Set once a namespace refused the attributes: later starts of this process go without them. */
 let unregistered = false;
 
+/** What {@link startVisible} adds to a thread workflow's start options. */
+export type ThreadStartOptions = Partial<ReturnType<typeof threadVisibility>> & {
+  workflowTaskTimeout?: number;
+};
+
 /**
  * Runs a workflow start with {@link threadVisibility} options, or without them when the namespace
- * has not registered the search attributes (then warns once; see the module comment).
+ * has not registered the search attributes (then warns once; see the module comment), and with the
+ * connection's workflow task timeout (`workflowTaskTimeoutMs`, undefined: Temporal's).
  */
 export async function startVisible<T>(
   owner: ThreadOwner,
-  start: (visibility: Partial<ReturnType<typeof threadVisibility>>) => Promise<T>,
+  workflowTaskTimeoutMs: number | undefined,
+  run: (options: ThreadStartOptions) => Promise<T>,
 ): Promise<T> {
+  const timeout = workflowTaskTimeoutMs === undefined ? {} : { workflowTaskTimeout: workflowTaskTimeoutMs };
+  const start = (visibility: Partial<ReturnType<typeof threadVisibility>>) =>
+    run({ ...visibility, ...timeout });
   if (unregistered) return start({});
   try {
     return await start(threadVisibility(owner));

@@ -15,6 +15,7 @@ import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal
 import { temporalWorkerTracing } from '../observability/tracing.js';
 import { llmFingerprint, llmMismatch, recentPollers, workerIdentity } from './llm-settings.js';
 import { threadDefaultsFromEnv } from '../settings/thread-defaults.js';
+import { workflowTaskSlots } from '../settings/workflow-tasks.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
@@ -33,6 +34,8 @@ export interface CreateWorkerOptions extends ActivityDeps {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** How long a workflow task waits for this worker's sticky queue before any worker takes it. Default 1 s. */
   stickyQueueScheduleToStartTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
+  /** Workflow tasks run at once (DURABLE_MEMORY_WORKFLOW_TASK_SLOTS; default the SDK's, 40). */
+  workflowTaskSlots?: number;
 }
 
 export { workflowsPath } from './workflows-path.js';
@@ -49,6 +52,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   log(`summaries and memories: ${llm.label}`);
   const embedder = options.embedder === undefined ? embedderFromEnv() : options.embedder;
   const threadDefaults = options.threadDefaults ?? threadDefaultsFromEnv();
+  const slots = workflowTaskSlots(options.workflowTaskSlots);
   if (embedder) log(`recall by meaning: ${embedder.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
@@ -80,6 +84,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
       // stalled every thread of a killed worker). A task on a live, busy worker that waits longer is
       // run elsewhere instead, at the cost of replaying its history there.
       stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? '1 second',
+      // Fewer slots: a killed worker held fewer started tasks (each waits for its workflow task
+      // timeout), and a started task waits less behind the others on the worker's workflow thread.
+      ...(slots === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: slots }),
       ...tracing,
     });
   } catch (err) {

@@ -15,6 +15,7 @@ import { startPipeline, type TestPipeline } from '../support/pipeline.js';
 import { workflowIdFor } from '../../workflows/shared.js';
 
 const { EventType, WorkflowTaskFailedCause: Cause } = proto.temporal.api.enums.v1;
+type StartedAttributes = proto.temporal.api.history.v1.IWorkflowExecutionStartedEventAttributes;
 
 let p: TestPipeline;
 before(async () => {
@@ -117,5 +118,57 @@ test('100 appends/s across five continue-as-new runs: all announced, sync never 
     // (printed above, not asserted: this test must pass on a busy machine).
   } finally {
     await client.close();
+  }
+});
+
+test("a connection's workflowTaskTimeoutMs is the workflow task timeout of the runs it starts, through continue-as-new", async () => {
+  const memory = await p.connect({
+    workflowTaskTimeoutMs: 3000,
+    workflowInput: { continueAsNewAfterEvents: 20 },
+  });
+  try {
+    // One thread started by an append (signal-with-start), one by a command (update-with-start).
+    const appended = memory.thread('task-timeout-append');
+    const configured = memory.thread('task-timeout-configure');
+    await configured.configure({ budget: 5000 });
+    for (const t of [appended, configured]) {
+      for (let i = 0; i === 0 || (await t.state()).run < 2; i++) {
+        await t.append({ role: 'user', content: `message ${i}` });
+        await t.sync();
+      }
+    }
+    for (const t of [appended, configured]) {
+      const handle = p.memory.client.workflow.getHandle(workflowIdFor(t.threadId));
+      let runId: string | undefined = (await handle.describe()).runId;
+      const timeouts: number[] = [];
+      while (runId) {
+        const history: History = await p.memory.client.workflow
+          .getHandle(workflowIdFor(t.threadId), runId)
+          .fetchHistory();
+        const started: StartedAttributes | null | undefined =
+          history.events?.[0]?.workflowExecutionStartedEventAttributes;
+        timeouts.push(Number(started?.workflowTaskTimeout?.seconds ?? 0));
+        runId = started?.continuedExecutionRunId || undefined;
+      }
+      assert.ok(timeouts.length >= 2, `${t.threadId}: ${timeouts.length} runs`);
+      assert.deepEqual(
+        timeouts,
+        timeouts.map(() => 3),
+        `${t.threadId}: every run's workflow task timeout`,
+      );
+    }
+    // A thread of the default connection keeps Temporal's 10 s.
+    const plain = p.memory.thread('task-timeout-default');
+    await plain.append({ role: 'user', content: 'hello' });
+    const d = await p.memory.client.workflow.getHandle(workflowIdFor(plain.threadId)).describe();
+    const history = await p.memory.client.workflow
+      .getHandle(workflowIdFor(plain.threadId), d.runId)
+      .fetchHistory();
+    assert.equal(
+      Number(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowTaskTimeout?.seconds),
+      10,
+    );
+  } finally {
+    await memory.close();
   }
 });

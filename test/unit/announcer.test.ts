@@ -39,7 +39,7 @@ async function withMockTimers(fn: () => Promise<void>): Promise<void> {
 
 test('announcements to one workflow go in batches: one signal in flight, the rest in the next', async () => {
   const { client, signals } = fakeClient();
-  const a = new Announcer(client, 'q', 5000, 0);
+  const a = new Announcer(client, 'q', { minGapMs: 0 });
   const input = { threadId: 't' };
   const first = a.announce('w', input, [meta(1)]);
   await tick();
@@ -82,7 +82,7 @@ test('a backlog is sent at most one signal per gap: appends that wait meanwhile 
     // Every signal is an event in the workflow's history; more than the server's 100 buffered events
     // during one workflow task make it fail that task, and the retry replays the whole run.
     const { client, signals } = fakeClient();
-    const a = new Announcer(client, 'q', 5000, 100);
+    const a = new Announcer(client, 'q', { minGapMs: 100 });
     const input = { threadId: 't' };
     const first = a.announce('w', input, [meta(1)]);
     await tick();
@@ -137,7 +137,7 @@ test('failed announcements to one workflow share one background retry, which car
     // appended to 1,000 times had 1,000 loops signalling it (each signal an event in its history).
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
-    const a = new Announcer(client, 'q', 5000, 0);
+    const a = new Announcer(client, 'q', { minGapMs: 0 });
     const input = { threadId: 't' };
     for (const seq of [1, 2, 3]) {
       const p = a.announce('w', input, [meta(seq)]);
@@ -166,7 +166,7 @@ test('an announcement that succeeds carries the metas of the workflow retry and 
   withMockTimers(async () => {
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
-    const a = new Announcer(client, 'q', 5000, 0);
+    const a = new Announcer(client, 'q', { minGapMs: 0 });
     const input = { threadId: 't' };
     const first = a.announce('w', input, [meta(1)]);
     await tick();
@@ -190,7 +190,7 @@ test('background retries send a bounded number of signals at once', () =>
   withMockTimers(async () => {
     let failing = true;
     const { client, signals } = fakeClient(() => failing);
-    const a = new Announcer(client, 'q', 5000, 0, 4);
+    const a = new Announcer(client, 'q', { minGapMs: 0, maxRetriesInFlight: 4 });
     const input = { threadId: 't' };
     const appends = Array.from({ length: 10 }, (_, i) => a.announce(`w${i}`, input, [meta(1)]));
     await tick();
@@ -214,7 +214,7 @@ test('an append waits no longer than its bound when the signal overruns it; the 
     // Seen against a killed Temporal server: with a 2 s bound each append took 3.0-3.4 s, because the
     // append waited for the signal call, which ended a second or more after its deadline.
     const { client, signals } = fakeClient(() => true);
-    const a = new Announcer(client, 'q', 2000, 0);
+    const a = new Announcer(client, 'q', { attemptTimeoutMs: 2000, minGapMs: 0 });
     const input = { threadId: 't' };
     let answer: boolean | undefined;
     void a.announce('w', input, [meta(1)]).then((r) => (answer = r));
