@@ -188,13 +188,22 @@ interface Piece {
   hit: number;
   /** 0: the hit itself (with its tool group); -1 / 1: its next message before / after. */
   side: -1 | 0 | 1;
+  /** Its messages not yet sent (neither in the block nor in the view). */
   members: RecallMeta[];
   worth: number;
   cost: number;
   newDays: string[];
+  /** A step took one of its members or paid one of its days: priced again before it is compared. */
+  stale: boolean;
 }
 
-/** {@link selectRecalled} by worth per token (see {@link WorthPacking}). */
+/**
+ * {@link selectRecalled} by worth per token (see {@link WorthPacking}). Each step compares every
+ * hit's pieces, in hit order (the first of equals wins), and takes the best that fits. A piece's
+ * price changes only when a step takes one of its members or pays one of its days, so pieces are
+ * kept between steps and priced again only then (indexed by member and by day): a step costs a
+ * comparison per hit, not a pricing (tool groups, days) per hit.
+ */
 function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
   const groups = toolGroups(input.metas);
@@ -209,6 +218,25 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   /** Per hit: undefined until taken, then how far each side reaches and whether it can go on. */
   const taken = new Map<number, { reach: [number, number]; open: [boolean, boolean] }>();
   const dead = new Set<number>(); // hits that can never be taken
+  // Each step looks every hit up: its meta and key once (a key built anew is hashed anew).
+  const selves = hits.map((h) => metas.get(key(h.threadId, h.seq)));
+  const selfKeys = selves.map((m) => m && key(m.threadId, m.seq));
+  /** Per hit: its own piece while not taken; then its pieces before and after. */
+  const own: (Piece | undefined)[] = [];
+  const before: (Piece | undefined)[] = [];
+  const after: (Piece | undefined)[] = [];
+  /** The pieces priced with a message not yet sent, or a day not yet paid: stale once it is. */
+  const byMember = new Map<string, Piece[]>();
+  const byDay = new Map<string, Piece[]>();
+  const watch = (index: Map<string, Piece[]>, k: string, p: Piece) => {
+    const list = index.get(k);
+    if (list) list.push(p);
+    else index.set(k, [p]);
+  };
+  const spoil = (index: Map<string, Piece[]>, k: string) => {
+    for (const p of index.get(k) ?? []) p.stale = true;
+    index.delete(k);
+  };
   /** Already in the block or in the view: costs nothing more. */
   const sent = (m: RecallMeta) => chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
   const priced = (hit: number, side: Piece['side'], members: RecallMeta[], worth: number): Piece => {
@@ -216,7 +244,10 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const newDays = [...new Set(fresh.map(dayOf).filter((d) => !days.has(d)))];
     const cost =
       fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.length * input.dayOverhead;
-    return { hit, side, members: fresh, worth, cost, newDays };
+    const piece: Piece = { hit, side, members: fresh, worth, cost, newDays, stale: false };
+    for (const m of fresh) watch(byMember, key(m.threadId, m.seq), piece);
+    for (const d of newDays) watch(byDay, d, piece);
+    return piece;
   };
   /** The next message outward on `side` of taken hit `i` (with its tool group), or undefined. */
   const outward = (i: number, side: 0 | 1): Piece | undefined => {
@@ -239,8 +270,8 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   };
   for (;;) {
     let best: Piece | undefined;
-    const better = (p: Piece | undefined) => {
-      if (!p || used + p.cost > input.maxTokens) return;
+    const better = (p: Piece) => {
+      if (used + p.cost > input.maxTokens) return;
       if (!best || p.worth * best.cost > best.worth * p.cost) best = p;
     };
     for (let i = 0; i < hits.length; i++) {
@@ -248,12 +279,19 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
       let state = taken.get(i);
       if (!state) {
         if (usedHits >= input.limit) continue;
-        const hit = hits[i]!;
-        const self = metas.get(key(hit.threadId, hit.seq));
-        if (!self || !chosen.has(key(self.threadId, self.seq))) {
-          const core = self && !sent(self) ? closeGroups([self], metas, groups) : undefined;
-          if (core) better(priced(i, 0, core, value[i]!));
-          else dead.add(i); // not loaded, in the view, or a tool message whose group is not at hand
+        const self = selves[i];
+        if (!self || !chosen.has(selfKeys[i]!)) {
+          let p = own[i];
+          if (!p || p.stale) {
+            // Whether the hit can be taken never changes while it is not in: decided once.
+            const core = self && !sent(self) ? closeGroups([self], metas, groups) : undefined;
+            if (!core) {
+              dead.add(i); // not loaded, in the view, or a tool message whose group is not at hand
+              continue;
+            }
+            p = own[i] = priced(i, 0, core, value[i]!);
+          }
+          better(p);
           continue;
         }
         // Already in as another hit's neighbour: its own neighbours may come at its worth.
@@ -262,7 +300,10 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
       }
       for (const side of [0, 1] as const) {
         if (!state.open[side]) continue;
-        const p = outward(i, side);
+        const pieces = side === 0 ? before : after;
+        let p = pieces[i];
+        // Unless stale, the piece outward is still the same message: those before it stay sent.
+        if (!p || p.stale) p = pieces[i] = outward(i, side);
         if (p) better(p);
         else state.open[side] = false;
       }
@@ -271,7 +312,10 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const piece: Piece = best;
     const hit = hits[piece.hit]!;
     used += piece.cost;
-    for (const d of piece.newDays) days.add(d);
+    for (const d of piece.newDays) {
+      days.add(d);
+      spoil(byDay, d);
+    }
     if (piece.side === 0) {
       usedHits++;
       taken.set(piece.hit, { reach: [0, 0], open: [reach > 0, reach > 0] });
@@ -285,6 +329,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     for (const m of piece.members) {
       const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
       chosen.set(key(m.threadId, m.seq), recalledItem(m, hit, reason));
+      spoil(byMember, key(m.threadId, m.seq));
     }
   }
   return chronological(chosen);
