@@ -272,9 +272,10 @@ export async function recallMessages(
   // The surroundings of the best hits first, of more only while there is room: a share is usually
   // full after a few dozen of the hits asked for. Room left once every hit is in widens their excerpts.
   await loadAround(store, hits.slice(0, upTo), recall.range, ranked.windows);
+  // The last choice stands unless more is read or the room shrinks: each choice is made once.
+  let items = choose(maxTokens);
   for (;;) {
-    const left =
-      maxTokens - recalledCost(choose(maxTokens), HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD);
+    const left = maxTokens - recalledCost(items, HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD);
     // Range 0 asks for hits alone: never widened.
     if (left < ROOM_LEFT || widen > 0 || (upTo === hits.length && recall.range === 0)) break;
     if (upTo < hits.length) {
@@ -289,15 +290,16 @@ export async function recallMessages(
       widen = RECALL_WIDEN;
       await loadAround(store, hits, recall.range + widen, ranked.windows);
     }
+    items = choose(maxTokens);
   }
   let room = maxTokens;
   for (;;) {
-    const items = choose(room);
     if (items.length === 0) return none;
     const { message, tokens } = render(items)!;
     // The overhead per message is an estimate: when the counted block is over, choose again in less.
     if (tokens > maxTokens) {
       room -= tokens - maxTokens;
+      items = choose(room);
       continue;
     }
     for (const i of items)
