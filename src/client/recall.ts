@@ -156,12 +156,18 @@ export async function rankHistory(
   } else {
     await boostNamedDates(sources.store, info, query, rankings, windows);
   }
-  // ±range only: the tool slack is read once the hits to recall are known (recallMessages).
+  // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
+  // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
+  // widened windows are read now too, in the same statement, and kept aside until asked for.
+  const fused = fuse(rankings);
+  const early = Math.min(limit, EARLY_WINDOWS);
+  const widens = recall.range > 0 && Math.min(fused.length, limit) <= early;
   await readWindows(
     sources.store,
-    fuse(rankings).slice(0, Math.min(limit, EARLY_WINDOWS)),
+    fused.slice(0, early),
     recall.range,
     windows,
+    widens ? recall.range + RECALL_WIDEN : recall.range,
   );
   return { rankings, windows };
 }
@@ -324,6 +330,11 @@ type Loaded = StoredMessage & { threadId: string };
 export class Windows {
   readonly messages = new Map<string, Loaded>();
   readonly asked = new Set<string>();
+  /**
+   * Read ahead (`readWindows`' `ahead`) and not yet asked for: the stored message, or null when there
+   * is none. Until asked for, selection does not see it (what it chooses from stays what was asked).
+   */
+  readonly ahead = new Map<string, Loaded | null>();
   readonly inRange?: (m: StoredMessage) => boolean;
 
   constructor(range: { since?: number; until?: number } = {}) {
@@ -367,30 +378,55 @@ async function loadAround(
   if (tooly.length > 0) await readWindows(store, tooly, radius + TOOL_SLACK, windows);
 }
 
-/** Reads the seqs within `radius` of each hit that `windows` has not asked for: one read per thread. */
+/**
+ * Reads the seqs within `radius` of each hit that `windows` has not asked for: one read per thread
+ * (none when all of them were read ahead). With `ahead`, the seqs within it are read in the same
+ * statement and kept aside in `windows.ahead`.
+ */
 async function readWindows(
   store: ThreadStore,
   hits: readonly FusedHit[],
   radius: number,
   windows: Windows,
+  ahead = radius,
 ): Promise<void> {
   const seqs = new Map<string, number[]>();
+  const want = (threadId: string, seq: number) => {
+    const list = seqs.get(threadId);
+    if (list) list.push(seq);
+    else seqs.set(threadId, [seq]);
+  };
+  const served: Loaded[] = [];
   for (const hit of hits) {
-    for (let s = Math.max(1, hit.seq - radius); s <= hit.seq + radius; s++) {
+    for (let s = Math.max(1, hit.seq - ahead); s <= hit.seq + ahead; s++) {
       const k = keyOf(hit.threadId, s);
       if (windows.asked.has(k)) continue;
+      if (Math.abs(s - hit.seq) > radius) {
+        if (!windows.ahead.has(k)) {
+          windows.ahead.set(k, null); // found or not, once read
+          want(hit.threadId, s);
+        }
+        continue;
+      }
       windows.asked.add(k);
-      const list = seqs.get(hit.threadId) ?? [];
-      list.push(s);
-      seqs.set(hit.threadId, list);
+      const early = windows.ahead.get(k);
+      if (early === undefined) want(hit.threadId, s);
+      else if (early) served.push(early);
     }
   }
   await Promise.all(
     [...seqs].map(async ([threadId, wanted]) => {
       for (const m of await store.messagesAt(threadId, wanted)) {
-        if (windows.inRange && !windows.inRange(m)) continue;
-        windows.messages.set(keyOf(threadId, m.seq), { ...m, threadId });
+        const loaded = { ...m, threadId };
+        const k = keyOf(threadId, m.seq);
+        if (windows.asked.has(k)) served.push(loaded);
+        else windows.ahead.set(k, loaded);
       }
     }),
   );
+  // In seq order, as one read would have answered them.
+  for (const m of served.sort((a, b) => a.seq - b.seq)) {
+    if (windows.inRange && !windows.inRange(m)) continue;
+    windows.messages.set(keyOf(m.threadId, m.seq), m);
+  }
 }

@@ -109,6 +109,24 @@ describe('context() with recall', () => {
     assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);
   });
 
+  it('reads the widened excerpts of a few hits with their windows: one read of messages, same context', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const reads: number[][] = [];
+    const messagesAt = store.messagesAt.bind(store);
+    store.messagesAt = (threadId, seqs) => {
+      reads.push([...seqs]);
+      return messagesAt(threadId, seqs);
+    };
+    const ctx = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    // Widened as in the test above (three more either side, beyond the range of two)...
+    assert.deepEqual(
+      ctx.recalled.map((r) => r.id),
+      ['a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4', 'a4', 'u5', 'a5'],
+    );
+    // ...from one read: the hit's window and its widened excerpt together.
+    assert.deepEqual(reads, [[3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]]);
+  });
+
   it('says where the stable prefix ends: its hash holds from call to call while only the query changes', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const a = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
