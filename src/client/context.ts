@@ -28,9 +28,24 @@ import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { MAX_RECALL_QUERY } from '../model/limits.js';
-import { hitsToFill, parseQuery, parseRecall, type RecallOptions } from '../recall/options.js';
-import { rankHistory, recallMessages, type RecalledMessage, type RecallReport } from './recall.js';
-import { fuseItems } from '../recall/fuse.js';
+import {
+  hitsToFill,
+  parseQuery,
+  parseRecall,
+  type RecallOptions,
+  type ResolvedRecall,
+} from '../recall/options.js';
+import {
+  rankHistory,
+  recallMessages,
+  renderKept,
+  type Ranked,
+  type RecalledMessage,
+  type RecallReport,
+} from './recall.js';
+import { fuse, fuseItems } from '../recall/fuse.js';
+import { RECALL_VOLATILE_ID } from '../recall/block.js';
+import { parseStableState, planStable, STABLE_RECALL, type StableRecallState } from '../recall/stable.js';
 import { rankMemoriesByEmbedding } from './embedding-ranker.js';
 import { workingMemoryBlock, type WorkingMemoryBlock } from '../thread/working-memory-block.js';
 import type { WorkingMemory } from '../memories/working-memory.js';
@@ -58,6 +73,14 @@ export interface ContextOptions {
    * `service`, the provider's last response id and the messages since it, when that chain is usable.
    */
   service?: boolean;
+  /**
+   * The previous context's `cache` (`{}` on a first call): the recalled block goes in the stable
+   * prefix, and the previous context's block (`cache.recall`) is kept in place with only this query's
+   * strong new hits in a small volatile block before the newest user message, unless it is stale or
+   * the view before it moved (src/recall/stable.ts, docs/cost.md). Without it the recalled block is
+   * built for every query and sits before the newest user message, outside the stable prefix.
+   */
+  previous?: { recall?: unknown };
 }
 
 /** The context, ready for an OpenAI call. */
@@ -126,6 +149,11 @@ export interface PromptCache {
   stableTokens: number;
   /** SHA-256 (hex) of its messages: it changes exactly when the prefix does. */
   prefixHash: string;
+  /**
+   * The stable recalled block, for the next call (`context({ previous: ctx.cache })`); absent when
+   * there is none.
+   */
+  recall?: StableRecallState;
 }
 
 /**
@@ -256,10 +284,10 @@ async function readFull(
   const fit = (blocks: readonly { message: Message; tokens: number }[], reserve: number) =>
     fitView(view, budget, blocks, reserve, pinned);
   const extra = workingMemory ? { workingMemory } : {};
-  const parts = (recalledBlock?: { message: Message; tokens: number }) => [
+  const parts = (...recalledBlocks: { message: Message; tokens: number }[]) => [
     ...(pinned ? [{ part: 'working' as const, ...pinned }] : []),
     ...memories.map((e) => ({ part: 'memories' as const, ...e })),
-    ...(recalledBlock ? [{ part: 'recalled' as const, ...recalledBlock }] : []),
+    ...recalledBlocks.map((b) => ({ part: 'recalled' as const, ...b })),
   ];
   if (!recall || !ranked) {
     const built = await fit(memories, memoryReserve);
@@ -275,49 +303,190 @@ async function readFull(
   // recall shrinks rather than push them out.
   const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
   const recallRoom = Math.max(0, Math.min(recallTokens, rest - (block?.tokens ?? 0) - 2 * summaryTokens));
-  const narrow = sentSeqs(await fit(memories, memoryReserve + recallRoom));
+  const reserve = memoryReserve + recallRoom;
+  const fitted = await fit(memories, reserve);
+  const narrow = sentSeqs(fitted);
+  const inView = (threadId: string, seq: number) => threadId === info.threadId && narrow.has(seq);
   const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
-  const recalled = await recallMessages(
-    sources.store,
-    info,
+  const stable = await stableRecall(sources.store, info, {
     ranked,
     recall,
     limit,
     query,
-    (threadId, seq) => threadId === info.threadId && narrow.has(seq),
+    inView,
     maxTokens,
     count,
-  );
-  // With a recalled block, the view keeps the room it had without the block's share (`narrow`),
-  // whatever the block takes this time; without one, the share goes back to the view.
-  const built = recalled.block
-    ? await fit([...memories, recalled.block], memoryReserve + recallRoom)
-    : await fit(memories, memoryReserve);
-  const sent = sentSeqs(built);
-  const items = recalled.items.filter((i) => i.threadId !== info.threadId || !sent.has(i.seq));
-  let recallReport = recalled.report;
-  let recalledBlock = recalled.block;
-  if (items.length < recalled.items.length) {
-    // Sent by the view after all: left out of the block (which only shrinks, so the budget holds).
-    const old = recalled.block!;
-    const fresh = recalled.render(items);
-    const at = built.messages.indexOf(old.message);
-    if (fresh) built.messages[at] = fresh.message;
-    else built.messages.splice(at, 1);
-    built.tokens += (fresh?.tokens ?? 0) - old.tokens;
-    recallReport = { ...recallReport, tokens: fresh?.tokens ?? 0 };
-    recalledBlock = fresh;
-  }
-  const injected = built.messages.filter(
-    (m) => memories.some((e) => e.message === m) || m.id === recalled.block?.message.id,
-  );
+    budget,
+    previous: parseStableState(options.previous?.recall),
+    // The view as the blocks find it (the memories block is no view message).
+    view: fitted.messages.filter((m) => !memories.some((e) => e.message === m)),
+  });
+  const blocks = [...(stable.kept ? [stable.kept] : []), ...(stable.volatile ? [stable.volatile] : [])];
+  // Only a caller that passes `previous` keeps the block in place: for it the block is in the stable
+  // prefix, anchored before the user message it was built for. For any other caller it changes with
+  // every query, so it goes with the volatile blocks before the newest user message, as always.
+  const anchored = options.previous !== undefined && stable.kept && stable.anchor;
+  const volatile = [...memories, ...(anchored || !stable.kept ? [] : [stable.kept])];
+  if (stable.volatile) volatile.push(stable.volatile);
+  // With a recalled block, the view keeps the room it had without the blocks' share (`fitted`),
+  // whatever they take this time; without one, the share goes back to the view.
+  const built =
+    blocks.length > 0
+      ? await fitView(view, budget, volatile, reserve, pinned, [
+          ...(anchored ? [{ ...stable.kept!, before: stable.anchor! }] : []),
+        ])
+      : await fit(memories, memoryReserve);
+  const injected = built.messages.filter((m) => volatile.some((e) => e.message === m));
+  const result = finish(built, injected, view, parts(...blocks));
   return {
-    ...finish(built, injected, view, parts(recalledBlock)),
+    ...result,
+    cache: { ...result.cache, ...(stable.state ? { recall: stable.state } : {}) },
     memories: block?.used ?? [],
-    recalled: items,
-    recall: recallReport,
+    recalled: stable.items,
+    recall: { ...stable.report, tokens: blocks.reduce((n, b) => n + b.tokens, 0) },
     ...extra,
   };
+}
+
+/** Input of {@link stableRecall}. */
+interface StableInput {
+  ranked: Ranked;
+  recall: ResolvedRecall;
+  limit: number;
+  query: string;
+  inView: (threadId: string, seq: number) => boolean;
+  maxTokens: number;
+  count: (message: Message) => number;
+  budget: number;
+  previous?: StableRecallState;
+  /** The context's view messages (and pinned working memory) in order, without the blocks. */
+  view: readonly Message[];
+}
+
+/** The recalled blocks of a context: the stable one (kept or new) and the volatile one. */
+interface StableBlocks {
+  kept?: { message: Message; tokens: number };
+  /** The id of the message the stable block goes before. */
+  anchor?: string;
+  volatile?: { message: Message; tokens: number };
+  items: RecalledMessage[];
+  report: RecallReport;
+  state?: StableRecallState;
+}
+
+/** SHA-256 of the ids of `messages`: what {@link StableRecallState.head} compares. */
+function headOf(messages: readonly Message[]): string {
+  const hash = createHash('sha256');
+  for (const m of messages) hash.update(m.id).update('\n');
+  return hash.digest('hex');
+}
+
+/**
+ * Recall's blocks, laid out for the prompt cache (src/recall/stable.ts): the previous context's stable
+ * block kept in place with this query's strong new hits in a volatile block, or a new stable block
+ * before the newest user message with the rest of the room in a volatile block after it.
+ */
+async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableInput): Promise<StableBlocks> {
+  const { ranked, recall, limit, query, inView, maxTokens, count, previous } = input;
+  const hits = fuse(ranked.rankings).filter((h) => !inView(h.threadId, h.seq));
+  const at = (id: string) => input.view.findIndex((m) => m.id === id);
+  const anchorAt = previous ? at(previous.anchor) : -1;
+  const kept = previous && anchorAt >= 0 ? await renderKept(store, info, previous.items, count) : undefined;
+  const plan = planStable({
+    ...(previous ? { previous } : {}),
+    budget: input.budget,
+    ...(anchorAt >= 0 ? { head: headOf(input.view.slice(0, anchorAt)) } : {}),
+    itemsUsable: !!kept?.usable && !kept.items.some((i) => inView(i.threadId, i.seq)),
+    tokens: kept?.block?.tokens ?? 0,
+    room: maxTokens,
+    hits,
+    rules: { ...STABLE_RECALL, minCover: recall.minCover },
+  });
+  const choose = (
+    inBlock: (threadId: string, seq: number) => boolean,
+    room: number,
+    from = ranked,
+    id?: string,
+  ) =>
+    recallMessages(
+      store,
+      info,
+      from,
+      recall,
+      limit,
+      query,
+      (t, s) => inView(t, s) || inBlock(t, s),
+      room,
+      count,
+      id,
+    );
+  const keys = (items: readonly { threadId: string; seq: number }[]) => {
+    const set = new Set(items.map((i) => `${i.seq}\u0000${i.threadId}`));
+    return (threadId: string, seq: number) => set.has(`${seq}\u0000${threadId}`);
+  };
+  const stateOf = (items: readonly RecalledMessage[], anchor: string, head: string): StableRecallState => ({
+    anchor,
+    head,
+    budget: input.budget,
+    items: items.map(({ threadId, seq, reason, hitSeq, rankers }) => ({
+      threadId,
+      seq,
+      reason,
+      hitSeq,
+      rankers,
+    })),
+  });
+  if (plan.keep && kept?.block && previous) {
+    const only = keys(plan.uncovered);
+    const strong: Ranked = {
+      rankings: ranked.rankings.map((r) => ({ ...r, hits: r.hits.filter((h) => only(h.threadId, h.seq)) })),
+      windows: ranked.windows,
+    };
+    const room = Math.min(maxTokens - kept.block.tokens, Math.floor(maxTokens * STABLE_RECALL.volatileMax));
+    const volatile =
+      plan.uncovered.length > 0 && room > 0
+        ? await choose(keys(kept.items), room, strong, RECALL_VOLATILE_ID)
+        : undefined;
+    return {
+      kept: kept.block,
+      anchor: previous.anchor,
+      ...(volatile?.block ? { volatile: volatile.block } : {}),
+      items: [...kept.items, ...(volatile?.items ?? [])],
+      report: {
+        ...(volatile?.report ?? { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 }),
+        stable: { kept: true, cover: plan.cover, tokens: kept.block.tokens },
+      },
+      state: previous,
+    };
+  }
+  const why = plan.keep ? 'none' : plan.why;
+  // A new stable block before the newest user message: the block recall always built.
+  const fresh = await choose(() => false, maxTokens);
+  const anchorIndex = lastUser(input.view);
+  const anchor = anchorIndex >= 0 ? input.view[anchorIndex]!.id : undefined;
+  return {
+    ...(fresh.block ? { kept: fresh.block } : {}),
+    ...(anchor ? { anchor } : {}),
+    items: fresh.items,
+    report: {
+      ...fresh.report,
+      stable: {
+        kept: false,
+        why,
+        ...(!plan.keep && plan.cover !== undefined ? { cover: plan.cover } : {}),
+        tokens: fresh.block?.tokens ?? 0,
+      },
+    },
+    ...(fresh.block && anchor
+      ? { state: stateOf(fresh.items, anchor, headOf(input.view.slice(0, anchorIndex))) }
+      : {}),
+  };
+}
+
+/** Index of the last user message, or -1. */
+function lastUser(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return i;
+  return -1;
 }
 
 /** What the context reports of the working memory it pinned (or could not). */
@@ -351,14 +520,15 @@ async function fitView(
   injected: readonly { message: Message; tokens: number }[],
   reserve = 0,
   pinned?: { message: Message; tokens: number },
+  anchored: readonly { message: Message; tokens: number; before: string }[] = [],
 ): Promise<BuiltContext> {
-  const options = { reserve, pinned };
+  const options = { reserve, pinned, anchored };
   const room =
     budget -
     (pinned?.tokens ?? 0) -
     Math.max(
       reserve,
-      injected.reduce((n, e) => n + e.tokens, 0),
+      [...injected, ...anchored].reduce((n, e) => n + e.tokens, 0),
     );
   const summaryTokens = view.reduce((n, e) => n + (e.summary ? e.tokens : 0), 0);
   if (summaryTokens === 0 || summaryTokens > room / 2) return buildContext(view, budget, injected, options);

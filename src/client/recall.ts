@@ -10,6 +10,9 @@ import {
   fuse,
   recallBlock,
   RECALL_BLOCK_HEADER,
+  RECALL_BLOCK_ID,
+  type StableItem,
+  type StableRebuild,
   RECALL_DAY_OVERHEAD,
   RECALL_ITEM_OVERHEAD,
   selectRecalled,
@@ -34,6 +37,11 @@ export interface RecalledMessage extends RecalledItem {
   id: string;
   /** The rankers that found its hit, joined: `fulltext`, `embedding`, `fulltext+embedding`. */
   ranker: string;
+  /**
+   * True for a message of the stable block that an earlier context recalled and this one kept in
+   * place (its `score` is then 0: it was ranked for an earlier query).
+   */
+  kept?: boolean;
 }
 
 /** What recall did in one `context()` call. */
@@ -46,6 +54,12 @@ export interface RecallReport {
   maxTokens: number;
   /** Tokens it took (0 when nothing was recalled). */
   tokens: number;
+  /**
+   * The stable block (src/recall/stable.ts): kept from the previous context (`cover`: the share of
+   * this query's strong hits in it), or built anew and why (`none`: no previous block was given;
+   * `budget`, `moved`, `gone`, `over`, `stale`). `tokens`: its tokens; the volatile block has the rest.
+   */
+  stable?: { kept: boolean; why?: StableRebuild; cover?: number; tokens: number };
 }
 
 /** The recalled block and its report. */
@@ -233,6 +247,7 @@ export async function recallMessages(
   inView: (threadId: string, seq: number) => boolean,
   maxTokens: number,
   count: (message: Message) => number,
+  blockId = RECALL_BLOCK_ID,
 ): Promise<Recalled> {
   const report: RecallReport = { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 };
   const none = { items: [], report, render: () => undefined };
@@ -253,10 +268,10 @@ export async function recallMessages(
       }
       return meta;
     });
-  const messageOf = (i: RecalledItem) => byKey.get(keyOf(i.threadId, i.seq))!;
+  const messageOf = (i: Pick<RecalledItem, 'threadId' | 'seq'>) => byKey.get(keyOf(i.threadId, i.seq))!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
-    const message = recallBlock(items, messageOf, info.threadId);
+    const message = recallBlock(items, messageOf, info.threadId, blockId);
     return { message, tokens: count(message) };
   };
   let upTo = Math.min(hits.length, EARLY_WINDOWS);
@@ -317,6 +332,51 @@ export async function recallMessages(
       render,
     };
   }
+}
+
+/** A stable block rendered again from its items, and whether every one of them could be. */
+export interface KeptBlock {
+  block?: { message: Message; tokens: number };
+  items: RecalledMessage[];
+  /** False when a message is gone (retracted, or its thread deleted): the block cannot be kept. */
+  usable: boolean;
+}
+
+/**
+ * Renders an earlier context's stable block again from its items (src/recall/stable.ts): the same
+ * messages, read again, give the same bytes. One read per thread.
+ */
+export async function renderKept(
+  store: ThreadStore,
+  info: ThreadInfo,
+  items: readonly StableItem[],
+  count: (message: Message) => number,
+): Promise<KeptBlock> {
+  const byThread = new Map<string, number[]>();
+  for (const i of items) byThread.set(i.threadId, [...(byThread.get(i.threadId) ?? []), i.seq]);
+  const loaded = new Map<string, Loaded>();
+  await Promise.all(
+    [...byThread].map(async ([threadId, seqs]) => {
+      for (const m of await store.messagesAt(threadId, seqs))
+        loaded.set(keyOf(threadId, m.seq), { ...m, threadId });
+    }),
+  );
+  const messages = items.map((i) => loaded.get(keyOf(i.threadId, i.seq)));
+  if (items.length === 0 || messages.some((m) => m === undefined)) return { items: [], usable: false };
+  const recalled = items.map((i, k): RecalledMessage => {
+    const m = messages[k]!;
+    return {
+      ...i,
+      createdAt: m.createdAt,
+      tokens: m.tokens,
+      score: 0,
+      id: m.id,
+      ranker: i.rankers.join('+'),
+      kept: true,
+    };
+  });
+  const message = recallBlock(recalled, (i) => loaded.get(keyOf(i.threadId, i.seq))!, info.threadId);
+  return { block: { message, tokens: count(message) }, items: recalled, usable: true };
 }
 
 /** A loaded message of some thread. */

@@ -13,8 +13,11 @@ import { dayOf, type RecalledItem } from './select.js';
 export const RECALL_BLOCK_HEADER =
   'Recalled from earlier in the conversation (verbatim excerpts, oldest first, each day dated once; they may be out of date):';
 
-/** The id of the injected recalled block (never a history message). */
+/** The id of the injected recalled block (never a history message): the stable one (src/recall/stable.ts). */
 export const RECALL_BLOCK_ID = 'recalled-history';
+
+/** The id of the volatile recalled block: this query's new hits, right before the newest user message. */
+export const RECALL_VOLATILE_ID = 'recalled-history-new';
 
 /**
  * Tokens a recalled message costs in the block beyond its stored count, for packing: none, since its
@@ -55,14 +58,16 @@ export function recalledText(message: Message): string {
  * @param items the recalled items, in block order (chronological).
  * @param messageOf the stored message of an item.
  * @param threadId the thread the context is for: messages of other threads are marked as such.
+ * @param id the block's id ({@link RECALL_BLOCK_ID} or {@link RECALL_VOLATILE_ID}).
  */
 export function recallBlock(
-  items: readonly RecalledItem[],
-  messageOf: (item: RecalledItem) => Message,
+  items: readonly Pick<RecalledItem, 'threadId' | 'seq' | 'createdAt'>[],
+  messageOf: (item: Pick<RecalledItem, 'threadId' | 'seq'>) => Message,
   threadId: string,
+  id = RECALL_BLOCK_ID,
 ): Message {
   const lines = [RECALL_BLOCK_HEADER];
-  let previous: RecalledItem | undefined;
+  let previous: Pick<RecalledItem, 'threadId' | 'seq' | 'createdAt'> | undefined;
   for (const item of items) {
     const adjacent = previous && previous.threadId === item.threadId && previous.seq + 1 === item.seq;
     if (previous && !adjacent) lines.push('');
@@ -74,7 +79,7 @@ export function recallBlock(
     previous = item;
   }
   return {
-    id: RECALL_BLOCK_ID,
+    id,
     role: 'system',
     parts: [{ type: 'text', text: lines.join('\n') }],
     metadata: { recalled: items.map((i) => ({ threadId: i.threadId, seq: i.seq })) },

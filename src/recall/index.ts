@@ -7,3 +7,4 @@ export * from './select.js';
 export * from './block.js';
 export * from './options.js';
 export * from './time-expressions.js';
+export * from './stable.js';

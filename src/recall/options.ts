@@ -30,7 +30,17 @@ export interface RecallOptions {
   since?: string | number;
   /** Only messages created at or before this time (as `since`; a date alone is its last millisecond). */
   until?: string | number;
+  /**
+   * With `context({ previous })` (the stable recalled block, src/recall/stable.ts): the share, 0 to 1,
+   * of the query's strong hits the kept block must hold, else it is built anew for this query (default
+   * {@link DEFAULT_MIN_COVER}). 0 keeps it until the view before it moves: most prompt cache, least
+   * evidence for a query on another topic (figures in docs/cost.md).
+   */
+  minCover?: number;
 }
+
+/** Default {@link RecallOptions.minCover}: 2 of the query's 5 strong hits. */
+export const DEFAULT_MIN_COVER = 0.4;
 
 /**
  * Default {@link RecallOptions.range}: two messages either side (a question and its answer, and the
@@ -46,7 +56,7 @@ export const DEFAULT_SEARCH_LIMIT = 20;
  * Recall options with every default applied; `limit` stays undefined when the caller gave none, so
  * the context sizes it to its room.
  */
-export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range'>> & {
+export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range' | 'minCover'>> & {
   limit?: number;
   /** Epoch milliseconds, inclusive. */
   since?: number;
@@ -96,10 +106,10 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
   }
   const r = recall as Record<string, unknown>;
   for (const key of Object.keys(r)) {
-    if (!['scope', 'range', 'limit', 'since', 'until'].includes(key)) {
+    if (!['scope', 'range', 'limit', 'since', 'until', 'minCover'].includes(key)) {
       throw new ValidationError(
         'invalid_option',
-        `recall.${key}: unknown option (scope, range, limit, since, until)`,
+        `recall.${key}: unknown option (scope, range, limit, since, until, minCover)`,
         {
           field: `recall.${key}`,
         },
@@ -121,8 +131,17 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
       field: 'recall.until',
     });
   }
+  const minCover = r['minCover'] ?? DEFAULT_MIN_COVER;
+  if (typeof minCover !== 'number' || !(minCover >= 0 && minCover <= 1)) {
+    throw new ValidationError(
+      'invalid_option',
+      `recall.minCover: expected a number from 0 to 1, got ${String(minCover)}`,
+      { field: 'recall.minCover' },
+    );
+  }
   return {
     scope: scope as RecallScope,
+    minCover,
     range:
       r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
     ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1) }),

@@ -43,6 +43,13 @@ export interface BuiltContext {
 /** Options of {@link buildContext}. */
 export interface BuildOptions {
   /**
+   * Injected messages that stay where an earlier context put them: each right before the message
+   * with id `before` (the stable recalled block, src/recall/stable.ts), or where the other injected
+   * messages go when that message is not in the context. They count in `stableTokens` when they come
+   * before the other injected messages. Their tokens come off the budget as the others' do.
+   */
+  anchored?: readonly (Pick<ContextEntry, 'message' | 'tokens'> & { before: string })[];
+  /**
    * Tokens kept for the injected blocks whatever they take this time (default: what they take), so
    * that the view's room, and where trimming on read cuts it, does not move with their size.
    */
@@ -86,7 +93,8 @@ export async function buildContext(
     index.append({ ...e.meta, tokens: e.tokens });
   }
   const extra = Array.isArray(injected) ? injected : [injected];
-  const injectedTokens = extra.reduce((n, e) => n + e.tokens, 0);
+  const anchored = options.anchored ?? [];
+  const injectedTokens = [...extra, ...anchored].reduce((n, e) => n + e.tokens, 0);
   const pinned = options.pinned;
   const room = Math.max(1, budget - Math.max(injectedTokens, options.reserve ?? 0) - (pinned?.tokens ?? 0));
   const trimTo = steppedRoom(index, room, Math.max(1, Math.floor(budget * READ_TRIM_STEP)));
@@ -98,6 +106,11 @@ export async function buildContext(
   if (pinned) {
     messages.splice(pinAt(messages, entries), 0, pinned.message);
     tokensOf.set(pinned.message.id, pinned.tokens);
+  }
+  for (const a of anchored) {
+    const at = messages.findIndex((m) => m.id === a.before);
+    messages.splice(at < 0 ? injectAt(messages) : at, 0, a.message);
+    tokensOf.set(a.message.id, a.tokens);
   }
   let stable = messages.length;
   if (extra.length > 0) {

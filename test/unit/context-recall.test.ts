@@ -377,3 +377,80 @@ describe('context() with recall', () => {
     }
   });
 });
+
+describe('context() with the stable recalled block (previous)', () => {
+  /** Appends a user turn and its answer to thread 't', a day after the last one. */
+  async function turn(store: InMemoryThreadStore, n: number, text: string) {
+    const day = new Date(Date.UTC(2025, 0, 1 + n)).toISOString();
+    const messages = normalizeMessages([
+      { id: `later-a${n}`, role: 'assistant', content: `Noted, ${n}.`, createdAt: day },
+      { id: `later-u${n}`, role: 'user', content: text, createdAt: day },
+    ]);
+    await store.append(
+      't',
+      messages.map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+    );
+    return (await store.thread('t'))!;
+  }
+
+  it('keeps the previous block in place, byte for byte: the previous prompt up to it is the prefix', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const a = await readContext({ store }, info, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+      previous: {},
+    });
+    const at = a.messages.findIndex((m) => m.id === RECALL_BLOCK_ID);
+    assert.equal(
+      at,
+      a.messages.map((m) => m.role).lastIndexOf('user') - 1,
+      'built before the newest user message',
+    );
+    assert.equal(
+      a.cache.stableTokens,
+      a.tokens,
+      'no volatile block: all of it is a prefix of the next prompt',
+    );
+    assert.equal(a.recall?.stable?.kept, false);
+    const next = await turn(store, 1, 'Is Ingrid still in Trondheim?');
+    const b = await readContext({ store }, next, {
+      budget: 1000,
+      query: 'Ingrid Trondheim',
+      previous: a.cache,
+    });
+    assert.equal(b.recall?.stable?.kept, true);
+    assert.deepEqual(b.openai.slice(0, at + 1), a.openai.slice(0, at + 1));
+    assert.ok(b.recalled.some((r) => r.kept && r.id === 'u3'));
+    assert.deepEqual(b.cache.recall, a.cache.recall);
+    assert.ok(b.tokens <= 1000);
+  });
+
+  it('builds a new block for a query its block does not serve, unless minCover is 0', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const a = await readContext({ store }, info, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+      previous: {},
+    });
+    const next = await turn(store, 1, 'Something else.');
+    const other = { budget: 1000, query: 'What about topic 120?', previous: a.cache };
+    const b = await readContext({ store }, next, other);
+    assert.deepEqual([b.recall?.stable?.kept, b.recall?.stable?.why], [false, 'stale']);
+    assert.ok(b.recalled.some((r) => r.id === 'u120'));
+    const c = await readContext({ store }, next, { ...other, recall: { minCover: 0 } });
+    assert.equal(c.recall?.stable?.kept, true);
+    const again = await readContext({ store }, next, { ...other, budget: 2000 });
+    assert.equal(again.recall?.stable?.why, 'budget');
+  });
+
+  it('without previous, the block is outside the stable prefix, as before', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const a = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
+    const at = a.messages.findIndex((m) => m.id === RECALL_BLOCK_ID);
+    assert.equal(
+      a.cache.stableTokens,
+      a.tokens - a.messages.slice(at).reduce((n, m) => n + countMessageTokens(m, tokenizer), 0),
+    );
+    assert.equal(a.recall?.stable?.why, 'none');
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The stable recalled block's rules (src/recall/stable.ts): when a context keeps the previous block in
+ * place, when it builds a new one and why, and which hits go to the volatile block.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  fuse,
+  parseStableState,
+  planStable,
+  type StablePlanInput,
+  type StableRecallState,
+} from '../../src/recall/index.js';
+
+const T = 'thread';
+
+const state = (...seqs: number[]): StableRecallState => ({
+  anchor: 'u9',
+  head: 'h',
+  budget: 4000,
+  items: seqs.map((seq) => ({ threadId: T, seq, reason: 'hit', hitSeq: seq, rankers: ['fulltext'] })),
+});
+
+const hits = (...seqs: number[]) =>
+  fuse([{ ranker: 'fulltext', hits: seqs.map((seq, i) => ({ threadId: T, seq, score: 10 - i })) }]);
+
+const plan = (overrides: Partial<StablePlanInput>) =>
+  planStable({
+    previous: state(1, 2, 3, 4),
+    budget: 4000,
+    head: 'h',
+    itemsUsable: true,
+    tokens: 100,
+    room: 500,
+    hits: hits(1, 2, 3, 4, 5),
+    rules: { volatileMax: 0.05, top: 5, minCover: 0.4 },
+    ...overrides,
+  });
+
+describe('planStable', () => {
+  it('keeps the block when most strong hits are in it; the others go to the volatile block', () => {
+    const p = plan({ hits: hits(1, 9, 2, 8, 3, 7) });
+    assert.equal(p.keep, true);
+    if (!p.keep) return;
+    assert.deepEqual(
+      p.uncovered.map((h) => h.seq),
+      [9, 8],
+      'strong hits only: 7 ranks sixth',
+    );
+    assert.equal(p.cover, 0.6);
+  });
+
+  it('adds no volatile block when the strong hits are all in it (or there are none)', () => {
+    const all = plan({ hits: hits(4, 3, 2, 1) });
+    assert.deepEqual(all.keep && all.uncovered, []);
+    const none = plan({ hits: [] });
+    assert.deepEqual(none, { keep: true, uncovered: [], cover: 1 });
+  });
+
+  it('builds a new block when it is stale: fewer than minCover of the strong hits in it', () => {
+    assert.deepEqual(plan({ hits: hits(9, 8, 7, 1, 6) }), { keep: false, why: 'stale', cover: 0.2 });
+    assert.equal(plan({ hits: hits(9, 8, 1, 2, 6) }).keep, true, '2 of 5 is not below 0.4');
+  });
+
+  it('builds a new block without a previous one, for another budget, or when the view before it moved', () => {
+    assert.deepEqual(plan({ previous: undefined }), { keep: false, why: 'none' });
+    assert.deepEqual(plan({ previous: state() }), { keep: false, why: 'none' });
+    assert.deepEqual(plan({ budget: 8000 }), { keep: false, why: 'budget' });
+    assert.deepEqual(plan({ head: 'other' }), { keep: false, why: 'moved' });
+    assert.deepEqual(plan({ head: undefined }), { keep: false, why: 'moved' }, 'its anchor left the view');
+  });
+
+  it('builds a new block when a message of it is gone or it no longer fits', () => {
+    assert.deepEqual(plan({ itemsUsable: false }), { keep: false, why: 'gone' });
+    assert.deepEqual(plan({ tokens: 501 }), { keep: false, why: 'over' });
+  });
+});
+
+describe('parseStableState', () => {
+  it('takes back what a context gave, and refuses anything else', () => {
+    const s = state(1, 2);
+    assert.deepEqual(parseStableState(JSON.parse(JSON.stringify(s))), s);
+    assert.equal(parseStableState(undefined), undefined);
+    assert.equal(parseStableState({ ...s, items: [{ threadId: T, seq: 'x' }] }), undefined);
+    assert.equal(parseStableState({ ...s, budget: '4000' }), undefined);
+    assert.equal(
+      parseStableState({ ...s, items: [{ ...s.items[0], reason: 'guess' }] }),
+      undefined,
+      'an unknown reason',
+    );
+  });
+});
