@@ -10,6 +10,8 @@
  * Usage: npm run bench:cache -- [--dataset DIR] [--turns N] [--budget N] [--quick]
  *   --dataset: LoCoMo-format conversations (default ../shared/recall-dev when it exists)
  *   --turns: at most this many turns of each conversation (default all; --quick: 120)
+ *   --variants: only the configurations whose name contains this ('stable block', 'recall off')
+ *   --min-cover: recall.minCover of the stable-block rows (default: the default)
  */
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +29,8 @@ import { MESSAGE_OVERHEAD } from '../src/tokenizers/tokenizer.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
 import { readDataset } from './locomo.js';
 import { MEMORY_BLOCK_ID } from '../src/thread/memory-block.js';
-import { RECALL_BLOCK_ID } from '../src/recall/block.js';
+import { RECALL_BLOCK_ID, RECALL_VOLATILE_ID } from '../src/recall/block.js';
+import type { ContextResult } from '../src/client/context.js';
 import { WORKING_MEMORY_BLOCK_ID } from '../src/thread/working-memory-block.js';
 import {
   addParts,
@@ -56,6 +59,8 @@ const BUDGET = Number(flag('--budget') ?? 4000);
 const ONLY = flag('--variants');
 /** The recall share of the 'recall on' rows (default: the thread's default, 0.5). */
 const RECALL_SHARE = Number(flag('--recall-share') ?? 0.5);
+/** `recall.minCover` of the stable rows' calls (default: the default). */
+const MIN_COVER = flag('--min-cover');
 const COMMAND = `npm run bench:cache -- ${process.argv.slice(2).join(' ')}`.trim();
 /** Published cached/uncached input price ratios: gpt-4o ($1.25 vs $2.50 per million), Anthropic cache reads. */
 const RATIOS = { openai: 0.5, anthropic: 0.1 };
@@ -82,9 +87,18 @@ interface Variant {
   recallShare: number;
   /** Summaries (the default strategy) or truncation alone, with the same trigger and target. */
   summaries: boolean;
+  /** Each call passes the previous context's `cache` (`context({ previous })`): the stable recalled block. */
+  stable?: boolean;
 }
 
 const VARIANTS: Variant[] = [
+  { name: 'recall on, stable block, summaries', recallShare: RECALL_SHARE, summaries: true, stable: true },
+  {
+    name: 'recall on, stable block, no summaries',
+    recallShare: RECALL_SHARE,
+    summaries: false,
+    stable: true,
+  },
   { name: 'recall on, summaries', recallShare: RECALL_SHARE, summaries: true },
   { name: 'recall on, no summaries', recallShare: RECALL_SHARE, summaries: false },
   { name: 'recall off, summaries', recallShare: 0, summaries: true },
@@ -139,6 +153,7 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
   await thread.configure({ budget: BUDGET, recallShare: v.recallShare, ...(strategy ? { strategy } : {}) });
   let figures: Figures = { all: NO_REUSE, between: NO_REUSE, parts: {}, recalledItems: 0, recalledAgain: 0 };
   let previous: PromptMessage[] | undefined;
+  let cache: ContextResult['cache'] | undefined;
   let previousRecalled = new Set<string>();
   let since: MessageInput[] = [];
   let compactions = 0;
@@ -147,16 +162,29 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
     since.push(message);
     if (message.role !== 'user') continue;
     const now = await settled(thread);
-    const ctx = await thread.context({ budget: BUDGET });
+    const ctx = await thread.context({
+      budget: BUDGET,
+      ...(v.stable ? { previous: cache ?? {} } : {}),
+      ...(v.stable && MIN_COVER !== undefined ? { recall: { minCover: Number(MIN_COVER) } } : {}),
+    });
+    cache = ctx.cache;
+    if (v.stable && ctx.recall?.stable) {
+      const s = ctx.recall.stable;
+      stableCounts[s.kept ? 'kept' : s.why!] = (stableCounts[s.kept ? 'kept' : s.why!] ?? 0) + 1;
+      if (s.cover !== undefined)
+        covers[Math.round(s.cover * 10)] = (covers[Math.round(s.cover * 10)] ?? 0) + 1;
+    }
     const prompt = ctx.openai.map(promptMessage);
     const sincePrompt = asPrompt(since);
     const reuse = prefixReuse(previous, sincePrompt, prompt);
     const recalledNow = new Set(ctx.recalled.map((r) => `${r.threadId}:${r.seq}`));
+    if (v.stable && previous && ctx.recall?.stable?.kept) keptReuse = addReuse(keptReuse, reuse);
     if (previous) {
       const newest = new Set(since.map((m) => m.id));
       const summaries = new Set(ctx.messages.filter((m) => m.role === 'system').map((m) => m.id));
       const parts = ctx.messages.map((m): PromptPart => {
         if (m.id === RECALL_BLOCK_ID) return 'recalled';
+        if (m.id === RECALL_VOLATILE_ID) return 'volatile';
         if (m.id === MEMORY_BLOCK_ID) return 'memories';
         if (m.id === WORKING_MEMORY_BLOCK_ID) return 'working';
         if (newest.has(m.id)) return 'newest';
@@ -236,7 +264,23 @@ function row(name: string, f: Figures): string {
   return `| ${name} | ${pct(all.reused, all.tokens)} | ${pct(between.reused, between.tokens)} | ${pct(all.whole, all.calls)} | ${Math.round(all.tokens / Math.max(1, all.calls))} | ${Math.round(costPerCall(all, RATIOS.openai))} | ${Math.round(costPerCall(all, RATIOS.anthropic))} |`;
 }
 
-const PART_ORDER: PromptPart[] = ['system', 'working', 'summaries', 'view', 'memories', 'recalled', 'newest'];
+const PART_ORDER: PromptPart[] = [
+  'system',
+  'working',
+  'summaries',
+  'view',
+  'memories',
+  'recalled',
+  'volatile',
+  'newest',
+];
+
+/** Ours with a stable block: how often each call kept it, or why it built a new one. */
+const stableCounts: Record<string, number> = {};
+/** Ours with a stable block: the reuse of the calls that kept it in place. */
+let keptReuse: ReuseTotals = NO_REUSE;
+/** How many calls found each share (tenths) of their strong hits in the stable block. */
+const covers: number[] = [];
 
 /** Per part: "sent / missed" tokens per call. */
 function breakdownRow(name: string, f: Figures): string {
@@ -302,6 +346,14 @@ async function main(): Promise<void> {
     `| context | ${PART_ORDER.join(' | ')} | recalled items per call (of them recalled the call before) |`,
     `| --- | ${PART_ORDER.map(() => '---').join(' | ')} | --- |`,
     ...[...totals].filter(([, f]) => f.parts).map(([name, f]) => breakdownRow(name, f)),
+    '',
+    `Stable recalled block, all calls of the stable rows: ${Object.entries(stableCounts)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(
+        ', ',
+      )} (kept: in place; otherwise why it was built anew); prefix reused on the calls that kept it: ${pct(keptReuse.reused, keptReuse.tokens)}. Share of the strong hits in the previous block: ${covers
+      .map((n, i) => `${i * 10}%: ${n ?? 0}`)
+      .join(', ')}.`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -93,7 +93,8 @@ export function truncationInSteps(history: readonly PromptMessage[], start: numb
 }
 
 /** Which part of a prompt a message is, for the breakdown of what the cache misses. */
-export type PromptPart = 'system' | 'working' | 'summaries' | 'view' | 'memories' | 'recalled' | 'newest';
+export type PromptPart =
+  'system' | 'working' | 'summaries' | 'view' | 'memories' | 'recalled' | 'volatile' | 'newest';
 
 /** Per part: tokens sent, and tokens not reused (billed in full). */
 export type PartTotals = Partial<Record<PromptPart, { tokens: number; missed: number }>>;

@@ -80,6 +80,12 @@ export interface DatasetOptions {
   recall?: RecallOptions;
   /** The threads' `recallShare` (default: the default), to measure what a smaller share costs. */
   recallShare?: number;
+  /**
+   * Each of our calls passes the previous call's `cache` of the same row and budget (`context({
+   * previous })`): the questions of a conversation are asked in order, as one caller per budget would,
+   * so a question's context may keep the stable recalled block an earlier question's built.
+   */
+  stable?: boolean;
 }
 
 /** The rows, in print order: the baselines, then ours. */
@@ -150,6 +156,8 @@ export async function datasetRecall(
   const asked = new Map<string, number>();
   const details: string[] | undefined = options.details ? [] : undefined;
   for (const l of loaded) {
+    /** Per row and budget: the previous context's cache (with `stable`). */
+    const previous = new Map<string, ContextResult['cache']>();
     const questionVectors = await embedAll(
       embeddings.embedder,
       l.conversation.questions.map((q) => q.question),
@@ -187,11 +195,18 @@ export async function datasetRecall(
         ];
         for (const [row, thread] of ours) {
           if (options.ours && !options.ours.includes(row)) continue;
+          const last = previous.get(`${row}/${budget}`);
           const ctx = await thread.context({
             budget,
             query: q.question,
             ...(options.recall ? { recall: options.recall } : {}),
+            ...(options.stable ? { previous: last ?? {} } : {}),
           });
+          previous.set(`${row}/${budget}`, ctx.cache);
+          if (ctx.recall?.stable) {
+            const key = `stable/${budget}/${ctx.recall.stable.kept ? 'kept' : ctx.recall.stable.why!}`;
+            found.set(key, (found.get(key) ?? 0) + 1);
+          }
           if (ctx.tokens > budget) throw new Error(`context over budget: ${ctx.tokens} > ${budget}`);
           const seen = contextText(ctx);
           const ok = evidence.every((i) => seen.includes(l.texts[i]!));
@@ -271,5 +286,19 @@ export async function datasetRecall(
       (c) => `| ${c} | ${asked.get(c)} | ${ROWS.map((r) => p(rate(r, b4, c))).join(' | ')} |`,
     ),
     '',
+    ...(options.stable
+      ? [
+          `Stable recalled block (\`--stable\`: each call passes the previous call's \`cache\` at its budget), per budget: ${budgets
+            .map(
+              (b) =>
+                `${b}: ${[...found]
+                  .filter(([k]) => k.startsWith(`stable/${b}/`))
+                  .map(([k, n]) => `${k.split('/')[2]} ${n}`)
+                  .join(', ')}`,
+            )
+            .join('; ')}.`,
+          '',
+        ]
+      : []),
   ];
 }

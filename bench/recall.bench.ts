@@ -24,7 +24,8 @@
  * words and word pairs: similarity means shared words), and every embedding row says which.
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
  * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours, `--recall-share S` configures the threads' recallShare,
- * `--recall '{"range":2}'` passes recall options to our `context()` calls.
+ * `--recall '{"range":2}'` passes recall options to our `context()` calls; `--stable` makes each of our calls pass the
+ * previous call's `cache` at the same budget (`context({ previous })`, the stable recalled block).
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
@@ -321,6 +322,7 @@ async function main(): Promise<void> {
             ...(flag('--ours') ? { ours: flag('--ours')!.split(',') } : {}),
             ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
             ...(flag('--recall-share') ? { recallShare: Number(flag('--recall-share')) } : {}),
+            ...(args.includes('--stable') ? { stable: true } : {}),
           })
         : []),
       ...(ONLY_LATENCY ? await contextLatency(pipeline) : []),
