@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mulberry32 } from '../support/prng.js';
 import {
   dayOf,
   RECALL_WORTH,
@@ -207,18 +208,6 @@ function closeGroups(
 
 // ---- Random inputs (seeded) ----
 
-/** mulberry32: a small seeded PRNG, so every run checks the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * One random selection: 1-3 threads of 5-80 messages (some not loaded), runs of tool calls with one to
  * three results (a call may answer two ids; some results are orphans, some calls are not loaded), one
@@ -324,7 +313,7 @@ function randomInput(rand: () => number): SelectInput & { worth: WorthPacking } 
 
 describe('selectRecalled by worth, incremental', () => {
   it('chooses exactly what the old packing chose, on 1,500 random inputs', () => {
-    const rand = prng(2026);
+    const rand = mulberry32(2026);
     const seen = { nonEmpty: 0, toolGroup: 0, widened: 0, limited: 0, days: 0 };
     for (let round = 0; round < 1500; round++) {
       const input = randomInput(rand);
