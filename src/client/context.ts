@@ -43,7 +43,7 @@ import {
   type RecalledMessage,
   type RecallReport,
 } from './recall.js';
-import { fuse, fuseItems } from '../recall/fuse.js';
+import { fuse, fuseItems, messageKey } from '../recall/fuse.js';
 import { RECALL_VOLATILE_ID } from '../recall/block.js';
 import { parseStableState, planStable, STABLE_RECALL, type StableRecallState } from '../recall/stable.js';
 import { rankMemoriesByEmbedding } from './embedding-ranker.js';
@@ -421,8 +421,8 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       id,
     );
   const keys = (items: readonly { threadId: string; seq: number }[]) => {
-    const set = new Set(items.map((i) => `${i.seq}\u0000${i.threadId}`));
-    return (threadId: string, seq: number) => set.has(`${seq}\u0000${threadId}`);
+    const set = new Set(items.map((i) => messageKey(i.threadId, i.seq)));
+    return (threadId: string, seq: number) => set.has(messageKey(threadId, seq));
   };
   const stateOf = (items: readonly RecalledMessage[], anchor: string, head: string): StableRecallState => ({
     anchor,

@@ -8,6 +8,7 @@ import type { Message } from '../model/message.js';
 import { recallHitsTotal } from '../observability/metrics.js';
 import {
   fuse,
+  messageKey,
   recallBlock,
   RECALL_BLOCK_HEADER,
   RECALL_BLOCK_ID,
@@ -123,7 +124,7 @@ async function boostNamedDates(
   if (!window) return;
   await readWindows(store, fuse(rankings), 0, windows);
   const inWindow = (h: { threadId: string; seq: number }) => {
-    const m = windows.messages.get(keyOf(h.threadId, h.seq));
+    const m = windows.messages.get(messageKey(h.threadId, h.seq));
     const at = m ? Date.parse(m.createdAt) : NaN;
     return at >= window.since && at <= window.until;
   };
@@ -165,7 +166,7 @@ export async function rankHistory(
     // The candidates' dates: read them (kept as the hits' own windows), keep those in range.
     await readWindows(sources.store, fuse(rankings), 0, windows);
     for (const r of rankings) {
-      r.hits = r.hits.filter((h) => windows.messages.has(keyOf(h.threadId, h.seq))).slice(0, candidates);
+      r.hits = r.hits.filter((h) => windows.messages.has(messageKey(h.threadId, h.seq))).slice(0, candidates);
     }
   } else {
     await boostNamedDates(sources.store, info, query, rankings, windows);
@@ -220,7 +221,7 @@ export async function searchHistory(
   return fuse(rankings)
     .slice(0, limit)
     .flatMap((hit) => {
-      const loaded = windows.messages.get(keyOf(hit.threadId, hit.seq));
+      const loaded = windows.messages.get(messageKey(hit.threadId, hit.seq));
       if (!loaded) return []; // retracted since it was ranked
       const { threadId: _t, ...message } = loaded;
       return [
@@ -268,7 +269,7 @@ export async function recallMessages(
       }
       return meta;
     });
-  const messageOf = (i: Pick<RecalledItem, 'threadId' | 'seq'>) => byKey.get(keyOf(i.threadId, i.seq))!;
+  const messageOf = (i: Pick<RecalledItem, 'threadId' | 'seq'>) => byKey.get(messageKey(i.threadId, i.seq))!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
     const message = recallBlock(items, messageOf, info.threadId, blockId);
@@ -358,10 +359,10 @@ export async function renderKept(
   await Promise.all(
     [...byThread].map(async ([threadId, seqs]) => {
       for (const m of await store.messagesAt(threadId, seqs))
-        loaded.set(keyOf(threadId, m.seq), { ...m, threadId });
+        loaded.set(messageKey(threadId, m.seq), { ...m, threadId });
     }),
   );
-  const messages = items.map((i) => loaded.get(keyOf(i.threadId, i.seq)));
+  const messages = items.map((i) => loaded.get(messageKey(i.threadId, i.seq)));
   if (items.length === 0 || messages.some((m) => m === undefined)) return { items: [], usable: false };
   const recalled = items.map((i, k): RecalledMessage => {
     const m = messages[k]!;
@@ -375,7 +376,7 @@ export async function renderKept(
       kept: true,
     };
   });
-  const message = recallBlock(recalled, (i) => loaded.get(keyOf(i.threadId, i.seq))!, info.threadId);
+  const message = recallBlock(recalled, (i) => loaded.get(messageKey(i.threadId, i.seq))!, info.threadId);
   return { block: { message, tokens: count(message) }, items: recalled, usable: true };
 }
 
@@ -414,8 +415,6 @@ const IN_RANGE_SLACK = 4;
 /** Most candidates a ranker is asked for (the stores' limit). */
 const MAX_CANDIDATES = 1000;
 
-const keyOf = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
-
 /**
  * Reads into `windows` the messages within `radius` of each hit, then {@link TOOL_SLACK} more either
  * side of a hit whose window holds a tool message, so its tool groups are at hand: plain chat costs
@@ -430,7 +429,7 @@ async function loadAround(
   await readWindows(store, hits, radius, windows);
   const tooly = hits.filter((h) => {
     for (let s = h.seq - radius; s <= h.seq + radius; s++) {
-      const m = windows.messages.get(keyOf(h.threadId, s));
+      const m = windows.messages.get(messageKey(h.threadId, s));
       if (m?.parts.some((p) => p.type === 'tool_call' || p.type === 'tool_result')) return true;
     }
     return false;
@@ -459,7 +458,7 @@ async function readWindows(
   const served: Loaded[] = [];
   for (const hit of hits) {
     for (let s = Math.max(1, hit.seq - ahead); s <= hit.seq + ahead; s++) {
-      const k = keyOf(hit.threadId, s);
+      const k = messageKey(hit.threadId, s);
       if (windows.asked.has(k)) continue;
       if (Math.abs(s - hit.seq) > radius) {
         if (!windows.ahead.has(k)) {
@@ -478,7 +477,7 @@ async function readWindows(
     [...seqs].map(async ([threadId, wanted]) => {
       for (const m of await store.messagesAt(threadId, wanted)) {
         const loaded = { ...m, threadId };
-        const k = keyOf(threadId, m.seq);
+        const k = messageKey(threadId, m.seq);
         if (windows.asked.has(k)) served.push(loaded);
         else windows.ahead.set(k, loaded);
       }
@@ -487,6 +486,6 @@ async function readWindows(
   // In seq order, as one read would have answered them.
   for (const m of served.sort((a, b) => a.seq - b.seq)) {
     if (windows.inRange && !windows.inRange(m)) continue;
-    windows.messages.set(keyOf(m.threadId, m.seq), m);
+    windows.messages.set(messageKey(m.threadId, m.seq), m);
   }
 }

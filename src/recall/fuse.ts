@@ -44,6 +44,13 @@ export const RRF_K = 60;
 export const RANKER_WEIGHTS: Record<Ranker, number> = { fulltext: 1, embedding: 0.5 };
 
 /**
+ * The key of a message of some thread in recall's maps and sets (the seq first: it differs most).
+ */
+export function messageKey(threadId: string, seq: number): string {
+  return `${seq}\u0000${threadId}`;
+}
+
+/**
  * Fuses rankings into one, best first; ties go to the newer message. A single ranking keeps its order.
  * @param rankings each ranker's hits, best first.
  * @param k the RRF constant (default {@link RRF_K}).
@@ -52,7 +59,7 @@ export function fuse(rankings: readonly Ranking[], k = RRF_K): FusedHit[] {
   const byKey = new Map<string, FusedHit & { best: Map<Ranker, number> }>();
   for (const { ranker, hits } of rankings) {
     hits.forEach((hit, rank) => {
-      const key = `${hit.seq}\u0000${hit.threadId}`;
+      const key = messageKey(hit.threadId, hit.seq);
       let fused = byKey.get(key);
       if (!fused) {
         fused = { threadId: hit.threadId, seq: hit.seq, score: 0, rankers: [], scores: {}, best: new Map() };

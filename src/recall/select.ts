@@ -16,7 +16,7 @@
  * Pure: metas in, items out; the caller loads the messages and counts the block.
  */
 import type { MessageShape } from '../compaction/message-meta.js';
-import type { FusedHit, Ranker } from './fuse.js';
+import { messageKey, type FusedHit, type Ranker } from './fuse.js';
 
 /** What selection needs to know of a history message near a hit (no body). */
 export interface RecallMeta {
@@ -90,8 +90,6 @@ export interface WorthPacking {
   decay: number;
 }
 
-const key = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
-
 /** What shares one date line of the block: the message's day (UTC), in its thread. */
 export function dayOf(item: { threadId: string; createdAt: string }): string {
   return `${item.createdAt.slice(0, 10)}\u0000${item.threadId}`;
@@ -114,7 +112,7 @@ function recalledItem(m: RecallMeta, hit: FusedHit, reason: RecallReason): Recal
 /** The recalled messages, chronological; their cost with header and overheads is within `maxTokens`. */
 export function selectRecalled(input: SelectInput): RecalledItem[] {
   if (input.worth) return byWorth(input, input.worth);
-  const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
+  const metas = new Map(input.metas.map((m) => [messageKey(m.threadId, m.seq), m]));
   const groups = toolGroups(input.metas);
   const chosen = new Map<string, RecalledItem>();
   const days = new Set<string>();
@@ -122,22 +120,23 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
   let usedHits = 0;
   const taken: FusedHit[] = [];
   const add = (m: RecallMeta, hit: FusedHit, reason: RecallReason) =>
-    chosen.set(key(m.threadId, m.seq), recalledItem(m, hit, reason));
+    chosen.set(messageKey(m.threadId, m.seq), recalledItem(m, hit, reason));
   for (const hit of input.hits) {
     if (usedHits >= input.limit) break;
-    const self = metas.get(key(hit.threadId, hit.seq));
-    if (!self || input.inView(hit.threadId, hit.seq) || chosen.has(key(hit.threadId, hit.seq))) continue;
+    const self = metas.get(messageKey(hit.threadId, hit.seq));
+    if (!self || input.inView(hit.threadId, hit.seq) || chosen.has(messageKey(hit.threadId, hit.seq)))
+      continue;
     const core = closeGroups([self], metas, groups);
     if (!core) continue; // a tool result whose call is not at hand
     const around: RecallMeta[] = [];
     for (let d = -input.range; d <= input.range; d++) {
-      const m = d === 0 ? undefined : metas.get(key(hit.threadId, hit.seq + d));
+      const m = d === 0 ? undefined : metas.get(messageKey(hit.threadId, hit.seq + d));
       if (m) around.push(m);
     }
     const wide = closeGroups([self, ...around], metas, groups, true) ?? core;
     for (const unit of [wide, core]) {
       const fresh = unit.filter(
-        (m) => !chosen.has(key(m.threadId, m.seq)) && !input.inView(m.threadId, m.seq),
+        (m) => !chosen.has(messageKey(m.threadId, m.seq)) && !input.inView(m.threadId, m.seq),
       );
       const newDays = new Set(fresh.map(dayOf).filter((d) => !days.has(d)));
       const cost =
@@ -155,10 +154,10 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
   for (let d = input.range + 1; d <= input.range + (input.widen ?? 0); d++) {
     for (const hit of taken) {
       for (const seq of [hit.seq - d, hit.seq + d]) {
-        const m = metas.get(key(hit.threadId, seq));
+        const m = metas.get(messageKey(hit.threadId, seq));
         // Plain messages only: a tool message would need its group.
         if (!m || m.shape === 'tool_call' || m.shape === 'tool_result') continue;
-        if (chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq)) continue;
+        if (chosen.has(messageKey(m.threadId, m.seq)) || input.inView(m.threadId, m.seq)) continue;
         const cost = m.tokens + input.itemOverhead + (days.has(dayOf(m)) ? 0 : input.dayOverhead);
         if (used + cost > input.maxTokens) continue;
         used += cost;
@@ -205,7 +204,7 @@ interface Piece {
  * comparison per hit, not a pricing (tool groups, days) per hit.
  */
 function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
-  const metas = new Map(input.metas.map((m) => [key(m.threadId, m.seq), m]));
+  const metas = new Map(input.metas.map((m) => [messageKey(m.threadId, m.seq), m]));
   const groups = toolGroups(input.metas);
   const chosen = new Map<string, RecalledItem>();
   const days = new Set<string>();
@@ -219,8 +218,8 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   const taken = new Map<number, { reach: [number, number]; open: [boolean, boolean] }>();
   const dead = new Set<number>(); // hits that can never be taken
   // Each step looks every hit up: its meta and key once (a key built anew is hashed anew).
-  const selves = hits.map((h) => metas.get(key(h.threadId, h.seq)));
-  const selfKeys = selves.map((m) => m && key(m.threadId, m.seq));
+  const selves = hits.map((h) => metas.get(messageKey(h.threadId, h.seq)));
+  const selfKeys = selves.map((m) => m && messageKey(m.threadId, m.seq));
   /** Per hit: its own piece while not taken; then its pieces before and after. */
   const own: (Piece | undefined)[] = [];
   const before: (Piece | undefined)[] = [];
@@ -238,14 +237,15 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     index.delete(k);
   };
   /** Already in the block or in the view: costs nothing more. */
-  const sent = (m: RecallMeta) => chosen.has(key(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
+  const sent = (m: RecallMeta) =>
+    chosen.has(messageKey(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
   const priced = (hit: number, side: Piece['side'], members: RecallMeta[], worth: number): Piece => {
     const fresh = members.filter((m) => !sent(m));
     const newDays = [...new Set(fresh.map(dayOf).filter((d) => !days.has(d)))];
     const cost =
       fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.length * input.dayOverhead;
     const piece: Piece = { hit, side, members: fresh, worth, cost, newDays, stale: false };
-    for (const m of fresh) watch(byMember, key(m.threadId, m.seq), piece);
+    for (const m of fresh) watch(byMember, messageKey(m.threadId, m.seq), piece);
     for (const d of newDays) watch(byDay, d, piece);
     return piece;
   };
@@ -254,7 +254,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const state = taken.get(i)!;
     const hit = hits[i]!;
     for (let d = state.reach[side] + 1; d <= reach; d++) {
-      const m = metas.get(key(hit.threadId, hit.seq + (side === 0 ? -d : d)));
+      const m = metas.get(messageKey(hit.threadId, hit.seq + (side === 0 ? -d : d)));
       if (!m) return undefined;
       if (sent(m)) {
         state.reach[side] = d; // already sent: reach past it for free
@@ -328,8 +328,8 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const self = piece.side === 0 ? piece.members.find((m) => m.seq === hit.seq) : undefined;
     for (const m of piece.members) {
       const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
-      chosen.set(key(m.threadId, m.seq), recalledItem(m, hit, reason));
-      spoil(byMember, key(m.threadId, m.seq));
+      chosen.set(messageKey(m.threadId, m.seq), recalledItem(m, hit, reason));
+      spoil(byMember, messageKey(m.threadId, m.seq));
     }
   }
   return chronological(chosen);
@@ -368,7 +368,7 @@ function closeGroups(
   const queue = [...seed];
   while (queue.length > 0) {
     const m = queue.shift()!;
-    const k = key(m.threadId, m.seq);
+    const k = messageKey(m.threadId, m.seq);
     if (out.has(k)) continue;
     const members: RecallMeta[] = [];
     let orphan = false;
@@ -382,7 +382,7 @@ function closeGroups(
       continue;
     }
     out.set(k, m);
-    queue.push(...members.filter((x) => metas.has(key(x.threadId, x.seq))));
+    queue.push(...members.filter((x) => metas.has(messageKey(x.threadId, x.seq))));
   }
   return [...out.values()].sort((a, b) => a.seq - b.seq);
 }

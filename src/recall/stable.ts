@@ -23,7 +23,7 @@
  *   `volatileMax` of it (about one hit with a neighbour at 4,000 tokens).
  * Pure: keys and hits in, a decision out; the read path (src/client/context.ts) loads and renders.
  */
-import type { FusedHit, Ranker } from './fuse.js';
+import { messageKey, type FusedHit, type Ranker } from './fuse.js';
 import type { RecallReason } from './select.js';
 import { DEFAULT_MIN_COVER } from './options.js';
 
@@ -95,8 +95,6 @@ export interface StablePlanInput {
   rules?: StableRecallRules;
 }
 
-const keyOf = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
-
 /** Keeps the previous stable block or builds a new one: see the module comment. */
 export function planStable(input: StablePlanInput): StablePlan {
   const { previous } = input;
@@ -106,9 +104,9 @@ export function planStable(input: StablePlanInput): StablePlan {
   if (input.head === undefined || input.head !== previous.head) return { keep: false, why: 'moved' };
   if (!input.itemsUsable) return { keep: false, why: 'gone' };
   if (input.tokens > input.room) return { keep: false, why: 'over' };
-  const held = new Set(previous.items.map((i) => keyOf(i.threadId, i.seq)));
+  const held = new Set(previous.items.map((i) => messageKey(i.threadId, i.seq)));
   const strong = input.hits.slice(0, rules.top);
-  const uncovered = strong.filter((h) => !held.has(keyOf(h.threadId, h.seq)));
+  const uncovered = strong.filter((h) => !held.has(messageKey(h.threadId, h.seq)));
   const covered = strong.length - uncovered.length;
   const cover = strong.length === 0 ? 1 : covered / strong.length;
   // Counted, not compared as fractions: 1 of 5 is not below a minCover of 0.2.
