@@ -96,7 +96,8 @@ export function dayOf(item: { threadId: string; createdAt: string }): string {
 }
 
 /** A message of the block: `m`, recalled for `hit` as `reason`. */
-function recalledItem(m: RecallMeta, hit: FusedHit, reason: RecallReason): RecalledItem {
+/** @internal (shared with byWorth's reference test) */
+export function recalledItem(m: RecallMeta, hit: FusedHit, reason: RecallReason): RecalledItem {
   return {
     threadId: m.threadId,
     seq: m.seq,
@@ -169,7 +170,8 @@ export function selectRecalled(input: SelectInput): RecalledItem[] {
   return chronological(chosen);
 }
 
-function chronological(chosen: Map<string, RecalledItem>): RecalledItem[] {
+/** @internal (shared with byWorth's reference test) */
+export function chronological(chosen: Map<string, RecalledItem>): RecalledItem[] {
   return [...chosen.values()].sort(
     (a, b) =>
       (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
@@ -336,9 +338,10 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
 }
 
 /** Per thread, per call id: the call and its results among the loaded metas. */
-type Groups = Map<string, { call?: RecallMeta; results: RecallMeta[] }>;
+export type Groups = Map<string, { call?: RecallMeta; results: RecallMeta[] }>;
 
-function toolGroups(metas: readonly RecallMeta[]): Groups {
+/** @internal (shared with byWorth's reference test) */
+export function toolGroups(metas: readonly RecallMeta[]): Groups {
   const groups: Groups = new Map();
   for (const m of metas) {
     if (m.shape !== 'tool_call' && m.shape !== 'tool_result') continue;
@@ -358,7 +361,8 @@ function toolGroups(metas: readonly RecallMeta[]): Groups {
  * makes the unit impossible (undefined); with `dropOrphans`, such a result (a neighbour) is left out
  * instead, unless it is the first of `seed` (the hit).
  */
-function closeGroups(
+/** @internal (shared with byWorth's reference test) */
+export function closeGroups(
   seed: readonly RecallMeta[],
   metas: Map<string, RecallMeta>,
   groups: Groups,

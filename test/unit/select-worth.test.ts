@@ -1,14 +1,16 @@
 /**
  * selectRecalled by worth against the algorithm it replaced: the incremental packing (select.ts,
  * pieces re-priced only when a step touched them) must choose exactly what the old one chose, which
- * re-priced every candidate piece on every step. The old code is kept below verbatim as the
- * reference; the inputs are random (seeded): several threads, tool groups (orphans and calls with
+ * re-priced every candidate piece on every step. The old byWorth is kept below verbatim as the
+ * reference (its helpers, unchanged, are select.ts's own); the inputs are random (seeded): several threads, tool groups (orphans and calls with
  * several results), many messages a day, the view, limits, budgets and overheads.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { mulberry32 } from '../support/prng.js';
+import { chronological, closeGroups, recalledItem, toolGroups } from '../../src/recall/select.js';
 import {
+  messageKey as key,
   dayOf,
   RECALL_WORTH,
   selectRecalled,
@@ -20,31 +22,7 @@ import {
   type WorthPacking,
 } from '../../src/recall/index.js';
 
-// ---- The reference: src/recall/select.ts byWorth as of bffbee0 (with the helpers it used). ----
-
-const key = (threadId: string, seq: number) => `${seq}\u0000${threadId}`;
-
-function recalledItem(m: RecallMeta, hit: FusedHit, reason: RecallReason): RecalledItem {
-  return {
-    threadId: m.threadId,
-    seq: m.seq,
-    createdAt: m.createdAt,
-    tokens: m.tokens,
-    reason,
-    hitSeq: hit.seq,
-    score: hit.score,
-    rankers: hit.rankers,
-  };
-}
-
-function chronological(chosen: Map<string, RecalledItem>): RecalledItem[] {
-  return [...chosen.values()].sort(
-    (a, b) =>
-      (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0) ||
-      (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0) ||
-      a.seq - b.seq,
-  );
-}
+// ---- The reference: src/recall/select.ts byWorth as of bffbee0 (its helpers are select.ts's own, unchanged). ----
 
 /** One piece the worth packing may take next. */
 interface Piece {
@@ -152,58 +130,6 @@ function referenceByWorth(input: SelectInput, packing: WorthPacking): RecalledIt
     }
   }
   return chronological(chosen);
-}
-
-/** Per thread, per call id: the call and its results among the loaded metas. */
-type Groups = Map<string, { call?: RecallMeta; results: RecallMeta[] }>;
-
-function toolGroups(metas: readonly RecallMeta[]): Groups {
-  const groups: Groups = new Map();
-  for (const m of metas) {
-    if (m.shape !== 'tool_call' && m.shape !== 'tool_result') continue;
-    for (const id of m.callIds ?? []) {
-      const k = `${m.threadId}\u0000${id}`;
-      const g = groups.get(k) ?? { results: [] };
-      if (m.shape === 'tool_call') g.call = m;
-      else g.results.push(m);
-      groups.set(k, g);
-    }
-  }
-  return groups;
-}
-
-/**
- * `seed` plus every tool message its tool groups need, in seq order. A result whose call is unknown
- * makes the unit impossible (undefined); with `dropOrphans`, such a result (a neighbour) is left out
- * instead, unless it is the first of `seed` (the hit).
- */
-function closeGroups(
-  seed: readonly RecallMeta[],
-  metas: Map<string, RecallMeta>,
-  groups: Groups,
-  dropOrphans = false,
-): RecallMeta[] | undefined {
-  const out = new Map<string, RecallMeta>();
-  const queue = [...seed];
-  while (queue.length > 0) {
-    const m = queue.shift()!;
-    const k = key(m.threadId, m.seq);
-    if (out.has(k)) continue;
-    const members: RecallMeta[] = [];
-    let orphan = false;
-    for (const id of m.shape === 'tool_call' || m.shape === 'tool_result' ? (m.callIds ?? []) : []) {
-      const g = groups.get(`${m.threadId}\u0000${id}`);
-      if (!g?.call) orphan = true;
-      else members.push(g.call, ...g.results);
-    }
-    if (orphan) {
-      if (!dropOrphans || m === seed[0]) return undefined;
-      continue;
-    }
-    out.set(k, m);
-    queue.push(...members.filter((x) => metas.has(key(x.threadId, x.seq))));
-  }
-  return [...out.values()].sort((a, b) => a.seq - b.seq);
 }
 
 // ---- Random inputs (seeded) ----
