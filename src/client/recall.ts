@@ -353,15 +353,9 @@ export async function renderKept(
   items: readonly StableItem[],
   count: (message: Message) => number,
 ): Promise<KeptBlock> {
-  const byThread = new Map<string, number[]>();
-  for (const i of items) byThread.set(i.threadId, [...(byThread.get(i.threadId) ?? []), i.seq]);
-  const loaded = new Map<string, Loaded>();
-  await Promise.all(
-    [...byThread].map(async ([threadId, seqs]) => {
-      for (const m of await store.messagesAt(threadId, seqs))
-        loaded.set(messageKey(threadId, m.seq), { ...m, threadId });
-    }),
-  );
+  const windows = new Windows();
+  await readWindows(store, items, 0, windows);
+  const loaded = windows.messages;
   const messages = items.map((i) => loaded.get(messageKey(i.threadId, i.seq)));
   if (items.length === 0 || messages.some((m) => m === undefined)) return { items: [], usable: false };
   const recalled = items.map((i, k): RecalledMessage => {
@@ -444,7 +438,7 @@ async function loadAround(
  */
 async function readWindows(
   store: ThreadStore,
-  hits: readonly FusedHit[],
+  hits: readonly Pick<FusedHit, 'threadId' | 'seq'>[],
   radius: number,
   windows: Windows,
   ahead = radius,
