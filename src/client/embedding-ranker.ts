@@ -9,7 +9,7 @@
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore, ScoredMemory } from '../memories/memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { SearchHit, SearchScope } from '../store/types.js';
+import type { SearchHit, SearchScope, TimeRange } from '../store/types.js';
 
 /** Hits asked for when no limit is given. */
 export const DEFAULT_EMBEDDING_HITS = 20;
@@ -32,6 +32,8 @@ export interface RankByEmbeddingOptions {
   limit?: number;
   /** Aborts the query's embedding request. */
   signal?: AbortSignal;
+  /** Only messages created within it. */
+  range?: TimeRange;
 }
 
 /** A message found by meaning, with the ranker that found it. */
@@ -49,7 +51,8 @@ export async function rankByEmbedding(
   const vector = await queryVector(sources.embedder, options.query, options.signal);
   if (!vector) return [];
   const limit = options.limit ?? DEFAULT_EMBEDDING_HITS;
-  const hits = await sources.store.searchByEmbedding(options.scope, sources.embedder!.model, vector, limit);
+  const { scope, range } = options;
+  const hits = await sources.store.searchByEmbedding(scope, sources.embedder!.model, vector, limit, range);
   return hits.map((h) => ({ ...h, ranker: 'embedding' as const }));
 }
 

@@ -153,24 +153,20 @@ export async function rankHistory(
 ): Promise<Ranked> {
   const scope = storeScope(info, recall.scope);
   const windows = new Windows(recall);
-  // Within a time range, more candidates are ranked: those outside it are dropped below.
-  const asked = windows.inRange ? Math.min(MAX_CANDIDATES, candidates * IN_RANGE_SLACK) : candidates;
+  // Within a time range the stores rank only what was created within it (neighbours are kept to it
+  // by `windows`).
+  const range = {
+    ...(recall.since === undefined ? {} : { since: recall.since }),
+    ...(recall.until === undefined ? {} : { until: recall.until }),
+  };
   // Full text always; by meaning too when an embedding model is configured (fused by the caller).
   const [fulltext, embedding] = await Promise.all([
-    sources.store.search(query, { scope, limit: asked }),
-    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: asked }) : [],
+    sources.store.search(query, { scope, limit: candidates, ...range }),
+    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates, range }) : [],
   ]);
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
-  if (windows.inRange) {
-    // The candidates' dates: read them (kept as the hits' own windows), keep those in range.
-    await readWindows(sources.store, fuse(rankings), 0, windows);
-    for (const r of rankings) {
-      r.hits = r.hits.filter((h) => windows.messages.has(messageKey(h.threadId, h.seq))).slice(0, candidates);
-    }
-  } else {
-    await boostNamedDates(sources.store, info, query, rankings, windows);
-  }
+  if (!windows.inRange) await boostNamedDates(sources.store, info, query, rankings, windows);
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
   // widened windows are read now too, in the same statement, and kept aside until asked for.
@@ -402,12 +398,6 @@ export class Windows {
     }
   }
 }
-
-/** Candidates ranked per candidate wanted within a time range, most of them falling outside it. */
-const IN_RANGE_SLACK = 4;
-
-/** Most candidates a ranker is asked for (the stores' limit). */
-const MAX_CANDIDATES = 1000;
 
 /**
  * Reads into `windows` the messages within `radius` of each hit, then {@link TOOL_SLACK} more either

@@ -22,6 +22,7 @@ export type {
   SummaryRecord,
   ThreadExport,
   ThreadInfo,
+  TimeRange,
   ViewEntry,
 } from './types.js';
 export { ConflictError, InvalidRecordError, ModelMismatchError, ThreadExistsError } from './errors.js';

@@ -27,6 +27,7 @@ import type {
   PageOptions,
   SearchOptions,
   ServiceResponse,
+  TimeRange,
   StoredMessage,
   ThreadExport,
   ThreadInfo,
@@ -68,7 +69,8 @@ export interface ThreadStore {
    * left out). A message matches when it shares at least one searchable word with `query` (OR
    * semantics: a question finds an answer that shares only some of its words); rarer words weigh more
    * (IDF-like), and a hit's score says how well it matches. Never looks outside `options.scope`;
-   * never answers a retraction marker or a message one takes back.
+   * never answers a retraction marker or a message one takes back. With `since`/`until`, ranks only
+   * the messages created within them (term statistics included).
    * @returns at most `options.limit` hits, best first; none for a query without searchable words.
    */
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;
@@ -161,10 +163,17 @@ export interface ThreadStore {
 
   /**
    * The messages closest to `vector` (cosine similarity) among those embedded by `model` in `scope`,
-   * best first. Exact or approximate (an HNSW index) by backend; never outside the scope.
+   * best first. Exact or approximate (an HNSW index) by backend; never outside the scope, nor outside
+   * `range` (messages created within it).
    * @throws ValidationError `invalid_option` for a bad model, vector or limit (1 to 1,000).
    */
-  searchByEmbedding(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]>;
+  searchByEmbedding(
+    scope: SearchScope,
+    model: string,
+    vector: number[],
+    limit: number,
+    range?: TimeRange,
+  ): Promise<SearchHit[]>;
 
   /**
    * Records a provider's response id covering history up to `record.seq` (service-stored

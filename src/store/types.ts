@@ -168,8 +168,17 @@ export interface MessageEmbedding {
  */
 export type SearchScope = { threadId: string } | { userId: string; resourceId?: string };
 
+/**
+ * Only messages created within it (epoch milliseconds, both ends included): a search ranks within
+ * the range, so what matches outside it never crowds out what matches inside.
+ */
+export interface TimeRange {
+  since?: number;
+  until?: number;
+}
+
 /** Options of {@link ThreadStore.search}. */
-export interface SearchOptions {
+export interface SearchOptions extends TimeRange {
   /** Where to look. */
   scope: SearchScope;
   /** At most this many hits (default 20). */

@@ -318,6 +318,41 @@ describe('context() with recall', () => {
     );
   });
 
+  it('finds a hit within since/until however many matches outside them rank higher', async () => {
+    // The ranking is asked within the range, not filtered after it: 400 newer messages about Ingrid
+    // (shorter, so they rank first) used to leave the one of that day out.
+    const store = new InMemoryThreadStore();
+    const inputs: MessageInput[] = [
+      {
+        id: 'old',
+        role: 'user',
+        content: 'Ingrid lives in Trondheim with her two cats, a dog and many plants.',
+        createdAt: '2023-05-02T10:00:00Z',
+      },
+      ...Array.from({ length: 400 }, (_, i) => ({
+        id: `n${i}`,
+        role: 'user' as const,
+        content: `Ingrid lives in Trondheim, note ${i}.`,
+        createdAt: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(),
+      })),
+    ];
+    const messages = normalizeMessages(inputs);
+    await store.append(
+      't',
+      messages.map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+    );
+    const info = (await store.thread('t'))!;
+    const ctx = await readContext({ store }, info, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+      recall: { since: '2023-05-02', until: '2023-05-02' },
+    });
+    assert.deepEqual(
+      ctx.recalled.map((r) => r.id),
+      ['old'],
+    );
+  });
+
   it('puts hits of the dates the query names first ("in May 2023"), the others after', async () => {
     const store = new InMemoryThreadStore();
     const inputs: MessageInput[] = [

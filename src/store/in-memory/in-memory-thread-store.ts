@@ -16,7 +16,7 @@ import {
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy, type ForkBackend } from '../internal/fork.js';
-import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
+import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
 import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -40,6 +40,7 @@ import type {
   SummaryRecord,
   ThreadExport,
   ThreadInfo,
+  TimeRange,
   ViewEntry,
 } from '../types.js';
 import { assertStorableConfig } from '../../thread/config.js';
@@ -309,6 +310,7 @@ export class InMemoryThreadStore implements ThreadStore {
     model: string,
     vector: number[],
     limit: number,
+    range: TimeRange = {},
   ): Promise<SearchHit[]> {
     assertVectorSearch(model, vector, limit);
     const inScope = (s: ThreadState): boolean =>
@@ -318,9 +320,9 @@ export class InMemoryThreadStore implements ThreadStore {
           (scope.resourceId === undefined || s.info.resourceId === scope.resourceId);
     const threads = [...this.threads.values()].filter(inScope);
     const candidates = threads.flatMap((state) =>
-      [...(state.embeddings.get(model) ?? [])].map(
-        ([seq, v]) => [{ threadId: state.info.threadId, seq }, v] as const,
-      ),
+      [...(state.embeddings.get(model) ?? [])]
+        .filter(([seq]) => inRange(state.rows[seq - 1]!.stored, range))
+        .map(([seq, v]) => [{ threadId: state.info.threadId, seq }, v] as const),
     );
     return topByCosine(vector, candidates, limit, byScore);
   }

@@ -7,7 +7,7 @@
 import type { Message } from '../../model/message.js';
 import { retractedBy } from '../../thread/retraction.js';
 import type { ThreadStore } from '../thread-store.js';
-import type { SearchHit, SearchOptions, SearchScope, StoredMessage } from '../types.js';
+import type { SearchHit, SearchOptions, SearchScope, StoredMessage, TimeRange } from '../types.js';
 
 // prettier-ignore
 const STOP_WORDS = new Set(('a about above after again against all am an and any are as at be because been before being ' +
@@ -113,10 +113,18 @@ export async function searchThreads(
   const documents: SearchDocument[] = [];
   for (const threadId of await threadsIn(store, options.scope)) {
     for (const m of withoutRetractions((await store.history(threadId)).messages)) {
+      if (!inRange(m, options)) continue;
       documents.push({ threadId, seq: m.seq, text: searchableText(m) });
     }
   }
   return rankByTerms(query, documents, limit);
+}
+
+/** Whether `message` was created within `range` (both ends included). */
+export function inRange(message: Pick<StoredMessage, 'createdAt'>, range: TimeRange = {}): boolean {
+  if (range.since === undefined && range.until === undefined) return true;
+  const at = Date.parse(message.createdAt);
+  return at >= (range.since ?? -Infinity) && at <= (range.until ?? Infinity);
 }
 
 /** {@link ThreadStore.messagesAt} by reading the page that spans the seqs asked for. */

@@ -6,7 +6,8 @@
 import type pg from 'pg';
 import { vectorParam, vectorSearch, VectorTable } from '../../postgres/vectors.js';
 import { assertEmbeddings, assertVectorSearch } from '../../model/vectors.js';
-import type { SearchHit, SearchScope, MessageEmbedding } from '../types.js';
+import type { SearchHit, SearchScope, MessageEmbedding, TimeRange } from '../types.js';
+import { instant } from './pg-search.js';
 
 const TABLE = 'message_embeddings';
 
@@ -53,7 +54,13 @@ export class PgEmbeddings {
   }
 
   /** @see ThreadStore.searchByEmbedding */
-  async search(scope: SearchScope, model: string, vector: number[], limit: number): Promise<SearchHit[]> {
+  async search(
+    scope: SearchScope,
+    model: string,
+    vector: number[],
+    limit: number,
+    range: TimeRange = {},
+  ): Promise<SearchHit[]> {
     assertVectorSearch(model, vector, limit);
     const sql = await this.vectors.sql();
     const dims = vector.length;
@@ -66,18 +73,29 @@ export class PgEmbeddings {
             't.user_id = $4 AND ($5::text IS NULL OR t.resource_id = $5)',
             [scope.userId, scope.resourceId ?? null],
           ];
+    // A time range joins each row's message (its primary key) for its date; without one, no join.
+    const ranged = range.since !== undefined || range.until !== undefined;
+    const at = params.length + 4;
+    const [joinRange, whereRange, rangeParams] = ranged
+      ? [
+          ' JOIN messages m ON m.thread_id = e.thread_id AND m.seq = e.seq',
+          ` AND ($${at}::timestamptz IS NULL OR m.created_at >= $${at})` +
+            ` AND ($${at + 1}::timestamptz IS NULL OR m.created_at <= $${at + 1})`,
+          [instant(range.since), instant(range.until)],
+        ]
+      : ['', '', []];
     // Ranked twice: the inner ORDER BY is what an index serves, the outer one is exact.
     const rows = await vectorSearch<{ thread_id: string; seq: string; score: number }>(
       this.pool,
       sql,
       `SELECT * FROM (
          SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
-         FROM ${from}
-         WHERE ${where} AND e.model = $1 AND e.dims = ${dims}
+         FROM ${from}${joinRange}
+         WHERE ${where} AND e.model = $1 AND e.dims = ${dims}${whereRange}
          ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
          LIMIT $3) hits
        ORDER BY score DESC, thread_id, seq`,
-      [model, vectorParam(vector), limit, ...params],
+      [model, vectorParam(vector), limit, ...params, ...rangeParams],
     );
     return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
   }

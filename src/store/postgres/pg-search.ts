@@ -44,7 +44,9 @@ const RETRACTED_SLACK = 2;
 
 /**
  * $1 thread id (or NULL), $2 user id, $3 resource id (or NULL), $4 text-search configuration,
- * $5 the query text, $6 limit. The arithmetic is float8 (numeric's ln is slow).
+ * $5 the query text, $6 limit, $7 and $8 the time range's ends (or NULL): a term's messages are read
+ * within it, so matches outside it neither count against the common-term cutoff nor take the hits'
+ * places. The arithmetic is float8 (numeric's ln is slow).
  */
 export const SEARCH_SQL = `
 WITH scope AS MATERIALIZED (
@@ -63,6 +65,7 @@ matches AS MATERIALIZED (
   FROM scope s CROSS JOIN terms t CROSS JOIN LATERAL (
     SELECT m.thread_id, m.seq, length(m.search)::float8 AS len FROM messages m
     WHERE m.thread_id = s.thread_id AND m.search @@ t.tq
+      AND ($7::timestamptz IS NULL OR m.created_at >= $7) AND ($8::timestamptz IS NULL OR m.created_at <= $8)
     LIMIT ${COMMON_TERM + 1}
   ) m
 ),
@@ -108,7 +111,12 @@ export async function searchPg(
   const { rows } = await pool.query<{ thread_id: string; seq: string; score: number }>({
     name: 'dm-search',
     text: SEARCH_SQL,
-    values: [thread, user, resource, language, query, limit],
+    values: [thread, user, resource, language, query, limit, instant(options.since), instant(options.until)],
   });
   return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
+}
+
+/** A range's end as a timestamptz parameter, or null for none. */
+export function instant(at: number | undefined): string | null {
+  return at === undefined ? null : new Date(at).toISOString();
 }

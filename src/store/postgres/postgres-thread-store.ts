@@ -28,6 +28,7 @@ import type {
   StoredMessage,
   ThreadExport,
   ThreadInfo,
+  TimeRange,
   ViewEntry,
 } from '../types.js';
 import { migrate } from '../../postgres/migrate.js';
@@ -308,8 +309,9 @@ export class PostgresThreadStore implements ThreadStore {
     model: string,
     vector: number[],
     limit: number,
+    range: TimeRange = {},
   ): Promise<SearchHit[]> {
-    return this.embeddings.search(scope, model, vector, limit);
+    return this.embeddings.search(scope, model, vector, limit, range);
   }
 
   /** @inheritDoc ThreadStore.ping */

@@ -62,7 +62,10 @@ export async function unembedded(
   return seqs;
 }
 
-/** @see ThreadStore.searchByEmbedding */
+/**
+ * @see ThreadStore.searchByEmbedding
+ * @param within with a time range: which of a thread's seqs it holds (read by the caller).
+ */
 export async function searchByEmbedding(
   client: RedisClient,
   keys: RedisKeys,
@@ -70,6 +73,7 @@ export async function searchByEmbedding(
   model: string,
   vector: number[],
   limit: number,
+  within?: (threadId: string, seqs: number[]) => Promise<Set<number>>,
 ): Promise<SearchHit[]> {
   assertVectorSearch(model, vector, limit);
   let threadIds: string[];
@@ -82,10 +86,19 @@ export async function searchByEmbedding(
   const candidates: [{ threadId: string; seq: number }, number[]][] = [];
   for (const threadId of threadIds) {
     const all = await client.hGetAll(keys.thread(threadId).embeddings);
+    const found: [number, string][] = [];
     for (const [field, json] of Object.entries(all)) {
       const colon = field.indexOf(':');
-      if (field.slice(colon + 1) === model)
-        candidates.push([{ threadId, seq: Number(field.slice(0, colon)) }, JSON.parse(json) as number[]]);
+      if (field.slice(colon + 1) === model) found.push([Number(field.slice(0, colon)), json]);
+    }
+    const kept =
+      within &&
+      (await within(
+        threadId,
+        found.map(([seq]) => seq),
+      ));
+    for (const [seq, json] of found) {
+      if (!kept || kept.has(seq)) candidates.push([{ threadId, seq }, JSON.parse(json) as number[]]);
     }
   }
   return topByCosine(vector, candidates, limit, byScore);

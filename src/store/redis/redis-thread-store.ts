@@ -11,7 +11,7 @@ import { assertStorableText, prepareEntries, prepareRecord } from '../internal/p
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy } from '../internal/fork.js';
 import { redisForkBackend } from './fork.js';
-import { messagesAtByPage, searchThreads } from '../internal/term-search.js';
+import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { latestResponse, markResponseLost, recordResponse } from './service.js';
@@ -37,6 +37,7 @@ import type {
   StoredMessage,
   ThreadExport,
   ThreadInfo,
+  TimeRange,
   ViewEntry,
 } from '../types.js';
 import { assertStorableConfig } from '../../thread/config.js';
@@ -228,8 +229,20 @@ export class RedisThreadStore implements ThreadStore {
     model: string,
     vector: number[],
     limit: number,
+    range: TimeRange = {},
   ): Promise<SearchHit[]> {
-    return searchByEmbedding(this.client, this.keys, scope, model, vector, limit);
+    const ranged = range.since !== undefined || range.until !== undefined;
+    const within = async (threadId: string, seqs: number[]) =>
+      new Set((await this.messagesAt(threadId, seqs)).filter((m) => inRange(m, range)).map((m) => m.seq));
+    return searchByEmbedding(
+      this.client,
+      this.keys,
+      scope,
+      model,
+      vector,
+      limit,
+      ranged ? within : undefined,
+    );
   }
 
   /** @inheritDoc ThreadStore.delete */

@@ -65,6 +65,23 @@ export function embeddingsContract(store: GetStore): void {
     assert.deepEqual(await store().searchByEmbedding({ threadId: t }, 'other-model', v(2), 5), []);
   });
 
+  it('ranks only messages created within since/until', async () => {
+    const t = threadId('range');
+    const at = (day: number) => new Date(Date.UTC(2024, 0, day)).toISOString();
+    await store().append(t, entries(...conversation('d', 4).map((m, i) => ({ ...m, createdAt: at(i + 1) }))));
+    await store().saveEmbeddings(
+      t,
+      'm',
+      [0, 1, 2, 3].map((i) => ({ seq: i + 1, vector: v(i) })),
+    );
+    const seqs = async (range: { since?: number; until?: number }) =>
+      (await store().searchByEmbedding({ threadId: t }, 'm', v(0), 1, range)).map((h) => h.seq);
+    assert.deepEqual(await seqs({}), [1]);
+    assert.deepEqual(await seqs({ since: Date.parse(at(3)) }), [4]); // v(3) tilts towards axis 0
+    assert.deepEqual(await seqs({ since: Date.parse(at(2)), until: Date.parse(at(2)) }), [2]);
+    assert.deepEqual(await seqs({ until: Date.parse(at(1)) - 1 }), []);
+  });
+
   it('searches one user’s threads, narrowed to a resource, never another user’s', async () => {
     const [alice, bob] = [threadId('alice'), threadId('bob')];
     const [a1, a2, b1] = [threadId('a1'), threadId('a2'), threadId('b1')];

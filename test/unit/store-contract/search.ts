@@ -109,6 +109,33 @@ export function searchContract(store: GetStore): void {
     );
   });
 
+  it('searches only messages created within since/until, however many outside them match', async () => {
+    const thread = threadId();
+    const at = (day: number) => new Date(Date.UTC(2024, 0, day)).toISOString();
+    // 150 newer, shorter matches: more than a term's common cutoff, all ranking above the old one.
+    const newer = Array.from({ length: 150 }, (_, i) => ({
+      ...text(`n${i}`, `violin ${i}`),
+      createdAt: at(10),
+    }));
+    await store().append(
+      thread,
+      entries(
+        { ...text('old', 'the old violin from my grandfather sounds warm'), createdAt: at(2) },
+        ...newer,
+      ),
+    );
+    const scope = { threadId: thread };
+    const day2 = { since: Date.parse(at(2)), until: Date.parse(at(3)) - 1 };
+    assert.deepEqual(
+      (await store().search('violin', { scope, limit: 5, ...day2 })).map((h) => h.seq),
+      [1],
+    );
+    const later = await store().search('violin', { scope, limit: 200, since: Date.parse(at(3)) });
+    assert.ok(later.length >= 100, `hits after the old one: ${later.length}`); // PostgreSQL reads a common term's first 101
+    assert.ok(!later.some((h) => h.seq === 1));
+    assert.deepEqual(await store().search('violin', { scope, until: Date.parse(at(1)) }), []);
+  });
+
   it('reads messages by seq, skipping unknown seqs', async () => {
     const thread = threadId();
     await store().append(
