@@ -17,6 +17,12 @@
  * One statement, one round trip, no planner settings: every table access is an index probe with a
  * thread id, which the planner does not answer with a scan of the table. It is a named (prepared)
  * statement: each connection plans it once, which saved about half of a search's time here.
+ *
+ * On `messages` partitioned by thread (scripts/partition-messages.sql), a thread id taken from the
+ * scope CTE prunes partitions only while running: the planner plans, and costs, all 64 partitions for
+ * each reference to the table. So a thread's search also names its thread id, `$1`, beside each join on
+ * it (`$1 IS NULL OR m.thread_id = $1`, true for a user's scope), and plans one partition: 1 ms of
+ * planning instead of 8–38 (docs/scale.md).
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
@@ -64,7 +70,7 @@ matches AS MATERIALIZED (
   SELECT t.tq, m.thread_id, m.seq, m.len
   FROM scope s CROSS JOIN terms t CROSS JOIN LATERAL (
     SELECT m.thread_id, m.seq, length(m.search)::float8 AS len FROM messages m
-    WHERE m.thread_id = s.thread_id AND m.search @@ t.tq
+    WHERE m.thread_id = s.thread_id AND ($1::text IS NULL OR m.thread_id = $1) AND m.search @@ t.tq
       AND ($7::timestamptz IS NULL OR m.created_at >= $7) AND ($8::timestamptz IS NULL OR m.created_at <= $8)
     LIMIT ${COMMON_TERM + 1}
   ) m
@@ -91,7 +97,9 @@ ranked AS MATERIALIZED (
 SELECT r.thread_id, r.seq, r.score
 FROM ranked r CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
-  SELECT 1 FROM messages m WHERE m.thread_id = r.thread_id AND m.seq = r.seq AND ${NOT_RETRACTED} LIMIT 1
+  SELECT 1 FROM messages m
+  WHERE m.thread_id = r.thread_id AND ($1::text IS NULL OR m.thread_id = $1) AND m.seq = r.seq AND ${NOT_RETRACTED}
+  LIMIT 1
 ) live
 ORDER BY r.score DESC, r.seq DESC, r.thread_id
 LIMIT $6`;
