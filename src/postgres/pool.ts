@@ -10,10 +10,41 @@ import { failSpan, SpanKind, startSpan, tracingEnabled } from '../observability/
 /** Longest SQL text kept on a span. */
 const MAX_STATEMENT = 2000;
 
-/** Opens a pool (traced when tracing is on). */
+/**
+ * Opens a pool (traced when tracing is on) whose connections run without JIT compilation (see
+ * {@link NoJitClient}).
+ */
 export function newPool(config: pg.PoolConfig): pg.Pool {
-  return tracingEnabled() ? new TracedPool(config) : new pg.Pool(config);
+  return tracingEnabled() ? new TracedPool(config) : new pg.Pool({ ...config, Client: NoJitClient });
 }
+
+/**
+ * A client that turns JIT compilation off once connected, before the pool hands it out. Every
+ * statement of ours is a few index probes, which JIT only slows down; and on `messages` partitioned
+ * (docs/scale.md) the planner costs a search over a user's threads over all 64 partitions (it prunes
+ * them only when running), past `jit_above_cost`: 1.5–25 s of compiling for a query of milliseconds
+ * (measured on PostgreSQL 15, BENCHMARKS.md "Threads at rest"). A SET rather than a startup option,
+ * which PgBouncer refuses.
+ */
+class NoJitClient extends pg.Client {
+  override connect(): Promise<pg.Client>;
+  override connect(callback: Connected): void;
+  override connect(callback?: Connected): Promise<pg.Client> | void {
+    const ready = super.connect().then(async () => {
+      await this.query('SET jit = off');
+      return this;
+    });
+    if (!callback) return ready;
+    // pg-pool connects with a callback.
+    const done = callback as (err: Error | null, client?: pg.Client) => void;
+    ready.then(
+      (client) => done(null, client),
+      (err: Error) => done(err),
+    );
+  }
+}
+
+type Connected = ((err: Error) => void) | ((err: null, client: pg.Client) => void);
 
 type Query = (...args: unknown[]) => unknown;
 
@@ -59,7 +90,7 @@ function tracedQuery(query: Query, args: unknown[], database: string | undefined
 }
 
 /** A client whose statements are spans. */
-class TracedClient extends pg.Client {
+class TracedClient extends NoJitClient {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
     const query = this.query.bind(this) as Query;

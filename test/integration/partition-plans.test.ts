@@ -1,7 +1,9 @@
 /**
  * The store's reads on `messages` partitioned by scripts/partition-messages.sql (docs/scale.md): a
  * thread's full-text search plans one partition, not all 64 (the thread id it joins on comes from a
- * CTE, which the planner cannot prune by). PostgreSQL only: no Temporal.
+ * CTE, which the planner cannot prune by), and the store's connections never JIT-compile, which
+ * PostgreSQL would otherwise do for the search over a user's threads (its cost is estimated over every
+ * partition: seconds of compilation for a query of a few milliseconds). PostgreSQL only: no Temporal.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -96,4 +98,11 @@ test('a thread-scoped search plans one partition of messages', async () => {
     hits.map((h) => [h.threadId, h.seq]),
     [['thread-3', 1]],
   );
+});
+
+test("the store's connections run without JIT, and a user's search finds every thread", async () => {
+  const { rows } = await store.pool.query<{ jit: string }>('SHOW jit');
+  assert.equal(rows[0]?.jit, 'off');
+  const hits = await store.search('fjord weather', { scope: { userId: 'user-1' }, limit: 400 });
+  assert.equal(hits.length, 8, JSON.stringify(hits));
 });
