@@ -291,7 +291,7 @@ describe('PostgreSQL full-text search', () => {
     for (let i = 0; i < n; i += 100) await store.append(thread, rows.slice(i, i + 100));
   }
 
-  it("probes one thread's matches in the (thread_id, search) index: no table scan, no other thread's rows", async () => {
+  it("probes one thread's rows by index: no table scan, no other thread's rows", async () => {
     const store = await PostgresThreadStore.connect(db.url);
     try {
       const big = `search-big-${Date.now()}`;
@@ -309,12 +309,16 @@ describe('PostgreSQL full-text search', () => {
         [small, null, null, 'english', 'weather', 20, null, null],
       );
       const nodes = planNodes(rows[0]!['QUERY PLAN']);
-      const scans = nodes.filter((n) => n['Relation Name'] === 'messages' && n['Node Type'] === 'Seq Scan');
-      assert.deepEqual(scans, []);
-      const probes = nodes.filter((n) => n['Index Name'] === 'messages_thread_search_idx');
-      assert.ok(probes.length > 0, JSON.stringify(nodes.map((n) => n['Node Type'])));
-      // Each probe answered with the small thread's one row, not the big thread's 300.
-      for (const probe of probes) assert.equal(probe['Actual Rows'], 1);
+      const reads = nodes.filter((n) => n['Relation Name'] === 'messages');
+      assert.deepEqual(
+        reads.filter((n) => n['Node Type'] === 'Seq Scan'),
+        [],
+      );
+      // Each read answered with the small thread's one row, not the big thread's 300. (Knowing the
+      // thread, the planner may read its one row by the primary key rather than the search index.)
+      for (const read of reads) {
+        assert.ok(Number(read['Actual Rows']) <= 1 && !read['Rows Removed by Filter'], JSON.stringify(read));
+      }
       assert.deepEqual(
         (await store.search('weather', { scope: { threadId: small } })).map((h) => h.seq),
         [1],
