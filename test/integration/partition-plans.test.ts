@@ -91,6 +91,8 @@ test('a thread-scoped search plans one partition of messages', async () => {
     'english',
     'fjord weather',
     400,
+    null,
+    null,
   ]);
   assert.equal(planned.length, 1, planned.join(', '));
   const hits = await store.search('fjord weather', { scope: { threadId: 'thread-3' }, limit: 400 });
