@@ -391,7 +391,10 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   const hits = fuse(ranked.rankings).filter((h) => !inView(h.threadId, h.seq));
   const at = (id: string) => input.view.findIndex((m) => m.id === id);
   const anchorAt = previous ? at(previous.anchor) : -1;
-  const kept = previous && anchorAt >= 0 ? await renderKept(store, info, previous.items, count) : undefined;
+  const kept =
+    previous && anchorAt >= 0
+      ? await renderKept(store, info, previous.items, count, recall.scope)
+      : undefined;
   const plan = planStable({
     ...(previous ? { previous } : {}),
     budget: input.budget,

@@ -340,15 +340,48 @@ export interface KeptBlock {
 }
 
 /**
+ * Whether recall in `scope` reaches every one of `threadIds`: the thread itself, or (scope `user`,
+ * `resource`) another thread of its owner (and resource). What a caller passes back is checked so.
+ */
+async function reaches(
+  store: ThreadStore,
+  info: ThreadInfo,
+  scope: RecallScope,
+  threadIds: Iterable<string>,
+): Promise<boolean> {
+  const within = storeScope(info, scope);
+  for (const id of new Set(threadIds)) {
+    if (id === info.threadId) continue;
+    if ('threadId' in within) return false;
+    const other = await store.thread(id);
+    if (other?.userId !== within.userId) return false;
+    if (within.resourceId !== undefined && other.resourceId !== within.resourceId) return false;
+  }
+  return true;
+}
+
+/**
  * Renders an earlier context's stable block again from its items (src/recall/stable.ts): the same
- * messages, read again, give the same bytes. One read per thread.
+ * messages, read again, give the same bytes. One read per thread. The items come back from the
+ * caller: one of a thread this recall's `scope` does not reach (another user's) makes the block
+ * unusable, never rendered.
  */
 export async function renderKept(
   store: ThreadStore,
   info: ThreadInfo,
   items: readonly StableItem[],
   count: (message: Message) => number,
+  scope: RecallScope,
 ): Promise<KeptBlock> {
+  if (
+    !(await reaches(
+      store,
+      info,
+      scope,
+      items.map((i) => i.threadId),
+    ))
+  )
+    return { items: [], usable: false };
   const windows = new Windows();
   await readWindows(store, items, 0, windows);
   const loaded = windows.messages;

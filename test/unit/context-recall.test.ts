@@ -478,6 +478,46 @@ describe('context() with the stable recalled block (previous)', () => {
     assert.equal(again.recall?.stable?.why, 'budget');
   });
 
+  it("never renders a previous block's messages from a thread the recall scope does not reach", async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    // Another user's thread, and one of no user: a forged (or foreign) previous names them.
+    for (const [id, userId] of [
+      ['secret', 'someone-else'],
+      ['loose', undefined],
+    ] as const) {
+      const [message] = normalizeMessages([
+        { id: `${id}-1`, role: 'user', content: `The ${id} code is 4711.` },
+      ]);
+      await store.append(id, [{ message: message!, tokens: countMessageTokens(message!, tokenizer) }], {
+        ...(userId ? { userId } : {}),
+      });
+    }
+    const a = await readContext({ store }, info, {
+      budget: 1000,
+      query: 'Where does Ingrid live?',
+      previous: {},
+    });
+    const next = await turn(store, 1, 'Is Ingrid still in Trondheim?');
+    for (const threadId of ['secret', 'loose']) {
+      const item = { threadId, seq: 1, reason: 'hit', hitSeq: 1, rankers: ['fulltext'] };
+      const forged = { ...a.cache.recall!, items: [item] };
+      for (const scope of ['thread', 'user'] as const) {
+        const b = await readContext({ store }, next, {
+          budget: 1000,
+          query: 'Ingrid Trondheim',
+          recall: { scope, minCover: 0 },
+          previous: { recall: forged },
+        });
+        assert.ok(!JSON.stringify(b.messages).includes('4711'), `${threadId}, scope ${scope}`);
+        assert.equal(b.recall?.stable?.kept, false);
+        assert.ok(
+          b.recalled.some((r) => r.id === 'u3'),
+          'built anew, as without it',
+        );
+      }
+    }
+  });
+
   it('without previous, the block is outside the stable prefix, as before', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const a = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
