@@ -215,6 +215,51 @@ export const ContextQuery = Type.Object({
 });
 export type ContextQuery = Static<typeof ContextQuery>;
 
+/**
+ * The stable recalled block's state (`cache.recall`): opaque to the caller, who passes it back as
+ * `previous` (src/recall/stable.ts reads it; one that is stale, foreign or of another version is
+ * ignored and the block built anew).
+ */
+const StableRecallState = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    title: 'StableRecallState',
+    description:
+      'The stable recalled block, for the next context (`previous`): opaque, pass it back as it came.',
+  },
+);
+
+/** Where a context's stable prefix ends, and its stable recalled block for the next one. */
+const PromptCache = Type.Object(
+  {
+    stableTokens: Int('Tokens of the stable prefix (where a cache breakpoint belongs).'),
+    prefixHash: Type.String({
+      description: 'SHA-256 of the stable prefix’s messages: equal between two calls when the prefix is.',
+    }),
+    recall: Type.Optional(StableRecallState),
+  },
+  { title: 'PromptCache', description: "Where the stable prefix ends, for a provider's prompt cache." },
+);
+
+/** POST /v1/threads/{id}/context: the query's parameters as JSON, and the previous context's `cache`. */
+export const ContextBody = Type.Object(
+  {
+    ...ContextQuery.properties,
+    previous: Type.Optional(
+      Type.Partial(PromptCache, {
+        title: 'PreviousCache',
+        description:
+          "The previous context's `cache`, as it came (`{}` on a first call): its recalled block stays in place " +
+          '(the stable recalled block, docs/memory-and-recall.md). Without it the recalled block is built for ' +
+          'every query, before the newest user message.',
+      }),
+    ),
+  },
+  { title: 'ContextRequest' },
+);
+export type ContextBody = Static<typeof ContextBody>;
+
 /** GET /v1/threads/{id}/search. */
 export const SearchQuery = Type.Object({
   query: Type.String({
@@ -277,6 +322,11 @@ export const RecalledMessage = Type.Object(
       description: 'Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`.',
     }),
     rankers: Type.Array(Type.String()),
+    kept: Type.Optional(
+      Type.Boolean({
+        description: 'In the stable recalled block that the previous context built, kept in place.',
+      }),
+    ),
   },
   { title: 'RecalledMessage' },
 );
@@ -309,15 +359,7 @@ export const ContextResult = Type.Object(
       { title: 'BudgetSplit', description: 'How the budget splits: tokens of each part of the context.' },
     ),
     droppedOnRead: Int('Groups dropped on read because compaction had not caught up.'),
-    cache: Type.Object(
-      {
-        stableTokens: Int('Tokens of the stable prefix (where a cache breakpoint belongs).'),
-        prefixHash: Type.String({
-          description: 'SHA-256 of the stable prefix’s messages: equal between two calls when the prefix is.',
-        }),
-      },
-      { title: 'PromptCache', description: "Where the stable prefix ends, for a provider's prompt cache." },
-    ),
+    cache: PromptCache,
     warnings: Type.Array(
       Type.Object(
         { code: Type.String(), strategy: Type.String(), message: Type.String() },
@@ -342,6 +384,33 @@ export const ContextResult = Type.Object(
           range: Int(),
           maxTokens: Int('Tokens the recalled block could take.'),
           tokens: Int('Tokens it took.'),
+          stable: Type.Optional(
+            Type.Object(
+              {
+                kept: Type.Boolean({
+                  description: "The previous context's recalled block was kept in place.",
+                }),
+                why: Type.Optional(
+                  Type.Union(
+                    [
+                      Type.Literal('none'),
+                      Type.Literal('budget'),
+                      Type.Literal('moved'),
+                      Type.Literal('gone'),
+                      Type.Literal('over'),
+                      Type.Literal('stale'),
+                    ],
+                    { description: 'Why it was built anew.' },
+                  ),
+                ),
+                cover: Type.Optional(
+                  Type.Number({ description: "Share of the query's strong hits in the previous block." }),
+                ),
+                tokens: Int('Tokens of the stable block; the volatile block has the rest.'),
+              },
+              { title: 'StableRecallReport', description: 'The stable recalled block (with `previous`).' },
+            ),
+          ),
         },
         { title: 'RecallReport', description: 'What recall did; absent when it was off.' },
       ),

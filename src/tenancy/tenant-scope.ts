@@ -146,7 +146,36 @@ export class TenantScope {
       }),
       memories: ctx.memories.map((m) => ({ id: this.strip(m.id), text: m.text })),
       recalled: ctx.recalled.map((r) => ({ ...r, threadId: this.strip(r.threadId) })),
+      cache: ctx.cache.recall
+        ? { ...ctx.cache, recall: this.stableItems(ctx.cache.recall, (id) => this.strip(id)) }
+        : ctx.cache,
       ...(ctx.workingMemory ? { workingMemory: this.workingMemory(ctx.workingMemory) } : {}),
+    };
+  }
+
+  /**
+   * The previous context's `cache` a caller passes back (`context({ previous })`): the thread ids of
+   * its recalled block get the prefix again, so it names this tenant's threads only (the read path
+   * checks the rest: src/client/recall.ts `renderKept`). Anything malformed passes unchanged, to be
+   * ignored there.
+   */
+  previous(cache: { recall?: unknown }): { recall?: unknown } {
+    return cache.recall === undefined
+      ? cache
+      : { ...cache, recall: this.stableItems(cache.recall, (id) => this.prefix + id) };
+  }
+
+  /** A stable recalled block's state (opaque to callers) with each item's thread id mapped. */
+  private stableItems<T>(state: T, map: (id: string) => string): T {
+    const items = (state as { items?: unknown }).items;
+    if (!Array.isArray(items)) return state;
+    return {
+      ...state,
+      items: items.map((i: unknown) =>
+        typeof i === 'object' && i !== null && typeof (i as { threadId?: unknown }).threadId === 'string'
+          ? { ...i, threadId: map((i as { threadId: string }).threadId) }
+          : i,
+      ),
     };
   }
 

@@ -625,6 +625,62 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assert.ok(!after.body.recalled.some((r: Json) => r.id === 'fact' || r.id === 'ack'));
   });
 
+  test('POST: the same context, and with `previous` the recalled block stays in place', async () => {
+    const url = '/v1/threads/recalling/context';
+    const q = { budget: 300, query: 'where does Ingrid live' };
+    const get = await acme.get(`${url}?budget=300&query=where%20does%20Ingrid%20live`);
+    const post = await acme.post(url, q);
+    assert.equal(post.status, 200, JSON.stringify(post.body));
+    assert.deepEqual(post.body, get.body, 'without previous, POST answers what GET does');
+    const a = await acme.post(url, { ...q, previous: {} });
+    assert.equal(a.status, 200, JSON.stringify(a.body));
+    assert.deepEqual([a.body.recall.stable.kept, a.body.recall.stable.why], [false, 'none']);
+    const state = a.body.cache.recall;
+    assert.ok(state.items.some((i: Json) => i.threadId === 'recalling' && i.seq === 1));
+    assert.ok(!JSON.stringify(state).includes('acme:'), 'thread ids without the tenant prefix');
+    const b = await acme.post(url, { ...q, query: 'Ingrid in Trondheim', previous: a.body.cache });
+    assert.equal(b.status, 200, JSON.stringify(b.body));
+    assert.equal(b.body.recall.stable.kept, true);
+    assert.deepEqual(b.body.cache.recall, state);
+    assert.ok(b.body.recalled.some((r: Json) => r.kept && r.id === 'fact'));
+    const at = a.body.messages.findIndex((m: Json) => m.id === 'recalled-history');
+    assert.ok(at > 0);
+    assert.deepEqual(b.body.openai.slice(0, at + 1), a.body.openai.slice(0, at + 1), 'the same prefix');
+  });
+
+  test('POST: a stale or foreign `previous` builds the block anew; a malformed one is a 400', async () => {
+    const url = '/v1/threads/recalling/context';
+    const q = { budget: 300, query: 'where does Ingrid live' };
+    const { body } = await acme.post(url, { ...q, previous: {} });
+    const state = body.cache.recall;
+    const foreign = [
+      { ...state, anchor: 'not-in-this-thread' },
+      { ...state, budget: 301 },
+      { ...state, items: [{ ...state.items[0], threadId: 'acme:recalling' }] },
+      { ...state, items: [{ ...state.items[0], threadId: 'someone-elses' }] },
+      { ...state, items: 'no list' },
+      { version: 99 },
+    ];
+    for (const recall of foreign) {
+      const res = await acme.post(url, { ...q, previous: { recall } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.recall.stable.kept, false, JSON.stringify(recall));
+      assert.deepEqual(res.body.recalled, body.recalled, 'the block recall builds anew');
+    }
+    assertError(await acme.post(url, { ...q, previous: 'x' }), 400, 'invalid_field', 'previous');
+    assertError(await acme.post(url, { ...q, previous: [] }), 400, 'invalid_field', 'previous');
+    assertError(
+      await acme.post(url, { ...q, previous: { recall: 5 } }),
+      400,
+      'invalid_field',
+      'previous.recall',
+    );
+    const typo = { ...body.cache, recal: body.cache.recall };
+    assertError(await acme.post(url, { ...q, previous: typo }), 400, 'unknown_field', 'previous.recal');
+    assertError(await acme.post(url, { ...q, budget: '300' }), 400, 'invalid_field', 'budget');
+    assertError(await acme.post('/v1/threads/nope/context', q), 404, 'unknown_thread', 'id');
+  });
+
   test('400 for bad recall parameters and createdAt, naming the field', async () => {
     const base = '/v1/threads/recalling/context?';
     assertError(await acme.get(`${base}recallScope=tenant`), 400, 'invalid_field', 'recallScope');

@@ -326,6 +326,9 @@ class PromptCache(TypedDict):
     """Tokens of the stable prefix (where a cache breakpoint belongs)."""
     prefixHash: str
     """SHA-256 of the stable prefix’s messages: equal between two calls when the prefix is."""
+    recall: NotRequired[dict[str, Any]]
+    """The stable recalled block, for the next context (`previous`): opaque, pass it back as it
+    came."""
 
 
 class ContextWarning(TypedDict):
@@ -354,6 +357,21 @@ class RecalledMessage(TypedDict):
     ranker: str
     """Which ranker found the hit: `fulltext`, `embedding`, or both joined by `+`."""
     rankers: list[str]
+    kept: NotRequired[bool]
+    """In the stable recalled block that the previous context built, kept in place."""
+
+
+class StableRecallReport(TypedDict):
+    """The stable recalled block (with `previous`)."""
+
+    kept: bool
+    """The previous context's recalled block was kept in place."""
+    why: NotRequired[Literal["none", "budget", "moved", "gone", "over", "stale"]]
+    """Why it was built anew."""
+    cover: NotRequired[float]
+    """Share of the query's strong hits in the previous block."""
+    tokens: int
+    """Tokens of the stable block; the volatile block has the rest."""
 
 
 class RecallReport(TypedDict):
@@ -366,6 +384,8 @@ class RecallReport(TypedDict):
     """Tokens the recalled block could take."""
     tokens: int
     """Tokens it took."""
+    stable: NotRequired[StableRecallReport]
+    """The stable recalled block (with `previous`)."""
 
 
 class ServiceContext(TypedDict):

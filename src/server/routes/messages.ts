@@ -9,9 +9,11 @@ import { ValidationError } from '../../model/errors.js';
 import { ConflictError } from '../../store/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
+import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import {
   AppendBody,
   AppendResult,
+  ContextBody,
   ContextQuery,
   ContextResult,
   HistoryPage,
@@ -146,16 +148,22 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     },
   );
 
+  const contextDescription =
+    'Ready for a model call: our messages and OpenAI chat-completions messages, with the ' +
+    "user's most relevant long-term memories and the history most relevant to `query` (default: " +
+    'the latest user turn) that the view leaves out, recalled verbatim with their dates. Always ' +
+    'within the budget; `recalled` says which messages were recalled and why.';
+  const context = async (scope: TenantScope, id: string, options: ContextOptions) => {
+    const storedId = scope.scoped(id, 'id');
+    const result = await run(deps, () => deps.memory.thread(storedId).context(options), 'context', id);
+    return scope.context(result);
+  };
   app.get(
     '/threads/:id/context',
     {
       schema: {
         summary: 'The context, within a token budget',
-        description:
-          'Ready for a model call: our messages and OpenAI chat-completions messages, with the ' +
-          "user's most relevant long-term memories and the history most relevant to `query` (default: " +
-          'the latest user turn) that the view leaves out, recalled verbatim with their dates. Always ' +
-          'within the budget; `recalled` says which messages were recalled and why.',
+        description: contextDescription,
         tags: ['messages'],
         security: BEARER,
         params: ThreadParams,
@@ -163,16 +171,33 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         response: { 200: ContextResult, ...errorResponses(404) },
       },
     },
+    async (request) => context(request.scope, request.params.id, contextOptions(request.query)),
+  );
+
+  app.post(
+    '/threads/:id/context',
+    {
+      schema: {
+        summary: 'The context, within a token budget (parameters as JSON, with the previous cache)',
+        description:
+          `${contextDescription} The same as GET, its parameters in a JSON body, and \`previous\`: the ` +
+          "previous context's `cache` as it came (`{}` on a first call), which keeps the recalled block " +
+          "in place for the provider's prompt cache; `cache.recall` of the answer goes into the next " +
+          'call. A stale or foreign `previous` builds the block anew, never fails.',
+        tags: ['messages'],
+        security: BEARER,
+        params: ThreadParams,
+        body: ContextBody,
+        response: { 200: ContextResult, ...errorResponses(404, ...BODY_ERRORS) },
+      },
+    },
     async (request) => {
-      const { scope, params, query } = request;
-      const storedId = scope.scoped(params.id, 'id');
-      const context = await run(
-        deps,
-        () => deps.memory.thread(storedId).context(contextOptions(query)),
-        'context',
-        params.id,
-      );
-      return scope.context(context);
+      const { scope, params, body } = request;
+      const { previous, ...query } = body;
+      return context(scope, params.id, {
+        ...contextOptions(query),
+        ...(previous ? { previous: scope.previous(previous) } : {}),
+      });
     },
   );
 
