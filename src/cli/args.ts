@@ -2,8 +2,10 @@
  * Parsers for option values. They throw commander's InvalidArgumentError, so a bad value is reported
  * like any other usage error (`error: option '--limit <n>' argument 'x' is invalid. …`, exit 2).
  */
+import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { RECALL_SCOPES } from '../api/message.js';
+import { UsageError } from './errors.js';
 
 /** A whole number ≥ 1 (`--limit`, `--budget`). */
 export function positiveInt(value: string): number {
@@ -54,4 +56,25 @@ export function recallChoice(value: string): Scope | 'off' {
   const scope = RECALL_SCOPES.find((s) => s === value);
   if (scope || value === 'off') return scope ?? 'off';
   throw new InvalidArgumentError(`expected ${RECALL_SCOPES.join(', ')} or off.`);
+}
+
+/** The JSON in a file named on the command line (`-`: stdin); a usage error if unreadable or not JSON. */
+export async function readJsonFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
@@ -189,6 +189,49 @@ test('thread context --query recalls old turns and says why; --recall off; a bad
   const bad = await cli(...args, '--recall', 'tenant');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--recall/);
+});
+
+test('thread context --previous keeps the recalled block in place; a bad file is a usage error', async () => {
+  const args = ['thread', 'context', 'cli-long', '--budget', '200', '--query', 'question 7'];
+  const first = path.join(dir, 'first.json');
+  await writeFile(first, '{}');
+  const a = await cli(...args, '--previous', first, '--json');
+  const ctx = parseJson<{ cache: { recall?: { items: unknown[] } }; recall: { stable: { kept: boolean } } }>(
+    a,
+  );
+  assert.equal(ctx.recall.stable.kept, false);
+  assert.ok(ctx.cache.recall && ctx.cache.recall.items.length > 0);
+  // The whole --json output, or its cache alone.
+  const whole = path.join(dir, 'context.json');
+  await writeFile(whole, a.stdout);
+  const human = await cli(...args, '--previous', whole);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^recalled block: kept in place$/m);
+  const cache = path.join(dir, 'cache.json');
+  await writeFile(cache, JSON.stringify(ctx.cache));
+  const b = parseJson<{ cache: unknown; recall: { stable: { kept: boolean } } }>(
+    await cli(...args, '--previous', cache, '--json'),
+  );
+  assert.equal(b.recall.stable.kept, true);
+  assert.deepEqual(b.cache, ctx.cache);
+  const stale = await cli(...args.slice(0, -1), 'answer 100', '--previous', cache);
+  assert.equal(stale.code, 0, stale.stderr);
+  assert.match(stale.stdout, /^recalled block: built anew \(stale\)$/m);
+  const list = path.join(dir, 'list.json');
+  await writeFile(list, '[1]');
+  for (const [file, message] of [
+    [list, /list\.json: expected a context's JSON/],
+    [path.join(dir, 'missing.json'), /cannot read .*missing\.json/],
+    [dir, /cannot read/],
+  ] as const) {
+    const bad = await cli(...args, '--previous', file);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, message);
+  }
+  await writeFile(list, 'not json');
+  const notJson = await cli(...args, '--previous', list);
+  assert.equal(notJson.code, 2);
+  assert.match(notJson.stderr, /list\.json is not JSON/);
 });
 
 test('thread search finds history best first, with --json and --limit; a bad --scope or an empty query is an error', async () => {

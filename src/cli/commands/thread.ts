@@ -9,7 +9,16 @@ import { MAX_RECALL_LIMIT } from '../../model/limits.js';
 import { SERVICE_KINDS } from '../../model/service.js';
 import { CONFIG_KEYS, DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
-import { finiteNumber, json, nonNegativeInt, positiveInt, recallChoice, scopeChoice } from '../args.js';
+import {
+  finiteNumber,
+  json,
+  nonNegativeInt,
+  positiveInt,
+  readJsonFile,
+  recallChoice,
+  scopeChoice,
+} from '../args.js';
+import { UsageError } from '../errors.js';
 import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
 import type { Session } from '../session.js';
 import { registerShow } from './show.js';
@@ -63,6 +72,10 @@ export function registerThread(program: Command, session: Session): void {
     .option(
       '--service',
       'a thread bound to a provider-stored conversation: also print the last response id and the input since',
+    )
+    .option(
+      '--previous <file>',
+      "keep the recalled block in place: a previous context's `--json` output or its `cache` (`-` reads stdin; `{}` the first time)",
     )
     .action(session.action((id: string, o: ContextFlags) => context(session, id, o)));
 
@@ -217,6 +230,23 @@ interface ContextFlags {
   since?: string;
   until?: string;
   service?: boolean;
+  previous?: string;
+}
+
+/**
+ * The previous context's `cache` from `--previous`: a file holding `thread context --json` output (its
+ * `cache`) or the cache itself. What is in it is the read path's to judge (a stale one is ignored).
+ */
+async function previousCache(session: Session, file: string): Promise<{ recall?: unknown }> {
+  const data = await readJsonFile(file);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  const cache = isObject(data) && 'cache' in data ? data['cache'] : data;
+  if (!isObject(cache) || (cache['recall'] !== undefined && !isObject(cache['recall'])))
+    throw new UsageError(
+      `${file}: expected a context's JSON (\`thread context --json\`) or its \`cache\` ({} the first time)`,
+    );
+  return session.scope ? session.scope.previous(cache) : cache;
 }
 
 async function context(session: Session, id: string, o: ContextFlags) {
@@ -234,6 +264,7 @@ async function context(session: Session, id: string, o: ContextFlags) {
     ...(o.query !== undefined ? { query: o.query } : {}),
     recall,
     ...(o.service ? { service: true } : {}),
+    ...(o.previous !== undefined ? { previous: await previousCache(session, o.previous) } : {}),
   });
   const result = session.scope ? session.scope.context(stored) : stored;
   if (session.json) return printJson({ threadId: id, ...result });
@@ -263,7 +294,12 @@ async function context(session: Session, id: string, o: ContextFlags) {
     : result.serviceSkipped
       ? [`service: none (${result.serviceSkipped}): send the whole context`]
       : [];
-  await printLines([header, ...lines, ...recalled, ...service]);
+  const stable = result.recall?.stable;
+  const kept =
+    o.previous === undefined || !stable
+      ? []
+      : [`recalled block: ${stable.kept ? 'kept in place' : `built anew (${stable.why})`}`];
+  await printLines([header, ...lines, ...recalled, ...kept, ...service]);
 }
 
 async function serviceLost(session: Session, id: string, reason: string) {

@@ -9,10 +9,10 @@
  * over the whole export (every message is already stored by then, so it only looks them up), because
  * summary positions are remapped against the full history.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ThreadExport } from '../../store/types.js';
-import { positiveInt } from '../args.js';
+import { positiveInt, readJsonFile } from '../args.js';
 import { UsageError } from '../errors.js';
 import { int, note, printJson, printLines, write } from '../output.js';
 import { Progress } from '../progress.js';
@@ -57,18 +57,7 @@ async function exportThread(session: Session, id: string, o: { out?: string }): 
 
 /** Reads and checks an export file (a usage error if it is missing or not an export). */
 async function readExport(file: string): Promise<ThreadExport> {
-  let text: string;
-  try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  let data: ThreadExport;
-  try {
-    data = JSON.parse(text) as ThreadExport;
-  } catch (err) {
-    throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
-  }
+  const data = (await readJsonFile(file)) as ThreadExport;
   const ok =
     data?.version === 1 &&
     typeof data.thread?.threadId === 'string' &&
@@ -77,12 +66,6 @@ async function readExport(file: string): Promise<ThreadExport> {
   if (!ok)
     throw new UsageError(`${file} is not a thread export (version 1); make one with \`thread export\``);
   return data;
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function importThread(session: Session, file: string, o: { id?: string; chunk: number }) {
