@@ -282,8 +282,11 @@ const context = tool({
     const built = await call(ctx, () =>
       ctx.memory.thread(storedId).context(args.budget === undefined ? {} : { budget: args.budget }),
     );
-    const { openai: _openai, ...rest } = ctx.scope.context(built);
-    return { threadId: args.threadId, ...rest };
+    // No stable recalled block (`previous`, `cache.recall`): the assistant reads this context once, it
+    // sends no prompt built from it to a provider, and the HTTP transport keeps no session to hold it.
+    const { openai: _openai, cache, ...rest } = ctx.scope.context(built);
+    const { recall: _recall, ...prefix } = cache;
+    return { threadId: args.threadId, ...rest, cache: prefix };
   },
 });
 

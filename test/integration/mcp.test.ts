@@ -137,6 +137,27 @@ describe('streamable HTTP on the API', () => {
     assert.ok(context.tokens > 0 && context.budget > 0);
   });
 
+  test('context recalls but carries no stable recalled block: no cache.recall, no previous', async () => {
+    const messages = [
+      text('old', 'user', 'My sister Ingrid moved to Trondheim.'),
+      ...Array.from({ length: 40 }, (_, i) =>
+        text(`f${i}`, i % 2 === 0 ? 'assistant' : 'user', `filler ${i} about the weather`),
+      ),
+      text('ask', 'user', 'Where does Ingrid live?'),
+    ];
+    const res = await f.acme.post('/v1/threads/recalls/messages', { userId: 'ruth', messages });
+    assert.equal(res.status, 200, res.text);
+    const http = await f.acme.get('/v1/threads/recalls/context?budget=300');
+    assert.ok(http.body.cache.recall, 'the HTTP answer has one');
+    const context = await ok(acme, 'context', { threadId: 'recalls', budget: 300 });
+    assert.ok(context.recalled.some((r: { id: string }) => r.id === 'old'));
+    assert.deepEqual(Object.keys(context.cache).sort(), ['prefixHash', 'stableTokens']);
+    assert.match(
+      await fails(acme, 'context', { threadId: 'recalls', previous: {} }),
+      /previous|unrecognized/iu,
+    );
+  });
+
   test('remember stores a confirmed fact with provenance; search finds it; forget supersedes it', async () => {
     const remembered = await ok(acme, 'remember', {
       text: 'Alice always wants a window seat',
