@@ -323,6 +323,23 @@ def recall_conversation() -> list[dict]:
     return [fact, *filler]
 
 
+def test_context_with_previous_keeps_the_recalled_block_in_place(client: Client, thread_id: str) -> None:
+    client.append(thread_id, recall_conversation())
+    first = client.context(thread_id, budget=300, query="where does Ingrid live?", previous={})
+    assert first["recall"]["stable"] == {"kept": False, "why": "none", "tokens": first["recall"]["stable"]["tokens"]}
+    assert any(i["threadId"] == thread_id for i in first["cache"]["recall"]["items"])
+    since = 1682899200000  # 2023-05-01, as epoch milliseconds: the body carries it as the query does
+    second = client.context(thread_id, budget=300, query="Ingrid Trondheim", since=since, previous=first["cache"])
+    assert second["recall"]["stable"]["kept"] is True
+    assert second["cache"]["recall"] == first["cache"]["recall"]
+    assert any(r["id"] == "fact" and r.get("kept") for r in second["recalled"])
+    stale = client.context(thread_id, budget=300, previous={"recall": {"anchor": "elsewhere"}})
+    assert stale["recall"]["stable"]["kept"] is False
+    with pytest.raises(ValidationError) as bad:
+        client.context(thread_id, previous={"recall": "not an object"})
+    assert (bad.value.code, bad.value.field) == ("invalid_field", "previous.recall")
+
+
 def test_context_recalls_old_history_for_a_query_and_search_history_finds_it(client: Client, thread_id: str) -> None:
     client.append(thread_id, recall_conversation())
     context = client.context(thread_id, budget=300, query="where does Ingrid live?")

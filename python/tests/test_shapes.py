@@ -66,8 +66,14 @@ def _returns(operation: Any) -> Any:
     return typing.get_args(hints["return"])[0]
 
 
+#: Operations whose request takes another form with a keyword argument: ``context(previous=…)`` is a POST.
+FORMS: dict[str, dict[str, Any]] = {"context": {"previous": {}}}
+
+
 def test_every_api_operation_has_a_method() -> None:
-    made = {(c.method.lower(), _template(c.method, c.path)) for c in map(_call, (op for _, op in _operations()))}
+    calls = [_call(op) for _, op in _operations()]
+    calls += [getattr(_Operations, name)("x", **kwargs) for name, kwargs in FORMS.items()]
+    made = {(c.method.lower(), _template(c.method, c.path)) for c in calls}
     documented = {
         (method, template)
         for template, ops in OPENAPI["paths"].items()

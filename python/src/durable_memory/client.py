@@ -36,6 +36,7 @@ from .types import (
     HistoryPage,
     ImportResult,
     MemoryRecord,
+    PromptCache,
     Retention,
     ScoredMemory,
     SearchHit,
@@ -249,11 +250,15 @@ class _Operations:
         since: str | int | None = None,
         until: str | int | None = None,
         service: bool | None = None,
+        previous: PromptCache | dict[str, Any] | None = None,
     ) -> _Call[ContextResult]:
         """The context for the next model call, within the budget (ours and OpenAI messages), with the
         history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none;
-        ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them."""
-        params = _query(
+        ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them.
+        ``previous``: the previous context's ``cache`` (``{}`` the first time) keeps the recalled block in
+        place for the provider's prompt cache (docs/memory-and-recall.md); sent as ``POST …/context``."""
+        path = f"/v1/threads/{_seg(thread_id)}/context"
+        options = dict(
             budget=budget,
             model=model,
             query=query,
@@ -265,7 +270,11 @@ class _Operations:
             until=until,
             service=service,
         )
-        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/context", params)
+        if previous is None:
+            return _Call("GET", path, _query(**options))
+        # The body's times are strings as the query's are (epoch milliseconds as digits).
+        times = {k: str(v) for k, v in (("since", since), ("until", until)) if v is not None}
+        return _Call("POST", path, body={**_given(**options), **times, "previous": previous})
 
     @staticmethod
     def search_history(
