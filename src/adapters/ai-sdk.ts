@@ -38,6 +38,7 @@ type ToolResult = ToolModelMessage['content'][number];
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
+import { StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { retractedBy } from '../thread/retraction.js';
 import { AI_SDK_NODE_MAJOR, NODE_MAJOR, nodeTooOld } from '../settings/node-version.js';
@@ -77,12 +78,21 @@ export interface DurableMemoryChatsOptions {
   /** Whose long-term memories the chats read and feed. */
   userId?: string;
   resourceId?: string;
+  /**
+   * Keep each chat's recalled block in place from one `context()` to the next (the stable recalled
+   * block, for the provider's prompt cache): the last context's `cache` is kept in memory and passed
+   * as `previous`. Default false.
+   */
+  stableRecall?: boolean;
 }
 
 /** Chats of the AI SDK, one durable thread per chat id. */
 export class DurableMemoryChats {
+  private readonly recall: StableRecall;
+
   constructor(private readonly options: DurableMemoryChatsOptions) {
     warnIfNodeTooOld();
+    this.recall = new StableRecall(options.stableRecall);
   }
 
   /** The thread behind a chat. */
@@ -119,7 +129,7 @@ export class DurableMemoryChats {
   /** The chat's context (compacted, recall included) as ModelMessages for `streamText`. */
   async context(chatId: string, options: { budget?: number; model?: string } = {}): Promise<ModelMessage[]> {
     try {
-      return toModelMessages((await this.thread(chatId).context(options)).messages);
+      return toModelMessages((await this.recall.context(this.thread(chatId), options)).messages);
     } catch (err) {
       if (err instanceof UnknownThreadError) return [];
       throw err;

@@ -24,6 +24,7 @@ import {
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
+import { StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 
 /** Where a message keeps its LangChain serialization. */
@@ -38,24 +39,32 @@ export interface DurableMemoryChatMessageHistoryOptions {
   /** Token budget of `getMessages()` (default: the thread's). */
   budget?: number;
   model?: string;
+  /**
+   * Keep the recalled block in place from one `getMessages()` to the next (the stable recalled block,
+   * for the provider's prompt cache): the last context's `cache` is kept and passed as `previous`.
+   * Default false.
+   */
+  stableRecall?: boolean;
 }
 
 /** A LangChain chat message history whose messages live in a durable-memory thread. */
 export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['durable_memory', 'langchain'];
   readonly thread: ThreadHandle;
+  private readonly recall: StableRecall;
 
   constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
     super();
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
+    this.recall = new StableRecall(options.stableRecall);
   }
 
   /** The thread's context as LangChain messages; none for a thread that does not exist yet. */
   async getMessages(): Promise<BaseMessage[]> {
     try {
       const { budget, model } = this.options;
-      const { messages } = await this.thread.context({ budget, model });
+      const { messages } = await this.recall.context(this.thread, { budget, model });
       return messages.flatMap(toLangChain);
     } catch (err) {
       if (err instanceof UnknownThreadError) return [];

@@ -33,6 +33,7 @@ import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
+import { StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
@@ -61,6 +62,12 @@ export interface DurableMemorySessionOptions {
   budget?: number;
   /** Count tokens for this model (default: the thread's model). */
   model?: string;
+  /**
+   * Keep the recalled block in place from one context to the next (the stable recalled block, for the
+   * provider's prompt cache): the session keeps the last context's `cache` and passes it as
+   * `previous`. Default false.
+   */
+  stableRecall?: boolean;
 }
 
 /**
@@ -79,10 +86,12 @@ export type SessionRunOptions<TContext, TAgent extends AnyAgent> = Omit<
 /** A session of the OpenAI Agents SDK whose items live in a durable-memory thread. */
 export class DurableMemorySession implements Session {
   readonly thread: ThreadHandle;
+  private readonly recall: StableRecall;
 
   constructor(private readonly options: DurableMemorySessionOptions) {
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
+    this.recall = new StableRecall(options.stableRecall);
   }
 
   getSessionId(): Promise<string> {
@@ -222,7 +231,7 @@ export class DurableMemorySession implements Session {
   private async context(service: boolean): Promise<ContextResult | undefined> {
     try {
       const { budget, model } = this.options;
-      return await this.thread.context({ budget, model, ...(service ? { service } : {}) });
+      return await this.recall.context(this.thread, { budget, model, ...(service ? { service } : {}) });
     } catch (err) {
       if (err instanceof UnknownThreadError) return undefined;
       throw err;

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { convertToModelMessages, modelMessageSchema, type UIMessage } from 'ai';
 import { DurableMemoryChats } from '../../src/adapters/ai-sdk.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
 
 let p: TestPipeline;
 before(async () => {
@@ -141,4 +142,18 @@ test("workingMemoryTool: writes the chat's working memory on the version read (c
     { toolCallId: 'c2', messages: [], context: {} },
   );
   assert.equal((await p.memory.workingMemory({ userId: 'ai-wm' }).get()).content, 'likes trams');
+});
+
+test('stableRecall: the recalled block stays in place from one context() to the next; without it, it moves', async () => {
+  const budget = STABLE_BUDGET;
+  for (const stable of [true, false]) {
+    const chatId = `ai-stable-${stable}`;
+    await seedRecallThread(p.memory, chatId);
+    const chats = new DurableMemoryChats({ memory: p.memory, stableRecall: stable });
+    const before = await chats.context(chatId, { budget });
+    await nextTurn(p.memory, chatId);
+    const after = await chats.context(chatId, { budget });
+    assertStable(before, after, stable);
+    for (const m of after) modelMessageSchema.parse(m);
+  }
 });

@@ -18,6 +18,7 @@ import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { DurableMemoryChatMessageHistory } from '../../src/adapters/langchain.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
 
 let p: TestPipeline;
 before(async () => {
@@ -101,4 +102,20 @@ test('RunnableWithMessageHistory: the second turn sees the first, across a worke
       ['human', 'What is my name?'],
     ],
   );
+});
+
+test('stableRecall: the recalled block stays in place from one getMessages() to the next; without it, it moves', async () => {
+  for (const stable of [true, false]) {
+    const threadId = `lc-stable-${stable}`;
+    await seedRecallThread(p.memory, threadId);
+    const history = new DurableMemoryChatMessageHistory({
+      memory: p.memory,
+      threadId,
+      budget: STABLE_BUDGET,
+      stableRecall: stable,
+    });
+    const before = stored(await history.getMessages()) as unknown[];
+    await nextTurn(p.memory, threadId);
+    assertStable(before, stored(await history.getMessages()) as unknown[], stable);
+  }
 });

@@ -11,6 +11,7 @@ import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { DurableMemorySession } from '../../src/adapters/openai-agents.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
+import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
 
 let workerLlm: LlmServer;
 let agentLlm: LlmServer;
@@ -330,4 +331,20 @@ test('workingMemoryTool: the agent updates its working memory, the next turn rea
   // The pinned block is not an item of the session's own: popItem takes the newest real one.
   const popped = await session().popItem();
   assert.ok(popped && 'role' in popped && popped.role === 'assistant');
+});
+
+test('stableRecall: the recalled block stays in place from one request to the next; without it, it moves', async () => {
+  for (const stable of [true, false]) {
+    const threadId = `agents-stable-${stable}`;
+    await seedRecallThread(p.memory, threadId);
+    const session = new DurableMemorySession({
+      memory: p.memory,
+      threadId,
+      budget: STABLE_BUDGET,
+      stableRecall: stable,
+    });
+    const before = await session.getItems();
+    await nextTurn(p.memory, threadId);
+    assertStable(before, await session.getItems(), stable);
+  }
 });

@@ -1,6 +1,7 @@
 /**
  * The stable recalled block's rules (src/recall/stable.ts): when a context keeps the previous block in
- * place, when it builds a new one and why, and which hits go to the volatile block.
+ * place, when it builds a new one and why, and which hits go to the volatile block; and how the
+ * adapters keep each thread's last cache (`stableRecall`).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -11,6 +12,9 @@ import {
   type StablePlanInput,
   type StableRecallState,
 } from '../../src/recall/index.js';
+import { StableRecall, STABLE_RECALL_THREADS } from '../../src/adapters/stable-recall.js';
+import type { ContextOptions } from '../../src/client/context.js';
+import type { ThreadHandle } from '../../src/client/thread-handle.js';
 
 const T = 'thread';
 
@@ -88,5 +92,43 @@ describe('parseStableState', () => {
       undefined,
       'an unknown reason',
     );
+  });
+});
+
+describe('the adapters’ stableRecall (src/adapters/stable-recall.ts)', () => {
+  /** A thread handle that answers, as its cache, which previous it was given. */
+  const thread = (threadId: string, seen: unknown[]) =>
+    ({
+      threadId,
+      context: async (options: ContextOptions) => {
+        seen.push(options.previous);
+        return { cache: { stableTokens: 0, prefixHash: `${threadId}:${seen.length}` } };
+      },
+    }) as unknown as ThreadHandle;
+
+  it('passes each thread’s last cache as previous ({} the first time); nothing when off', async () => {
+    const seen: unknown[] = [];
+    const on = new StableRecall(true);
+    await on.context(thread('a', seen), { budget: 10 });
+    await on.context(thread('b', seen), {});
+    await on.context(thread('a', seen), {});
+    assert.deepEqual(seen, [{}, {}, { stableTokens: 0, prefixHash: 'a:1' }]);
+    const off: unknown[] = [];
+    await new StableRecall().context(thread('a', off), {});
+    await new StableRecall(false).context(thread('a', off), {});
+    assert.deepEqual(off, [undefined, undefined]);
+  });
+
+  it(`keeps the last ${STABLE_RECALL_THREADS} threads used, dropping the least recently used`, async () => {
+    const seen: unknown[] = [];
+    const on = new StableRecall(true);
+    await on.context(thread('first', seen), {});
+    for (let i = 0; i < STABLE_RECALL_THREADS - 1; i++) await on.context(thread(`t${i}`, seen), {});
+    await on.context(thread('first', seen), {}); // used again: now the most recent
+    await on.context(thread('one-more', seen), {}); // drops t0
+    await on.context(thread('first', seen), {});
+    assert.notDeepEqual(seen.at(-1), {});
+    await on.context(thread('t0', seen), {});
+    assert.deepEqual(seen.at(-1), {});
   });
 });

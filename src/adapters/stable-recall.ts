@@ -1,0 +1,30 @@
+/**
+ * The adapters' opt-in stable recalled block (`stableRecall: true`): each thread's last context
+ * `cache` kept in memory and passed as the next context's `previous`, so the recalled block stays in
+ * place for the provider's prompt cache (docs/memory-and-recall.md, src/recall/stable.ts). What is
+ * kept lives in this process only: another process, or a thread dropped here, builds its block anew,
+ * as a stale `previous` does.
+ */
+import type { ContextOptions, ContextResult, PromptCache } from '../client/context.js';
+import type { ThreadHandle } from '../client/thread-handle.js';
+
+/** Threads whose last cache is kept; the least recently used one is dropped beyond this. */
+export const STABLE_RECALL_THREADS = 1000;
+
+/** Builds contexts through the client library, with each thread's last cache as `previous` when on. */
+export class StableRecall {
+  private readonly last = new Map<string, PromptCache>();
+
+  constructor(private readonly on = false) {}
+
+  /** The thread's context; with `stableRecall`, after the last one this process built for it. */
+  async context(thread: ThreadHandle, options: ContextOptions): Promise<ContextResult> {
+    if (!this.on) return thread.context(options);
+    const previous = this.last.get(thread.threadId) ?? {};
+    const result = await thread.context({ ...options, previous });
+    this.last.delete(thread.threadId);
+    this.last.set(thread.threadId, result.cache);
+    if (this.last.size > STABLE_RECALL_THREADS) this.last.delete(this.last.keys().next().value!);
+    return result;
+  }
+}
