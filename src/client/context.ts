@@ -1,6 +1,6 @@
 /**
  * The read path: the one place a thread's context is built. `ThreadHandle.context()` comes here, and
- * through it the HTTP API (`GET …/context`) and the CLI (`thread context`, `show`). It reads the
+ * through it the HTTP API (`GET`/`POST …/context`), the CLI (`thread context`, `show`), MCP and the adapters. It reads the
  * thread's settings and stored view, counts tokens for the model asked for (the thread's own by
  * default), ranks the user's long-term memories within the thread's resource, recalls the history
  * messages most relevant to the query that the view leaves out (recall.ts), and hands the pieces to
