@@ -38,7 +38,7 @@ type ToolResult = ToolModelMessage['content'][number];
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { StableRecall } from './stable-recall.js';
+import { stableRecallOf, type StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { retractedBy } from '../thread/retraction.js';
 import { AI_SDK_NODE_MAJOR, NODE_MAJOR, nodeTooOld } from '../settings/node-version.js';
@@ -92,7 +92,7 @@ export class DurableMemoryChats {
 
   constructor(private readonly options: DurableMemoryChatsOptions) {
     warnIfNodeTooOld();
-    this.recall = new StableRecall(options.stableRecall);
+    this.recall = stableRecallOf(options.memory, options.stableRecall);
   }
 
   /** The thread behind a chat. */

@@ -24,7 +24,7 @@ import {
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { StableRecall } from './stable-recall.js';
+import { stableRecallOf, type StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 
 /** Where a message keeps its LangChain serialization. */
@@ -57,7 +57,7 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
     super();
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
-    this.recall = new StableRecall(options.stableRecall);
+    this.recall = stableRecallOf(options.memory, options.stableRecall);
   }
 
   /** The thread's context as LangChain messages; none for a thread that does not exist yet. */

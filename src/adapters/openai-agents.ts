@@ -33,7 +33,7 @@ import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { StableRecall } from './stable-recall.js';
+import { stableRecallOf, type StableRecall } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
@@ -91,7 +91,7 @@ export class DurableMemorySession implements Session {
   constructor(private readonly options: DurableMemorySessionOptions) {
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
-    this.recall = new StableRecall(options.stableRecall);
+    this.recall = stableRecallOf(options.memory, options.stableRecall);
   }
 
   getSessionId(): Promise<string> {

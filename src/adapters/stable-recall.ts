@@ -1,11 +1,13 @@
 /**
  * The adapters' opt-in stable recalled block (`stableRecall: true`): each thread's last context
  * `cache` kept in memory and passed as the next context's `previous`, so the recalled block stays in
- * place for the provider's prompt cache (docs/memory-and-recall.md, src/recall/stable.ts). What is
- * kept lives in this process only: another process, or a thread dropped here, builds its block anew,
- * as a stale `previous` does.
+ * place for the provider's prompt cache (docs/memory-and-recall.md, src/recall/stable.ts). One store
+ * per client (`connect()`), shared by its adapters, so an adapter made anew for every call (LangChain's
+ * `getMessageHistory`) still finds the thread's last cache. What is kept lives in this process only:
+ * another process, or a thread dropped here, builds its block anew, as a stale `previous` does.
  */
 import type { ContextOptions, ContextResult, PromptCache } from '../client/context.js';
+import type { DurableMemory } from '../client/connect.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 
 /** Threads whose last cache is kept; the least recently used one is dropped beyond this. */
@@ -27,4 +29,15 @@ export class StableRecall {
     if (this.last.size > STABLE_RECALL_THREADS) this.last.delete(this.last.keys().next().value!);
     return result;
   }
+}
+
+const OFF = new StableRecall(false);
+const shared = new WeakMap<DurableMemory, StableRecall>();
+
+/** The stable recall of an adapter over `memory`: the client's one store when on. */
+export function stableRecallOf(memory: DurableMemory, on = false): StableRecall {
+  if (!on) return OFF;
+  let store = shared.get(memory);
+  if (!store) shared.set(memory, (store = new StableRecall(true)));
+  return store;
 }

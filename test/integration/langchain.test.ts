@@ -108,14 +108,13 @@ test('stableRecall: the recalled block stays in place from one getMessages() to 
   for (const stable of [true, false]) {
     const threadId = `lc-stable-${stable}`;
     await seedRecallThread(p.memory, threadId);
-    const history = new DurableMemoryChatMessageHistory({
-      memory: p.memory,
-      threadId,
-      budget: STABLE_BUDGET,
-      stableRecall: stable,
-    });
-    const before = stored(await history.getMessages()) as unknown[];
+    // A history made anew for each read, as RunnableWithMessageHistory's getMessageHistory does.
+    const read = async () => {
+      const options = { memory: p.memory, threadId, budget: STABLE_BUDGET, stableRecall: stable };
+      return stored(await new DurableMemoryChatMessageHistory(options).getMessages()) as unknown[];
+    };
+    const before = await read();
     await nextTurn(p.memory, threadId);
-    assertStable(before, stored(await history.getMessages()) as unknown[], stable);
+    assertStable(before, await read(), stable);
   }
 });

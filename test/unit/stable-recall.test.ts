@@ -12,7 +12,8 @@ import {
   type StablePlanInput,
   type StableRecallState,
 } from '../../src/recall/index.js';
-import { StableRecall, STABLE_RECALL_THREADS } from '../../src/adapters/stable-recall.js';
+import { StableRecall, STABLE_RECALL_THREADS, stableRecallOf } from '../../src/adapters/stable-recall.js';
+import type { DurableMemory } from '../../src/client/connect.js';
 import type { ContextOptions } from '../../src/client/context.js';
 import type { ThreadHandle } from '../../src/client/thread-handle.js';
 
@@ -117,6 +118,13 @@ describe('the adapters’ stableRecall (src/adapters/stable-recall.ts)', () => {
     await new StableRecall().context(thread('a', off), {});
     await new StableRecall(false).context(thread('a', off), {});
     assert.deepEqual(off, [undefined, undefined]);
+  });
+
+  it('one store per client, shared by its adapters; none when off', () => {
+    const [a, b] = [{}, {}] as DurableMemory[];
+    assert.equal(stableRecallOf(a!, true), stableRecallOf(a!, true));
+    assert.notEqual(stableRecallOf(a!, true), stableRecallOf(b!, true));
+    assert.notEqual(stableRecallOf(a!), stableRecallOf(a!, true));
   });
 
   it(`keeps the last ${STABLE_RECALL_THREADS} threads used, dropping the least recently used`, async () => {
