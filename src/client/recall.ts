@@ -31,6 +31,7 @@ import {
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
 import type { SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
+import { isThreadId } from '../thread/thread-id.js';
 
 /** One recalled message as `context()` reports it: where it is, why it is there, who found it. */
 export interface RecalledMessage extends RecalledItem {
@@ -352,7 +353,7 @@ async function reaches(
   const within = storeScope(info, scope);
   for (const id of new Set(threadIds)) {
     if (id === info.threadId) continue;
-    if ('threadId' in within) return false;
+    if ('threadId' in within || !isThreadId(id)) return false;
     const other = await store.thread(id);
     if (other?.userId !== within.userId) return false;
     if (within.resourceId !== undefined && other.resourceId !== within.resourceId) return false;

@@ -114,6 +114,9 @@ export function planStable(input: StablePlanInput): StablePlan {
   return { keep: true, uncovered, cover };
 }
 
+/** A seq a message can have: a safe whole number from 1 (reads count up to and around it). */
+const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
+
 /** Checks a caller's `previous.recall` (it comes back from the caller): the state, or undefined. */
 export function parseStableState(value: unknown): StableRecallState | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -124,11 +127,8 @@ export function parseStableState(value: unknown): StableRecallState | undefined 
   for (const i of v['items'] as unknown[]) {
     if (typeof i !== 'object' || i === null) return undefined;
     const it = i as Record<string, unknown>;
-    if (typeof it['threadId'] !== 'string' || !Number.isInteger(it['seq'])) return undefined;
-    if (
-      !Number.isInteger(it['hitSeq']) ||
-      !['hit', 'neighbour', 'tool_group'].includes(it['reason'] as string)
-    )
+    if (typeof it['threadId'] !== 'string' || !isSeq(it['seq'])) return undefined;
+    if (!isSeq(it['hitSeq']) || !['hit', 'neighbour', 'tool_group'].includes(it['reason'] as string))
       return undefined;
     const rankers = Array.isArray(it['rankers']) ? (it['rankers'] as unknown[]) : [];
     items.push({

@@ -94,6 +94,18 @@ describe('parseStableState', () => {
       'an unknown reason',
     );
   });
+
+  it('refuses seqs no message has: a read around 1e300 would never end (s++ is s there)', () => {
+    const s = state(1);
+    for (const seq of [0, -1, 1.5, 1e300, 2 ** 53, Infinity]) {
+      assert.equal(parseStableState({ ...s, items: [{ ...s.items[0], seq }] }), undefined, `seq ${seq}`);
+      assert.equal(
+        parseStableState({ ...s, items: [{ ...s.items[0], hitSeq: seq }] }),
+        undefined,
+        `hitSeq ${seq}`,
+      );
+    }
+  });
 });
 
 describe('the adapters’ stableRecall (src/adapters/stable-recall.ts)', () => {
