@@ -113,6 +113,24 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
       path: '/v1/threads/fuzz/context',
       query: { budget: '500', model: 'gpt-4o' },
     },
+    'POST /v1/threads/{id}/context': {
+      path: '/v1/threads/fuzz/context',
+      body: {
+        budget: 500,
+        query: 'message',
+        recallScope: 'user',
+        previous: {
+          stableTokens: 10,
+          prefixHash: 'x',
+          recall: {
+            anchor: 'm8',
+            head: 'x',
+            budget: 500,
+            items: [{ threadId: 'fuzz', seq: 1, reason: 'hit', hitSeq: 1, rankers: ['fulltext'] }],
+          },
+        },
+      },
+    },
     'GET /v1/threads/{id}/search': {
       path: '/v1/threads/fuzz/search',
       query: { query: 'message', scope: 'user', limit: '5' },

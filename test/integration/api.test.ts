@@ -658,6 +658,9 @@ describe('recall through GET /v1/threads/{id}/context', () => {
       { ...state, budget: 301 },
       { ...state, items: [{ ...state.items[0], threadId: 'acme:recalling' }] },
       { ...state, items: [{ ...state.items[0], threadId: 'someone-elses' }] },
+      { ...state, items: [{ ...state.items[0], seq: 1e300 }] },
+      { ...state, items: [{ ...state.items[0], seq: 2 ** 63 }] },
+      { ...state, items: [{ ...state.items[0], threadId: 'nul\u0000' }] },
       { ...state, items: 'no list' },
       { version: 99 },
     ];
