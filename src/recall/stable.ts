@@ -115,6 +115,13 @@ export function planStable(input: StablePlanInput): StablePlan {
 }
 
 /** A seq a message can have: a safe whole number from 1 (reads count up to and around it). */
+/**
+ * Most items a previous block may list: far more than a block holds (every item is a message within
+ * recall's room), so only a forged or corrupted state reaches it, and it is refused unread rather
+ * than validated and read item by item.
+ */
+export const MAX_STABLE_ITEMS = 10_000;
+
 const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
 
 /** Checks a caller's `previous.recall` (it comes back from the caller): the state, or undefined. */
@@ -123,6 +130,7 @@ export function parseStableState(value: unknown): StableRecallState | undefined 
   const v = value as Record<string, unknown>;
   if (typeof v['anchor'] !== 'string' || typeof v['head'] !== 'string') return undefined;
   if (typeof v['budget'] !== 'number' || !Array.isArray(v['items'])) return undefined;
+  if (v['items'].length > MAX_STABLE_ITEMS) return undefined;
   const items: StableItem[] = [];
   for (const i of v['items'] as unknown[]) {
     if (typeof i !== 'object' || i === null) return undefined;

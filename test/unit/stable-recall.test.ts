@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   fuse,
+  MAX_STABLE_ITEMS,
   parseStableState,
   planStable,
   type StablePlanInput,
@@ -92,6 +93,16 @@ describe('parseStableState', () => {
       parseStableState({ ...s, items: [{ ...s.items[0], reason: 'guess' }] }),
       undefined,
       'an unknown reason',
+    );
+  });
+
+  it('refuses a list of more items than any block holds, unread', () => {
+    const s = state(1);
+    const many = Array.from({ length: MAX_STABLE_ITEMS + 1 }, () => s.items[0]);
+    assert.equal(parseStableState({ ...s, items: many }), undefined);
+    assert.deepEqual(
+      parseStableState({ ...s, items: many.slice(0, MAX_STABLE_ITEMS) })?.items.length,
+      MAX_STABLE_ITEMS,
     );
   });
 
