@@ -338,6 +338,12 @@ def test_context_with_previous_keeps_the_recalled_block_in_place(client: Client,
     with pytest.raises(ValidationError) as bad:
         client.context(thread_id, previous={"recall": "not an object"})
     assert (bad.value.code, bad.value.field) == ("invalid_field", "previous.recall")
+    # Another topic: the default minCover builds the block anew, recall_min_cover=0 keeps it.
+    garden = "message 7 about the garden"
+    rebuilt = client.context(thread_id, budget=300, query=garden, previous=first["cache"])
+    assert rebuilt["recall"]["stable"]["kept"] is False
+    kept = client.context(thread_id, budget=300, query=garden, previous=first["cache"], recall_min_cover=0)
+    assert kept["recall"]["stable"]["kept"] is True
 
 
 def test_context_recalls_old_history_for_a_query_and_search_history_finds_it(client: Client, thread_id: str) -> None:

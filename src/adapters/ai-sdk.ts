@@ -38,7 +38,7 @@ type ToolResult = ToolModelMessage['content'][number];
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { stableRecallOf, type StableRecall } from './stable-recall.js';
+import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { retractedBy } from '../thread/retraction.js';
 import { AI_SDK_NODE_MAJOR, NODE_MAJOR, nodeTooOld } from '../settings/node-version.js';
@@ -81,14 +81,14 @@ export interface DurableMemoryChatsOptions {
   /**
    * Keep each chat's recalled block in place from one `context()` to the next (the stable recalled
    * block, for the provider's prompt cache): the last context's `cache` is kept in memory and passed
-   * as `previous`. Default false.
+   * as `previous`. Default false; `{ minCover }` sets how much of a new query the kept block must cover.
    */
-  stableRecall?: boolean;
+  stableRecall?: StableRecallOption;
 }
 
 /** Chats of the AI SDK, one durable thread per chat id. */
 export class DurableMemoryChats {
-  private readonly recall: StableRecall;
+  private readonly recall: AdapterContexts;
 
   constructor(private readonly options: DurableMemoryChatsOptions) {
     warnIfNodeTooOld();

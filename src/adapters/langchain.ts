@@ -24,7 +24,7 @@ import {
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { stableRecallOf, type StableRecall } from './stable-recall.js';
+import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 
 /** Where a message keeps its LangChain serialization. */
@@ -42,16 +42,16 @@ export interface DurableMemoryChatMessageHistoryOptions {
   /**
    * Keep the recalled block in place from one `getMessages()` to the next (the stable recalled block,
    * for the provider's prompt cache): the last context's `cache` is kept and passed as `previous`.
-   * Default false.
+   * Default false; `{ minCover }` sets how much of a new query the kept block must cover.
    */
-  stableRecall?: boolean;
+  stableRecall?: StableRecallOption;
 }
 
 /** A LangChain chat message history whose messages live in a durable-memory thread. */
 export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['durable_memory', 'langchain'];
   readonly thread: ThreadHandle;
-  private readonly recall: StableRecall;
+  private readonly recall: AdapterContexts;
 
   constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
     super();

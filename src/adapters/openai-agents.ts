@@ -33,7 +33,7 @@ import type { ContextResult } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
-import { stableRecallOf, type StableRecall } from './stable-recall.js';
+import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
@@ -65,9 +65,9 @@ export interface DurableMemorySessionOptions {
   /**
    * Keep the recalled block in place from one context to the next (the stable recalled block, for the
    * provider's prompt cache): the session keeps the last context's `cache` and passes it as
-   * `previous`. Default false.
+   * `previous`. Default false; `{ minCover }` sets how much of a new query the kept block must cover.
    */
-  stableRecall?: boolean;
+  stableRecall?: StableRecallOption;
 }
 
 /**
@@ -86,7 +86,7 @@ export type SessionRunOptions<TContext, TAgent extends AnyAgent> = Omit<
 /** A session of the OpenAI Agents SDK whose items live in a durable-memory thread. */
 export class DurableMemorySession implements Session {
   readonly thread: ThreadHandle;
-  private readonly recall: StableRecall;
+  private readonly recall: AdapterContexts;
 
   constructor(private readonly options: DurableMemorySessionOptions) {
     const { memory, threadId, userId, resourceId } = options;

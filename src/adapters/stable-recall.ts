@@ -10,6 +10,12 @@ import type { ContextOptions, ContextResult, PromptCache } from '../client/conte
 import type { DurableMemory } from '../client/connect.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 
+/**
+ * An adapter's `stableRecall` option: `true` keeps the block with recall's default `minCover`; an
+ * object sets it (0: kept until the view before it moves, the most prompt cache).
+ */
+export type StableRecallOption = boolean | { minCover?: number };
+
 /** Threads whose last cache is kept; the least recently used one is dropped beyond this. */
 export const STABLE_RECALL_THREADS = 1000;
 
@@ -34,10 +40,27 @@ export class StableRecall {
 const OFF = new StableRecall(false);
 const shared = new WeakMap<DurableMemory, StableRecall>();
 
-/** The stable recall of an adapter over `memory`: the client's one store when on. */
-export function stableRecallOf(memory: DurableMemory, on = false): StableRecall {
-  if (!on) return OFF;
+/** How an adapter builds its contexts. */
+export interface AdapterContexts {
+  context(thread: ThreadHandle, options: ContextOptions): Promise<ContextResult>;
+}
+
+/**
+ * The stable recall of an adapter over `memory`: the client's one store when on, with the option's
+ * `minCover` added to every context's recall options (unless recall is off).
+ */
+export function stableRecallOf(memory: DurableMemory, option: StableRecallOption = false): AdapterContexts {
+  if (!option) return OFF;
   let store = shared.get(memory);
   if (!store) shared.set(memory, (store = new StableRecall(true)));
-  return store;
+  const minCover = option === true ? undefined : option.minCover;
+  if (minCover === undefined) return store;
+  const kept = store;
+  return {
+    context: (thread, options) =>
+      kept.context(
+        thread,
+        options.recall === false ? options : { ...options, recall: { ...options.recall, minCover } },
+      ),
+  };
 }

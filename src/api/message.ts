@@ -204,6 +204,14 @@ export const ContextQuery = Type.Object({
       description: 'At most this many hits (default: as many as fill the recall share).',
     }),
   ),
+  recallMinCover: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        "With `previous` (POST): the share of the query's 5 strong hits the kept recalled block must hold, else it is built anew (default 0.4; 0 keeps it until the view before it moves: most prompt cache, least recall).",
+    }),
+  ),
   since: TimeBound('since'),
   until: TimeBound('until'),
   service: Type.Optional(

@@ -648,6 +648,23 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assert.deepEqual(b.body.openai.slice(0, at + 1), a.body.openai.slice(0, at + 1), 'the same prefix');
   });
 
+  test('POST: recallMinCover says how much of a new query the kept block must cover', async () => {
+    const url = '/v1/threads/recalling/context';
+    const a = await acme.post(url, { budget: 300, query: 'where does Ingrid live', previous: {} });
+    // Another topic: none of its strong hits is in the block, which the default 0.4 rebuilds and 0 keeps.
+    const q = { budget: 300, query: 'message 7 about the weather and the garden', previous: a.body.cache };
+    const rebuilt = await acme.post(url, q);
+    assert.equal(rebuilt.status, 200, JSON.stringify(rebuilt.body));
+    assert.equal(rebuilt.body.recall.stable.kept, false);
+    const kept = await acme.post(url, { ...q, recallMinCover: 0 });
+    assert.equal(kept.body.recall.stable.kept, true);
+    assert.deepEqual(kept.body.cache.recall, a.body.cache.recall);
+    const get = await acme.get(`${url}?budget=300&query=garden&recallMinCover=0.5`);
+    assert.equal(get.status, 200, JSON.stringify(get.body));
+    assertError(await acme.post(url, { ...q, recallMinCover: 2 }), 400, 'invalid_field', 'recallMinCover');
+    assertError(await acme.get(`${url}?recallMinCover=-0.1`), 400, 'invalid_field', 'recallMinCover');
+  });
+
   test('POST: a stale or foreign `previous` builds the block anew; a malformed one is a 400', async () => {
     const url = '/v1/threads/recalling/context';
     const q = { budget: 300, query: 'where does Ingrid live' };

@@ -217,6 +217,12 @@ test('thread context --previous keeps the recalled block in place; a bad file is
   const stale = await cli(...args.slice(0, -1), 'answer 100', '--previous', cache);
   assert.equal(stale.code, 0, stale.stderr);
   assert.match(stale.stdout, /^recalled block: built anew \(stale\)$/m);
+  const keep = await cli(...args.slice(0, -1), 'answer 100', '--previous', cache, '--min-cover', '0');
+  assert.equal(keep.code, 0, keep.stderr);
+  assert.match(keep.stdout, /^recalled block: kept in place$/m);
+  const over = await cli(...args, '--previous', cache, '--min-cover', '2');
+  assert.notEqual(over.code, 0);
+  assert.match(over.stderr, /recall\.minCover/);
   const list = path.join(dir, 'list.json');
   await writeFile(list, '[1]');
   for (const [file, message] of [

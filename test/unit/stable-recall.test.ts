@@ -150,6 +150,29 @@ describe('the adapters’ stableRecall (src/adapters/stable-recall.ts)', () => {
     assert.notEqual(stableRecallOf(a!), stableRecallOf(a!, true));
   });
 
+  it('{ minCover } goes into every context’s recall options, sharing the client’s store; not when recall is off', async () => {
+    const memory = {} as DurableMemory;
+    const options: ContextOptions[] = [];
+    const handle = {
+      threadId: 'm',
+      context: async (o: ContextOptions) => {
+        options.push(o);
+        return { cache: { stableTokens: 0, prefixHash: `m:${options.length}` } };
+      },
+    } as unknown as ThreadHandle;
+    await stableRecallOf(memory, { minCover: 0 }).context(handle, { budget: 10, recall: { range: 1 } });
+    await stableRecallOf(memory, true).context(handle, {});
+    await stableRecallOf(memory, { minCover: 0.2 }).context(handle, { recall: false });
+    assert.deepEqual(
+      options.map((o) => [o.recall, o.previous]),
+      [
+        [{ range: 1, minCover: 0 }, {}],
+        [undefined, { stableTokens: 0, prefixHash: 'm:1' }],
+        [false, { stableTokens: 0, prefixHash: 'm:2' }],
+      ],
+    );
+  });
+
   it(`keeps the last ${STABLE_RECALL_THREADS} threads used, dropping the least recently used`, async () => {
     const seen: unknown[] = [];
     const on = new StableRecall(true);

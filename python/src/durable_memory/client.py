@@ -247,6 +247,7 @@ class _Operations:
         recall_scope: Literal["thread", "resource", "user"] | None = None,
         recall_range: int | None = None,
         recall_limit: int | None = None,
+        recall_min_cover: float | None = None,
         since: str | int | None = None,
         until: str | int | None = None,
         service: bool | None = None,
@@ -256,7 +257,8 @@ class _Operations:
         history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none;
         ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them.
         ``previous``: the previous context's ``cache`` (``{}`` the first time) keeps the recalled block in
-        place for the provider's prompt cache (docs/memory-and-recall.md); sent as ``POST …/context``."""
+        place for the provider's prompt cache (docs/memory-and-recall.md); sent as ``POST …/context``.
+        ``recall_min_cover``: the share (0 to 1) of the query's strong hits the kept block must hold (default 0.4)."""
         path = f"/v1/threads/{_seg(thread_id)}/context"
         options = dict(
             budget=budget,
@@ -266,6 +268,7 @@ class _Operations:
             recallScope=recall_scope,
             recallRange=recall_range,
             recallLimit=recall_limit,
+            recallMinCover=recall_min_cover,
             since=since,
             until=until,
             service=service,

@@ -74,6 +74,11 @@ export function registerThread(program: Command, session: Session): void {
       'a thread bound to a provider-stored conversation: also print the last response id and the input since',
     )
     .option(
+      '--min-cover <share>',
+      "with --previous: the share (0 to 1) of the query's strong hits the kept block must hold (default 0.4)",
+      finiteNumber,
+    )
+    .option(
       '--previous <file>',
       "keep the recalled block in place: a previous context's `--json` output or its `cache` (`-` reads stdin; `{}` the first time)",
     )
@@ -230,6 +235,7 @@ interface ContextFlags {
   since?: string;
   until?: string;
   service?: boolean;
+  minCover?: number;
   previous?: string;
 }
 
@@ -256,6 +262,7 @@ async function context(session: Session, id: string, o: ContextFlags) {
       : {
           ...(o.recall ? { scope: o.recall } : {}),
           ...(o.range !== undefined ? { range: o.range } : {}),
+          ...(o.minCover !== undefined ? { minCover: o.minCover } : {}),
           ...(o.since !== undefined ? { since: o.since } : {}),
           ...(o.until !== undefined ? { until: o.until } : {}),
         };

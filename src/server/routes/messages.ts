@@ -234,7 +234,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
 function contextOptions(query: ContextQuery): ContextOptions {
-  const { recall, recallScope, recallRange, recallLimit, since, until, ...rest } = query;
+  const { recall, recallScope, recallRange, recallLimit, recallMinCover, since, until, ...rest } = query;
   if (recall === false) return { ...rest, recall: false };
   return {
     ...rest,
@@ -242,6 +242,7 @@ function contextOptions(query: ContextQuery): ContextOptions {
       ...(recallScope !== undefined ? { scope: recallScope } : {}),
       ...(recallRange !== undefined ? { range: recallRange } : {}),
       ...(recallLimit !== undefined ? { limit: recallLimit } : {}),
+      ...(recallMinCover !== undefined ? { minCover: recallMinCover } : {}),
       ...(since !== undefined ? { since } : {}),
       ...(until !== undefined ? { until } : {}),
     },
