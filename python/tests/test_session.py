@@ -288,3 +288,25 @@ async def test_a_thread_for_the_typescript_adapter_to_read(aclient: AsyncClient)
             {"role": "assistant", "content": "Sunny."},
         ]
     )
+
+
+async def test_stable_recall_keeps_the_recalled_block_from_one_context_to_the_next(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim.", "createdAt": "2023-05-01"}
+    filler = [
+        {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
+        for i in range(60)
+    ]
+    await aclient.append(thread_id, [fact, *filler, {"id": "q", "role": "user", "content": "Where does Ingrid live?"}])
+    topic = [{"role": "user", "content": "What about message 7 and the garden?"}]
+
+    def recalls_ingrid(items: list[Any]) -> bool:
+        return any("Trondheim" in str(item.get("content")) for item in items)
+
+    stable = DurableMemorySession(aclient, thread_id, budget=300, stable_recall={"minCover": 0})
+    assert recalls_ingrid(await stable.get_items())
+    await stable.add_items(topic)
+    assert recalls_ingrid(await stable.get_items()), "the block stays in place for the next topic"
+    fresh = DurableMemorySession(aclient, thread_id, budget=300)
+    assert not recalls_ingrid(await fresh.get_items()), "without stable_recall it is built for the new topic"

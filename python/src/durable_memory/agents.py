@@ -69,6 +69,10 @@ class DurableMemorySession:
         budget: Token budget of ``get_items()`` (default: the thread's configured budget).
         model: Count tokens for this model (default: the thread's model).
         session_settings: The SDK's settings; its ``limit`` applies when ``get_items`` gets none.
+        stable_recall: Keep the recalled block in place from one context to the next (the stable
+            recalled block, for the provider's prompt cache): the session passes its last context's
+            ``cache`` as ``previous``. ``True``, or ``{"minCover": 0}`` to set how much of a new query
+            the kept block must cover. Default False.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class DurableMemorySession:
         budget: int | None = None,
         model: str | None = None,
         session_settings: SessionSettings | None = None,
+        stable_recall: bool | dict[str, float] = False,
     ) -> None:
         self.client = client
         self.session_id = thread_id
@@ -89,6 +94,8 @@ class DurableMemorySession:
         self.budget = budget
         self.model = model
         self.session_settings = session_settings
+        self.stable_recall = stable_recall
+        self._cache: dict[str, Any] = {}  # the last context's cache, {} before the first
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The thread's context as items; with ``limit``, its newest ``limit`` items."""
@@ -197,8 +204,18 @@ class DurableMemorySession:
 
     async def _context(self, *, service: bool | None = None) -> ContextResult | None:
         """The thread's context (with its provider chain when asked); None for a thread not yet started."""
+        stable: dict[str, Any] = {}
+        if self.stable_recall:
+            stable["previous"] = self._cache
+            if isinstance(self.stable_recall, dict) and "minCover" in self.stable_recall:
+                stable["recall_min_cover"] = self.stable_recall["minCover"]
         try:
-            return await self.client.context(self.session_id, budget=self.budget, model=self.model, service=service)
+            context = await self.client.context(
+                self.session_id, budget=self.budget, model=self.model, service=service, **stable
+            )
+            if self.stable_recall:
+                self._cache = dict(context["cache"])
+            return context
         except NotFoundError as err:
             if err.code == "unknown_thread":
                 return None
