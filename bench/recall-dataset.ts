@@ -22,6 +22,8 @@ import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import type { TestPipeline } from '../test/support/pipeline.js';
 import { readDataset, type LocomoConversation } from './locomo.js';
 import { Bm25, packContext, rankByCosine, rrf } from './retrieval-baselines.js';
+import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
+import { fuse } from '../src/recall/fuse.js';
 
 const BATCH = 50;
 const EMBED_BATCH = 64;
@@ -155,6 +157,8 @@ export async function datasetRecall(
   };
   const asked = new Map<string, number>();
   const details: string[] | undefined = options.details ? [] : undefined;
+  // With details: where each evidence turn ranks in each of our rankers and their fusion (up to 1,000).
+  const store = options.details ? await PostgresThreadStore.connect(pipeline.stack.databaseUrl) : undefined;
   for (const l of loaded) {
     /** Per row and budget: the previous context's cache (with `stable`). */
     const previous = new Map<string, ContextResult['cache']>();
@@ -162,9 +166,38 @@ export async function datasetRecall(
       embeddings.embedder,
       l.conversation.questions.map((q) => q.question),
     );
+    const seqOf = new Map<string, number>();
+    if (store) {
+      const { messages } = await store.history(l.thread.threadId, { limit: 100_000 });
+      for (const m of messages) seqOf.set(m.id, m.seq);
+    }
     for (const [qi, q] of l.conversation.questions.entries()) {
       for (const k of ['all', q.category]) asked.set(k, (asked.get(k) ?? 0) + 1);
       const evidence = q.evidence.map((id) => l.index.get(id)!);
+      let ourRanks: Record<string, number[]> | undefined;
+      if (store) {
+        const scope = { threadId: l.thread.threadId };
+        const ft = await store.search(q.question, { scope, limit: 1000 });
+        const emb = await store.searchByEmbedding(
+          scope,
+          embeddings.embedder.model,
+          questionVectors[qi]!,
+          1000,
+        );
+        const fusedFt = fuse([{ ranker: 'fulltext', hits: ft }]);
+        const fused = fuse([
+          { ranker: 'fulltext', hits: ft },
+          { ranker: 'embedding', hits: emb },
+        ]);
+        const rankIn = (hits: readonly { seq: number }[]) =>
+          q.evidence.map((id) => hits.findIndex((h) => h.seq === seqOf.get(id)));
+        ourRanks = {
+          fulltext: rankIn(fusedFt),
+          embedding: rankIn(emb),
+          fused: rankIn(fused),
+          seq: q.evidence.map((id) => seqOf.get(id) ?? -1),
+        };
+      }
       const byBm25 = l.bm25.rank(q.question);
       const byDense = rankByCosine(questionVectors[qi]!, l.vectors);
       const ranked: Partial<Record<Row, number[]>> = {
@@ -184,6 +217,7 @@ export async function datasetRecall(
           budget,
           evidence: q.evidence,
           rrfRanks: evidence.map((i) => ranked.rrf!.indexOf(i)),
+          ...(ourRanks ? { ourRanks } : {}),
         };
         for (const row of ['newest', 'bm25', 'dense', 'rrf'] as const) {
           const packed = packContext(l.tokens, budget, ranked[row]);
@@ -233,6 +267,7 @@ export async function datasetRecall(
     log(`LoCoMo ${l.conversation.name}: ${l.conversation.questions.length} questions asked`);
     if (details && options.details) await writeFile(options.details, `${details.join('\n')}\n`);
   }
+  await store?.close();
 
   const questions = asked.get('all')!;
   const rate = (row: Row, budget: number, category = 'all') =>
