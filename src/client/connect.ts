@@ -146,7 +146,7 @@ export class DurableMemory {
   /**
    * Stored messages closest in meaning to `query` within `scope` (a thread, or a user's threads
    * narrowed to a resource), best first, each with its score and `ranker: 'embedding'`. The
-   * full-text ranking and this one are combined by reciprocal-rank fusion on the read path.
+   * full-text ranking and this one are fused by their scaled scores on the read path (src/recall/fuse.ts).
    * @returns [] when embeddings are off (no DURABLE_MEMORY_EMBEDDING_MODEL), or the endpoint failed.
    */
   rankByEmbedding(options: RankByEmbeddingOptions): Promise<EmbeddingRanked[]> {

@@ -388,7 +388,7 @@ function headOf(messages: readonly Message[]): string {
  */
 async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableInput): Promise<StableBlocks> {
   const { ranked, recall, limit, query, inView, maxTokens, count, previous } = input;
-  const hits = fuse(ranked.rankings).filter((h) => !inView(h.threadId, h.seq));
+  const hits = fuse(ranked.rankings, ranked.first).filter((h) => !inView(h.threadId, h.seq));
   const at = (id: string) => input.view.findIndex((m) => m.id === id);
   const anchorAt = previous ? at(previous.anchor) : -1;
   const kept =
@@ -444,6 +444,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
     const strong: Ranked = {
       rankings: ranked.rankings.map((r) => ({ ...r, hits: r.hits.filter((h) => only(h.threadId, h.seq)) })),
       windows: ranked.windows,
+      ...(ranked.first ? { first: ranked.first } : {}),
     };
     const room = Math.min(maxTokens - kept.block.tokens, Math.floor(maxTokens * STABLE_RECALL.volatileMax));
     const volatile =

@@ -3,8 +3,8 @@
  * embedding lane uses, and the store ranks stored vectors by cosine similarity within the scope.
  * Off (an empty ranking) when no embedding model is configured, for a blank query, or when the
  * endpoint fails: messages are then still found by full text, and a read never fails because the
- * embeddings endpoint is down. The full-text ranker's results and these are meant to be combined by
- * reciprocal-rank fusion.
+ * embeddings endpoint is down. The full-text ranker's results and these are fused by `fuse`
+ * (src/recall/fuse.ts); the memories' by reciprocal rank (`fuseItems`).
  */
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore, ScoredMemory } from '../memories/memory-store.js';

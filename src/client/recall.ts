@@ -108,34 +108,36 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
 
 /**
  * When the query names dates ("in May 2023", "last week": src/recall/time-expressions.ts, relative
- * ones counted from the newest message's date), each ranking's hits of those dates go first, the
+ * ones counted from the newest message's date), the hits of those dates go first in the fusion, the
  * others keep their order after: a soft filter. On the LoCoMo dev set (full text, 2k/4k/8k) evidence
  * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6%.
+ * @returns whether a hit is of those dates; undefined when the query names none.
  */
-async function boostNamedDates(
+async function namedDates(
   store: ThreadStore,
   info: ThreadInfo,
   query: string,
   rankings: Ranking[],
   windows: Windows,
-): Promise<void> {
-  if (!timeWindow(query, 0)) return; // names no date: no read
+): Promise<((threadId: string, seq: number) => boolean) | undefined> {
+  if (!timeWindow(query, 0)) return undefined; // names no date: no read
   const [newest] = await store.messagesAt(info.threadId, [info.lastSeq]);
   const window = newest && timeWindow(query, Date.parse(newest.createdAt));
-  if (!window) return;
+  if (!window) return undefined;
   await readWindows(store, fuse(rankings), 0, windows);
-  const inWindow = (h: { threadId: string; seq: number }) => {
-    const m = windows.messages.get(messageKey(h.threadId, h.seq));
+  return (threadId, seq) => {
+    const m = windows.messages.get(messageKey(threadId, seq));
     const at = m ? Date.parse(m.createdAt) : NaN;
     return at >= window.since && at <= window.until;
   };
-  for (const r of rankings) r.hits = [...r.hits.filter(inWindow), ...r.hits.filter((h) => !inWindow(h))];
 }
 
 /** The rankers' answers, and the messages read around their best hits. */
 export interface Ranked {
   rankings: Ranking[];
   windows: Windows;
+  /** Hits of the dates the query names, which go first in the fusion (`fuse(rankings, first)`). */
+  first?: (threadId: string, seq: number) => boolean;
 }
 
 /**
@@ -167,11 +169,11 @@ export async function rankHistory(
   ]);
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
-  if (!windows.inRange) await boostNamedDates(sources.store, info, query, rankings, windows);
+  const first = windows.inRange ? undefined : await namedDates(sources.store, info, query, rankings, windows);
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
   // widened windows are read now too, in the same statement, and kept aside until asked for.
-  const fused = fuse(rankings);
+  const fused = fuse(rankings, first);
   const early = Math.min(limit, EARLY_WINDOWS);
   const widens = recall.range > 0 && Math.min(fused.length, limit) <= early;
   await readWindows(
@@ -181,7 +183,7 @@ export async function rankHistory(
     windows,
     widens ? recall.range + RECALL_WIDEN : recall.range,
   );
-  return { rankings, windows };
+  return { rankings, windows, ...(first ? { first } : {}) };
 }
 
 /** One message of the history found by {@link searchHistory}, best first. */
@@ -207,7 +209,7 @@ export async function searchHistory(
   recall: ResolvedRecall,
 ): Promise<HistoryHit[]> {
   const limit = recall.limit ?? DEFAULT_SEARCH_LIMIT;
-  const { rankings, windows } = await rankHistory(
+  const { rankings, windows, first } = await rankHistory(
     sources,
     info,
     query,
@@ -215,7 +217,7 @@ export async function searchHistory(
     limit,
     limit,
   );
-  return fuse(rankings)
+  return fuse(rankings, first)
     .slice(0, limit)
     .flatMap((hit) => {
       const loaded = windows.messages.get(messageKey(hit.threadId, hit.seq));
@@ -250,7 +252,7 @@ export async function recallMessages(
   const report: RecallReport = { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 };
   const none = { items: [], report, render: () => undefined };
   // Only hits the view does not send can be recalled: load the surroundings of those alone.
-  const hits = fuse(ranked.rankings)
+  const hits = fuse(ranked.rankings, ranked.first)
     .filter((h) => !inView(h.threadId, h.seq))
     .slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;

@@ -1,7 +1,10 @@
 /**
- * Reciprocal-rank fusion: several rankers (full text today, embeddings next) each rank the history;
- * a message's fused score is the sum over rankers of weight / (k + its rank there). Ranks, not scores, are
- * combined, so rankers whose scores live on different scales (BM25, cosine) mix without tuning.
+ * Fusion of the history's rankings (full text, and by meaning when an embedding model is configured):
+ * each ranker's scores are brought to 0..1 (full text's BM25 divided by its best; cosine similarity
+ * min-max scaled over the candidates) and summed with {@link FUSION_WEIGHTS}, a message a ranker did
+ * not list counting 0 there. Unlike reciprocal-rank fusion, how far apart two hits are counts, not
+ * only their order: a turn close in meaning that shares no word with the question can beat a weak
+ * full-text hit that shares only a speaker's name.
  */
 
 /** Which ranker found a message. */
@@ -20,11 +23,14 @@ export interface Ranking {
   hits: readonly RankedHit[];
 }
 
-/** A fused hit: the RRF score and what each ranker that found it said. */
+/** A fused hit: its place in the fusion and what each ranker that found it said. */
 export interface FusedHit {
   threadId: string;
   seq: number;
-  /** The reciprocal-rank-fusion score (higher is better). */
+  /**
+   * Its worth by place in the fused order, 1 / (RRF_K + place), as reciprocal-rank fusion scores a
+   * single ranking's: what packing by worth weighs (higher is better).
+   */
   score: number;
   /** The rankers that found it, best rank first. */
   rankers: Ranker[];
@@ -36,12 +42,23 @@ export interface FusedHit {
 export const RRF_K = 60;
 
 /**
- * What each ranker's ranks weigh in {@link fuse}: the ranking by meaning half as much as full text.
- * On the LoCoMo dev set with all-MiniLM-L6-v2, evidence recall at 2k/4k/8k was 75.7/83.6/90.2% with
- * 0.5, 74.1/82.8/90.6% with equal weights (full text alone 75.8/81.8/88.9%): by meaning, the best
- * hits of a short context were often near misses that full text ranked lower, rightly.
+ * What each ranker's scaled score weighs in {@link fuse}. On the LoCoMo dev set with
+ * all-MiniLM-L6-v2, evidence recall at 2k/4k/8k was 76.9/85.0/90.4% with reciprocal-rank fusion (the
+ * ranking by meaning weighing half), 79.4/85.6/90.8% with these weights, 79.3/86.0/91.4% with the
+ * {@link NEIGHBOUR_SUPPORT} too (docs/memory-and-recall.md, "Tuning on real conversations").
  */
-export const RANKER_WEIGHTS: Record<Ranker, number> = { fulltext: 1, embedding: 0.5 };
+export const FUSION_WEIGHTS: Record<Ranker, number> = { fulltext: 0.55, embedding: 0.45 };
+
+/** How a ranker's scores are brought to 0..1: divided by the best (BM25 is 0 without a match), or min-max. */
+const SCALING: Record<Ranker, 'max' | 'minmax'> = { fulltext: 'max', embedding: 'minmax' };
+
+/**
+ * What the better of a hit's two neighbours (the messages just before and after it in its thread,
+ * when the same ranker found them) adds to its scaled score, before the scores are scaled again to
+ * 0..1: a turn ranked by meaning with the turn it answers or that answers it. By meaning only: a
+ * single turn's embedding often misses what the exchange is about ("Yes, last Friday!").
+ */
+export const NEIGHBOUR_SUPPORT: Record<Ranker, number> = { fulltext: 0, embedding: 0.2 };
 
 /**
  * The key of a message of some thread in recall's maps and sets (the seq first: it differs most).
@@ -50,33 +67,82 @@ export function messageKey(threadId: string, seq: number): string {
   return `${seq}\u0000${threadId}`;
 }
 
+/** `scores` scaled to 0..1 as `scaling` says (all 1 when they are all equal). */
+function scaled(scores: readonly number[], scaling: 'max' | 'minmax'): number[] {
+  const hi = Math.max(...scores);
+  const lo = scaling === 'max' ? Math.min(0, ...scores) : Math.min(...scores);
+  return scores.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 1));
+}
+
+/** A ranking's scores scaled to 0..1, with its {@link NEIGHBOUR_SUPPORT}. */
+function scaledRanking({ ranker, hits }: Ranking): number[] {
+  const scales = scaled(
+    hits.map((h) => h.score),
+    SCALING[ranker],
+  );
+  const support = NEIGHBOUR_SUPPORT[ranker];
+  if (support <= 0) return scales;
+  const at = new Map(hits.map((h, i) => [messageKey(h.threadId, h.seq), scales[i]!]));
+  const near = (h: RankedHit, d: number) => at.get(messageKey(h.threadId, h.seq + d)) ?? 0;
+  return scaled(
+    hits.map((h, i) => scales[i]! + support * Math.max(near(h, -1), near(h, 1))),
+    'max',
+  );
+}
+
 /**
- * Fuses rankings into one, best first; ties go to the newer message. A single ranking keeps its order.
+ * Fuses rankings into one, best first: by the weighted sum of the rankers' scaled scores, ties to the
+ * message some ranker put higher, then to the newer message. A single full-text ranking keeps its
+ * order.
  * @param rankings each ranker's hits, best first.
- * @param k the RRF constant (default {@link RRF_K}).
+ * @param first hits it holds for go first, in their fused order (the dates a query names: a soft
+ *   filter), the others after.
  */
-export function fuse(rankings: readonly Ranking[], k = RRF_K): FusedHit[] {
-  const byKey = new Map<string, FusedHit & { best: Map<Ranker, number> }>();
+export function fuse(
+  rankings: readonly Ranking[],
+  first?: (threadId: string, seq: number) => boolean,
+): FusedHit[] {
+  const byKey = new Map<string, FusedHit & { best: Map<Ranker, number>; sum: number; top: number }>();
   for (const { ranker, hits } of rankings) {
+    const scales = scaledRanking({ ranker, hits });
     hits.forEach((hit, rank) => {
       const key = messageKey(hit.threadId, hit.seq);
       let fused = byKey.get(key);
       if (!fused) {
-        fused = { threadId: hit.threadId, seq: hit.seq, score: 0, rankers: [], scores: {}, best: new Map() };
+        fused = {
+          threadId: hit.threadId,
+          seq: hit.seq,
+          score: 0,
+          rankers: [],
+          scores: {},
+          best: new Map(),
+          sum: 0,
+          top: rank,
+        };
         byKey.set(key, fused);
       }
       if (fused.best.has(ranker)) return; // a ranker that lists a message twice counts it once
       fused.best.set(ranker, rank);
       fused.scores[ranker] = hit.score;
-      fused.score += RANKER_WEIGHTS[ranker] / (k + rank + 1);
+      fused.sum += FUSION_WEIGHTS[ranker] * scales[rank]!;
+      fused.top = Math.min(fused.top, rank);
     });
   }
+  const tier = (h: { threadId: string; seq: number }) => (first && first(h.threadId, h.seq) ? 0 : 1);
   return [...byKey.values()]
-    .map(({ best, ...fused }) => ({
+    .sort(
+      (a, b) =>
+        tier(a) - tier(b) ||
+        b.sum - a.sum ||
+        a.top - b.top ||
+        b.seq - a.seq ||
+        (a.threadId < b.threadId ? -1 : 1),
+    )
+    .map(({ best, sum: _sum, top: _top, ...fused }, place) => ({
       ...fused,
+      score: 1 / (RRF_K + place + 1),
       rankers: [...best.entries()].sort((a, b) => a[1] - b[1]).map(([r]) => r),
-    }))
-    .sort((a, b) => b.score - a.score || b.seq - a.seq || (a.threadId < b.threadId ? -1 : 1));
+    }));
 }
 
 /**

@@ -65,9 +65,66 @@ describe('fuse', () => {
       { ranker: 'fulltext', hits: [5, 6, 7].map((seq) => ({ threadId: T, seq, score: 1 })) },
       { ranker: 'embedding', hits: [6, 8].map((seq) => ({ threadId: T, seq, score: 0.9 })) },
     ]);
-    // The ranking by meaning weighs half: its second (8) comes after full text's third (7).
+    // Equal scaled scores tie: the one a ranker put higher first (5 before 7), the ranking by meaning
+    // weighing less than full text (8 last).
     assert.deepEqual(seqs(fused), [6, 5, 7, 8]);
     assert.deepEqual(fused[0]!.rankers, ['embedding', 'fulltext']);
+  });
+
+  it('weighs how far apart the scores are, not only the order: a close match by meaning beats a weak full-text hit', () => {
+    const fused = fuse([
+      {
+        ranker: 'fulltext',
+        hits: [
+          { threadId: T, seq: 10, score: 10 },
+          { threadId: T, seq: 20, score: 1 },
+        ],
+      },
+      {
+        ranker: 'embedding',
+        hits: [
+          { threadId: T, seq: 30, score: 0.8 },
+          { threadId: T, seq: 40, score: 0.2 },
+        ],
+      },
+    ]);
+    // Reciprocal-rank fusion put full text's weak second (20) before the best by meaning (30).
+    assert.deepEqual(seqs(fused), [10, 30, 20, 40]);
+    // Packing weighs the place in the fused order, as reciprocal-rank fusion scores a single ranking.
+    assert.deepEqual(
+      fused.map((h) => h.score),
+      [61, 62, 63, 64].map((d) => 1 / d),
+    );
+    assert.deepEqual(fused[1]!.scores, { embedding: 0.8 });
+  });
+
+  it('lifts a turn ranked by meaning whose neighbour ranks high too', () => {
+    const byMeaning = [
+      [50, 0.9],
+      [30, 0.8],
+      [70, 0.7],
+      [31, 0.68],
+      [90, 0.5],
+    ].map(([seq, score]) => ({ threadId: T, seq: seq!, score: score! }));
+    const fused = fuse([
+      { ranker: 'fulltext', hits: [] },
+      { ranker: 'embedding', hits: byMeaning },
+    ]);
+    // 31 follows 30, the second best: it passes 70, a turn alone.
+    assert.deepEqual(seqs(fused), [50, 30, 31, 70, 90]);
+    // Another thread's seq 29 is no neighbour.
+    const apart = fuse([
+      { ranker: 'embedding', hits: byMeaning.map((h) => (h.seq === 30 ? { ...h, threadId: 'other' } : h)) },
+    ]);
+    assert.deepEqual(seqs(apart), [50, 30, 70, 31, 90]);
+  });
+
+  it('puts first the hits the dates a query names hold, each part in fused order', () => {
+    const fused = fuse(
+      [{ ranker: 'fulltext', hits: [1, 2, 3, 4].map((seq, i) => ({ threadId: T, seq, score: 10 - i })) }],
+      (_t, seq) => seq % 2 === 0,
+    );
+    assert.deepEqual(seqs(fused), [2, 4, 1, 3]);
   });
 });
 
