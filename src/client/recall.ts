@@ -353,14 +353,15 @@ async function reaches(
   threadIds: Iterable<string>,
 ): Promise<boolean> {
   const within = storeScope(info, scope);
-  for (const id of new Set(threadIds)) {
-    if (id === info.threadId) continue;
-    if ('threadId' in within || !isThreadId(id)) return false;
-    const other = await store.thread(id);
-    if (other?.userId !== within.userId) return false;
-    if (within.resourceId !== undefined && other.resourceId !== within.resourceId) return false;
-  }
-  return true;
+  const others = [...new Set(threadIds)].filter((id) => id !== info.threadId);
+  if (others.length === 0) return true;
+  if ('threadId' in within || !others.every(isThreadId)) return false;
+  // The other threads' owners, read together.
+  return (await Promise.all(others.map((id) => store.thread(id)))).every(
+    (other) =>
+      other?.userId === within.userId &&
+      (within.resourceId === undefined || other.resourceId === within.resourceId),
+  );
 }
 
 /**
@@ -376,15 +377,8 @@ export async function renderKept(
   count: (message: Message) => number,
   scope: RecallScope,
 ): Promise<KeptBlock> {
-  if (
-    !(await reaches(
-      store,
-      info,
-      scope,
-      items.map((i) => i.threadId),
-    ))
-  )
-    return { items: [], usable: false };
+  const threadIds = items.map((i) => i.threadId);
+  if (!(await reaches(store, info, scope, threadIds))) return { items: [], usable: false };
   const windows = new Windows();
   await readWindows(store, items, 0, windows);
   const loaded = windows.messages;

@@ -114,7 +114,6 @@ export function planStable(input: StablePlanInput): StablePlan {
   return { keep: true, uncovered, cover };
 }
 
-/** A seq a message can have: a safe whole number from 1 (reads count up to and around it). */
 /**
  * Most items a previous block may list: far more than a block holds (every item is a message within
  * recall's room), so only a forged or corrupted state reaches it, and it is refused unread rather
@@ -122,6 +121,7 @@ export function planStable(input: StablePlanInput): StablePlan {
  */
 export const MAX_STABLE_ITEMS = 10_000;
 
+/** A seq a message can have: a safe whole number from 1 (reads count up to and around it). */
 const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
 
 /** Checks a caller's `previous.recall` (it comes back from the caller): the state, or undefined. */
