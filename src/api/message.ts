@@ -406,6 +406,7 @@ export const ContextResult = Type.Object(
                       Type.Literal('moved'),
                       Type.Literal('gone'),
                       Type.Literal('over'),
+                      Type.Literal('query'),
                       Type.Literal('stale'),
                     ],
                     { description: 'Why it was built anew.' },

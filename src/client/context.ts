@@ -374,6 +374,11 @@ interface StableBlocks {
   state?: StableRecallState;
 }
 
+/** What {@link StableRecallState.query} holds: enough of a SHA-256 to tell two queries apart. */
+function queryHash(query: string): string {
+  return createHash('sha256').update(query).digest('hex').slice(0, 16);
+}
+
 /** SHA-256 of the ids of `messages`: what {@link StableRecallState.head} compares. */
 function headOf(messages: readonly Message[]): string {
   const hash = createHash('sha256');
@@ -391,6 +396,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   const hits = fuse(ranked.rankings, ranked.first).filter((h) => !inView(h.threadId, h.seq));
   const at = (id: string) => input.view.findIndex((m) => m.id === id);
   const anchorAt = previous ? at(previous.anchor) : -1;
+  const newestUser = input.view[lastUser(input.view)]?.id;
   const kept =
     previous && anchorAt >= 0
       ? await renderKept(store, info, previous.items, count, recall.scope)
@@ -403,6 +409,8 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
     tokens: kept?.block?.tokens ?? 0,
     room: maxTokens,
     hits,
+    query: queryHash(query),
+    ...(newestUser ? { newestUser } : {}),
     rules: { ...STABLE_RECALL, minCover: recall.minCover },
   });
   const choose = (
@@ -431,6 +439,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
     anchor,
     head,
     budget: input.budget,
+    query: queryHash(query),
     items: items.map(({ threadId, seq, reason, hitSeq, rankers }) => ({
       threadId,
       seq,

@@ -12,8 +12,9 @@
  * - It is rebuilt from the current query only when keeping it is worth nothing or wrong: no previous
  *   block, another budget, the view before it moved (a compaction or trimming on read changed the
  *   prefix anyway, so a new block costs nothing more), one of its messages is gone or in the view now,
- *   it no longer fits its room, or it is stale: fewer than `minCover` of the query's `top` best hits
- *   (those the view does not send) are in it.
+ *   it no longer fits its room, another question is asked at the same turn (no user message since it
+ *   was built), or it is stale: fewer than `minCover` of the query's `top` best hits (those the view
+ *   does not send) are in it.
  * - When kept, the query's best hits that it lacks (among the `top`: strong hits only) go to the
  *   volatile block, within the room the stable block leaves. A query whose best hits are all in the
  *   view or in the stable block adds no volatile block.
@@ -50,6 +51,8 @@ export interface StableRecallState {
   budget: number;
   /** Its messages, in block order (chronological). */
   items: StableItem[];
+  /** A hash of the query it was built for (absent in states from before 2026-11-27's second session). */
+  query?: string;
 }
 
 /** The rules of {@link planStable}. */
@@ -66,7 +69,7 @@ export interface StableRecallRules {
 export const STABLE_RECALL: StableRecallRules = { top: 5, minCover: DEFAULT_MIN_COVER, volatileMax: 0.05 };
 
 /** Why a stable block was built anew rather than kept. */
-export type StableRebuild = 'none' | 'budget' | 'moved' | 'gone' | 'over' | 'stale';
+export type StableRebuild = 'none' | 'budget' | 'moved' | 'gone' | 'over' | 'query' | 'stale';
 
 /** What {@link planStable} decided. */
 export type StablePlan =
@@ -92,6 +95,10 @@ export interface StablePlanInput {
   room: number;
   /** The query's fused hits that the view does not send, best first. */
   hits: readonly FusedHit[];
+  /** This context's query, hashed as {@link StableRecallState.query} is. */
+  query?: string;
+  /** The id of the newest user message of this context's view. */
+  newestUser?: string;
   rules?: StableRecallRules;
 }
 
@@ -104,6 +111,11 @@ export function planStable(input: StablePlanInput): StablePlan {
   if (input.head === undefined || input.head !== previous.head) return { keep: false, why: 'moved' };
   if (!input.itemsUsable) return { keep: false, why: 'gone' };
   if (input.tokens > input.room) return { keep: false, why: 'over' };
+  // Another question at the same turn (no user message since the block was built): the block answers
+  // the earlier question, and keeping it would save only its own tokens of the prompt, so this one
+  // gets the block a caller without `previous` gets. The same question again (a tool loop) keeps it.
+  if (previous.query !== undefined && input.newestUser === previous.anchor && input.query !== previous.query)
+    return { keep: false, why: 'query' };
   const held = new Set(previous.items.map((i) => messageKey(i.threadId, i.seq)));
   const strong = input.hits.slice(0, rules.top);
   const uncovered = strong.filter((h) => !held.has(messageKey(h.threadId, h.seq)));
@@ -147,5 +159,6 @@ export function parseStableState(value: unknown): StableRecallState | undefined 
       rankers: rankers.filter((r): r is Ranker => r === 'fulltext' || r === 'embedding'),
     });
   }
-  return { anchor: v['anchor'], head: v['head'], budget: v['budget'], items };
+  const query = typeof v['query'] === 'string' ? { query: v['query'] } : {};
+  return { anchor: v['anchor'], head: v['head'], budget: v['budget'], items, ...query };
 }

@@ -478,6 +478,24 @@ describe('context() with the stable recalled block (previous)', () => {
     assert.equal(again.recall?.stable?.why, 'budget');
   });
 
+  it('builds a new block for another question at the same turn, as without previous, even with minCover 0', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    const options = { budget: 1000, query: 'Where does Ingrid live?', previous: {}, recall: { minCover: 0 } };
+    const a = await readContext({ store }, info, options);
+    const question = { ...options, query: 'What about topic 120?' };
+    const b = await readContext({ store }, info, { ...question, previous: a.cache });
+    assert.deepEqual([b.recall?.stable?.kept, b.recall?.stable?.why], [false, 'query']);
+    const alone = await readContext({ store }, info, { ...question, previous: undefined });
+    assert.deepEqual(
+      b.recalled.map((r) => r.id),
+      alone.recalled.map((r) => r.id),
+      'the block a caller without previous gets',
+    );
+    assert.ok(b.recalled.some((r) => r.id === 'u120'));
+    const loop = await readContext({ store }, info, { ...question, previous: b.cache });
+    assert.equal(loop.recall?.stable?.kept, true, 'the same question again keeps it');
+  });
+
   it("never renders a previous block's messages from a thread the recall scope does not reach", async () => {
     const { store, info } = await threadWithFact(200, 3);
     // Another user's thread, and one of no user: a forged (or foreign) previous names them.

@@ -80,6 +80,23 @@ describe('planStable', () => {
     assert.deepEqual(plan({ itemsUsable: false }), { keep: false, why: 'gone' });
     assert.deepEqual(plan({ tokens: 501 }), { keep: false, why: 'over' });
   });
+
+  it('builds a new block for another question at the same turn (no user message since), even with minCover 0', () => {
+    const same = { previous: { ...state(1, 2, 3, 4), query: 'q1' }, newestUser: 'u9' };
+    const rules = { volatileMax: 0.05, top: 5, minCover: 0 };
+    assert.deepEqual(plan({ ...same, query: 'q2', rules }), { keep: false, why: 'query' });
+    assert.equal(plan({ ...same, query: 'q1', rules }).keep, true, 'the same question again (a tool loop)');
+    assert.equal(
+      plan({ ...same, newestUser: 'u10', query: 'q2', rules }).keep,
+      true,
+      'a new turn: minCover rules',
+    );
+    assert.equal(
+      plan({ previous: state(1, 2, 3, 4), newestUser: 'u9', query: 'q2', rules }).keep,
+      true,
+      'a state from before queries were recorded',
+    );
+  });
 });
 
 describe('parseStableState', () => {

@@ -366,7 +366,7 @@ class StableRecallReport(TypedDict):
 
     kept: bool
     """The previous context's recalled block was kept in place."""
-    why: NotRequired[Literal["none", "budget", "moved", "gone", "over", "stale"]]
+    why: NotRequired[Literal["none", "budget", "moved", "gone", "over", "query", "stale"]]
     """Why it was built anew."""
     cover: NotRequired[float]
     """Share of the query's strong hits in the previous block."""
