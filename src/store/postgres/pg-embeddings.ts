@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { vectorParam, vectorSearch, VectorTable } from '../../postgres/vectors.js';
 import { assertEmbeddings, assertVectorSearch } from '../../model/vectors.js';
 import type { SearchHit, SearchScope, MessageEmbedding, TimeRange } from '../types.js';
-import { instant } from './pg-search.js';
+import { instant, userThreads } from './pg-search.js';
 
 const TABLE = 'message_embeddings';
 
@@ -73,15 +73,20 @@ export class PgEmbeddings {
             't.user_id = $4 AND ($5::text IS NULL OR t.resource_id = $5)',
             [scope.userId, scope.resourceId ?? null],
           ];
-    // A time range joins each row's message (its primary key) for its date; without one, no join.
+    // A time range joins each row's message (its primary key) for its date; without one, no join. A
+    // user's join names the user's thread ids, by which the planner prunes `messages` partitioned by
+    // thread (pg-search.ts's userThreads).
     const ranged = range.since !== undefined || range.until !== undefined;
+    const threads = ranged && 'userId' in scope ? await userThreads(this.pool, scope) : undefined;
+    if (threads?.length === 0) return [];
     const at = params.length + 4;
     const [joinRange, whereRange, rangeParams] = ranged
       ? [
-          ' JOIN messages m ON m.thread_id = e.thread_id AND m.seq = e.seq',
+          ' JOIN messages m ON m.thread_id = e.thread_id AND m.seq = e.seq' +
+            (threads ? ` AND m.thread_id = ANY($${at + 2}::text[])` : ''),
           ` AND ($${at}::timestamptz IS NULL OR m.created_at >= $${at})` +
             ` AND ($${at + 1}::timestamptz IS NULL OR m.created_at <= $${at + 1})`,
-          [instant(range.since), instant(range.until)],
+          [instant(range.since), instant(range.until), ...(threads ? [threads] : [])],
         ]
       : ['', '', []];
     // Ranked twice: the inner ORDER BY is what an index serves, the outer one is exact.
