@@ -4,8 +4,8 @@
  * CTE, which the planner cannot prune by), and the store's connections never JIT-compile, which
  * PostgreSQL would otherwise do for the search over a user's threads (its cost is estimated over every
  * partition: seconds of compilation for a query of a few milliseconds). A search over a user's threads
- * plans only the partitions of the user's threads: every statement the store runs for it is EXPLAINed
- * with the values it ran with. PostgreSQL only: no Temporal.
+ * and a fork plan only the partitions of the threads they read: every statement the store runs for
+ * them is EXPLAINed with the values it ran with. PostgreSQL only: no Temporal.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -243,6 +243,21 @@ test("a user's search by meaning within a time range plans only the partitions o
   );
   assert.deepEqual(hits.map((h) => h.threadId).sort(), PAIR);
   await assertWithin(statements, expected);
+});
+
+test("a fork plans only the partition of its source's messages", async () => {
+  const expected = await partitionsHolding(['thread-3']);
+  const [origin, statements] = await traced((s) => s.fork('thread-3', 'fork-3', { at: 'm3' }));
+  assert.equal(origin?.messageId, 'm3');
+  assert.deepEqual(
+    (await store.history('fork-3')).messages.map((m) => m.id),
+    ['m3'],
+  );
+  await assertWithin(statements, expected);
+  // Without `at`: the source's last message.
+  const [latest, more] = await traced((s) => s.fork('thread-4', 'fork-4'));
+  assert.equal(latest?.messageId, 'm4');
+  await assertWithin(more, await partitionsHolding(['thread-4']));
 });
 
 test('a search over a user of many threads finds each of them', async () => {

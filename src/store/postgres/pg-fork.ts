@@ -22,13 +22,17 @@ function firstExclusions(records: Compaction[]) {
   return { messages, summaries };
 }
 
-/** The message a fork of `sourceId` starts from (undefined: no such thread). */
+/**
+ * The message a fork of `sourceId` starts from (undefined: no such thread). The messages are read by
+ * `$1`, not by the lateral `t.thread_id`: on `messages` partitioned by thread (docs/scale.md) the
+ * planner prunes by a value it knows, and would plan all 64 partitions for a join's.
+ */
 async function resolve(pool: Pool, sourceId: string, at: string | undefined) {
   checkAt(sourceId, at);
   const { rows } = await pool.query<{ message_id: string | null; seq: string | null }>(
     `SELECT m.id AS message_id, m.seq FROM threads t
      LEFT JOIN LATERAL (
-       SELECT id, seq FROM messages WHERE thread_id = t.thread_id AND ($2::text IS NULL OR id = $2)
+       SELECT id, seq FROM messages WHERE thread_id = $1 AND ($2::text IS NULL OR id = $2)
        ORDER BY seq DESC LIMIT 1
      ) m ON true
      WHERE t.thread_id = $1`,
