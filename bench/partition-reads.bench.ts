@@ -6,10 +6,13 @@
  * - `--build N`: writes N threads `t-0`… of one 500 B user or assistant message each and 20 threads of
  *   1,000 messages, through the store (the rows an append writes, without the workflows), then
  *   VACUUM ANALYZE: the shape of `npm run bench:threads`' database, built in a minute instead of hours.
+ *   Also 100 users `u-0`… of 2 such threads each and one user `u-many` of 200.
  * - `--partition`: runs scripts/partition-messages.sql on it (timed).
  * - Then `--runs` (default 5) runs of 200 sequential context() reads of existing threads (the threads
  *   bench's smoke threads: `t-(i × 7919 mod N)`), p50 and p99 of each run. A thread whose message is
  *   the user's recalls by it (a full-text search of the thread), as in the threads bench.
+ * - And `--runs` runs of 200 full-text searches over a user's threads (the store's, as recall over a
+ *   user runs it: 20 hits, a query of about 12 words), each of a user of 2 threads, and 50 of `u-many`.
  * The database is the caller's (create it first); nothing is dropped.
  */
 import { readFile } from 'node:fs/promises';
@@ -22,7 +25,7 @@ import { normalizeMessages } from '../src/model/validation.js';
 import { countMessageTokens } from '../src/tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { REPO_ROOT } from '../test/support/processes.js';
-import { inParallel, machineLine, message, range, stats } from './scale-support.js';
+import { inParallel, machineLine, message, range, stats, text } from './scale-support.js';
 
 const option = (name: string) => {
   const at = process.argv.indexOf(name);
@@ -34,6 +37,10 @@ const RUNS = Number(option('--runs') ?? 5);
 const READS = 200;
 const LONG_THREADS = 20;
 const LONG_MESSAGES = 1000;
+const USERS = 100;
+const MANY = 200;
+const USER_SEARCHES = 200;
+const MANY_SEARCHES = 50;
 
 async function main(): Promise<void> {
   if (!URL) throw new Error('--database-url is required (a database of yours: the bench writes to it)');
@@ -54,6 +61,13 @@ async function main(): Promise<void> {
       await inParallel(range(BUILD), 8, async (i) => void (await memory.store.append(`t-${i}`, entries(1))));
       await inParallel(range(LONG_THREADS), 4, async (i) => {
         for (let n = 0; n < LONG_MESSAGES; n += 50) await memory.store.append(`long-${i}`, entries(50));
+      });
+      await inParallel(range(USERS * 2), 8, async (i) => {
+        const user = `u-${Math.floor(i / 2)}`;
+        await memory.store.append(`${user}-${i % 2}`, entries(1), { userId: user });
+      });
+      await inParallel(range(MANY), 8, async (i) => {
+        await memory.store.append(`u-many-${i}`, entries(1), { userId: 'u-many' });
       });
       await db.query('VACUUM ANALYZE');
       console.log(
@@ -88,6 +102,29 @@ async function main(): Promise<void> {
         `run ${run}: ${READS} context() reads, p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms`,
       );
     }
+    const users = await db.query<{ n: string }>("SELECT count(*) AS n FROM threads WHERE user_id = 'u-many'");
+    if (users.rows[0]!.n === '0')
+      console.log('no users (a database built before they were): no user searches');
+    else
+      for (let run = 1; run <= RUNS; run++) {
+        const search = async (n: number, user: (i: number) => string) => {
+          const times: number[] = [];
+          for (let i = 0; i < n; i++) {
+            const query = text(80);
+            const start = performance.now();
+            const hits = await memory.store.search(query, { scope: { userId: user(i) }, limit: 20 });
+            times.push(performance.now() - start);
+            if (hits.length < 1) throw new Error(`no hits for ${user(i)}: ${query}`);
+          }
+          return stats(times);
+        };
+        const pairs = await search(USER_SEARCHES, (i) => `u-${(i * 37) % USERS}`);
+        const many = await search(MANY_SEARCHES, () => 'u-many');
+        console.log(
+          `run ${run}: ${USER_SEARCHES} searches of a user of 2 threads, p50 ${pairs.p50.toFixed(1)} ms, p99 ${pairs.p99.toFixed(1)} ms;` +
+            ` ${MANY_SEARCHES} of a user of ${MANY}, p50 ${many.p50.toFixed(1)} ms, p99 ${many.p99.toFixed(1)} ms`,
+        );
+      }
   } finally {
     await db.end();
     await memory.close();
