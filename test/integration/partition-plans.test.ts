@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { PostgresThreadStore } from '../../src/store/index.js';
-import { SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
+import { NAMED_THREADS, SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { REPO_ROOT } from '../support/processes.js';
 
@@ -260,8 +260,8 @@ test("a fork plans only the partition of its source's messages", async () => {
   await assertWithin(more, await partitionsHolding(['thread-4']));
 });
 
-test('a search over a user of many threads finds each of them', async () => {
-  const threads = Array.from({ length: 150 }, (_, i) => `many-${i}`);
+/** Appends one message to each of `threads`, a user's, each saying "glacier". */
+async function userOf(userId: string, threads: string[]): Promise<void> {
   for (const [i, threadId] of threads.entries()) {
     await store.append(
       threadId,
@@ -271,12 +271,24 @@ test('a search over a user of many threads finds each of them', async () => {
           tokens: 2,
         },
       ],
-      { userId: 'user-3' },
+      { userId },
     );
   }
+}
+
+test(`a search over a user of ${NAMED_THREADS} threads plans only their partitions`, async () => {
+  const threads = Array.from({ length: NAMED_THREADS }, (_, i) => `named-${i}`);
+  await userOf('user-3', threads);
   const [hits, statements] = await traced((s) =>
     s.search('glacier', { scope: { userId: 'user-3' }, limit: 400 }),
   );
   assert.deepEqual(hits.map((h) => h.threadId).sort(), [...threads].sort());
   await assertWithin(statements, await partitionsHolding(threads));
+});
+
+test('a search over a user of many threads (by the user id: naming them would plan slower) finds each', async () => {
+  const threads = Array.from({ length: 150 }, (_, i) => `many-${i}`);
+  await userOf('user-4', threads);
+  const hits = await store.search('glacier', { scope: { userId: 'user-4' }, limit: 400 });
+  assert.deepEqual(hits.map((h) => h.threadId).sort(), [...threads].sort());
 });

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { vectorParam, vectorSearch, VectorTable } from '../../postgres/vectors.js';
 import { assertEmbeddings, assertVectorSearch } from '../../model/vectors.js';
 import type { SearchHit, SearchScope, MessageEmbedding, TimeRange } from '../types.js';
-import { instant, userThreads } from './pg-search.js';
+import { instant, threadsToName } from './pg-search.js';
 
 const TABLE = 'message_embeddings';
 
@@ -74,10 +74,9 @@ export class PgEmbeddings {
             [scope.userId, scope.resourceId ?? null],
           ];
     // A time range joins each row's message (its primary key) for its date; without one, no join. A
-    // user's join names the user's thread ids, by which the planner prunes `messages` partitioned by
-    // thread (pg-search.ts's userThreads).
+    // user's join names the user's thread ids where that prunes partitions (pg-search.ts).
     const ranged = range.since !== undefined || range.until !== undefined;
-    const threads = ranged && 'userId' in scope ? await userThreads(this.pool, scope) : undefined;
+    const threads = ranged && 'userId' in scope ? await threadsToName(this.pool, scope) : undefined;
     if (threads?.length === 0) return [];
     const at = params.length + 4;
     const [joinRange, whereRange, rangeParams] = ranged

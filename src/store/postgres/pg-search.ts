@@ -25,7 +25,8 @@
  * planning instead of 8–38 (docs/scale.md). Knowing the thread, the planner also goes by its statistics:
  * a thread of one row is read by its primary key rather than the search index, and a long thread's
  * rare word is probed in the search index (9 ms where the join's average estimate had it read the
- * thread's 1,000 rows by the thread's btree index: 64 ms).
+ * thread's 1,000 rows by the thread's btree index: 64 ms). A user's search names the user's thread ids
+ * likewise (`$9`), when they are few ({@link NAMED_THREADS}).
  */
 import type { Pool } from 'pg';
 import type { SearchHit, SearchOptions } from '../types.js';
@@ -135,32 +136,68 @@ export async function searchPg(
       values: [scope.threadId, null, null, language, query, limit, ...range, null],
     }));
   } else {
-    const threads = await userThreads(pool, scope);
-    if (threads.length === 0) return [];
-    // Unnamed, so planned with these ids (pruned by them); a named statement would keep one plan for
-    // every user after five runs, and share it with the threads' searches.
-    ({ rows } = await pool.query({
-      text: SEARCH_SQL,
-      values: [null, scope.userId, scope.resourceId ?? null, language, query, limit, ...range, threads],
-    }));
+    const user = [scope.userId, scope.resourceId ?? null];
+    const threads = await threadsToName(pool, scope);
+    if (threads?.length === 0) return [];
+    // Unnamed, so planned with these ids (pruned by them); the named statement keeps one plan for
+    // every user after five runs.
+    ({ rows } = await pool.query(
+      threads
+        ? { text: SEARCH_SQL, values: [null, ...user, language, query, limit, ...range, threads] }
+        : {
+            name: 'dm-search',
+            text: SEARCH_SQL,
+            values: [null, ...user, language, query, limit, ...range, null],
+          },
+    ));
   }
   return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
 }
 
 /**
- * The ids of a user's threads (of one resource if given), for a search to name: the planner prunes
- * `messages` partitioned by thread (docs/scale.md) by the values a statement names, never by those a
- * join reads from `threads` (it would plan all 64 partitions: 27–36 ms).
+ * Most threads of a user a search names. Each adds up to one partition to plan, and a long list makes
+ * the plan slower than planning them all: 64 partitions, 20,000 threads, PostgreSQL 15, a user of
+ * 2–8 threads searched in 13–19 ms by naming them and 39–65 ms by the user's id, 16 in 35 vs 60 ms,
+ * 32 in 68 vs 53, 200 in 385 vs 90 (at load 10; BENCHMARKS.md "A user's search after partitioning").
  */
-export async function userThreads(
+export const NAMED_THREADS = 16;
+
+/**
+ * The ids of a user's threads (of one resource if given) for a search to name beside each join on
+ * `messages`, when that table is partitioned by thread (docs/scale.md) and the user has at most
+ * {@link NAMED_THREADS}; else undefined: search by the user's id. The planner prunes partitions by the
+ * values a statement names, never by the thread ids a join reads from `threads` (it plans all 64
+ * partitions then: 27–36 ms). On one table naming them would only add a plan per search.
+ */
+export async function threadsToName(
   pool: Pool,
   scope: { userId: string; resourceId?: string },
-): Promise<string[]> {
+): Promise<string[] | undefined> {
+  if (!(await messagesPartitioned(pool))) return undefined;
   const { rows } = await pool.query<{ thread_id: string }>(
-    'SELECT thread_id FROM threads WHERE user_id = $1 AND ($2::text IS NULL OR resource_id = $2)',
-    [scope.userId, scope.resourceId ?? null],
+    'SELECT thread_id FROM threads WHERE user_id = $1 AND ($2::text IS NULL OR resource_id = $2) LIMIT $3',
+    [scope.userId, scope.resourceId ?? null, NAMED_THREADS + 1],
   );
-  return rows.map((r) => r.thread_id);
+  return rows.length > NAMED_THREADS ? undefined : rows.map((r) => r.thread_id);
+}
+
+const partitioned = new WeakMap<Pool, Promise<boolean>>();
+
+/**
+ * Whether `messages` is partitioned, read once per pool: scripts/partition-messages.sql runs with the
+ * product stopped. Either answer gives the same hits; only the plans differ.
+ */
+function messagesPartitioned(pool: Pool): Promise<boolean> {
+  let known = partitioned.get(pool);
+  if (!known) {
+    known = pool
+      .query<{ p: boolean }>("SELECT relkind = 'p' AS p FROM pg_class WHERE oid = 'messages'::regclass")
+      .then((r) => r.rows[0]?.p === true);
+    partitioned.set(pool, known);
+    // A failed read (the server away) is read again by the next search.
+    known.catch(() => partitioned.delete(pool));
+  }
+  return known;
 }
 
 /** A range's end as a timestamptz parameter, or null for none. */
