@@ -6,13 +6,14 @@
  * - `--build N`: writes N threads `t-0`… of one 500 B user or assistant message each and 20 threads of
  *   1,000 messages, through the store (the rows an append writes, without the workflows), then
  *   VACUUM ANALYZE: the shape of `npm run bench:threads`' database, built in a minute instead of hours.
- *   Also 100 users `u-0`… of 2 such threads each and one user `u-many` of 200.
+ *   Also 100 users `u-0`… of 2 such threads each, one user `u-mid` of 16 and one `u-many` of 200.
  * - `--partition`: runs scripts/partition-messages.sql on it (timed).
  * - Then `--runs` (default 5) runs of 200 sequential context() reads of existing threads (the threads
  *   bench's smoke threads: `t-(i × 7919 mod N)`), p50 and p99 of each run. A thread whose message is
  *   the user's recalls by it (a full-text search of the thread), as in the threads bench.
  * - And `--runs` runs of 200 full-text searches over a user's threads (the store's, as recall over a
- *   user runs it: 20 hits, a query of about 12 words), each of a user of 2 threads, and 50 of `u-many`.
+ *   user runs it: 20 hits, a query of about 12 words), each of a user of 2 threads, and 50 each of
+ *   `u-mid` and `u-many`.
  * The database is the caller's (create it first); nothing is dropped.
  */
 import { readFile } from 'node:fs/promises';
@@ -38,6 +39,7 @@ const READS = 200;
 const LONG_THREADS = 20;
 const LONG_MESSAGES = 1000;
 const USERS = 100;
+const MID = 16;
 const MANY = 200;
 const USER_SEARCHES = 200;
 const MANY_SEARCHES = 50;
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
       await inParallel(range(USERS * 2), 8, async (i) => {
         const user = `u-${Math.floor(i / 2)}`;
         await memory.store.append(`${user}-${i % 2}`, entries(1), { userId: user });
+      });
+      await inParallel(range(MID), 8, async (i) => {
+        await memory.store.append(`u-mid-${i}`, entries(1), { userId: 'u-mid' });
       });
       await inParallel(range(MANY), 8, async (i) => {
         await memory.store.append(`u-many-${i}`, entries(1), { userId: 'u-many' });
@@ -119,10 +124,13 @@ async function main(): Promise<void> {
           return stats(times);
         };
         const pairs = await search(USER_SEARCHES, (i) => `u-${(i * 37) % USERS}`);
+        const mid = await search(MANY_SEARCHES, () => 'u-mid');
         const many = await search(MANY_SEARCHES, () => 'u-many');
+        const line = (s: { p50: number; p99: number }) =>
+          `p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`;
         console.log(
-          `run ${run}: ${USER_SEARCHES} searches of a user of 2 threads, p50 ${pairs.p50.toFixed(1)} ms, p99 ${pairs.p99.toFixed(1)} ms;` +
-            ` ${MANY_SEARCHES} of a user of ${MANY}, p50 ${many.p50.toFixed(1)} ms, p99 ${many.p99.toFixed(1)} ms`,
+          `run ${run}: ${USER_SEARCHES} searches of a user of 2 threads, ${line(pairs)};` +
+            ` ${MANY_SEARCHES} of a user of ${MID}, ${line(mid)}; ${MANY_SEARCHES} of a user of ${MANY}, ${line(many)}`,
         );
       }
   } finally {
