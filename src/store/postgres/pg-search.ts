@@ -157,7 +157,7 @@ export async function searchPg(
 /**
  * Most threads of a user a search names. Each adds up to one partition to plan, and a long list makes
  * the plan slower than planning them all: 64 partitions, 20,000 threads, PostgreSQL 15, a user of
- * 2–8 threads searched in 13–19 ms by naming them and 39–65 ms by the user's id, 16 in 35 vs 60 ms,
+ * 1–8 threads searched in 13–19 ms by naming them and 39–65 ms by the user's id, 16 in 35 vs 60 ms,
  * 32 in 68 vs 53, 200 in 385 vs 90 (at load 10; BENCHMARKS.md "A user's search after partitioning").
  */
 export const NAMED_THREADS = 16;
