@@ -562,15 +562,16 @@ describe('GET /v1/threads/{id}/context', () => {
 
 describe('recall through GET /v1/threads/{id}/context', () => {
   const old = '2023-05-01T10:00:00.000Z';
-  before(async () => {
-    const filler = Array.from({ length: 60 }, (_, i) =>
-      text(
-        `f${i + 1}`,
-        i % 2 === 0 ? 'user' : 'assistant',
-        `message ${i + 1} about the weather and the garden`,
-      ),
-    );
-    const res = await acme.post('/v1/threads/recalling/messages', {
+  const filler = Array.from({ length: 60 }, (_, i) =>
+    text(
+      `f${i + 1}`,
+      i % 2 === 0 ? 'user' : 'assistant',
+      `message ${i + 1} about the weather and the garden`,
+    ),
+  );
+  /** A thread holding the old fact and the filler (`recalling`; a test that adds turns gets its own). */
+  const seed = async (id: string) => {
+    const res = await acme.post(`/v1/threads/${id}/messages`, {
       messages: [
         { ...text('fact', 'user', 'My sister Ingrid moved to Trondheim last spring.'), createdAt: old },
         { ...text('ack', 'assistant', 'Trondheim is lovely in spring!'), createdAt: old },
@@ -578,7 +579,15 @@ describe('recall through GET /v1/threads/{id}/context', () => {
       ],
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-  });
+  };
+  /** The user's next turn: the stable block's rules then apply to the next query (a new turn). */
+  const nextTurn = async (id: string) => {
+    const res = await acme.post(`/v1/threads/${id}/messages`, {
+      message: text(`${id}-next`, 'user', 'And then?'),
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  };
+  before(() => seed('recalling'));
 
   test('createdAt is stored and returned as given', async () => {
     const page = await acme.get('/v1/threads/recalling/messages?limit=2');
@@ -626,7 +635,8 @@ describe('recall through GET /v1/threads/{id}/context', () => {
   });
 
   test('POST: the same context, and with `previous` the recalled block stays in place', async () => {
-    const url = '/v1/threads/recalling/context';
+    await seed('recalling-post');
+    const url = '/v1/threads/recalling-post/context';
     const q = { budget: 300, query: 'where does Ingrid live' };
     const get = await acme.get(`${url}?budget=300&query=where%20does%20Ingrid%20live`);
     const post = await acme.post(url, q);
@@ -636,8 +646,15 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assert.equal(a.status, 200, JSON.stringify(a.body));
     assert.deepEqual([a.body.recall.stable.kept, a.body.recall.stable.why], [false, 'none']);
     const state = a.body.cache.recall;
-    assert.ok(state.items.some((i: Json) => i.threadId === 'recalling' && i.seq === 1));
+    assert.ok(state.items.some((i: Json) => i.threadId === 'recalling-post' && i.seq === 1));
     assert.ok(!JSON.stringify(state).includes('acme:'), 'thread ids without the tenant prefix');
+    const same = await acme.post(url, { ...q, query: 'Ingrid in Trondheim', previous: a.body.cache });
+    assert.deepEqual(
+      [same.body.recall.stable.kept, same.body.recall.stable.why],
+      [false, 'query'],
+      'another question at the same turn gets its own block',
+    );
+    await nextTurn('recalling-post');
     const b = await acme.post(url, { ...q, query: 'Ingrid in Trondheim', previous: a.body.cache });
     assert.equal(b.status, 200, JSON.stringify(b.body));
     assert.equal(b.body.recall.stable.kept, true);
@@ -649,8 +666,10 @@ describe('recall through GET /v1/threads/{id}/context', () => {
   });
 
   test('POST: recallMinCover says how much of a new query the kept block must cover', async () => {
-    const url = '/v1/threads/recalling/context';
+    await seed('recalling-cover');
+    const url = '/v1/threads/recalling-cover/context';
     const a = await acme.post(url, { budget: 300, query: 'where does Ingrid live', previous: {} });
+    await nextTurn('recalling-cover');
     // Another topic: none of its strong hits is in the block, which the default 0.4 rebuilds and 0 keeps.
     const q = { budget: 300, query: 'message 7 about the weather and the garden', previous: a.body.cache };
     const rebuilt = await acme.post(url, q);

@@ -192,7 +192,16 @@ test('thread context --query recalls old turns and says why; --recall off; a bad
 });
 
 test('thread context --previous keeps the recalled block in place; a bad file is a usage error', async () => {
-  const args = ['thread', 'context', 'cli-long', '--budget', '200', '--query', 'question 7'];
+  // A thread of its own: the test adds a turn, and the others count cli-long's messages.
+  const turns = conversation('t');
+  for (let i = 0; i < 125; i++) {
+    turns.user(`question ${i}`);
+    turns.assistant(`answer ${i}`);
+  }
+  const thread = p.memory.thread('cli-turns');
+  await thread.append(turns.messages);
+  await thread.sync();
+  const args = ['thread', 'context', 'cli-turns', '--budget', '200', '--query', 'question 7'];
   const first = path.join(dir, 'first.json');
   await writeFile(first, '{}');
   const a = await cli(...args, '--previous', first, '--json');
@@ -214,6 +223,12 @@ test('thread context --previous keeps the recalled block in place; a bad file is
   );
   assert.equal(b.recall.stable.kept, true);
   assert.deepEqual(b.cache, ctx.cache);
+  // Another question at the same turn gets its own block; after a new user turn, minCover decides.
+  const other = await cli(...args.slice(0, -1), 'answer 100', '--previous', cache);
+  assert.equal(other.code, 0, other.stderr);
+  assert.match(other.stdout, /^recalled block: built anew \(query\)$/m);
+  await thread.append({ id: 't-next', role: 'user', content: 'And then?' });
+  await thread.sync();
   const stale = await cli(...args.slice(0, -1), 'answer 100', '--previous', cache);
   assert.equal(stale.code, 0, stale.stderr);
   assert.match(stale.stdout, /^recalled block: built anew \(stale\)$/m);
