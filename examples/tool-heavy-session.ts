@@ -17,11 +17,11 @@ const threadId = process.env['THREAD_ID'] ?? 'tool-heavy-demo';
 const memory = await connect();
 const thread = memory.thread(threadId, { userId: 'bob' });
 try {
-  // The first append creates the thread. Then a small budget, so that twenty turns overflow it a few
-  // times over. The default strategy applies: collapse older tool results, summarize the oldest
-  // groups, truncate as the last resort.
+  // The first append creates the thread. Then a small budget, so that twenty turns overflow the
+  // view's half of it (recall keeps the other half) a few times over. The default strategy applies:
+  // collapse older tool results, summarize the oldest groups, truncate as the last resort.
   await thread.append({ id: 'sys', role: 'system', content: 'You are a careful code assistant.' });
-  await thread.configure({ budget: 1200 });
+  await thread.configure({ budget: 2400 });
 
   const files = ['billing.ts', 'invoice.ts', 'ledger.ts', 'refunds.ts', 'tax.ts'];
   for (let turn = 1; turn <= 20; turn++) {

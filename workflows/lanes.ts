@@ -14,7 +14,6 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { StoredThread, ThreadActivities } from '../activities/types.js';
-import { strategyOf } from '../src/thread/config.js';
 import { Lock } from './lock.js';
 import type { ThreadState } from './thread-state.js';
 import type { reportOf } from '../src/compaction/compaction.js';
@@ -275,7 +274,7 @@ export class Lanes {
       const result = await this.llm.compactThread({
         threadId: s.threadId,
         compactionId: s.nextCompactionId(),
-        strategy: strategyOf(s.config),
+        strategy: s.strategy(),
         model: s.config.model,
         upToSeq: s.indexedSeq,
       });

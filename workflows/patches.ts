@@ -15,4 +15,9 @@ export const PATCHES = {
    * `idleMs` (an activity scheduled earlier), then closes.
    */
   extractOnClose: 'extract-on-close',
+  /**
+   * The default strategy compacts to the view's budget (the budget less `recallShare`), not the whole
+   * budget: compaction fires earlier (src/thread/config.ts `viewBudget`).
+   */
+  compactAtViewBudget: 'compact-at-view-budget',
 } as const satisfies Readonly<Record<string, string>>;

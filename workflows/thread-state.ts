@@ -15,6 +15,7 @@ import {
 } from '../src/thread/config.js';
 import { strategyFires } from '../src/thread/strategy-fires.js';
 import type { reportOf } from '../src/compaction/compaction.js';
+import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { CompactThreadResult, EmbedThreadResult, StoredThread } from '../activities/types.js';
 import type {
   ThreadErrors,
@@ -84,6 +85,11 @@ export class ThreadState {
   defaults: ThreadDefaults;
   /** Set when the thread closed after idling (its run ends, or sleeps until retention); cleared by activity. */
   closed = false;
+  /**
+   * The default strategy compacts to the view's budget (patch `compact-at-view-budget`, set by the
+   * workflow); false in runs from before it, whose histories compact at the whole budget.
+   */
+  compactAtViewBudget = false;
 
   constructor(input: ThreadWorkflowInput) {
     this.threadId = input.threadId;
@@ -212,11 +218,15 @@ export class ThreadState {
     return this.catchUpTarget() > this.index.lastSeq;
   }
 
+  /** The strategy this run compacts with. */
+  strategy(): StrategySpec {
+    return strategyOf(this.config, this.compactAtViewBudget);
+  }
+
   /** True when the strategy may change the view and nothing new has been tried since. */
   compactionDue(): boolean {
     return (
-      this.index.lastSeq > this.compactedAt &&
-      strategyFires(withViewCap(strategyOf(this.config)), this.index.metrics)
+      this.index.lastSeq > this.compactedAt && strategyFires(withViewCap(this.strategy()), this.index.metrics)
     );
   }
 

@@ -41,6 +41,7 @@ const CAN_EVENTS = 150;
 /** The thread workflow. See the module comment. */
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
+  state.compactAtViewBudget = patched(PATCHES.compactAtViewBudget);
   const lanes = new Lanes(state, { heartbeatTimeoutMs: input.heartbeatTimeoutMs });
   const idleClose = patched(PATCHES.idleClose)
     ? new IdleClose(state, lanes, Date.now(), patched(PATCHES.extractOnClose))

@@ -251,9 +251,23 @@ export const MAX_VIEW_GROUPS = 10_000;
 /** Where the cap's truncation stops (hysteresis: it runs rarely). */
 export const VIEW_GROUPS_AFTER_CAP = 9_000;
 
-/** The strategy a thread runs: its own, or the default for its budget (see {@link withViewCap}). */
-export function strategyOf(config: ThreadConfig): StrategySpec {
-  return config.strategy ?? defaultStrategy(config.budget);
+/**
+ * The tokens a context's view has once recall takes its share (`recallShare` of the budget): what the
+ * default strategy compacts to. Compacting at the budget instead left the view larger than any
+ * context with recall sends, so reads trimmed it: the messages trimmed sat in neither the summaries
+ * nor the context, and each step of trimming moved the cached prefix between compactions.
+ */
+export function viewBudget(config: Pick<ThreadConfig, 'budget' | 'recallShare'>): number {
+  return Math.max(1, config.budget - Math.floor(config.budget * config.recallShare));
+}
+
+/**
+ * The strategy a thread runs: its own, or the default for its view's budget ({@link viewBudget};
+ * `atViewBudget` false: for the whole budget, as runs from before the patch `compact-at-view-budget`
+ * compact). See {@link withViewCap}.
+ */
+export function strategyOf(config: ThreadConfig, atViewBudget = true): StrategySpec {
+  return config.strategy ?? defaultStrategy(atViewBudget ? viewBudget(config) : config.budget);
 }
 
 /**

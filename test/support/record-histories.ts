@@ -16,7 +16,8 @@
  * without one runs through several runs, asking that worker once); `idle` (patch `idle-close`: every
  * path again, and a thread that closes after idling and opens again, and one that sleeps until its
  * retention erases it); `extract` (patch `extract-on-close`: every path again, and a thread with a user
- * that closes before its `idleMs`, extracting first).
+ * that closes before its `idleMs`, extracting first); `viewbudget` (patch `compact-at-view-budget`:
+ * every path again, the default strategy compacting at the budget less `recallShare`).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -51,6 +51,24 @@ test('compaction is due when the strategy fires, and not again until new message
   assert.equal(s.compactionDue(), true);
 });
 
+test('the default strategy compacts to the view’s budget (the budget less recallShare) since its patch; runs before it at the budget', () => {
+  // 60 tokens of a 100-token budget: over the view's 50 (recallShare 0.5), under the budget.
+  const due = (compactAtViewBudget: boolean, config: Record<string, unknown> = {}) => {
+    const s = new ThreadState({ threadId: 't', config: { budget: 100, ...config } });
+    s.compactAtViewBudget = compactAtViewBudget;
+    s.receive(metas(6));
+    return s.compactionDue();
+  };
+  assert.equal(due(true), true);
+  assert.equal(due(false), false, 'a run from before the patch, replayed');
+  assert.equal(due(true, { recallShare: 0 }), false, 'recall off: the whole budget is the view’s');
+  assert.equal(
+    due(true, { strategy: truncation({ trigger: never(), minimumPreserved: 1 }) }),
+    false,
+    'a thread’s own strategy is its own',
+  );
+});
+
 test('applies a compaction result and carries everything across continue-as-new as JSON', () => {
   const s = new ThreadState({ threadId: 't', config: { budget: 30 } });
   const m = metas(5);

@@ -368,7 +368,12 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
     table([
       ['budget', int(config.budget)],
       ['model', config.model],
-      ['strategy', config.strategy ? JSON.stringify(config.strategy) : 'default (for the budget)'],
+      [
+        'strategy',
+        config.strategy
+          ? JSON.stringify(config.strategy)
+          : 'default (for the view’s budget: the budget less recallShare)',
+      ],
       ['idleMs', String(config.idleMs)],
       ['extractEveryTurns', String(config.extractEveryTurns)],
       ['memoryShare', String(config.memoryShare)],
