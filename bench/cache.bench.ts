@@ -23,7 +23,7 @@ import type { StrategySpec } from '../src/compaction/strategy-spec.js';
 import type { MessageInput } from '../src/model/message.js';
 import { toOpenAI } from '../src/model/openai.js';
 import { normalizeMessages } from '../src/model/validation.js';
-import { LOW_WATER_MARK } from '../src/thread/config.js';
+import { LOW_WATER_MARK, viewBudget } from '../src/thread/config.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { MESSAGE_OVERHEAD } from '../src/tokenizers/tokenizer.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
@@ -131,8 +131,10 @@ async function conversations(): Promise<Conversation[]> {
 
 function strategyFor(variant: Variant): StrategySpec | undefined {
   if (variant.summaries) return undefined; // the default for the budget
-  const trigger = tokensExceed(BUDGET);
-  const target = tokensBelow(Math.floor(BUDGET * LOW_WATER_MARK) + 1);
+  // The default strategy's trigger and target: the view's budget, the budget less recall's share.
+  const view = viewBudget({ budget: BUDGET, recallShare: variant.recallShare });
+  const trigger = tokensExceed(view);
+  const target = tokensBelow(Math.floor(view * LOW_WATER_MARK) + 1);
   return truncation({ trigger, target, minimumPreserved: 1 }) as StrategySpec;
 }
 

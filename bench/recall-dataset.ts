@@ -88,6 +88,13 @@ export interface DatasetOptions {
    * so a question's context may keep the stable recalled block an earlier question's built.
    */
   stable?: boolean;
+  /**
+   * Each question is asked in a chat instead of at the end of the conversation: our rows append it as
+   * a user message to their own fork of the conversation (one per row and budget), query it, and
+   * append a short assistant reply. With `stable`, each question is then a new turn, as for a chat
+   * agent, and the kept block meets questions on other topics (what `minCover` is for).
+   */
+  chat?: boolean;
 }
 
 /** The rows, in print order: the baselines, then ours. */
@@ -160,8 +167,9 @@ export async function datasetRecall(
   // With details: where each evidence turn ranks in each of our rankers and their fusion (up to 1,000).
   const store = options.details ? await PostgresThreadStore.connect(pipeline.stack.databaseUrl) : undefined;
   for (const l of loaded) {
-    /** Per row and budget: the previous context's cache (with `stable`). */
+    /** Per row and budget: the previous context's cache (with `stable`), and the chat's fork (with `chat`). */
     const previous = new Map<string, ContextResult['cache']>();
+    const chats = new Map<string, ThreadHandle>();
     const questionVectors = await embedAll(
       embeddings.embedder,
       l.conversation.questions.map((q) => q.question),
@@ -227,9 +235,17 @@ export async function datasetRecall(
           ['fulltext', l.thread],
           ['hybrid', l.hybrid],
         ];
-        for (const [row, thread] of ours) {
+        for (const [row, conversationThread] of ours) {
           if (options.ours && !options.ours.includes(row)) continue;
           const last = previous.get(`${row}/${budget}`);
+          let thread = conversationThread;
+          if (options.chat) {
+            const key = `${row}/${budget}`;
+            if (!chats.has(key))
+              chats.set(key, await thread.fork(`${thread.threadId}-chat-${row}-${budget}`));
+            thread = chats.get(key)!;
+            await thread.append({ id: `chat-q${qi}`, role: 'user', content: q.question });
+          }
           const ctx = await thread.context({
             budget,
             query: q.question,
@@ -237,6 +253,8 @@ export async function datasetRecall(
             ...(options.stable ? { previous: last ?? {} } : {}),
           });
           previous.set(`${row}/${budget}`, ctx.cache);
+          if (options.chat)
+            await thread.append({ id: `chat-a${qi}`, role: 'assistant', content: 'Let me think.' });
           if (ctx.recall?.stable) {
             const key = `stable/${budget}/${ctx.recall.stable.kept ? 'kept' : ctx.recall.stable.why!}`;
             found.set(key, (found.get(key) ?? 0) + 1);
@@ -323,7 +341,7 @@ export async function datasetRecall(
     '',
     ...(options.stable
       ? [
-          `Stable recalled block (\`--stable\`: each call passes the previous call's \`cache\` at its budget), per budget: ${budgets
+          `Stable recalled block (\`--stable\`: each call passes the previous call's \`cache\` at its budget${options.chat ? '; `--chat`: each question a new turn of a chat' : ''}), per budget: ${budgets
             .map(
               (b) =>
                 `${b}: ${[...found]

@@ -25,7 +25,8 @@
  * `--only-dataset` skips sections 1-3; `--details FILE` writes what each question found (JSON lines); `--quick` shrinks everything to check the bench itself.
  * `--only-latency` runs section 2 alone. To iterate: `--conversations 26,41` asks only those, `--ours fulltext` only that row of ours, `--recall-share S` configures the threads' recallShare,
  * `--recall '{"range":2}'` passes recall options to our `context()` calls; `--stable` makes each of our calls pass the
- * previous call's `cache` at the same budget (`context({ previous })`, the stable recalled block).
+ * previous call's `cache` at the same budget (`context({ previous })`, the stable recalled block); `--chat` asks each
+ * question as a new turn of a chat (our rows append it to their own fork of the conversation, then a short reply).
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
@@ -323,6 +324,7 @@ async function main(): Promise<void> {
             ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
             ...(flag('--recall-share') ? { recallShare: Number(flag('--recall-share')) } : {}),
             ...(args.includes('--stable') ? { stable: true } : {}),
+            ...(args.includes('--chat') ? { chat: true } : {}),
           })
         : []),
       ...(ONLY_LATENCY ? await contextLatency(pipeline) : []),
