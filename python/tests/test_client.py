@@ -329,6 +329,9 @@ def test_context_with_previous_keeps_the_recalled_block_in_place(client: Client,
     assert first["recall"]["stable"] == {"kept": False, "why": "none", "tokens": first["recall"]["stable"]["tokens"]}
     assert any(i["threadId"] == thread_id for i in first["cache"]["recall"]["items"])
     since = 1682899200000  # 2023-05-01, as epoch milliseconds: the body carries it as the query does
+    same_turn = client.context(thread_id, budget=300, query="Ingrid Trondheim", since=since, previous=first["cache"])
+    assert same_turn["recall"]["stable"]["why"] == "query"  # another question at the same turn: its own block
+    client.append(thread_id, [{"id": "next", "role": "user", "content": "And then?"}])
     second = client.context(thread_id, budget=300, query="Ingrid Trondheim", since=since, previous=first["cache"])
     assert second["recall"]["stable"]["kept"] is True
     assert second["cache"]["recall"] == first["cache"]["recall"]

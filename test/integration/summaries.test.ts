@@ -38,7 +38,8 @@ let threads = 0;
 async function overBudget(): Promise<ThreadHandle> {
   const t = p.memory.thread(`summaries-${++threads}`);
   await t.append({ id: 'first', role: 'user', content: 'Hello, I need help planning a trip to Norway.' });
-  await t.configure({ budget: BUDGET });
+  // recallShare 0: the view's budget is the whole budget, so one compaction brings it under.
+  await t.configure({ budget: BUDGET, recallShare: 0 });
   for (let i = 0; i < 12; i++) {
     await t.append([
       { id: `u${i}`, role: 'user', content: `Question ${i}: what about the fjords near town number ${i}?` },
