@@ -396,7 +396,10 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   const hits = fuse(ranked.rankings, ranked.first).filter((h) => !inView(h.threadId, h.seq));
   const at = (id: string) => input.view.findIndex((m) => m.id === id);
   const anchorAt = previous ? at(previous.anchor) : -1;
-  const newestUser = input.view[lastUser(input.view)]?.id;
+  // The newest user message: where a new block goes, and what tells a new turn from the same one.
+  const anchorIndex = lastUser(input.view);
+  const newestUser = input.view[anchorIndex]?.id;
+  const asked = queryHash(query);
   const kept =
     previous && anchorAt >= 0
       ? await renderKept(store, info, previous.items, count, recall.scope)
@@ -409,7 +412,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
     tokens: kept?.block?.tokens ?? 0,
     room: maxTokens,
     hits,
-    query: queryHash(query),
+    query: asked,
     ...(newestUser ? { newestUser } : {}),
     rules: { ...STABLE_RECALL, minCover: recall.minCover },
   });
@@ -439,7 +442,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
     anchor,
     head,
     budget: input.budget,
-    query: queryHash(query),
+    query: asked,
     items: items.map(({ threadId, seq, reason, hitSeq, rankers }) => ({
       threadId,
       seq,
@@ -475,11 +478,9 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   const why = plan.keep ? 'none' : plan.why;
   // A new stable block before the newest user message: the block recall always built.
   const fresh = await choose(() => false, maxTokens);
-  const anchorIndex = lastUser(input.view);
-  const anchor = anchorIndex >= 0 ? input.view[anchorIndex]!.id : undefined;
   return {
     ...(fresh.block ? { kept: fresh.block } : {}),
-    ...(anchor ? { anchor } : {}),
+    ...(newestUser ? { anchor: newestUser } : {}),
     items: fresh.items,
     report: {
       ...fresh.report,
@@ -490,8 +491,8 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
         tokens: fresh.block?.tokens ?? 0,
       },
     },
-    ...(fresh.block && anchor
-      ? { state: stateOf(fresh.items, anchor, headOf(input.view.slice(0, anchorIndex))) }
+    ...(fresh.block && newestUser
+      ? { state: stateOf(fresh.items, newestUser, headOf(input.view.slice(0, anchorIndex))) }
       : {}),
   };
 }
