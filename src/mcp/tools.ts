@@ -20,6 +20,7 @@ import {
 } from '../model/limits.js';
 import { ToolError } from './errors.js';
 import type { IdScope } from './ids.js';
+import type { ToolName } from './tool-names.js';
 import { textOf } from '../model/message.js';
 import type { WorkingMemory, WorkingMemoryScope } from '../memories/working-memory.js';
 
@@ -35,7 +36,7 @@ export interface ToolContext {
 
 /** One tool: its name, description, input schema and handler. */
 export interface ToolDefinition<S extends z.ZodRawShape = z.ZodRawShape> {
-  name: string;
+  name: ToolName;
   title: string;
   description: string;
   input: S;
@@ -428,7 +429,7 @@ const updateWorkingMemory = tool({
   },
 });
 
-/** Every tool, in the order `tools/list` shows them. */
+/** Every tool, in the order of {@link TOOL_NAMES} (a unit test holds the two together). */
 export const TOOLS: readonly ToolDefinition[] = [
   search,
   remember,

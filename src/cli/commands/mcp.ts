@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UNSCOPED } from '../../mcp/ids.js';
+import { TOOL_NAMES } from '../../mcp/tool-names.js';
 import { explain } from '../errors.js';
 import type { Session } from '../session.js';
 import { TENANT_HELP } from './thread.js';
@@ -13,7 +14,7 @@ import { TENANT_HELP } from './thread.js';
 export function registerMcp(program: Command, session: Session): void {
   program
     .command('mcp')
-    .description('serve the MCP tools (search, remember, forget, context, list_threads) on stdio')
+    .description(`serve the MCP tools (${TOOL_NAMES.join(', ')}) on stdio`)
     .option('--tenant <name>', TENANT_HELP)
     .option('--user <userId>', 'the user the tools act for when a call names none')
     .action(
