@@ -24,7 +24,7 @@ import { groupsExceed, not, tokensBelow, tokensExceed } from '../compaction/trig
 
 /** Per-thread settings. Every field has a documented default. */
 export interface ThreadConfig {
-  /** Token budget of the view. Default 8,000. */
+  /** Tokens of the context: summaries, view and blocks (the view compacts to {@link viewBudget}). Default 8,000. */
   budget: number;
   /** Model name; picks the tokenizer (o200k/cl100k, else chars/4). Default `gpt-4o`. */
   model: string;

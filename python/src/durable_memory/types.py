@@ -89,7 +89,7 @@ class Retention(TypedDict):
 
 class ThreadConfig(TypedDict):
     budget: int
-    """Tokens of the view."""
+    """Tokens of the context: summaries, view and blocks."""
     model: str
     """Picks the tokenizer."""
     strategy: NotRequired[dict[str, Any]]

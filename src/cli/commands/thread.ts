@@ -113,9 +113,13 @@ export function registerThread(program: Command, session: Session): void {
     .description(
       'change budget, model, strategy or memory settings (creates the thread); prints the configuration',
     )
-    .option('--budget <tokens>', 'token budget of the view', positiveInt)
+    .option(
+      '--budget <tokens>',
+      'tokens of the context: summaries, view and blocks (default 8,000)',
+      positiveInt,
+    )
     .option('--model <name>', 'model (picks the tokenizer)')
-    .option('--strategy <json>', 'compaction strategy as JSON (see README)', json)
+    .option('--strategy <json>', 'compaction strategy as JSON (docs/compaction.md)', json)
     .option('--default-strategy', 'go back to the default strategy for the budget')
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
