@@ -131,7 +131,11 @@ export const Retention = Type.Object(
 
 /** A thread's configuration, every field filled in. */
 export const ThreadConfig = Type.Object({
-  budget: Type.Integer({ minimum: 1, maximum: MAX_BUDGET, description: 'Tokens of the context: summaries, view and blocks.' }),
+  budget: Type.Integer({
+    minimum: 1,
+    maximum: MAX_BUDGET,
+    description: 'Tokens of the context: summaries, view and blocks.',
+  }),
   model: Type.String({ description: 'Picks the tokenizer.' }),
   strategy: Type.Optional(Strategy),
   idleMs: Type.Integer({
