@@ -24,7 +24,10 @@ import { UnknownThreadError } from './errors.js';
 /** One scope's working memory; see the module comment. */
 export interface WorkingMemoryHandle {
   readonly scope: WorkingMemoryScope;
-  /** The current version; `{ version: 0, format: 'markdown', content: '' }` before the first write. */
+  /**
+   * The current version; `{ version: 0, format: 'markdown', content: '' }` before the first write.
+   * @throws UnknownThreadError for a thread scope whose thread does not exist (as `set` and `history`)
+   */
   get(): Promise<WorkingMemory>;
   /**
    * Replaces the working memory with `content` (text: Markdown; any other JSON value: JSON), as the
@@ -48,14 +51,21 @@ export function workingMemory(
   const parsed = parseScope(scope);
   if ('threadId' in parsed) validateThreadId(parsed.threadId);
   const { store, threads } = deps;
+  // A thread's working memory goes with the thread: none for a thread that does not exist (read or
+  // written, as over HTTP).
+  const threadExists = async (): Promise<void> => {
+    if ('threadId' in parsed && !(await threads.thread(parsed.threadId)))
+      throw new UnknownThreadError(parsed.threadId);
+  };
   return {
     scope: parsed,
-    get: async () => (await store.get(parsed)) ?? emptyWorkingMemory(parsed),
+    async get() {
+      await threadExists();
+      return (await store.get(parsed)) ?? emptyWorkingMemory(parsed);
+    },
     async set(content, options) {
       assertVersion(options?.version);
-      // A thread's working memory goes with the thread: none for a thread that does not exist.
-      if ('threadId' in parsed && !(await threads.thread(parsed.threadId)))
-        throw new UnknownThreadError(parsed.threadId);
+      await threadExists();
       const { version } = options;
       const previous = version > 0 ? await store.version(parsed, version) : undefined;
       if (version > 0 && !previous)
@@ -77,7 +87,7 @@ export function workingMemory(
         throw new ValidationError('invalid_option', 'before: expected a version (1 or more)', {
           field: 'before',
         });
-      return store.history(parsed, options);
+      return threadExists().then(() => store.history(parsed, options));
     },
   };
 }

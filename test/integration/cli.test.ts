@@ -469,6 +469,18 @@ test('--tenant: threads and memories written through the HTTP API, by the ids th
   assert.equal(parseJson<{ threadId: string }>(shownJson).threadId, 'support-42');
   assert.doesNotMatch(shownJson.stdout, /"local:/u, 'no stored (prefixed) id in the output');
 
+  // A thread the tenant does not have is named as the caller gave it, not by its stored id; its
+  // working memory is as unknown as its history (once version 0 through the CLI, 404 over HTTP).
+  for (const args of [
+    ['thread', 'history', 'nosuch', '--tenant', 'local'],
+    ['working-memory', 'get', '--thread', 'nosuch', '--tenant', 'local'],
+  ]) {
+    const missing = await cli(...args);
+    assert.equal(missing.code, 3, `${args.join(' ')}: ${missing.stdout}${missing.stderr}`);
+    assert.match(missing.stderr, /thread "nosuch" does not exist/u);
+    assert.doesNotMatch(missing.stderr, /local:/u);
+  }
+
   // The option is the group's: before or after the subcommand.
   const history = parseJson<{ threadId: string; messages: { role: string }[] }>(
     await cli('thread', '--tenant', 'local', 'history', 'support-42', '--json'),

@@ -31,6 +31,12 @@ describe('workingMemory(scope)', () => {
     assert.deepEqual(await deps.store.history({ threadId: 'nope' }), []);
   });
 
+  it("reading a thread's that does not exist says so, as the HTTP API and a write do (not version 0)", async () => {
+    const wm = workingMemory(await stores(), { threadId: 'nope' });
+    await assert.rejects(wm.get(), UnknownThreadError);
+    await assert.rejects(wm.history(), UnknownThreadError);
+  });
+
   it('a version ahead of the latest is a conflict too, and writes nothing', async () => {
     const wm = workingMemory(await stores(), { userId: 'u' });
     await wm.set('one', { version: 0 });
