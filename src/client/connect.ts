@@ -235,11 +235,16 @@ export class DurableMemory {
   /**
    * Threads by id (ascending), optionally only one user's or those whose id starts with `prefix` (the
    * id equal to it included); page with `after` (the last id seen). Each says whether its workflow is
-   * `open` (see thread-open.ts).
+   * `open` (see thread-open.ts), unless `open: false`: then the list is PostgreSQL's alone, which
+   * never asks Temporal (and works while it is down).
    * @throws ValidationError for a malformed `userId`, `prefix` or `limit`.
    */
-  async listThreads(options: ListThreadsOptions & { prefix?: string } = {}): Promise<ThreadInfo[]> {
-    return withOpen(this.backends.temporal, await this.storedThreads(options));
+  async listThreads(
+    options: ListThreadsOptions & { prefix?: string; open?: boolean } = {},
+  ): Promise<ThreadInfo[]> {
+    const { open = true, ...rest } = options;
+    const threads = await this.storedThreads(rest);
+    return open ? withOpen(this.backends.temporal, threads) : threads;
   }
 
   /** {@link listThreads} as the store answers it. */

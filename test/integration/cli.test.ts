@@ -490,12 +490,17 @@ test('--tenant: threads and memories written through the HTTP API, by the ids th
     history.messages.map((m) => m.role),
     ['user', 'assistant'],
   );
-  const listed = parseJson<{ threads: { threadId: string; userId?: string }[] }>(
-    await cli('thread', 'ls', '--tenant', 'local', '--json'),
+  const listed = parseJson<{ threads: { threadId: string; userId?: string; open?: boolean }[] }>(
+    await cli('thread', 'ls', '--tenant', 'local', '--open', '--json'),
   );
   assert.deepEqual(
-    listed.threads.map((t) => [t.threadId, t.userId]),
-    [['support-42', 'bob']],
+    listed.threads.map((t) => [t.threadId, t.userId, t.open]),
+    [['support-42', 'bob', true]],
+    'as listThreads() answers: with whether its workflow is open',
+  );
+  assert.match(
+    (await cli('thread', 'ls', '--tenant', 'local', '--open')).stdout,
+    /^support-42 +bob +2 +\S+ +yes$/mu,
   );
   const everything = parseJson<{ threads: { threadId: string }[] }>(await cli('thread', 'ls', '--json'));
   assert.ok(

@@ -49,9 +49,11 @@ export function registerThread(program: Command, session: Session): void {
     .option('--user <userId>', "only this user's threads")
     .option('--limit <n>', 'at most this many', positiveInt)
     .option('--after <threadId>', 'only threads whose id sorts after this one')
-    .action(
-      session.action((o: { user?: string; limit?: number; after?: string }) => listThreads(session, o)),
-    );
+    .option(
+      '--open',
+      "also whether each thread's workflow is open (asks Temporal; ls alone reads PostgreSQL)",
+    )
+    .action(session.action((o: ListFlags) => listThreads(session, o)));
 
   thread
     .command('history <threadId>')
@@ -156,26 +158,45 @@ export function registerThread(program: Command, session: Session): void {
     .action(session.action((id: string) => remove(session, id)));
 }
 
-async function listThreads(session: Session, o: { user?: string; limit?: number; after?: string }) {
-  const { store } = await session.memory();
+interface ListFlags {
+  user?: string;
+  limit?: number;
+  after?: string;
+  open?: boolean;
+}
+
+async function listThreads(session: Session, o: ListFlags) {
+  const memory = await session.memory();
   const scope = session.scope;
   const threads: ThreadInfo[] = [];
-  // With a tenant: from just after its prefix (every `<tenant>:…` id sorts after it) to its end.
-  let after = o.after !== undefined ? session.stored(o.after) : scope?.prefix;
+  let after = o.after !== undefined ? session.stored(o.after) : undefined;
   const userId = o.user !== undefined ? session.stored(o.user) : undefined;
   const wanted = o.limit ?? Infinity;
   while (threads.length < wanted) {
     const limit = Math.min(THREAD_PAGE, wanted - threads.length);
-    const page = await store.listThreads({ userId, after, limit });
-    const mine = scope ? page.filter((t) => scope.owns(t.threadId)) : page;
-    threads.push(...(scope ? mine.map((t) => scope.threadInfo(t)) : mine));
-    if (page.length < limit || mine.length < page.length) break;
+    // With a tenant: its threads are the ids starting with its prefix.
+    const page = await memory.listThreads({
+      userId,
+      after,
+      limit,
+      prefix: scope?.prefix,
+      open: o.open === true,
+    });
+    threads.push(...(scope ? page.map((t) => scope.threadInfo(t)) : page));
+    if (page.length < limit) break;
     after = page[page.length - 1]!.threadId;
   }
   if (session.json) return printJson({ threads });
   if (threads.length === 0) return note('no threads');
-  const rows = threads.map((t) => [t.threadId, t.userId ?? '-', int(t.messageCount), t.updatedAt]);
-  await printLines(table(rows, ['THREAD', 'USER', 'MESSAGES', 'UPDATED']));
+  const openOf = (t: ThreadInfo) => (t.open === undefined ? '-' : t.open ? 'yes' : 'no');
+  const rows = threads.map((t) => [
+    t.threadId,
+    t.userId ?? '-',
+    int(t.messageCount),
+    t.updatedAt,
+    ...(o.open ? [openOf(t)] : []),
+  ]);
+  await printLines(table(rows, ['THREAD', 'USER', 'MESSAGES', 'UPDATED', ...(o.open ? ['OPEN'] : [])]));
 }
 
 /** One history message per line: seq, role, text (tool calls as `name(args)`, results as `→ …`). */
