@@ -307,7 +307,16 @@ async function readFull(
   const fitted = await fit(memories, reserve);
   const narrow = sentSeqs(fitted);
   const inView = (threadId: string, seq: number) => threadId === info.threadId && narrow.has(seq);
-  const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
+  // Without `previous` the block is rebuilt for every query, before the newest user message, so it
+  // may also take the room the view leaves unused (compaction keeps the view at 75-100% of its room):
+  // as long as it fits in what `fitted` leaves of the budget, the view before it is the same, and so
+  // is the cached prefix. A kept block needs a room that does not move with the view: its share.
+  const unused = options.previous === undefined ? budget - fitted.tokens : 0;
+  const maxTokens = Math.min(
+    Math.max(recallRoom, unused),
+    rest - (block?.tokens ?? 0) - 2 * summaryTokens,
+    rest - (block?.tokens ?? 0) - 1,
+  );
   const stable = await stableRecall(sources.store, info, {
     ranked,
     recall,

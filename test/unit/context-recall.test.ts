@@ -232,6 +232,27 @@ describe('context() with recall', () => {
     );
   });
 
+  it('takes the room the view leaves unused too, without moving the view (issue 21: the whole budget)', async () => {
+    const { store } = await threadWithFact(200, 3);
+    await summarizeOldTurns(store, 'Summary: the user talked about many topics.', 12);
+    const info = (await store.thread('t'))!;
+    // The view (the summary and turns 150-199, about 1,300 tokens) leaves most of its 2,000 unused.
+    const query = 'Let us talk about topic 7, topic 17, topic 27 and item 37, item 47, item 57.';
+    const ctx = await readContext({ store }, info, { budget: 4000, query });
+    const off = await readContext({ store }, info, { budget: 4000, recall: false });
+    assert.ok(ctx.recall!.maxTokens > 2000, `room ${ctx.recall!.maxTokens}: more than the share`);
+    assert.ok(ctx.recall!.tokens > 2000, `block ${ctx.recall!.tokens}`);
+    assert.ok(ctx.tokens <= 4000);
+    assert.deepEqual(
+      ctx.messages.filter((m) => m.id !== RECALL_BLOCK_ID).map((m) => m.id),
+      off.messages.map((m) => m.id),
+      'the view is whole, as without recall',
+    );
+    // A block meant to be kept (previous) keeps to its share: the view grows into the rest.
+    const kept = await readContext({ store }, info, { budget: 4000, query, previous: {} });
+    assert.ok(kept.recall!.maxTokens <= 2000, `kept room ${kept.recall!.maxTokens}`);
+  });
+
   it('reports how the budget splits: system, summaries, recalled, recent and free add up to it', async () => {
     const { store } = await threadWithFact(200, 3);
     await summarizeOldTurns(store, 'Summary: the user talked about many topics.', 12);
@@ -270,7 +291,17 @@ describe('context() with recall', () => {
         ctx.messages.some((m) => m.id === 'a199'),
         'the newest turn stays too',
       );
-      assert.ok(ctx.recall!.maxTokens <= Math.floor(1000 * recallShare));
+      // Recall's room: its share, or more only where the view leaves room unused, never what the
+      // summary needs (twice its size: fitView keeps a summary up to half of the view's room).
+      assert.ok(
+        ctx.recall!.maxTokens <=
+          Math.max(
+            Math.floor(1000 * recallShare),
+            1000 - ctx.split.recent - ctx.split.summaries - ctx.split.system,
+          ),
+        `${ctx.recall!.maxTokens}`,
+      );
+      assert.ok(ctx.recall!.maxTokens <= 1000 - 2 * ctx.split.summaries, `${ctx.recall!.maxTokens}`);
     }
   });
 
@@ -485,12 +516,16 @@ describe('context() with the stable recalled block (previous)', () => {
     const question = { ...options, query: 'What about topic 120?' };
     const b = await readContext({ store }, info, { ...question, previous: a.cache });
     assert.deepEqual([b.recall?.stable?.kept, b.recall?.stable?.why], [false, 'query']);
+    // A caller without previous gets the same block, and more: also the room the view leaves unused,
+    // which a block meant to be kept cannot rely on (the view grows into it turn by turn).
     const alone = await readContext({ store }, info, { ...question, previous: undefined });
+    const aloneIds = new Set(alone.recalled.map((r) => r.id));
     assert.deepEqual(
-      b.recalled.map((r) => r.id),
-      alone.recalled.map((r) => r.id),
+      b.recalled.map((r) => r.id).filter((id) => !aloneIds.has(id)),
+      [],
       'the block a caller without previous gets',
     );
+    assert.ok(b.recall!.maxTokens <= alone.recall!.maxTokens);
     assert.ok(b.recalled.some((r) => r.id === 'u120'));
     const loop = await readContext({ store }, info, { ...question, previous: b.cache });
     assert.equal(loop.recall?.stable?.kept, true, 'the same question again keeps it');
