@@ -311,19 +311,19 @@ async function readFull(
   // may also take the room the view leaves unused (compaction keeps the view at 75-100% of its room):
   // as long as it fits in what `fitted` leaves of the budget, the view before it is the same, and so
   // is the cached prefix. A kept block needs a room that does not move with the view: its share.
-  const unused = options.previous === undefined ? budget - fitted.tokens : 0;
-  const maxTokens = Math.min(
-    Math.max(recallRoom, unused),
-    rest - (block?.tokens ?? 0) - 2 * summaryTokens,
-    rest - (block?.tokens ?? 0) - 1,
-  );
+  // What all recall blocks may take without moving the view: what `fitted` leaves of the budget. The
+  // view then fits whole beside them, its summaries too (the summaries' own room, above, matters only
+  // where the view is trimmed).
+  const spare = Math.min(budget - fitted.tokens, rest - (block?.tokens ?? 0) - 1);
+  const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
   const stable = await stableRecall(sources.store, info, {
     ranked,
     recall,
     limit,
     query,
     inView,
-    maxTokens,
+    maxTokens: options.previous === undefined ? Math.max(maxTokens, spare) : maxTokens,
+    spare,
     count,
     budget,
     previous: parseStableState(options.previous?.recall),
@@ -365,6 +365,11 @@ interface StableInput {
   query: string;
   inView: (threadId: string, seq: number) => boolean;
   maxTokens: number;
+  /**
+   * What the stable and volatile blocks may take together without moving the view: the volatile
+   * block beside a kept one also takes the room the view leaves unused (it is rebuilt every call).
+   */
+  spare: number;
   count: (message: Message) => number;
   budget: number;
   previous?: StableRecallState;
@@ -467,7 +472,10 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
     };
-    const room = Math.min(maxTokens - kept.block.tokens, Math.floor(maxTokens * STABLE_RECALL.volatileMax));
+    const room = Math.min(
+      Math.max(maxTokens, input.spare) - kept.block.tokens,
+      Math.floor(maxTokens * STABLE_RECALL.volatileMax) + Math.max(0, input.spare - maxTokens),
+    );
     const volatile =
       plan.uncovered.length > 0 && room > 0
         ? await choose(keys(kept.items), room, strong, RECALL_VOLATILE_ID)

@@ -21,7 +21,8 @@
  * - When built anew, it is the block recall always built: the query's hits packed into the whole room,
  *   before the newest user message. A context without a previous block is the same as before.
  * - Beside a kept block, the volatile block takes what the stable block leaves of the room, at most
- *   `volatileMax` of it (about one hit with a neighbour at 4,000 tokens).
+ *   `volatileMax` of it (about one hit with a neighbour at 4,000 tokens), and the room the view leaves
+ *   unused (src/client/context.ts): rebuilt every call, it may vary with the view; the kept block may not.
  * Pure: keys and hits in, a decision out; the read path (src/client/context.ts) loads and renders.
  */
 import { messageKey, type FusedHit, type Ranker } from './fuse.js';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readContext } from '../../src/client/context.js';
 import { RECALL_BLOCK_HEADER, RECALL_BLOCK_ID } from '../../src/recall/index.js';
+import { RECALL_VOLATILE_ID } from '../../src/recall/block.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
@@ -291,8 +292,7 @@ describe('context() with recall', () => {
         ctx.messages.some((m) => m.id === 'a199'),
         'the newest turn stays too',
       );
-      // Recall's room: its share, or more only where the view leaves room unused, never what the
-      // summary needs (twice its size: fitView keeps a summary up to half of the view's room).
+      // Recall's room: its share, or more only where the view, summary included, leaves room unused.
       assert.ok(
         ctx.recall!.maxTokens <=
           Math.max(
@@ -301,7 +301,6 @@ describe('context() with recall', () => {
           ),
         `${ctx.recall!.maxTokens}`,
       );
-      assert.ok(ctx.recall!.maxTokens <= 1000 - 2 * ctx.split.summaries, `${ctx.recall!.maxTokens}`);
     }
   });
 
@@ -529,6 +528,36 @@ describe('context() with the stable recalled block (previous)', () => {
     assert.ok(b.recalled.some((r) => r.id === 'u120'));
     const loop = await readContext({ store }, info, { ...question, previous: b.cache });
     assert.equal(loop.recall?.stable?.kept, true, 'the same question again keeps it');
+  });
+
+  it('beside a kept block, the volatile block also takes the room the view leaves unused', async () => {
+    // The summary and turns 150-199 leave most of the view's 2,000 tokens at 4,000 unused.
+    const { store } = await threadWithFact(200, 3);
+    await summarizeOldTurns(store, 'Summary: the user talked about many topics.', 12);
+    const options = { budget: 4000, previous: {}, recall: { minCover: 0 } };
+    const a = await readContext({ store }, (await store.thread('t'))!, {
+      ...options,
+      query: 'Where does Ingrid live?',
+    });
+    const next = await turn(store, 1, 'And what about topic 120, topic 121 and topic 122?');
+    const b = await readContext({ store }, next, {
+      ...options,
+      query: 'topic 120, topic 121 and topic 122',
+      previous: a.cache,
+    });
+    assert.equal(b.recall?.stable?.kept, true, 'minCover 0 keeps the block');
+    const volatile = b.messages.find((m) => m.id === RECALL_VOLATILE_ID);
+    assert.ok(volatile, 'a volatile block');
+    const tokens = countMessageTokens(volatile, tokenizer);
+    assert.ok(tokens > 100, `${tokens} tokens: more than 5% of recall's 2,000`);
+    assert.ok(b.recalled.some((r) => r.id === 'u120' || r.id === 'u121' || r.id === 'u122'));
+    assert.ok(b.tokens <= 4000);
+    const off = await readContext({ store }, next, { budget: 4000, recall: false });
+    assert.deepEqual(
+      b.messages.filter((m) => m.id !== RECALL_BLOCK_ID && m.id !== RECALL_VOLATILE_ID).map((m) => m.id),
+      off.messages.map((m) => m.id),
+      'the view is whole',
+    );
   });
 
   it("never renders a previous block's messages from a thread the recall scope does not reach", async () => {
