@@ -307,13 +307,12 @@ async function readFull(
   const fitted = await fit(memories, reserve);
   const narrow = sentSeqs(fitted);
   const inView = (threadId: string, seq: number) => threadId === info.threadId && narrow.has(seq);
-  // Without `previous` the block is rebuilt for every query, before the newest user message, so it
-  // may also take the room the view leaves unused (compaction keeps the view at 75-100% of its room):
-  // as long as it fits in what `fitted` leaves of the budget, the view before it is the same, and so
-  // is the cached prefix. A kept block needs a room that does not move with the view: its share.
-  // What all recall blocks may take without moving the view: what `fitted` leaves of the budget. The
-  // view then fits whole beside them, its summaries too (the summaries' own room, above, matters only
-  // where the view is trimmed).
+  // What the recalled blocks may take without moving the view: what `fitted` leaves of the budget
+  // (compaction keeps the view at 75-100% of its room). The view then fits whole beside them, its
+  // summaries too (their own room, above, matters only where the view is trimmed), and so does the
+  // cached prefix before the blocks. A block rebuilt for every query (no `previous`) and the volatile
+  // block beside a kept one take it all; a kept block keeps to its share, a room that does not move
+  // as the view grows into the rest turn by turn.
   const spare = Math.min(budget - fitted.tokens, rest - (block?.tokens ?? 0) - 1);
   const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
   const stable = await stableRecall(sources.store, info, {
