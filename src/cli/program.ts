@@ -68,14 +68,16 @@ export async function runCli(argv: readonly string[]): Promise<number | 'running
     const code = exitCodeOf(err);
     // Commander has printed its own message (and help) already.
     let message = err instanceof CommanderError ? err.message : explain(err, session.settings);
-    // A tenant's thread is named as the caller gave it, not by its stored (prefixed) id (a command
-    // that got this far had a valid --tenant, so the scope is there to ask).
-    if (err instanceof UnknownThreadError && session.global.tenant !== undefined)
-      message = new UnknownThreadError(session.scope!.strip(err.threadId)).message;
-    if (err instanceof UnknownThreadError && session.global.tenant === undefined)
-      message +=
-        '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +
-        '(--tenant local for the open local API)';
+    if (err instanceof UnknownThreadError) {
+      // A tenant's thread is named as the caller gave it, not by its stored (prefixed) id (a command
+      // that got this far had a valid --tenant, so the scope is there to ask).
+      if (session.global.tenant !== undefined)
+        message = new UnknownThreadError(session.scope!.strip(err.threadId)).message;
+      else
+        message +=
+          '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +
+          '(--tenant local for the open local API)';
+    }
     if (!(err instanceof CommanderError)) process.stderr.write(`durable-memory: ${message}\n`);
     if (code !== 0 && (session.json || argv.includes('--json')))
       await printJson(errorJson(err, code, message));

@@ -471,9 +471,11 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
     };
+    // Its share's `volatileMax` and the room the view leaves unused, within what both blocks may take.
+    const all = Math.max(maxTokens, input.spare);
     const room = Math.min(
-      Math.max(maxTokens, input.spare) - kept.block.tokens,
-      Math.floor(maxTokens * STABLE_RECALL.volatileMax) + Math.max(0, input.spare - maxTokens),
+      all - kept.block.tokens,
+      Math.floor(maxTokens * STABLE_RECALL.volatileMax) + (all - maxTokens),
     );
     const volatile =
       plan.uncovered.length > 0 && room > 0
