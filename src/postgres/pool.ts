@@ -11,11 +11,54 @@ import { failSpan, SpanKind, startSpan, tracingEnabled } from '../observability/
 const MAX_STATEMENT = 2000;
 
 /**
+ * The database URL's parameter that turns named (prepared) statements off: `?prepared_statements=false`.
+ * Behind a pooler in transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`)
+ * each statement may run on another server connection, where a statement prepared on the first is
+ * missing or already there, and the pooler refuses it. Unnamed, each is planned on every run instead.
+ */
+export const PREPARED_PARAM = 'prepared_statements';
+
+/** pg hands a pool's options to each client it creates: this one says to run statements unnamed. */
+interface StoreClientConfig extends pg.ClientConfig {
+  unnamedStatements?: boolean;
+}
+
+/**
  * Opens a pool (traced when tracing is on) whose connections run without JIT compilation (see
- * {@link NoJitClient}).
+ * {@link NoJitClient}), and without named statements when the URL says `prepared_statements=false`.
  */
 export function newPool(config: pg.PoolConfig): pg.Pool {
-  return tracingEnabled() ? new TracedPool(config) : new pg.Pool({ ...config, Client: NoJitClient });
+  const url = withoutPreparedParam(config.connectionString);
+  const options = { ...config, ...url };
+  return tracingEnabled() ? new TracedPool(options) : new pg.Pool({ ...options, Client: NoJitClient });
+}
+
+/**
+ * `connectionString` without {@link PREPARED_PARAM} (pg would pass it to the server as a setting),
+ * and whether it turned statements unnamed. Anything but a URL is left as it is.
+ * @throws Error naming the parameter when its value is neither true nor false
+ */
+function withoutPreparedParam(connectionString: string | undefined): {
+  connectionString?: string;
+  unnamedStatements?: boolean;
+} {
+  if (connectionString === undefined || !/^postgres(ql)?:/u.test(connectionString)) return {};
+  const url = new URL(connectionString);
+  const value = url.searchParams.get(PREPARED_PARAM);
+  if (value === null) return {};
+  if (value !== 'true' && value !== 'false')
+    throw new Error(`database URL: ${PREPARED_PARAM} must be true or false, got ${JSON.stringify(value)}`);
+  url.searchParams.delete(PREPARED_PARAM);
+  return { connectionString: url.toString(), unnamedStatements: value === 'false' };
+}
+
+/** A `client.query(...)` call's arguments with the statement's name left out. */
+function unnamed(args: unknown[]): unknown[] {
+  const [first, ...rest] = args;
+  if (typeof first !== 'object' || first === null || !('name' in first)) return args;
+  if (typeof (first as { submit?: unknown }).submit === 'function') return args;
+  const { name: _name, ...statement } = first as { name?: unknown };
+  return [statement, ...rest];
 }
 
 /**
@@ -27,6 +70,14 @@ export function newPool(config: pg.PoolConfig): pg.Pool {
  * which PgBouncer refuses.
  */
 class NoJitClient extends pg.Client {
+  constructor(config?: string | StoreClientConfig) {
+    super(config);
+    if (typeof config === 'object' && config.unnamedStatements) {
+      const query = this.query.bind(this) as Query;
+      (this as unknown as { query: Query }).query = (...args) => query(...unnamed(args));
+    }
+  }
+
   override connect(): Promise<pg.Client>;
   override connect(callback: Connected): void;
   override connect(callback?: Connected): Promise<pg.Client> | void {
@@ -91,7 +142,7 @@ function tracedQuery(query: Query, args: unknown[], database: string | undefined
 
 /** A client whose statements are spans. */
 class TracedClient extends NoJitClient {
-  constructor(config?: string | pg.ClientConfig) {
+  constructor(config?: string | StoreClientConfig) {
     super(config);
     const query = this.query.bind(this) as Query;
     (this as unknown as { query: Query }).query = (...args) => tracedQuery(query, args, this.database);
