@@ -10,6 +10,7 @@
  * Usage: node --import tsx --test-reporter=spec test/support/run-unit.ts [files…]
  */
 import { readdirSync } from 'node:fs';
+import { before } from 'node:test';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -21,4 +22,11 @@ const files = given.length
       .filter((f) => f.endsWith('.test.ts'))
       .sort()
       .map((f) => path.join(dir, f));
+// node:test starts the first file's tests as soon as they are registered, while the next files are
+// still being imported (tsx transpiles them on this thread): a test awaiting a timer or a tick could
+// then wait seconds of transpiling. So no test starts before every file is in.
+let imported!: () => void;
+const allImported = new Promise<void>((resolve) => (imported = resolve));
+before(() => allImported);
 for (const file of files) await import(pathToFileURL(file).href);
+imported();
