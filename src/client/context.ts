@@ -22,7 +22,7 @@ import type { ThreadStore } from '../store/thread-store.js';
 import type { ThreadInfo, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
 import { budgetSplit, type BudgetSplit, type ContextPart } from '../thread/budget-split.js';
-import { DEFAULT_CONFIG, type ThreadConfig } from '../thread/config.js';
+import { DEFAULT_CONFIG, parseBudget, parseModel, type ThreadConfig } from '../thread/config.js';
 import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
@@ -53,7 +53,7 @@ import { workingMemoryScopes } from './working-memory.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
-  /** Token budget (default: the thread's configured budget). */
+  /** Token budget, 1 to MAX_BUDGET (default: the thread's configured budget); ValidationError otherwise. */
   budget?: number;
   /**
    * Count tokens with this model's tokenizer (default: the thread's model). Stored counts are the
@@ -209,6 +209,9 @@ export async function readContext(
   info: ThreadInfo,
   options: ContextOptions = {},
 ): Promise<ContextResult> {
+  // Checked as `configure` and the HTTP API check them, before anything is read.
+  if (options.budget !== undefined) parseBudget('budget', options.budget);
+  if (options.model !== undefined) parseModel('model', options.model);
   if (!options.service) return readFull(sources, info, options);
   const [full, service] = await Promise.all([
     readFull(sources, info, options),

@@ -285,8 +285,35 @@ export function withViewCap(strategy: StrategySpec): StrategySpec {
   ) as StrategySpec;
 }
 
+/**
+ * A token budget, as `configure` and `context()` take it: a whole number from 1 to
+ * {@link MAX_BUDGET}. Throws ValidationError naming `name` (its field: the name's last part).
+ */
+export function parseBudget(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_BUDGET) {
+    throw new ValidationError(
+      'invalid_option',
+      `${name}: expected a whole number from 1 to ${MAX_BUDGET}, got ${JSON.stringify(value) ?? String(value)}`,
+      { field: name.split('.').at(-1)! },
+    );
+  }
+  return value;
+}
+
+/** A model name (it picks the tokenizer): 1–{@link MAX_MODEL_LENGTH} characters. As {@link parseBudget}. */
+export function parseModel(name: string, value: unknown): string {
+  if (typeof value !== 'string' || !value || value.length > MAX_MODEL_LENGTH) {
+    throw new ValidationError(
+      'invalid_option',
+      `${name}: expected a model name of 1 to ${MAX_MODEL_LENGTH} characters`,
+      { field: name.split('.').at(-1)! },
+    );
+  }
+  return value;
+}
+
 /** Upper bounds of the whole-number settings (README "Limits"). */
-const MAXIMA = { idleMs: MAX_IDLE_MS, extractEveryTurns: MAX_EXTRACT_EVERY_TURNS, budget: MAX_BUDGET };
+const MAXIMA = { idleMs: MAX_IDLE_MS, extractEveryTurns: MAX_EXTRACT_EVERY_TURNS };
 
 /** How deep strategies nest in `spec` (a pipeline holding a pipeline is 2); stops past `limit`. */
 function strategyDepth(spec: unknown, limit: number): number {
@@ -431,22 +458,8 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   if (p['extractEveryTurns'] !== undefined) out.extractEveryTurns = p['extractEveryTurns'] as number;
   if (share !== undefined) out.memoryShare = share as number;
   if (pinnedShare !== undefined) out.workingMemoryShare = pinnedShare as number;
-  if (p['budget'] !== undefined) {
-    const b = p['budget'];
-    if (typeof b !== 'number' || !Number.isInteger(b) || b < 1 || b > MAXIMA.budget) {
-      throw new ValidationError(
-        'invalid_option',
-        `configure.budget: expected a whole number from 1 to ${MAXIMA.budget}, got ${String(b)}`,
-      );
-    }
-    out.budget = b;
-  }
-  if (p['model'] !== undefined) {
-    if (typeof p['model'] !== 'string' || !p['model'] || p['model'].length > MAX_MODEL_LENGTH) {
-      throw new ValidationError('invalid_option', 'configure.model: expected a model name');
-    }
-    out.model = p['model'];
-  }
+  if (p['budget'] !== undefined) out.budget = parseBudget('configure.budget', p['budget']);
+  if (p['model'] !== undefined) out.model = parseModel('configure.model', p['model']);
   if (p['service'] !== undefined) {
     const binding = parseServiceBinding(p['service']);
     if (binding) out.service = binding;

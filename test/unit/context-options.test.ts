@@ -1,0 +1,51 @@
+/**
+ * `context()`'s own options are checked as the HTTP API checks them (`budget` 1 to MAX_BUDGET tokens,
+ * `model` 1–200 characters): the library once built a context for a budget of 0, -5, 1.5, NaN or
+ * "100" and answered it with that budget, where HTTP refused the same input with a 400.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { readContext } from '../../src/client/context.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { MAX_BUDGET, MAX_MODEL_LENGTH } from '../../src/model/limits.js';
+
+async function thread() {
+  const store = new InMemoryThreadStore();
+  const [message] = normalizeMessages([{ id: 'q1', role: 'user', content: 'Where is my parcel?' }]);
+  await store.append('t', [{ message: message!, tokens: 9 }]);
+  return { store, info: (await store.thread('t'))! };
+}
+
+for (const budget of [0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, MAX_BUDGET + 1, '100']) {
+  test(`context({ budget: ${String(budget)} }) is refused, naming budget`, async () => {
+    const { store, info } = await thread();
+    await assert.rejects(
+      readContext({ store }, info, { budget: budget as number }),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_option' &&
+        err.field === 'budget' &&
+        /^budget: expected a whole number from 1 to 1000000000/u.test(err.message),
+    );
+  });
+}
+
+for (const model of ['', 'm'.repeat(MAX_MODEL_LENGTH + 1), 42]) {
+  test(`context({ model: ${JSON.stringify(model).slice(0, 12)} }) is refused, naming model`, async () => {
+    const { store, info } = await thread();
+    await assert.rejects(
+      readContext({ store }, info, { model: model as string }),
+      (err: unknown) =>
+        err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'model',
+    );
+  });
+}
+
+test('the bounds themselves are accepted', async () => {
+  const { store, info } = await thread();
+  assert.equal((await readContext({ store }, info, { budget: 1 })).budget, 1);
+  assert.equal((await readContext({ store }, info, { budget: MAX_BUDGET })).budget, MAX_BUDGET);
+  assert.equal((await readContext({ store }, info, { model: 'gpt-4o-mini' })).tokens, 9);
+});
