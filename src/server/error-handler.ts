@@ -26,12 +26,51 @@ export function fieldOf(instancePath: string, extra?: string): string {
 }
 
 /**
- * The 400 for a request that does not match its schema. Of all violations the most telling one is
- * reported: a union's own failure rather than each of its alternatives'.
+ * The most telling of `violations` (those of the schema at `within` and below): a union's own failure
+ * rather than each of its alternatives', told as {@link unionFailure} tells it.
  */
-export function schemaFailure(violations: readonly SchemaViolation[], where: string | undefined): ApiError {
+function mostTelling(violations: readonly SchemaViolation[], within = ''): SchemaViolation | undefined {
   const useful = violations.filter((v) => v.keyword !== 'boolean');
-  const pick = useful.find((v) => !v.schemaPath?.includes('/anyOf/')) ?? useful[0] ?? violations[0];
+  const outsideUnions = (v: SchemaViolation) =>
+    !(v.schemaPath ?? '').slice(within.length).includes('/anyOf/');
+  const pick = useful.find(outsideUnions) ?? useful[0] ?? violations[0];
+  return pick?.keyword === 'anyOf' ? unionFailure(pick, violations) : pick;
+}
+
+/**
+ * A union's failure in words a caller can act on ("must match a schema in anyOf" names no rule). An
+ * alternative that failed on its type alone is one the value was not meant for (`null` of a nullable
+ * setting): when one alternative is left, its own most telling violation is the answer
+ * (`closeAfterIdleMs: must be >= 0`); a union of words lists them; a value of none of the types
+ * names the types.
+ */
+function unionFailure(union: SchemaViolation, violations: readonly SchemaViolation[]): SchemaViolation {
+  const prefix = `${union.schemaPath ?? ''}/anyOf/`;
+  const alternatives = new Map<string, SchemaViolation[]>();
+  for (const v of violations) {
+    if (!v.schemaPath?.startsWith(prefix)) continue;
+    const at = `${prefix}${v.schemaPath.slice(prefix.length).split('/')[0]}`;
+    alternatives.set(at, [...(alternatives.get(at) ?? []), v]);
+  }
+  const only = (vs: SchemaViolation[], keyword: string) =>
+    vs.length === 1 && vs[0]!.keyword === keyword && vs[0]!.instancePath === union.instancePath;
+  const all = [...alternatives.values()];
+  if (all.length > 0 && all.every((vs) => only(vs, 'const'))) {
+    const words = all.map((vs) => String(vs[0]!.params?.['allowedValue']));
+    return { ...union, message: `must be one of ${words.join(', ')}` };
+  }
+  const meant = [...alternatives].filter(([, vs]) => !only(vs, 'type'));
+  if (meant.length === 1) return mostTelling(meant[0]![1], meant[0]![0]) ?? union;
+  if (meant.length === 0 && all.length > 0) {
+    const types = all.map((vs) => String(vs[0]!.params?.['type']));
+    return { ...union, message: `must be ${types.join(' or ')}` };
+  }
+  return union;
+}
+
+/** The 400 for a request that does not match its schema, of its most telling violation. */
+export function schemaFailure(violations: readonly SchemaViolation[], where: string | undefined): ApiError {
+  const pick = mostTelling(violations);
   if (!pick) return new ApiError(400, 'invalid_request', `invalid ${where ?? 'request'}`);
   const params = pick.params ?? {};
   const first = (key: string) =>

@@ -1,0 +1,110 @@
+/**
+ * A request that fails a union in its schema (a nullable setting, a choice of words, a field of
+ * several types) gets a 400 that says what the field takes: it once answered "must match a schema in
+ * anyOf" for `closeAfterIdleMs: -1`, `retention: { deleteAfterIdleMs: -1 }`, `scope=galaxy` or
+ * `content: 5`, which names no rule a caller can act on.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { TSchema } from 'typebox';
+import { validatorCompiler } from '../../src/server/validator-compiler.js';
+import { schemaFailure } from '../../src/server/error-handler.js';
+import { ConfigurePatch } from '../../src/api/thread.js';
+import { AppendBody, SearchQuery } from '../../src/api/message.js';
+
+/** The error body the API answers for `value` as `part` of a request with `schema`. */
+function failure(schema: TSchema, part: 'body' | 'querystring', value: unknown) {
+  const check = validatorCompiler({ schema, httpPart: part, method: 'POST', url: '/' }) as (v: unknown) => {
+    error?: unknown[];
+  };
+  const { error } = check(value);
+  assert.ok(error, 'the value should be refused');
+  return schemaFailure(error as Parameters<typeof schemaFailure>[0], part).body().error;
+}
+
+const cases: [string, TSchema, 'body' | 'querystring', unknown, Record<string, string>][] = [
+  [
+    'a nullable number out of range says its range',
+    ConfigurePatch,
+    'body',
+    { closeAfterIdleMs: -1 },
+    { code: 'invalid_field', field: 'closeAfterIdleMs', message: 'closeAfterIdleMs: must be >= 0' },
+  ],
+  [
+    'a nullable object names its own field that is wrong',
+    ConfigurePatch,
+    'body',
+    { retention: { deleteAfterIdleMs: -1 } },
+    {
+      code: 'invalid_field',
+      field: 'retention.deleteAfterIdleMs',
+      message: 'retention.deleteAfterIdleMs: must be >= 0',
+    },
+  ],
+  [
+    'a nullable object missing its field names it',
+    ConfigurePatch,
+    'body',
+    { retention: {} },
+    {
+      code: 'missing_field',
+      field: 'retention.deleteAfterIdleMs',
+      message: 'retention.deleteAfterIdleMs: must have required properties deleteAfterIdleMs',
+    },
+  ],
+  [
+    'a choice of words lists them',
+    SearchQuery,
+    'querystring',
+    { query: 'parcel', scope: 'galaxy' },
+    { code: 'invalid_field', field: 'scope', message: 'scope: must be one of thread, resource, user' },
+  ],
+  [
+    'a word inside a nullable object lists the choices',
+    ConfigurePatch,
+    'body',
+    { service: { kind: 'x' } },
+    {
+      code: 'invalid_field',
+      field: 'service.kind',
+      message: 'service.kind: must be one of openai-responses',
+    },
+  ],
+  [
+    'a value of none of the types names the types',
+    AppendBody,
+    'body',
+    { messages: [{ id: 'q1', role: 'user', content: 5 }] },
+    {
+      code: 'invalid_field',
+      field: 'messages[0].content',
+      message: 'messages[0].content: must be string or null or array',
+    },
+  ],
+  [
+    'a nullable object given a number says so',
+    ConfigurePatch,
+    'body',
+    { strategy: 5 },
+    { code: 'invalid_field', field: 'strategy', message: 'strategy: must be object or null' },
+  ],
+];
+
+for (const [name, schema, part, value, expected] of cases) {
+  test(name, () => {
+    assert.deepEqual(failure(schema, part, value), expected);
+  });
+}
+
+test('failures outside unions read as before', () => {
+  assert.deepEqual(failure(ConfigurePatch, 'body', { budget: 0 }), {
+    code: 'invalid_field',
+    field: 'budget',
+    message: 'budget: must be >= 1',
+  });
+  assert.deepEqual(failure(ConfigurePatch, 'body', { budjet: 5 }), {
+    code: 'unknown_field',
+    field: 'budjet',
+    message: 'budjet: must not have additional properties',
+  });
+});
