@@ -84,7 +84,7 @@ export function registerWorkingMemory(program: Command, session: Session): void 
           const text = content ?? (await readFile(o.file!, 'utf8'));
           // --format json or a schema: the text is JSON (a usage error if it is not).
           const isJson = o.format === 'json' || (o.format === undefined && typeof o.schema === 'object');
-          const value = isJson ? json(text) : text;
+          const value = isJson ? jsonContent(text) : text;
           const schema = o.schema === false ? null : (o.schema as Record<string, unknown> | undefined);
           const written = await (await session.memory()).workingMemory(scopeOf(session, o)).set(value, {
             version: o.replaces,
@@ -117,4 +117,16 @@ export function registerWorkingMemory(program: Command, session: Session): void 
         );
       }),
     );
+}
+
+/**
+ * The content as JSON. A usage error of our own, not the option parsers' (commander's kind, which
+ * the command line takes as printed already: this one would have exited 2 without a word).
+ */
+function jsonContent(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(`content: expected JSON (${(err as Error).message})`);
+  }
 }
