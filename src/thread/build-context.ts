@@ -119,13 +119,25 @@ export async function buildContext(
     for (const e of extra) tokensOf.set(e.message.id, e.tokens);
   }
   const tokens = messages.reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0);
+  // The system prompt and the newest group always stay; when they alone pass the budget, the context
+  // goes over it and says so (trimming rounds its room up to what they take, so it never warns).
+  const over =
+    tokens > budget && !warnings.some((w) => w.code === 'budget_unmet')
+      ? [
+          {
+            code: 'budget_unmet' as const,
+            strategy: 'context',
+            message: `context: budget of ${budget} tokens could not be met without dropping the system prompt or the newest group (sent: ${tokens} tokens)`,
+          },
+        ]
+      : [];
   return {
     messages,
     tokens,
     stableTokens: messages.slice(0, stable).reduce((n, m) => n + (tokensOf.get(m.id) ?? 0), 0),
     budget,
     droppedOnRead: steps.reduce((n, d) => n + d.groupIds.length, 0),
-    warnings,
+    warnings: [...warnings, ...over],
   };
 }
 

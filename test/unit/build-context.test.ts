@@ -2,7 +2,7 @@
  * The read path builds the context from the stored view: the metas stored at append (never a body
  * described again), the entries' token counts, and only what a model can be sent.
  */
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildContext, type ContextEntry } from '../../src/thread/build-context.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
@@ -119,4 +119,49 @@ test('injected blocks go right before the newest user message; stableTokens ends
   assert.equal(built.stableTokens, 30);
   const none = await buildContext(await storedView(c.messages), 1000);
   assert.equal(none.stableTokens, none.tokens, 'without blocks the whole context is stable');
+});
+
+describe('a context over its budget says so', () => {
+  // The newest group and the system prompt always stay; when they alone pass the budget the context
+  // is sent over it. It once did so with no warning at all (`warnings: []`), because trimming on read
+  // rounds its room up to what the kept groups take, so its own budget was always met.
+  test('the newest group alone over the budget: budget_unmet', async () => {
+    const c = conversation();
+    c.user('q1');
+    c.assistant('a1');
+    c.user('q2');
+    const built = await buildContext(await storedView(c.messages), 5);
+    assert.deepEqual(
+      built.messages.map((m) => m.id),
+      ['m3'],
+    );
+    assert.equal(built.tokens, 10);
+    assert.equal(built.warnings.length, 1);
+    assert.equal(built.warnings[0]!.code, 'budget_unmet');
+    assert.match(built.warnings[0]!.message, /budget of 5 tokens/u);
+    assert.match(built.warnings[0]!.message, /10 tokens/u);
+  });
+
+  test('a system prompt over the budget: budget_unmet', async () => {
+    const c = conversation();
+    c.system('sys');
+    c.system('more rules');
+    c.user('q1');
+    const built = await buildContext(await storedView(c.messages), 25);
+    assert.equal(built.tokens, 30);
+    assert.deepEqual(
+      built.warnings.map((w) => w.code),
+      ['budget_unmet'],
+    );
+  });
+
+  test('within the budget: no warning', async () => {
+    const c = conversation();
+    c.user('q1');
+    c.assistant('a1');
+    c.user('q2');
+    const built = await buildContext(await storedView(c.messages), 10);
+    assert.equal(built.tokens, 10);
+    assert.deepEqual(built.warnings, []);
+  });
 });
