@@ -303,9 +303,13 @@ export class ThreadHandle {
   async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
     const metas = await this.storeCall(() => this.deps.store.metas(this.threadId));
     if (!metas.some((m) => m.id === messageId))
-      throw new ValidationError('invalid_id', `no message ${messageId} in thread ${this.threadId}`, {
-        messageId,
-      });
+      throw new ValidationError(
+        'invalid_id',
+        `no message ${JSON.stringify(messageId)} in thread ${this.threadId}`,
+        {
+          messageId,
+        },
+      );
     // Retracted already: the first marker stands, whatever reason this call gives (its content
     // differs, so appending it would be an id conflict).
     const marker = metas.find((m) => m.id === retractionId(messageId));

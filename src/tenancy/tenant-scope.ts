@@ -62,6 +62,14 @@ export class TenantScope {
     return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
   }
 
+  /**
+   * An error message of the library or the store, as the caller reads it: the stored ids it names
+   * (`<tenant>:thread`) without the prefix.
+   */
+  message(text: string): string {
+    return text.split(this.prefix).join('');
+  }
+
   /** Whether a stored thread id belongs to this tenant. */
   owns(storedId: string): boolean {
     return storedId.startsWith(this.prefix);

@@ -512,7 +512,10 @@ describe('POST /v1/threads/{id}/retractions', () => {
 
   test('400 naming messageId for a message the thread lacks or a missing field, 404 for an unknown thread', async () => {
     const path = '/v1/threads/retracting/retractions';
-    assertError(await acme.post(path, { messageId: 'nope' }), 400, 'invalid_id', 'messageId');
+    const unknown = await acme.post(path, { messageId: 'nope' });
+    assertError(unknown, 400, 'invalid_id', 'messageId');
+    // The thread as the caller names it: the message once named the stored `acme:retracting`.
+    assert.equal(unknown.body.error.message, 'messageId: no message "nope" in thread retracting');
     assertError(await acme.post(path, {}), 400, 'missing_field', 'messageId');
     assertError(await acme.post(path, { messageId: 'm1', colour: 1 }), 400, 'unknown_field', 'colour');
     assertError(

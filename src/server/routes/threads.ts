@@ -236,9 +236,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       } catch (err) {
         // The store names threads by stored ids; the caller knows them without the tenant prefix.
         if (err instanceof ValidationError)
-          throw validationFailure(
-            new ValidationError(err.code, err.message.split(scope.prefix).join(''), err),
-          );
+          throw validationFailure(new ValidationError(err.code, scope.message(err.message), err));
         throw err;
       }
     },

@@ -69,7 +69,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
       } catch (err) {
         // The store names records by stored ids; the caller knows them without the tenant prefix.
         if (err instanceof InvalidRecordError)
-          throw new ApiError(400, 'invalid_record', err.message.split(scope.prefix).join(''), 'body');
+          throw new ApiError(400, 'invalid_record', scope.message(err.message), 'body');
         throw err;
       }
     },
