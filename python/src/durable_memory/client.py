@@ -156,6 +156,7 @@ class _Operations:
         extract_every_turns: int | None = None,
         memory_share: float | None = None,
         working_memory_share: float | None = None,
+        recall_share: float | None = None,
         user_id: str | None = None,
         resource_id: str | None = None,
         service: ServiceBinding | None | Any = UNSET,
@@ -174,6 +175,7 @@ class _Operations:
             extractEveryTurns=extract_every_turns,
             memoryShare=memory_share,
             workingMemoryShare=working_memory_share,
+            recallShare=recall_share,
             userId=user_id,
             resourceId=resource_id,
         )
