@@ -27,6 +27,7 @@ import { userMemories, type UserMemories } from './user-memories.js';
 import { workingMemory, type WorkingMemoryHandle } from './working-memory.js';
 import type { WorkingMemoryScope } from '../memories/working-memory.js';
 import { withOpen } from './thread-open.js';
+import { checkThreadPage } from './page-options.js';
 import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import {
   rankByEmbedding,
@@ -250,6 +251,7 @@ export class DurableMemory {
   /** {@link listThreads} as the store answers it. */
   private async storedThreads(options: ListThreadsOptions & { prefix?: string }): Promise<ThreadInfo[]> {
     const { prefix, ...rest } = options;
+    checkThreadPage(rest);
     if (rest.userId !== undefined) assertId(rest.userId, 'userId');
     if (!prefix) return this.store.listThreads(rest);
     validateThreadId(prefix);

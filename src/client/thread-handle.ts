@@ -42,6 +42,7 @@ import { ModelMismatchError, StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
+import { checkHistoryPage } from './page-options.js';
 import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseRecall } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
@@ -428,8 +429,12 @@ export class ThreadHandle {
     return this.deps.memories.list(userId, resourceId === undefined ? options : { ...options, resourceId });
   }
 
-  /** History by sequence number: `{ messages, next }`; pass `next` as `after` for the next page. */
+  /**
+   * History by sequence number: `{ messages, next }`; pass `next` as `after` for the next page.
+   * @throws ValidationError for an `after` that is no seq (a whole number ≥ 0) or a `limit` below 1.
+   */
   async history(options: { after?: number; limit?: number } = {}): Promise<HistoryPage> {
+    checkHistoryPage(options);
     const page = await this.storeCall(() => this.deps.store.history(this.threadId, options));
     if (page.messages.length === 0 && !(await this.deps.store.thread(this.threadId))) {
       throw new UnknownThreadError(this.threadId);
