@@ -409,7 +409,8 @@ export class ThreadHandle {
     if (text === undefined || text.trim() === '') {
       throw new ValidationError('invalid_option', 'query: expected words to search for', { field: 'query' });
     }
-    const recall = parseRecall(options)!;
+    // A search's options are flat: its refusals name `since`, `limit`, … as the caller wrote them.
+    const recall = parseRecall(options, '')!;
     return withSpan('durable_memory.search_history', this.spanAttributes(), async () => {
       const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
       if (!info) throw new UnknownThreadError(this.threadId);

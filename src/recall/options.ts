@@ -96,9 +96,11 @@ function whole(value: unknown, field: string, max: number, min = 0): number {
 /**
  * Checks `recall` as a caller passed it.
  * @returns the options with defaults, or undefined for `recall: false`.
- * @throws ValidationError `invalid_option` naming the field (`recall.scope`, `recall.range`, …).
+ * @param prefix - how the fields are named: `recall.` for context's `recall` option (`recall.scope`,
+ *   `recall.range`, …), `''` for a search's flat options (`scope`, `since`, …)
+ * @throws ValidationError `invalid_option` naming the field.
  */
-export function parseRecall(recall: unknown): ResolvedRecall | undefined {
+export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall | undefined {
   if (recall === false) return undefined;
   if (recall === undefined || recall === true) recall = {};
   if (typeof recall !== 'object' || recall === null || Array.isArray(recall)) {
@@ -109,9 +111,9 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
     if (!['scope', 'range', 'limit', 'since', 'until', 'minCover'].includes(key)) {
       throw new ValidationError(
         'invalid_option',
-        `recall.${key}: unknown option (scope, range, limit, since, until, minCover)`,
+        `${prefix}${key}: unknown option (scope, range, limit, since, until, minCover)`,
         {
-          field: `recall.${key}`,
+          field: `${prefix}${key}`,
         },
       );
     }
@@ -120,31 +122,35 @@ export function parseRecall(recall: unknown): ResolvedRecall | undefined {
   if (!RECALL_SCOPES.includes(scope as RecallScope)) {
     throw new ValidationError(
       'invalid_option',
-      `recall.scope: expected one of ${RECALL_SCOPES.join(', ')}, got ${String(scope)}`,
-      { field: 'recall.scope' },
+      `${prefix}scope: expected one of ${RECALL_SCOPES.join(', ')}, got ${String(scope)}`,
+      { field: `${prefix}scope` },
     );
   }
-  const since = r['since'] === undefined ? undefined : instant(r['since'], 'recall.since', false);
-  const until = r['until'] === undefined ? undefined : instant(r['until'], 'recall.until', true);
+  const since = r['since'] === undefined ? undefined : instant(r['since'], `${prefix}since`, false);
+  const until = r['until'] === undefined ? undefined : instant(r['until'], `${prefix}until`, true);
   if (since !== undefined && until !== undefined && since > until) {
-    throw new ValidationError('invalid_option', 'recall.until: expected a time at or after recall.since', {
-      field: 'recall.until',
-    });
+    throw new ValidationError(
+      'invalid_option',
+      `${prefix}until: expected a time at or after ${prefix}since`,
+      {
+        field: `${prefix}until`,
+      },
+    );
   }
   const minCover = r['minCover'] ?? DEFAULT_MIN_COVER;
   if (typeof minCover !== 'number' || !(minCover >= 0 && minCover <= 1)) {
     throw new ValidationError(
       'invalid_option',
-      `recall.minCover: expected a number from 0 to 1, got ${String(minCover)}`,
-      { field: 'recall.minCover' },
+      `${prefix}minCover: expected a number from 0 to 1, got ${String(minCover)}`,
+      { field: `${prefix}minCover` },
     );
   }
   return {
     scope: scope as RecallScope,
     minCover,
     range:
-      r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
-    ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1) }),
+      r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], `${prefix}range`, MAX_RECALL_RANGE),
+    ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], `${prefix}limit`, MAX_RECALL_LIMIT, 1) }),
     ...(since === undefined ? {} : { since }),
     ...(until === undefined ? {} : { until }),
   };

@@ -733,13 +733,9 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assertError(await acme.get(`${base}query=${'x'.repeat(4001)}`), 400, 'invalid_field', 'query');
     assertError(await acme.get(`${base}since=last%20May`), 400, 'invalid_field', 'since');
     assertError(await acme.get(`${base}until=2023-05`), 400, 'invalid_field', 'until');
-    assertError(await acme.get(`${base}since=2023-02-30`), 400, 'invalid_option', 'recall.since');
-    assertError(
-      await acme.get(`${base}since=2023-05-02&until=2023-05-01`),
-      400,
-      'invalid_option',
-      'recall.until',
-    );
+    // The request's own parameters (they were named as the library's recall.since and recall.until).
+    assertError(await acme.get(`${base}since=2023-02-30`), 400, 'invalid_option', 'since');
+    assertError(await acme.get(`${base}since=2023-05-02&until=2023-05-01`), 400, 'invalid_option', 'until');
     const bad = await acme.post('/v1/threads/recalling/messages', {
       message: { ...text('when', 'user', 'x'), createdAt: 'last tuesday' },
     });
@@ -789,6 +785,17 @@ describe('GET /v1/threads/{id}/search', () => {
     assert.equal(since.status, 200, JSON.stringify(since.body));
     assert.equal(since.body.hits.length, 2);
     assertError(await acme.get(`${base}&since=yesterday`), 400, 'invalid_field', 'since');
+    // Refusals the library makes name the request's own parameters: they once said `recall.until`
+    // and `recall.since` (context's option names) for a request that has `until` and `since`.
+    for (const path of [base, '/v1/threads/searching/context?query=Ingrid']) {
+      const reversed = await acme.get(`${path}&since=2026-12-01&until=2026-11-01`);
+      assertError(reversed, 400, 'invalid_option', 'until');
+      assert.equal(reversed.body.error.message, 'until: expected a time at or after since');
+      assertError(await acme.get(`${path}&since=2026-02-30`), 400, 'invalid_option', 'since');
+    }
+    const posted = await acme.post('/v1/threads/searching/context', { until: '2026-13-01' });
+    assertError(posted, 400, 'invalid_option', 'until');
+    assert.match(posted.body.error.message, /^until: expected an ISO 8601 date/u);
   });
 
   test('400 naming the field for a bad query, scope or limit; 404 for an unknown thread', async () => {

@@ -10,6 +10,9 @@ import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-
 import { normalizeMessages } from '../../src/model/validation.js';
 import { parseRecall } from '../../src/recall/options.js';
 import { retractionMarker } from '../../src/thread/retraction.js';
+import { connect } from '../../src/client/connect.js';
+import type { ThreadHandle } from '../../src/client/thread-handle.js';
+import { ValidationError } from '../../src/model/errors.js';
 
 async function storeWith(texts: string[]) {
   const store = new InMemoryThreadStore();
@@ -51,4 +54,35 @@ describe('searchHistory', () => {
     const hits = await searchHistory({ store }, info, 'violin', parseRecall({})!);
     assert.deepEqual(hits.map((h) => h.message.id).sort(), ['m0', 'm2']);
   });
+});
+
+describe("ThreadHandle.searchHistory's refusals name its own options", () => {
+  // A search's options are flat (`{ since, until, limit, scope }`); its refusals once named them as
+  // context's `recall.since`, `recall.limit`, … and so did the CLI's `thread search --since` and the
+  // HTTP API's 400 for `GET …/search?since=…` (field `recall.until` for a request with `until`).
+  for (const [options, field] of [
+    [{ since: '2026-02-30' }, 'since'],
+    [{ since: '2026-12-01', until: '2026-11-01' }, 'until'],
+    [{ limit: 101 }, 'limit'],
+    [{ scope: 'galaxy' }, 'scope'],
+  ] as [Record<string, unknown>, string][]) {
+    it(`${JSON.stringify(options)}: ${field}`, async () => {
+      const { store } = await storeWith(['we talked about the weather']);
+      const memory = await connect({ store, temporalAddress: '127.0.0.1:1' });
+      try {
+        await assert.rejects(
+          memory
+            .thread('t')
+            .searchHistory('weather', options as Parameters<ThreadHandle['searchHistory']>[1]),
+          (err: unknown) =>
+            err instanceof ValidationError &&
+            err.field === field &&
+            err.message.startsWith(`${field}: `) &&
+            !err.message.includes('recall.'),
+        );
+      } finally {
+        await memory.close(0);
+      }
+    });
+  }
 });

@@ -159,8 +159,12 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     'within the budget; `recalled` says which messages were recalled and why.';
   const context = async (scope: TenantScope, id: string, options: ContextOptions) => {
     const storedId = scope.scoped(id, 'id');
-    const result = await run(deps, () => deps.memory.thread(storedId).context(options), 'context', id);
-    return scope.context(result);
+    try {
+      const result = await run(deps, () => deps.memory.thread(storedId).context(options), 'context', id);
+      return scope.context(result);
+    } catch (err) {
+      throw err instanceof ValidationError ? asContextParameter(err) : err;
+    }
   };
   app.get(
     '/threads/:id/context',
@@ -235,6 +239,27 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     },
   );
 };
+
+/** The request's name of each field of `context()`'s `recall` option (contextOptions' inverse). */
+const RECALL_PARAMETERS: Record<string, string> = {
+  scope: 'recallScope',
+  range: 'recallRange',
+  limit: 'recallLimit',
+  minCover: 'recallMinCover',
+  since: 'since',
+  until: 'until',
+};
+
+/**
+ * A refusal of `context()`'s `recall` option (`recall.until: …`) as one of the request's own
+ * parameters (`until: …`): the request has no `recall.until` for its caller to find.
+ */
+function asContextParameter(err: ValidationError): ValidationError {
+  if (!err.field?.startsWith('recall.')) return err;
+  const rename = (text: string) =>
+    text.replace(/\brecall\.(\w+)/gu, (whole, key: string) => RECALL_PARAMETERS[key] ?? whole);
+  return new ValidationError(err.code, rename(err.message), { ...err, field: rename(err.field) });
+}
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
 function contextOptions(query: ContextQuery): ContextOptions {
