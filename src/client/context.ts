@@ -409,7 +409,7 @@ function headOf(messages: readonly Message[]): string {
  */
 async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableInput): Promise<StableBlocks> {
   const { ranked, recall, limit, query, inView, maxTokens, count, previous } = input;
-  const hits = fuse(ranked.rankings, ranked.first).filter((h) => !inView(h.threadId, h.seq));
+  const hits = ranked.fused.filter((h) => !inView(h.threadId, h.seq));
   const at = (id: string) => input.view.findIndex((m) => m.id === id);
   const anchorAt = previous ? at(previous.anchor) : -1;
   // The newest user message: where a new block goes, and what tells a new turn from the same one.
@@ -469,10 +469,15 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   });
   if (plan.keep && kept?.block && previous) {
     const only = keys(plan.uncovered);
+    const rankings = ranked.rankings.map((r) => ({
+      ...r,
+      hits: r.hits.filter((h) => only(h.threadId, h.seq)),
+    }));
     const strong: Ranked = {
-      rankings: ranked.rankings.map((r) => ({ ...r, hits: r.hits.filter((h) => only(h.threadId, h.seq)) })),
+      rankings,
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
+      fused: fuse(rankings, ranked.first),
     };
     // Its share's `volatileMax` and the room the view leaves unused, within what both blocks may take.
     const all = Math.max(maxTokens, input.spare);

@@ -111,7 +111,8 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
  * ones counted from the newest message's date), the hits of those dates go first in the fusion, the
  * others keep their order after: a soft filter. On the LoCoMo dev set (full text, 2k/4k/8k) evidence
  * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6%.
- * @returns whether a hit is of those dates; undefined when the query names none.
+ * Only for a query that names dates (`timeWindow(query, 0)`), outside a time range.
+ * @returns whether a hit is of those dates; undefined when the dates come to none.
  */
 async function namedDates(
   store: ThreadStore,
@@ -120,7 +121,6 @@ async function namedDates(
   rankings: Ranking[],
   windows: Windows,
 ): Promise<((threadId: string, seq: number) => boolean) | undefined> {
-  if (!timeWindow(query, 0)) return undefined; // names no date: no read
   const [newest] = await store.messagesAt(info.threadId, [info.lastSeq]);
   const window = newest && timeWindow(query, Date.parse(newest.createdAt));
   if (!window) return undefined;
@@ -138,6 +138,8 @@ export interface Ranked {
   windows: Windows;
   /** Hits of the dates the query names, which go first in the fusion (`fuse(rankings, first)`). */
   first?: (threadId: string, seq: number) => boolean;
+  /** `fuse(rankings, first)`, once: a context uses it two or three times. */
+  fused: FusedHit[];
 }
 
 /**
@@ -165,9 +167,11 @@ export async function rankHistory(
   const search = { scope, limit: candidates, ...range };
   const early = Math.min(limit, EARLY_WINDOWS);
   const wide = recall.range > 0 ? recall.range + RECALL_WIDEN : recall.range;
+  // Whether the hits of dates the query names go first (namedDates); never within a time range.
+  const dated = !windows.inRange && timeWindow(query, 0) !== undefined;
   const rankings: Ranking[] = [];
   let reader: Pick<ThreadStore, 'messagesAt'> = sources.store;
-  if (!sources.embedder && (windows.inRange || !timeWindow(query, 0))) {
+  if (!sources.embedder && !dated) {
     // Full text alone, no dates to put first: the fusion keeps the search's order, so the store reads
     // the early windows (below) with the search, in one round trip instead of two in a row.
     const around = { hits: early, radius: limit <= early ? wide : recall.range, few: wide };
@@ -183,14 +187,14 @@ export async function rankHistory(
     rankings.push({ ranker: 'fulltext', hits: fulltext });
     if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
   }
-  const first = windows.inRange ? undefined : await namedDates(sources.store, info, query, rankings, windows);
+  const first = dated ? await namedDates(sources.store, info, query, rankings, windows) : undefined;
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
   // widened windows are read now too, in the same statement, and kept aside until asked for.
   const fused = fuse(rankings, first);
   const widens = recall.range > 0 && Math.min(fused.length, limit) <= early;
   await readWindows(reader, fused.slice(0, early), recall.range, windows, widens ? wide : recall.range);
-  return { rankings, windows, ...(first ? { first } : {}) };
+  return { rankings, windows, ...(first ? { first } : {}), fused };
 }
 
 /** One message of the history found by {@link searchHistory}, best first. */
@@ -216,24 +220,15 @@ export async function searchHistory(
   recall: ResolvedRecall,
 ): Promise<HistoryHit[]> {
   const limit = recall.limit ?? DEFAULT_SEARCH_LIMIT;
-  const { rankings, windows, first } = await rankHistory(
-    sources,
-    info,
-    query,
-    { ...recall, range: 0 },
-    limit,
-    limit,
-  );
-  return fuse(rankings, first)
-    .slice(0, limit)
-    .flatMap((hit) => {
-      const loaded = windows.messages.get(messageKey(hit.threadId, hit.seq));
-      if (!loaded) return []; // retracted since it was ranked
-      const { threadId: _t, ...message } = loaded;
-      return [
-        { threadId: hit.threadId, seq: hit.seq, message, score: hit.score, ranker: hit.rankers.join('+') },
-      ];
-    });
+  const { windows, fused } = await rankHistory(sources, info, query, { ...recall, range: 0 }, limit, limit);
+  return fused.slice(0, limit).flatMap((hit) => {
+    const loaded = windows.messages.get(messageKey(hit.threadId, hit.seq));
+    if (!loaded) return []; // retracted since it was ranked
+    const { threadId: _t, ...message } = loaded;
+    return [
+      { threadId: hit.threadId, seq: hit.seq, message, score: hit.score, ranker: hit.rankers.join('+') },
+    ];
+  });
 }
 
 /**
@@ -259,9 +254,7 @@ export async function recallMessages(
   const report: RecallReport = { query, scope: recall.scope, range: recall.range, maxTokens, tokens: 0 };
   const none = { items: [], report, render: () => undefined };
   // Only hits the view does not send can be recalled: load the surroundings of those alone.
-  const hits = fuse(ranked.rankings, ranked.first)
-    .filter((h) => !inView(h.threadId, h.seq))
-    .slice(0, limit);
+  const hits = ranked.fused.filter((h) => !inView(h.threadId, h.seq)).slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
   const byKey = ranked.windows.messages;
   const metaCache = new Map<string, RecallMeta>();
