@@ -30,7 +30,7 @@ import {
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
-import type { SearchAround, SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
+import type { SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
 import { isThreadId } from '../thread/thread-id.js';
 
 /** One recalled message as `context()` reports it: where it is, why it is there, who found it. */
@@ -111,8 +111,7 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
  * ones counted from the newest message's date), the hits of those dates go first in the fusion, the
  * others keep their order after: a soft filter. On the LoCoMo dev set (full text, 2k/4k/8k) evidence
  * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6%.
- * Only for a query that names dates (`timeWindow(query, 0)`), outside a time range.
- * @returns whether a hit is of those dates; undefined when the dates come to none.
+ * @returns whether a hit is of those dates; undefined when the query names none.
  */
 async function namedDates(
   store: ThreadStore,
@@ -121,6 +120,7 @@ async function namedDates(
   rankings: Ranking[],
   windows: Windows,
 ): Promise<((threadId: string, seq: number) => boolean) | undefined> {
+  if (!timeWindow(query, 0)) return undefined; // names no date: no read
   const [newest] = await store.messagesAt(info.threadId, [info.lastSeq]);
   const window = newest && timeWindow(query, Date.parse(newest.createdAt));
   if (!window) return undefined;
@@ -164,36 +164,27 @@ export async function rankHistory(
     ...(recall.since === undefined ? {} : { since: recall.since }),
     ...(recall.until === undefined ? {} : { until: recall.until }),
   };
-  const search = { scope, limit: candidates, ...range };
-  const early = Math.min(limit, EARLY_WINDOWS);
-  const wide = recall.range > 0 ? recall.range + RECALL_WIDEN : recall.range;
-  // Whether the hits of dates the query names go first (namedDates); never within a time range.
-  const dated = !windows.inRange && timeWindow(query, 0) !== undefined;
-  const rankings: Ranking[] = [];
-  let reader: Pick<ThreadStore, 'messagesAt'> = sources.store;
-  if (!sources.embedder && !dated) {
-    // Full text alone, no dates to put first: the fusion keeps the search's order, so the store reads
-    // the early windows (below) with the search, in one round trip instead of two in a row.
-    const around = { hits: early, radius: limit <= early ? wide : recall.range, few: wide };
-    const found = await sources.store.searchAround(query, search, around);
-    rankings.push({ ranker: 'fulltext', hits: found.hits });
-    reader = readAhead(sources.store, found.windows);
-  } else {
-    // Full text always; by meaning too when an embedding model is configured (fused by the caller).
-    const [fulltext, embedding] = await Promise.all([
-      sources.store.search(query, search),
-      sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates, range }) : [],
-    ]);
-    rankings.push({ ranker: 'fulltext', hits: fulltext });
-    if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
-  }
-  const first = dated ? await namedDates(sources.store, info, query, rankings, windows) : undefined;
+  // Full text always; by meaning too when an embedding model is configured (fused by the caller).
+  const [fulltext, embedding] = await Promise.all([
+    sources.store.search(query, { scope, limit: candidates, ...range }),
+    sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates, range }) : [],
+  ]);
+  const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
+  if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
+  const first = windows.inRange ? undefined : await namedDates(sources.store, info, query, rankings, windows);
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
   // widened windows are read now too, in the same statement, and kept aside until asked for.
   const fused = fuse(rankings, first);
+  const early = Math.min(limit, EARLY_WINDOWS);
   const widens = recall.range > 0 && Math.min(fused.length, limit) <= early;
-  await readWindows(reader, fused.slice(0, early), recall.range, windows, widens ? wide : recall.range);
+  await readWindows(
+    sources.store,
+    fused.slice(0, early),
+    recall.range,
+    windows,
+    widens ? recall.range + RECALL_WIDEN : recall.range,
+  );
   return { rankings, windows, ...(first ? { first } : {}), fused };
 }
 
@@ -400,31 +391,6 @@ export async function renderKept(
   return { block: { message, tokens: count(message) }, items: recalled, usable: true };
 }
 
-/**
- * `store`'s `messagesAt`, answered from what a search read with its hits (`windows`) for the seqs it
- * read, from `store` for any other (none when the search read what the ranking asks for).
- */
-function readAhead(
-  store: Pick<ThreadStore, 'messagesAt'>,
-  windows: SearchAround['windows'],
-): Pick<ThreadStore, 'messagesAt'> {
-  const read = new Map(
-    windows.map((w) => [
-      w.threadId,
-      { seqs: new Set(w.seqs), bySeq: new Map(w.messages.map((m) => [m.seq, m])) },
-    ]),
-  );
-  return {
-    async messagesAt(threadId, seqs) {
-      const known = read.get(threadId);
-      if (!known) return store.messagesAt(threadId, seqs);
-      const found = seqs.flatMap((s) => known.bySeq.get(s) ?? []);
-      const rest = seqs.filter((s) => !known.seqs.has(s));
-      return rest.length === 0 ? found : [...found, ...(await store.messagesAt(threadId, rest))];
-    },
-  };
-}
-
 /** A loaded message of some thread. */
 type Loaded = StoredMessage & { threadId: string };
 
@@ -482,7 +448,7 @@ async function loadAround(
  * statement and kept aside in `windows.ahead`.
  */
 async function readWindows(
-  store: Pick<ThreadStore, 'messagesAt'>,
+  store: ThreadStore,
   hits: readonly Pick<FusedHit, 'threadId' | 'seq'>[],
   radius: number,
   windows: Windows,

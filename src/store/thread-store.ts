@@ -12,7 +12,6 @@
  */
 import type { MessageMeta } from '../compaction/message-meta.js';
 import type {
-  AroundOptions,
   AppendedMessage,
   AppendEntry,
   AppendOptions,
@@ -26,7 +25,6 @@ import type {
   ListThreadsOptions,
   MessageEmbedding,
   PageOptions,
-  SearchAround,
   SearchOptions,
   ServiceResponse,
   TimeRange,
@@ -76,12 +74,6 @@ export interface ThreadStore {
    * @returns at most `options.limit` hits, best first; none for a query without searchable words.
    */
   search(query: string, options: SearchOptions): Promise<SearchHit[]>;
-
-  /**
-   * {@link search}, and the messages around its best hits as {@link messagesAt} reads them (see
-   * {@link AroundOptions}): recall's first two reads, in one round trip where the backend can.
-   */
-  searchAround(query: string, options: SearchOptions, around: AroundOptions): Promise<SearchAround>;
 
   /**
    * The current view: included history messages and live summaries ordered by seq, a summary before

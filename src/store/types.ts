@@ -193,23 +193,4 @@ export interface SearchHit {
   score: number;
 }
 
-/**
- * Which messages {@link ThreadStore.searchAround} reads with a search's hits: the seqs within `radius`
- * of each of the best `hits` hits (in their threads), or within `few` of each when the search found no
- * more hits than that (a few hits' excerpts are usually widened: recall reads them at once).
- */
-export interface AroundOptions {
-  hits: number;
-  radius: number;
-  few: number;
-}
-
-/** What {@link ThreadStore.searchAround} answers. */
-export interface SearchAround {
-  /** What {@link ThreadStore.search} answers. */
-  hits: SearchHit[];
-  /** Per thread of those hits: the seqs read, and what {@link ThreadStore.messagesAt} answers for them. */
-  windows: { threadId: string; seqs: number[]; messages: StoredMessage[] }[];
-}
-
 export type { ServiceResponse } from '../model/service.js';

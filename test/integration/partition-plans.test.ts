@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { PostgresThreadStore } from '../../src/store/index.js';
-import { NAMED_THREADS, SEARCH_AROUND_SQL, SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
+import { NAMED_THREADS, SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { REPO_ROOT } from '../support/processes.js';
 
@@ -119,22 +119,6 @@ test('a thread-scoped search plans one partition of messages', async () => {
   assert.deepEqual(
     hits.map((h) => [h.threadId, h.seq]),
     [['thread-3', 1]],
-  );
-});
-
-test('a thread-scoped search with the messages around its hits plans one partition of messages', async () => {
-  const values = ['thread-3', null, null, 'english', 'fjord weather', 400, null, null, null, 20, 2, 5];
-  const planned = await partitionsPlanned(SEARCH_AROUND_SQL, values);
-  assert.equal(planned.length, 1, planned.join(', '));
-  const around = { hits: 20, radius: 2, few: 5 };
-  const { hits, windows } = await store.searchAround(
-    'fjord weather',
-    { scope: { threadId: 'thread-3' } },
-    around,
-  );
-  assert.deepEqual(
-    [hits.map((h) => [h.threadId, h.seq]), windows.map((w) => w.messages.map((m) => m.id))],
-    [[['thread-3', 1]], [['m3']]],
   );
 });
 
@@ -249,16 +233,6 @@ test("a user's full-text search plans only the partitions of the user's threads"
     s.search('fjord weather', { scope: { userId: 'user-2' }, limit: 400 }),
   );
   assert.deepEqual(hits.map((h) => h.threadId).sort(), PAIR);
-  await assertWithin(statements, expected);
-});
-
-test("a user's search with the messages around its hits plans only the partitions of the user's threads", async () => {
-  const expected = await partitionsHolding(PAIR);
-  const around = { hits: 20, radius: 2, few: 5 };
-  const [found, statements] = await traced((s) =>
-    s.searchAround('fjord weather', { scope: { userId: 'user-2' }, limit: 400 }, around),
-  );
-  assert.deepEqual(found.windows.map((w) => w.threadId).sort(), PAIR);
   await assertWithin(statements, expected);
 });
 

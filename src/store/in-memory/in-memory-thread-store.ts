@@ -17,7 +17,6 @@ import {
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy, type ForkBackend } from '../internal/fork.js';
 import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
-import { searchThenRead } from '../internal/around.js';
 import { sortView } from '../internal/view-order.js';
 import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -36,8 +35,6 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
-  SearchAround,
-  AroundOptions,
   ServiceResponse,
   StoredMessage,
   SummaryRecord,
@@ -155,11 +152,6 @@ export class InMemoryThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.search */
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
     return searchThreads(this, query, options);
-  }
-
-  /** @inheritDoc ThreadStore.searchAround */
-  async searchAround(query: string, options: SearchOptions, around: AroundOptions): Promise<SearchAround> {
-    return searchThenRead(this, query, options, around);
   }
 
   /** @inheritDoc ThreadStore.metas */

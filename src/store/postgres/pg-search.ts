@@ -29,9 +29,7 @@
  * likewise (`$9`), when they are few ({@link NAMED_THREADS}).
  */
 import type { Pool } from 'pg';
-import type { AroundOptions, SearchAround, SearchHit, SearchOptions, StoredMessage } from '../types.js';
-import { aroundSeqs } from '../internal/around.js';
-import { MESSAGE_COLUMNS, toStoredMessage, type MessageRow } from './rows.js';
+import type { SearchHit, SearchOptions } from '../types.js';
 import { RETRACTS_KEY, retractionId } from '../../thread/retraction.js';
 
 /**
@@ -66,7 +64,7 @@ const RETRACTED_SLACK = 2;
  * places; $9 the user's thread ids (or NULL): the scope, named beside each join as `$1` is. The
  * arithmetic is float8 (numeric's ln is slow).
  */
-const SEARCH_CTES = `
+export const SEARCH_SQL = `
 WITH scope AS MATERIALIZED (
   SELECT thread_id, message_count FROM threads
   WHERE CASE WHEN $1::text IS NOT NULL THEN thread_id = $1
@@ -107,10 +105,8 @@ ranked AS MATERIALIZED (
   GROUP BY h.thread_id, h.seq
   ORDER BY score DESC, h.seq DESC, h.thread_id
   LIMIT $6 * ${RETRACTED_SLACK}
-)`;
-
-/** The hits of {@link SEARCH_CTES}, best first, without the retracted ones. */
-const SEARCH_HITS = `SELECT r.thread_id, r.seq, r.score
+)
+SELECT r.thread_id, r.seq, r.score
 FROM ranked r CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
   SELECT 1 FROM messages m
@@ -122,37 +118,6 @@ FROM ranked r CROSS JOIN LATERAL (
 ORDER BY r.score DESC, r.seq DESC, r.thread_id
 LIMIT $6`;
 
-export const SEARCH_SQL = `${SEARCH_CTES}
-${SEARCH_HITS}`;
-
-/**
- * {@link SEARCH_SQL} and the messages around its best hits (ThreadStore.searchAround, what
- * `messagesAt` would answer: src/store/internal/around.ts says which seqs), in one round trip: recall
- * reads them right after every search. $10 the hits, $11 the radius, $12 the radius when there are no
- * more hits than $10. Hit rows have a rank `k` and no message; message rows the reverse. Each message
- * is a primary-key probe, its thread id named beside the join as above.
- */
-export const SEARCH_AROUND_SQL = `${SEARCH_CTES},
-found AS MATERIALIZED (
-  SELECT h.*, row_number() OVER (ORDER BY h.score DESC, h.seq DESC, h.thread_id) AS k FROM (${SEARCH_HITS}) h
-),
-radius AS MATERIALIZED (SELECT CASE WHEN count(*) <= $10 THEN $12::int ELSE $11::int END AS r FROM found),
-wanted AS MATERIALIZED (
-  SELECT DISTINCT f.thread_id, w.seq FROM found f CROSS JOIN radius
-  CROSS JOIN LATERAL generate_series(greatest(1, f.seq - radius.r), f.seq + radius.r) w(seq)
-  WHERE f.k <= $10
-)
-SELECT x.*, NULL AS score, NULL AS k
-FROM wanted w CROSS JOIN LATERAL (
-  SELECT m.thread_id, ${MESSAGE_COLUMNS} FROM messages m
-  WHERE m.thread_id = w.thread_id AND ($1::text IS NULL OR m.thread_id = $1)
-    AND ($9::text[] IS NULL OR m.thread_id = ANY($9)) AND m.seq = w.seq
-    AND ${notRetracted(' AND ($9::text[] IS NULL OR r.thread_id = ANY($9))')}
-  LIMIT 1
-) x
-UNION ALL
-SELECT thread_id, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, score, k FROM found`;
-
 /** Runs {@link ThreadStore.search} with the text-search configuration `language`. */
 export async function searchPg(
   pool: Pool,
@@ -161,83 +126,32 @@ export async function searchPg(
   options: SearchOptions,
   limit: number,
 ): Promise<SearchHit[]> {
-  const statement = { name: 'dm-search', text: SEARCH_SQL };
-  return (await runSearch<HitRow>(pool, statement, language, query, options, limit)).map(toHit);
-}
-
-/** Runs {@link ThreadStore.searchAround} with the text-search configuration `language`. */
-export async function searchAroundPg(
-  pool: Pool,
-  language: string,
-  query: string,
-  options: SearchOptions,
-  limit: number,
-  around: AroundOptions,
-): Promise<SearchAround> {
-  const statement = { name: 'dm-search-around', text: SEARCH_AROUND_SQL };
-  const rows = await runSearch<HitRow & MessageRow & { k: string | null }>(
-    pool,
-    statement,
-    language,
-    query,
-    options,
-    limit,
-    [around.hits, around.radius, around.few],
-  );
-  const hits = rows
-    .filter((r) => r.k !== null)
-    .sort((a, b) => Number(a.k) - Number(b.k))
-    .map(toHit);
-  const messages = new Map<string, StoredMessage[]>();
-  for (const r of rows) {
-    if (r.k !== null) continue;
-    const list = messages.get(r.thread_id);
-    if (list) list.push(toStoredMessage(r));
-    else messages.set(r.thread_id, [toStoredMessage(r)]);
-  }
-  const windows = [...aroundSeqs(hits, around)].map(([threadId, seqs]) => ({
-    threadId,
-    seqs,
-    // In seq order, as messagesAt answers.
-    messages: (messages.get(threadId) ?? []).sort((a, b) => a.seq - b.seq),
-  }));
-  return { hits, windows };
-}
-
-interface HitRow {
-  thread_id: string;
-  seq: string;
-  score: number;
-}
-
-const toHit = (r: HitRow): SearchHit => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score });
-
-/**
- * Runs a statement of {@link SEARCH_CTES} ($1–$9 from the search, then `extra`): named (prepared) for a
- * thread's search and a user's of many threads, unnamed for a user's threads named as values.
- */
-async function runSearch<Row extends HitRow>(
-  pool: Pool,
-  statement: { name: string; text: string },
-  language: string,
-  query: string,
-  options: SearchOptions,
-  limit: number,
-  extra: unknown[] = [],
-): Promise<Row[]> {
   const { scope } = options;
   const range = [instant(options.since), instant(options.until)];
+  let rows: { thread_id: string; seq: string; score: number }[];
   if ('threadId' in scope) {
-    const values = [scope.threadId, null, null, language, query, limit, ...range, null, ...extra];
-    return (await pool.query<Row>({ ...statement, values })).rows;
+    ({ rows } = await pool.query({
+      name: 'dm-search',
+      text: SEARCH_SQL,
+      values: [scope.threadId, null, null, language, query, limit, ...range, null],
+    }));
+  } else {
+    const user = [scope.userId, scope.resourceId ?? null];
+    const threads = await threadsToName(pool, scope);
+    if (threads?.length === 0) return [];
+    // Unnamed, so planned with these ids (pruned by them); the named statement keeps one plan for
+    // every user after five runs.
+    ({ rows } = await pool.query(
+      threads
+        ? { text: SEARCH_SQL, values: [null, ...user, language, query, limit, ...range, threads] }
+        : {
+            name: 'dm-search',
+            text: SEARCH_SQL,
+            values: [null, ...user, language, query, limit, ...range, null],
+          },
+    ));
   }
-  const user = [scope.userId, scope.resourceId ?? null];
-  const threads = await threadsToName(pool, scope);
-  if (threads?.length === 0) return [];
-  // Unnamed, so planned with these ids (pruned by them); the named statement keeps one plan for
-  // every user after five runs.
-  const values = [null, ...user, language, query, limit, ...range, threads ?? null, ...extra];
-  return (await pool.query<Row>(threads ? { text: statement.text, values } : { ...statement, values })).rows;
+  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
 }
 
 /**

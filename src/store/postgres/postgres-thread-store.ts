@@ -24,8 +24,6 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
-  SearchAround,
-  AroundOptions,
   ServiceResponse,
   StoredMessage,
   ThreadExport,
@@ -39,7 +37,7 @@ import { translateErrors } from '../errors.js';
 import { appendPrepared, DEFAULT_SEARCH_LANGUAGE } from './pg-append.js';
 import { ThreadAppendQueue } from './pg-append-queue.js';
 import { PgEmbeddings } from './pg-embeddings.js';
-import { NOT_RETRACTED, searchAroundPg, searchPg } from './pg-search.js';
+import { NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { forkPg } from './pg-fork.js';
@@ -167,13 +165,6 @@ export class PostgresThreadStore implements ThreadStore {
     const limit = options.limit ?? DEFAULT_SEARCH_HITS;
     if (limit <= 0 || !query.trim()) return [];
     return searchPg(this.pool, this.searchLanguage, query, options, limit);
-  }
-
-  /** @inheritDoc ThreadStore.searchAround */
-  async searchAround(query: string, options: SearchOptions, around: AroundOptions): Promise<SearchAround> {
-    const limit = options.limit ?? DEFAULT_SEARCH_HITS;
-    if (limit <= 0 || !query.trim()) return { hits: [], windows: [] };
-    return searchAroundPg(this.pool, this.searchLanguage, query, options, limit, around);
   }
 
   /** @inheritDoc ThreadStore.metas */

@@ -12,7 +12,6 @@ import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy } from '../internal/fork.js';
 import { redisForkBackend } from './fork.js';
 import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
-import { searchThenRead } from '../internal/around.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { latestResponse, markResponseLost, recordResponse } from './service.js';
@@ -34,8 +33,6 @@ import type {
   MessageEmbedding,
   PageOptions,
   SearchOptions,
-  SearchAround,
-  AroundOptions,
   ServiceResponse,
   StoredMessage,
   ThreadExport,
@@ -132,11 +129,6 @@ export class RedisThreadStore implements ThreadStore {
   /** @inheritDoc ThreadStore.search */
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
     return searchThreads(this, query, options);
-  }
-
-  /** @inheritDoc ThreadStore.searchAround */
-  async searchAround(query: string, options: SearchOptions, around: AroundOptions): Promise<SearchAround> {
-    return searchThenRead(this, query, options, around);
   }
 
   /** @inheritDoc ThreadStore.metas */

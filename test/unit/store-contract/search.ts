@@ -8,7 +8,6 @@ import type { Message } from '../../../src/model/message.js';
 import { entries, text, threadId, type GetStore } from './helpers.js';
 import { normalizeMessages } from '../../../src/model/validation.js';
 import { retractionMarker } from '../../../src/thread/retraction.js';
-import { aroundSeqs } from '../../../src/store/internal/around.js';
 
 function toolPair(id: string, result: string): Message[] {
   return [
@@ -135,57 +134,6 @@ export function searchContract(store: GetStore): void {
     assert.ok(later.length >= 100, `hits after the old one: ${later.length}`); // PostgreSQL reads a common term's first 101
     assert.ok(!later.some((h) => h.seq === 1));
     assert.deepEqual(await store().search('violin', { scope, until: Date.parse(at(1)) }), []);
-  });
-
-  it('reads the messages around the best hits with the search, as messagesAt does (retracted ones left out)', async () => {
-    const [thread, other] = [threadId(), threadId()];
-    const user = threadId('user');
-    const body = (i: number) =>
-      i === 4
-        ? 'the kayak trip to Bergen'
-        : [12, 20].includes(i)
-          ? `the kayak trip number ${i}`
-          : `message ${i}`;
-    const marker = normalizeMessages([retractionMarker('m3', 'popItem')])[0]!;
-    await store().append(
-      thread,
-      entries(...Array.from({ length: 24 }, (_, i) => text(`m${i + 1}`, body(i + 1))), marker),
-      { userId: user },
-    );
-    await store().append(other, entries(text('o1', 'hello'), text('o2', 'a kayak again')), { userId: user });
-    // Each scope, and around fewer hits than found (radius) and more (few): what search and messagesAt answer.
-    for (const [scope, around] of [
-      [{ threadId: thread }, { hits: 2, radius: 1, few: 3 }],
-      [{ threadId: thread }, { hits: 3, radius: 1, few: 2 }],
-      [{ userId: user }, { hits: 4, radius: 2, few: 0 }],
-      [{ userId: user }, { hits: 9, radius: 0, few: 1 }],
-    ] as const) {
-      const { hits, windows } = await store().searchAround('kayak', { scope }, around);
-      assert.deepEqual(hits, await store().search('kayak', { scope }));
-      const seqs = [...aroundSeqs(hits, around)];
-      assert.deepEqual(
-        windows.map((w) => [w.threadId, w.seqs]),
-        seqs,
-      );
-      for (const [threadId, wanted] of seqs) {
-        const got = windows.find((w) => w.threadId === threadId)!.messages;
-        assert.deepEqual(
-          got,
-          await store().messagesAt(threadId, wanted),
-          `${threadId} ${JSON.stringify(around)}`,
-        );
-      }
-    }
-    // One hit, no more than asked for: within `few` of it; the retracted message left out.
-    const one = await store().searchAround(
-      'Bergen',
-      { scope: { threadId: thread } },
-      { hits: 1, radius: 0, few: 2 },
-    );
-    assert.deepEqual(
-      one.windows.map((w) => [w.threadId, w.seqs, w.messages.map((m) => m.id)]),
-      [[thread, [2, 3, 4, 5, 6], ['m2', 'm4', 'm5', 'm6']]],
-    );
   });
 
   it('reads messages by seq, skipping unknown seqs', async () => {
