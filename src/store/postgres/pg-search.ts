@@ -16,7 +16,9 @@
  *
  * One statement, one round trip, no planner settings: every table access is an index probe with a
  * thread id, which the planner does not answer with a scan of the table. It is a named (prepared)
- * statement: each connection plans it once, which saved about half of a search's time here.
+ * statement: each connection parses it once. PostgreSQL still plans it for each call's values (it
+ * keeps custom plans: its generic plan costs more), 0.3-0.5 ms of a search (BENCHMARKS.md "Where
+ * context() with recall spends its time").
  *
  * On `messages` partitioned by thread (scripts/partition-messages.sql), a thread id taken from the
  * scope CTE prunes partitions only while running: the planner plans, and costs, all 64 partitions for
