@@ -9,6 +9,7 @@ import { ResponseIdField, ServiceContext, ServiceSkip } from './service.js';
 import {
   MAX_BUDGET,
   MAX_ID_LENGTH,
+  MAX_RETRACT_REASON_LENGTH,
   MAX_MODEL_LENGTH,
   MAX_RECALL_LIMIT,
   MAX_RECALL_QUERY,
@@ -125,7 +126,11 @@ export const RetractBody = Type.Object(
       description: 'The stored message to take back.',
     }),
     reason: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: 'Why, kept in the marker (e.g. `popItem`).' }),
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_RETRACT_REASON_LENGTH,
+        description: 'Why, kept in the marker (e.g. `popItem`).',
+      }),
     ),
   },
   { additionalProperties: false },

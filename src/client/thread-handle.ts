@@ -26,6 +26,7 @@ import type { reportOf } from '../compaction/compaction.js';
 import { DEFAULT_CONFIG, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
 import { MAX_LOST_REASON_LENGTH, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
+import { MAX_RETRACT_REASON_LENGTH } from '../model/limits.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
   compactUpdate,
@@ -299,9 +300,22 @@ export class ThreadHandle {
    * Takes back a stored message without rewriting history: appends a retraction marker (idempotent:
    * one marker per message, the first one's reason kept) so `context()` leaves the message out, along
    * with the results of its tool calls. History keeps both, the marker naming what it retracts.
-   * Throws ValidationError for an id that is not in the thread.
+   * Throws ValidationError for an id that is not in the thread, and for a `reason` that is not text
+   * of 1 to {@link MAX_RETRACT_REASON_LENGTH} characters (the marker stores it as it comes).
    */
   async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
+    const { reason } = options;
+    if (
+      reason !== undefined &&
+      (typeof reason !== 'string' || !reason || reason.length > MAX_RETRACT_REASON_LENGTH)
+    ) {
+      const got = typeof reason === 'string' ? `${reason.length} characters` : `a ${typeof reason}`;
+      throw new ValidationError(
+        'invalid_option',
+        `reason: expected text of 1 to ${MAX_RETRACT_REASON_LENGTH} characters, got ${got}`,
+        { field: 'reason' },
+      );
+    }
     const metas = await this.storeCall(() => this.deps.store.metas(this.threadId));
     if (!metas.some((m) => m.id === messageId))
       throw new ValidationError(
@@ -319,7 +333,7 @@ export class ThreadHandle {
         messages: [{ id: marker.id, seq: marker.seq, tokens: marker.tokens, duplicate: true }],
         announced: true,
       };
-    return this.append(retractionMarker(messageId, options.reason));
+    return this.append(retractionMarker(messageId, reason));
   }
 
   /**

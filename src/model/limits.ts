@@ -76,3 +76,6 @@ export const MAX_WORKING_MEMORY_SCHEMA_LENGTH = 20_000;
 
 /** Most versions of a working memory one `history` read returns. */
 export const MAX_WORKING_MEMORY_HISTORY = 100;
+
+/** Longest `reason` of a retraction, in characters (a word or a phrase, such as `popItem`). */
+export const MAX_RETRACT_REASON_LENGTH = 200;

@@ -4,7 +4,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from '../../src/client/connect.js';
 import { readContext } from '../../src/client/context.js';
+import { ValidationError } from '../../src/model/errors.js';
+import { MAX_RETRACT_REASON_LENGTH } from '../../src/model/limits.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { retractionMarker, withoutRetracted } from '../../src/thread/retraction.js';
@@ -76,4 +79,22 @@ test('a result stays when a newer, kept message makes the same call again', () =
     withoutRetracted(entries).map((e) => e.message.id),
     [c.messages[1]!.id, c.messages[2]!.id],
   );
+});
+
+test('retract() refuses a reason that is not text of 1 to 200 characters, naming reason', async () => {
+  const store = await storeWith(normalizeMessages([{ id: 'q', role: 'user', content: 'hello' }]));
+  // Nothing here dials Temporal: the reason is checked before anything is read or appended.
+  const memory = await connect({ store, temporalAddress: '127.0.0.1:1' });
+  try {
+    for (const reason of [5, '', 'x'.repeat(MAX_RETRACT_REASON_LENGTH + 1), { why: 'x' }])
+      await assert.rejects(
+        memory.thread('t').retract('q', { reason: reason as string }),
+        (err: unknown) =>
+          err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'reason',
+        JSON.stringify(reason),
+      );
+    assert.equal((await store.history('t')).messages.length, 1, 'no marker was stored');
+  } finally {
+    await memory.close(0);
+  }
 });
