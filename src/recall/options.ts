@@ -156,6 +156,23 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
   };
 }
 
+/**
+ * A refusal of `context()`'s `recall` option (`recall.until: expected a time at or after
+ * recall.since`) in a caller's own names of its fields, for callers that take them flat: the HTTP
+ * API's parameters (`until`, `recallRange`), the command line's flags (`--until`, `--range`). They
+ * have no `recall.until` for their user to find. Any other refusal is returned as it is.
+ * @param names - the caller's name of each field it takes (`{ since: '--since', … }`)
+ */
+export function recallRefusalAs(
+  err: ValidationError,
+  names: Readonly<Record<string, string>>,
+): ValidationError {
+  if (!err.field?.startsWith('recall.')) return err;
+  const rename = (text: string) =>
+    text.replace(/\brecall\.(\w+)/gu, (whole, key: string) => names[key] ?? whole);
+  return new ValidationError(err.code, rename(err.message), { ...err, field: rename(err.field) });
+}
+
 /** `2023-05-08`: a date alone, which stands for its whole (UTC) day. */
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/u;
 const DAY_MS = 86_400_000;

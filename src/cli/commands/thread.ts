@@ -19,6 +19,8 @@ import {
   scopeChoice,
 } from '../args.js';
 import { UsageError } from '../errors.js';
+import { ValidationError } from '../../model/errors.js';
+import { parseRecall, recallRefusalAs } from '../../recall/options.js';
 import { int, messageText, note, printJson, printLines, right, table } from '../output.js';
 import type { Session } from '../session.js';
 import { registerShow } from './show.js';
@@ -280,6 +282,15 @@ async function previousCache(session: Session, file: string): Promise<{ recall?:
   return session.scope ? session.scope.previous(cache) : cache;
 }
 
+/** The flag of each field of `context()`'s `recall` option (`--recall off` is `recall: false`). */
+const RECALL_FLAGS: Record<string, string> = {
+  scope: '--recall',
+  range: '--range',
+  minCover: '--min-cover',
+  since: '--since',
+  until: '--until',
+};
+
 async function context(session: Session, id: string, o: ContextFlags) {
   const recall =
     o.recall === 'off'
@@ -291,6 +302,12 @@ async function context(session: Session, id: string, o: ContextFlags) {
           ...(o.since !== undefined ? { since: o.since } : {}),
           ...(o.until !== undefined ? { until: o.until } : {}),
         };
+  try {
+    // Checked by the library's rules before connecting, and refused by the flags' names.
+    parseRecall(recall);
+  } catch (err) {
+    throw err instanceof ValidationError ? recallRefusalAs(err, RECALL_FLAGS) : err;
+  }
   const stored = await (await session.memory()).thread(session.stored(id)).context({
     budget: o.budget,
     ...(o.query !== undefined ? { query: o.query } : {}),

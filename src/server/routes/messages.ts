@@ -10,6 +10,7 @@ import { ConflictError } from '../../store/errors.js';
 import { ApiError, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
+import { recallRefusalAs } from '../../recall/options.js';
 import {
   AppendBody,
   AppendResult,
@@ -163,7 +164,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
       const result = await run(deps, () => deps.memory.thread(storedId).context(options), 'context', id);
       return scope.context(result);
     } catch (err) {
-      throw err instanceof ValidationError ? asContextParameter(err) : err;
+      throw err instanceof ValidationError ? recallRefusalAs(err, RECALL_PARAMETERS) : err;
     }
   };
   app.get(
@@ -249,17 +250,6 @@ const RECALL_PARAMETERS: Record<string, string> = {
   since: 'since',
   until: 'until',
 };
-
-/**
- * A refusal of `context()`'s `recall` option (`recall.until: …`) as one of the request's own
- * parameters (`until: …`): the request has no `recall.until` for its caller to find.
- */
-function asContextParameter(err: ValidationError): ValidationError {
-  if (!err.field?.startsWith('recall.')) return err;
-  const rename = (text: string) =>
-    text.replace(/\brecall\.(\w+)/gu, (whole, key: string) => RECALL_PARAMETERS[key] ?? whole);
-  return new ValidationError(err.code, rename(err.message), { ...err, field: rename(err.field) });
-}
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
 function contextOptions(query: ContextQuery): ContextOptions {

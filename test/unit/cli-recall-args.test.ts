@@ -1,0 +1,51 @@
+/**
+ * `thread context`'s recall flags are refused by their own names: `--since 2026-02-30` once answered
+ * "recall.since: expected an ISO 8601 date …", naming the library's option, which the command line
+ * has no flag for. Refused before any connection is made, so no servers are needed.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runCli } from '../../src/cli/program.js';
+
+/** Runs the command line in this process; its exit code and what it wrote to stderr. */
+async function cli(...args: string[]): Promise<{ code: number | 'running'; stderr: string }> {
+  const written: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    // Nothing listens there: a command that tried to connect would fail with exit 4, not 2.
+    const code = await runCli([
+      'node',
+      'durable-memory',
+      '--database-url',
+      'postgres://127.0.0.1:1/x',
+      '--temporal-address',
+      '127.0.0.1:1',
+      ...args,
+    ]);
+    return { code, stderr: written.join('') };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+for (const [flags, refusal] of [
+  [['--since', '2026-02-30'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
+  [['--until', 'yesterday'], /^durable-memory: --until: expected an ISO 8601 date or time/mu],
+  [
+    ['--since', '2026-05-09', '--until', '2026-05-08'],
+    /^durable-memory: --until: expected a time at or after --since$/mu,
+  ],
+  [['--range', '11'], /^durable-memory: --range: expected a whole number from 0 to 10/mu],
+  [['--min-cover', '2'], /^durable-memory: --min-cover: expected a number from 0 to 1/mu],
+] as const) {
+  test(`thread context ${flags.join(' ')} names the flag, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'context', 't1', ...flags);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, refusal);
+    assert.doesNotMatch(stderr, /recall\./u);
+  });
+}
