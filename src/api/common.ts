@@ -9,6 +9,21 @@ import { ref } from './shared.js';
 export const ID_PATTERN = '^[A-Za-z0-9._:@-]{1,128}$';
 
 /**
+ * A `since`/`until` of recall and search: epoch milliseconds, or an ISO 8601 date or time (the
+ * library's `instant` then checks that the day exists).
+ */
+export const TIME_PATTERN = '^(\\d{1,16}|\\d{4}-\\d{2}-\\d{2}([T ][0-9:.]+(Z|[+-]\\d{2}:?\\d{2})?)?)$';
+
+/**
+ * What a value of each pattern is, in words: a refusal says this (`since: must be an ISO 8601 …`),
+ * never the regex, which its caller would have to decode.
+ */
+export const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  [ID_PATTERN]: '1–128 letters, digits and . _ : @ -',
+  [TIME_PATTERN]: 'an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds',
+};
+
+/**
  * A thread id as the caller writes it (the tenant prefix is added inside): letters, digits and
  * `. _ : @ -`. Stored with the tenant's prefix, so at most 127 minus the tenant name's length.
  */

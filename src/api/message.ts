@@ -15,7 +15,7 @@ import {
   MAX_RECALL_QUERY,
   MAX_RECALL_RANGE,
 } from '../model/limits.js';
-import { userIdSchema } from './common.js';
+import { TIME_PATTERN, userIdSchema } from './common.js';
 import { ref } from './shared.js';
 
 /** Maximum messages in one append. */
@@ -160,7 +160,7 @@ export type HistoryPage = Static<typeof HistoryPage>;
 const TimeBound = (which: 'since' | 'until') =>
   Type.Optional(
     Type.String({
-      pattern: '^(\\d{1,16}|\\d{4}-\\d{2}-\\d{2}([T ][0-9:.]+(Z|[+-]\\d{2}:?\\d{2})?)?)$',
+      pattern: TIME_PATTERN,
       description:
         which === 'since'
           ? 'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise) or epoch milliseconds.'

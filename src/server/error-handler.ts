@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
-import { ID_PATTERN } from '../api/common.js';
+import { ID_PATTERN, PATTERN_WORDS } from '../api/common.js';
 
 /** One schema violation as the validator reports it (ajv's shape, also typebox's). */
 interface SchemaViolation {
@@ -89,7 +89,10 @@ export function schemaFailure(violations: readonly SchemaViolation[], where: str
     code = 'invalid_id'; // a thread or user id, wherever it appears
   }
   if (!field) field = where === 'body' ? 'body' : (where ?? 'request');
-  return new ApiError(400, code, `${field}: ${pick.message ?? 'is invalid'}`, field);
+  // A pattern in words: its regex says what the field takes only to someone who decodes it.
+  const words = pick.keyword === 'pattern' ? PATTERN_WORDS[String(params['pattern'])] : undefined;
+  const message = words ? `must be ${words}` : (pick.message ?? 'is invalid');
+  return new ApiError(400, code, `${field}: ${message}`, field);
 }
 
 /** A short, safe description of an unexpected error for the log. */

@@ -10,7 +10,8 @@ import type { TSchema } from 'typebox';
 import { validatorCompiler } from '../../src/server/validator-compiler.js';
 import { schemaFailure } from '../../src/server/error-handler.js';
 import { ConfigurePatch } from '../../src/api/thread.js';
-import { AppendBody, SearchQuery } from '../../src/api/message.js';
+import { AppendBody, ContextQuery, SearchQuery } from '../../src/api/message.js';
+import { ThreadParams } from '../../src/api/common.js';
 
 /** The error body the API answers for `value` as `part` of a request with `schema`. */
 function failure(schema: TSchema, part: 'body' | 'querystring', value: unknown) {
@@ -107,4 +108,28 @@ test('failures outside unions read as before', () => {
     field: 'budjet',
     message: 'budjet: must not have additional properties',
   });
+});
+
+// A pattern's refusal says what the field takes, never the regex: `since` once answered
+// `since: must match pattern "^(\d{1,16}|\d{4}-…)$"`.
+for (const [schema, field] of [
+  [SearchQuery, 'since'],
+  [SearchQuery, 'until'],
+  [ContextQuery, 'since'],
+  [ContextQuery, 'until'],
+] as const)
+  test(`${schema === SearchQuery ? 'search' : 'context'}: ${field} that is no time says what it takes`, () => {
+    const query =
+      schema === SearchQuery ? { query: 'parcel', [field]: 'yesterday' } : { [field]: 'yesterday' };
+    assert.deepEqual(failure(schema, 'querystring', query), {
+      code: 'invalid_field',
+      field,
+      message: `${field}: must be an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds`,
+    });
+  });
+
+test('an id that breaks the alphabet says what ids are, never the regex', () => {
+  const error = failure(ThreadParams, 'params' as 'body', { id: 'a b' });
+  assert.equal(error.code, 'invalid_id');
+  assert.doesNotMatch(error.message, /pattern|\^/u);
 });
