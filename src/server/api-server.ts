@@ -120,7 +120,8 @@ function loggerOption(logger: FastifyServerOptions['logger']): FastifyServerOpti
  * Parses JSON bodies as fastify does (prototype poisoning refused), after decoding them as strict
  * UTF-8: fastify's own parser decodes leniently, storing invalid bytes as U+FFFD, so text a client
  * garbled would be silently altered. A body that is not UTF-8 is 400 `invalid_utf8`, as a `\ud800`
- * escape inside valid UTF-8 is `lone_surrogate` (the validation of messages).
+ * escape inside valid UTF-8 is `lone_surrogate` (the validation of messages). An empty body is no
+ * body (fastify's own parser answers it 400).
  */
 function acceptStrictUtf8Json(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -128,6 +129,12 @@ function acceptStrictUtf8Json(app: FastifyInstance): void {
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // An empty body is no body: many HTTP clients send `content-type: application/json` on every
+    // request, bodiless DELETEs too. A route that needs a body refuses it as it refuses none.
+    if ((body as Buffer).length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = utf8.decode(body as Buffer);

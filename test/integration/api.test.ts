@@ -292,7 +292,13 @@ describe('POST /v1/threads/{id}/messages', () => {
 
     const malformed = await acme.call('POST', '/v1/threads/big/messages', { raw: '{"messages": [' });
     assertError(malformed, 400, 'invalid_json', 'body');
-    assertError(await acme.call('POST', '/v1/threads/big/messages', { raw: '' }), 400, 'invalid_json');
+    // An empty body is no body (see 'bodies on every endpoint'): here a body is required.
+    assertError(
+      await acme.call('POST', '/v1/threads/big/messages', { raw: '' }),
+      400,
+      'invalid_field',
+      'body',
+    );
 
     const plain = await acme.call('POST', '/v1/threads/big/messages', {
       raw: 'hello',
@@ -1702,6 +1708,23 @@ describe('bodies on every endpoint that takes one', () => {
       );
     });
   }
+
+  test('an empty body with a JSON content type is no body: routes that take none answer as without it', async () => {
+    // Many HTTP clients send `content-type: application/json` on every request, bodiless DELETEs too;
+    // fastify's parser answered an empty one 400 invalid_json.
+    await seed('empty-body', 2, { userId: 'emma' });
+    const memory = await acme.post('/v1/users/emma/memories', { text: 'Emma likes tea' });
+    assert.equal(memory.status, 201, JSON.stringify(memory.body));
+    const empty = { raw: '' };
+    assert.equal((await acme.call('POST', '/v1/threads/empty-body/compact', empty)).status, 200);
+    assert.equal((await acme.call('DELETE', `/v1/users/emma/memories/${memory.body.id}`, empty)).status, 204);
+    assert.equal((await acme.call('DELETE', '/v1/threads/empty-body', empty)).status, 204);
+    assertError(await acme.call('DELETE', '/v1/threads/empty-body', empty), 404, 'unknown_thread', 'id');
+    assert.equal((await acme.call('DELETE', '/v1/users/emma', empty)).status, 200);
+    // A route that needs a body says so, as it does for a request without one.
+    assertError(await acme.call('PATCH', '/v1/threads/bodies', empty), 400, 'invalid_field', 'body');
+    assertError(await acme.call('PATCH', '/v1/threads/bodies'), 400, 'invalid_field', 'body');
+  });
 
   test('POST /v1/threads/{id}/compact takes no body, but a malformed JSON one is still a 400', async () => {
     assertError(
