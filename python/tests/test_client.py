@@ -250,7 +250,9 @@ def test_remember_until_and_thread_lifetimes(client: Client, thread_id: str) -> 
     user = thread_id + "-exp"
     kept = client.remember(user, "User is in Rome this week", expires_at="2999-01-01T00:00:00Z")
     assert kept["expiresAt"] == "2999-01-01T00:00:00.000Z"
-    client.remember(user, "User had a cold", expires_at="2001-01-01T00:00:00Z")  # past: hidden at once
+    with pytest.raises(ValidationError) as past:  # it would be hidden at once
+        client.remember(user, "User had a cold", expires_at="2001-01-01T00:00:00Z")
+    assert past.value.field == "expiresAt"
     assert [m["id"] for m in client.list_memories(user)] == [kept["id"]]
     with pytest.raises(ValidationError) as bad:
         client.remember(user, "x", expires_at="next week")

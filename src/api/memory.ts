@@ -90,7 +90,8 @@ export const RememberBody = Type.Object(
     expiresAt: Type.Optional(
       Type.String({
         format: 'date-time',
-        description: 'When it expires: from then on no read returns it, and it is deleted soon after.',
+        description:
+          'When it expires, in the future (a past time is 400 `invalid_option`): from then on no read returns it, and it is deleted soon after.',
       }),
     ),
   },

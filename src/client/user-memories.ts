@@ -8,6 +8,7 @@ import { ValidationError } from '../model/errors.js';
 import { parseQuery } from '../recall/options.js';
 import {
   assertId,
+  parseFutureExpiresAt,
   type ListMemoriesOptions,
   type MemoryRecord,
   type MemoryStore,
@@ -28,7 +29,10 @@ export interface RememberOptions {
   category?: string;
   /** Narrow it to one resource (default: the source thread's resource, else user-wide). */
   resourceId?: string;
-  /** When it expires (ISO-8601 date and time): hidden from then on, deleted soon after. */
+  /**
+   * When it expires (ISO-8601 date and time, in the future): hidden from then on, deleted soon
+   * after.
+   */
   expiresAt?: string;
 }
 
@@ -49,7 +53,8 @@ export interface UserMemories {
    * an equal live fact is returned instead of stored twice.
    * @throws UnknownThreadError when `threadId` does not exist; ValidationError (`invalid_option`)
    *   when it is another user's or `messageIds` come without it, `invalid_id` naming the message ids
-   *   the thread does not have, and the text codes for the text. Nothing is stored then.
+   *   the thread does not have, `invalid_option` naming `expiresAt` when it is not a date and time
+   *   in the future, and the text codes for the text. Nothing is stored then.
    */
   remember(text: string, options?: RememberOptions): Promise<MemoryRecord>;
   /** Replaces a live memory's text; the old one stays, superseded (undefined if not live). */
@@ -76,6 +81,8 @@ export function userMemories(
     remove: (memoryId) => store.remove(userId, memoryId),
     async remember(text, options = {}) {
       assertId(userId, 'userId');
+      // Checked here, with the clock: the store takes any expiresAt (parseExpiresAt).
+      if (options.expiresAt !== undefined) parseFutureExpiresAt(options.expiresAt, Date.now());
       let resourceId = options.resourceId;
       if (options.threadId !== undefined) {
         assertId(options.threadId, 'threadId');

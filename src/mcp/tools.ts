@@ -206,7 +206,7 @@ const remember = tool({
       .max(40)
       .optional()
       .describe(
-        'When the fact stops being true (ISO 8601 date and time, e.g. 2030-01-31T00:00:00Z): from then ' +
+        'When the fact stops being true (ISO 8601 date and time in the future, e.g. 2030-01-31T00:00:00Z): from then ' +
           'on no read returns it. Default: never',
       ),
   },

@@ -367,6 +367,25 @@ export function parseExpiresAt(value: unknown): string {
   return date.toISOString();
 }
 
+/**
+ * Validates the `expiresAt` a caller gives `remember` at `now` (ms since the epoch): as
+ * {@link parseExpiresAt}, and in the future. A past one would store a memory every read hides at
+ * once, a success its caller never sees the fact of. (The store takes a past one: an import or a test
+ * may hold one; the client, the edge with a clock, refuses it.)
+ * @returns it normalized. @throws ValidationError `invalid_option` naming `expiresAt`.
+ */
+export function parseFutureExpiresAt(value: unknown, now: number): string {
+  const expiresAt = parseExpiresAt(value);
+  if (Date.parse(expiresAt) <= now)
+    throw new ValidationError(
+      'invalid_option',
+      `expiresAt: expected a time in the future, got ${expiresAt} (now is ${new Date(now).toISOString()}): ` +
+        'the memory would be hidden at once',
+      { field: 'expiresAt' },
+    );
+  return expiresAt;
+}
+
 /** Whether a memory has expired at `now` (ms since the epoch). */
 export function expired(record: Pick<MemoryRecord, 'expiresAt'>, now: number): boolean {
   return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now;

@@ -1235,12 +1235,15 @@ describe('memories', () => {
     assert.ok(!texts.includes('x'), 'nothing was stored');
   });
 
-  test('POST takes expiresAt: the memory says when, and once past no read returns it', async () => {
+  test('POST takes expiresAt: the memory says when; a past one is refused, nothing stored', async () => {
     const post = (body: unknown) => acme.post('/v1/users/carol/memories', body);
     const later = await post({ text: 'carol is in Rome this week', expiresAt: '2999-01-01T00:00:00Z' });
     assert.equal(later.status, 201, later.text);
     assert.equal(later.body.expiresAt, '2999-01-01T00:00:00.000Z');
-    assert.equal((await post({ text: 'carol had a cold', expiresAt: '2001-01-01T00:00:00Z' })).status, 201);
+    // Stored, it would be hidden at once (no read returns an expired memory: the store contract).
+    const past = await post({ text: 'carol had a cold', expiresAt: '2001-01-01T00:00:00Z' });
+    assertError(past, 400, 'invalid_option', 'expiresAt');
+    assert.match(past.body.error.message, /^expiresAt: expected a time in the future/u);
     const listed = (await acme.get('/v1/users/carol/memories')).body.memories;
     assert.deepEqual(
       listed.map((m: { text: string }) => m.text),

@@ -412,7 +412,7 @@ test('working-memory get, set and versions, with and without --json; a stale ver
   assert.equal((await cli('working-memory', 'get')).code, 2);
 });
 
-test('memories remember, optionally expiring: an expired memory is not listed', async () => {
+test('memories remember, optionally expiring; a past --expires-at is refused, nothing stored', async () => {
   const kept = parseJson<{ memory: { id: string; expiresAt: string } }>(
     await cli(
       ...['memories', 'remember', 'User is in Rome this week', '--user', 'carol'],
@@ -424,8 +424,8 @@ test('memories remember, optionally expiring: an expired memory is not listed', 
     ...['memories', 'remember', 'User had a cold', '--user', 'carol'],
     ...['--expires-at', '2001-01-01T00:00:00Z'],
   );
-  assert.equal(past.code, 0, past.stderr);
-  assert.match(past.stdout, /^remembered \S+ for carol until 2001-01-01T00:00:00.000Z$/m);
+  assert.equal(past.code, 2, past.stderr);
+  assert.match(past.stderr, /expiresAt: expected a time in the future, got 2001-01-01T00:00:00.000Z/u);
   const listed = parseJson<{ memories: { id: string }[] }>(
     await cli('memories', 'ls', '--user', 'carol', '--json'),
   );

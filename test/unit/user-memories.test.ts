@@ -44,3 +44,21 @@ test('remember refuses message ids the thread does not have, naming them; nothin
   );
   assert.deepEqual(await alice.list(), []);
 });
+
+test('remember refuses an expiresAt that is not in the future, naming it; nothing is stored', async () => {
+  // It once stored the memory and hid it at once: the caller saw a success and never the fact again.
+  const { alice } = await setUp();
+  for (const expiresAt of ['2001-01-01T00:00:00Z', new Date(Date.now() - 60_000).toISOString()])
+    await assert.rejects(
+      alice.remember('Alice has a cold', { expiresAt }),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_option' &&
+        err.field === 'expiresAt' &&
+        /^expiresAt: expected a time in the future/u.test(err.message),
+      expiresAt,
+    );
+  assert.deepEqual(await alice.list(), []);
+  const later = await alice.remember('Alice is in Rome this week', { expiresAt: '2999-01-01T00:00:00Z' });
+  assert.equal(later.expiresAt, '2999-01-01T00:00:00.000Z');
+});

@@ -332,7 +332,8 @@ class _Operations:
     ) -> _Call[MemoryRecord]:
         """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
         an equal live fact is returned instead of stored twice. The thread must be one of the user's.
-        ``expires_at`` (ISO-8601 date and time): no read returns it from then on."""
+        ``expires_at`` (ISO-8601 date and time, in the future; a past one is a ValidationError): no
+        read returns it from then on."""
         body = _given(
             text=text,
             threadId=thread_id,

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
-import { parseExpiresAt } from '../../memories/memory-store.js';
+import { parseFutureExpiresAt } from '../../memories/memory-store.js';
 import { TENANT_HELP } from './thread.js';
 
 /** Registers `memories` and its subcommands. */
@@ -55,7 +55,7 @@ export function registerMemories(program: Command, session: Session): void {
     .action(
       session.action(async (text: string, o: { user: string; expiresAt?: string; category?: string }) => {
         // Checked before any server is asked: a bad date is a usage error.
-        if (o.expiresAt !== undefined) parseExpiresAt(o.expiresAt);
+        if (o.expiresAt !== undefined) parseFutureExpiresAt(o.expiresAt, Date.now());
         const stored = await (
           await session.memory()
         )

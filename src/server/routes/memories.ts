@@ -166,12 +166,16 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       } catch (err) {
         if (err instanceof UnknownThreadError)
           throw new ApiError(404, 'unknown_thread', unknownThread(body.threadId!).message, 'threadId');
-        // The schema checked the shapes: what is left is the thread's owner, the message ids (named
-        // by the error) or the text's content.
+        // The schema checked the shapes: what is left is the thread's owner, the message ids or an
+        // expiresAt in the past (named by the error) or the text's content.
         if (err instanceof ValidationError)
           throw validationFailure(
             err,
-            err.field === 'messageIds' ? err.field : err.code === 'invalid_option' ? 'threadId' : 'text',
+            err.field === 'messageIds' || err.field === 'expiresAt'
+              ? err.field
+              : err.code === 'invalid_option'
+                ? 'threadId'
+                : 'text',
           );
         throw err;
       }
