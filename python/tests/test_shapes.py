@@ -118,7 +118,15 @@ OTHER_FORMS: dict[str, set[str]] = {
     "append": {"message"},
     "list_memories": {"query"},
     "search_memories": {"includeSuperseded"},
-    "import_thread": {"version", "thread", "messages", "compactions", "summaries", "memories"},
+    "import_thread": {
+        "version",
+        "thread",
+        "messages",
+        "compactions",
+        "summaries",
+        "memories",
+        "workingMemory",
+    },
 }
 
 

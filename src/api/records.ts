@@ -338,5 +338,25 @@ export const ThreadExport = Type.Object({
   compactions: Type.Array(StoredCompaction),
   summaries: Type.Array(SummaryRecord),
   memories: Type.Optional(Type.Array(Type.Unknown(), { description: 'Ignored on import; never exported.' })),
+  workingMemory: Type.Optional(
+    Type.Object(
+      {
+        format: Type.Union([Type.Literal('markdown'), Type.Literal('json')]),
+        content: Type.Unknown({ description: 'Markdown text, or the JSON value.' }),
+        schema: Type.Optional(
+          Type.Record(Type.String(), Type.Unknown(), { description: 'The JSON Schema the content matches.' }),
+        ),
+        version: Type.Integer({ minimum: 1, description: 'Its version in the exported thread.' }),
+        updatedAt: Type.Optional(Type.String({ description: 'When that version was written.' })),
+      },
+      {
+        title: 'ExportedWorkingMemory',
+        description:
+          "The thread's working memory, its latest version (absent: none, or an export made before " +
+          "working memories were exported). Import restores it as the thread's version 1 unless the " +
+          'thread has one already.',
+      },
+    ),
+  ),
 });
 export type ThreadExport = Static<typeof ThreadExport>;

@@ -15,13 +15,13 @@
  * answers the full context).
  */
 import { ValidationError } from '../model/errors.js';
-import { VersionConflictError } from '../memories/working-memory.js';
 import type { WorkingMemoryStore } from '../memories/working-memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ForkedFrom } from '../store/types.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import { MAX_ID_LENGTH } from '../model/limits.js';
 import { UnknownThreadError } from './errors.js';
+import { seedWorkingMemory } from './working-memory.js';
 
 /** Options of {@link ThreadHandle.fork}. */
 export interface ThreadForkOptions {
@@ -82,9 +82,5 @@ export async function forkWorkingMemory(
   const current = await store.get({ threadId: sourceId });
   if (!current) return;
   const { format, content, schema } = current;
-  try {
-    await store.set({ threadId: newId }, 0, { format, content, ...(schema ? { schema } : {}) });
-  } catch (err) {
-    if (!(err instanceof VersionConflictError)) throw err;
-  }
+  await seedWorkingMemory(store, newId, { format, content, ...(schema ? { schema } : {}) });
 }

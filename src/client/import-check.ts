@@ -22,6 +22,7 @@ import {
   normalizeMessages,
 } from '../model/validation.js';
 import type { ThreadExport } from '../store/types.js';
+import { prepareVersion, type WorkingMemoryContent } from '../memories/working-memory.js';
 import { assertStorableText } from '../store/internal/prepare.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../thread/config.js';
 
@@ -140,5 +141,38 @@ export function checkThreadExport(data: ThreadExport): void {
           assertWholeNumber(summary[key], `${where}.${key}`, 0, MAX_TOKEN_COUNT);
     });
   });
+  exportedWorkingMemory(data);
   assertJsonDepth(data, 'body', MAX_EXPORT_DEPTH);
+}
+
+/**
+ * An export's working memory as a write would store it (format, content and schema checked by the
+ * rules of a write, src/memories/working-memory.ts), or undefined when it has none.
+ * @throws ValidationError naming the field (`workingMemory.content`, `workingMemory.schema`, …).
+ */
+export function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undefined {
+  const notes: unknown = data.workingMemory;
+  if (notes === undefined) return undefined;
+  if (!isObject(notes))
+    throw new ValidationError('invalid_option', 'workingMemory: expected its format and content', {
+      field: 'workingMemory',
+    });
+  assertWholeNumber(notes['version'], 'workingMemory.version', 1, Number.MAX_SAFE_INTEGER);
+  if (notes['updatedAt'] !== undefined) assertTimestamp(notes['updatedAt'], 'workingMemory.updatedAt');
+  const { format, content, schema } = notes;
+  try {
+    return prepareVersion(undefined, content, {
+      version: 0,
+      format: format as WorkingMemoryContent['format'],
+      ...(schema === undefined ? {} : { schema: schema as WorkingMemoryContent['schema'] }),
+    });
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    const field = err.field
+      ? `workingMemory.${err.field}`
+      : err.code === 'invalid_schema'
+        ? 'workingMemory.schema'
+        : 'workingMemory';
+    throw new ValidationError(err.code, `workingMemory: ${err.message}`, { field });
+  }
 }

@@ -51,7 +51,8 @@ import { toClientError } from './typed-errors.js';
 import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
-import { checkThreadExport } from './import-check.js';
+import { checkThreadExport, exportedWorkingMemory } from './import-check.js';
+import { seedWorkingMemory } from './working-memory.js';
 import { checkFork, forkStored, forkWorkingMemory, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
@@ -517,20 +518,36 @@ export class ThreadHandle {
     };
   }
 
-  /** The whole thread as JSON: history, compaction records, summaries, configuration. */
+  /**
+   * The whole thread as JSON: history, compaction records, summaries, configuration, and its working
+   * memory's latest version (`workingMemory`, when it has one).
+   */
   async export(): Promise<ThreadExport> {
     const data = await this.deps.store.export(this.threadId);
     if (!data) throw new UnknownThreadError(this.threadId);
-    return data;
+    const notes = await this.deps.memories?.workingMemory.get({ threadId: this.threadId });
+    if (!notes) return data;
+    const { format, content, schema, version, updatedAt } = notes;
+    const workingMemory = {
+      format,
+      content,
+      ...(schema ? { schema } : {}),
+      version,
+      ...(updatedAt ? { updatedAt } : {}),
+    };
+    return { ...data, workingMemory };
   }
 
   /**
    * Restores an export into this thread id (idempotent), then lets the workflow catch up. Throws
-   * ValidationError naming the field (`messages[3].tokens`, `thread.config.budget`, …) before
-   * anything is written if any part of it breaks a rule an append or a configure would enforce.
+   * ValidationError naming the field (`messages[3].tokens`, `thread.config.budget`,
+   * `workingMemory.content`, …) before anything is written if any part of it breaks a rule an append,
+   * a configure or a working memory write would enforce. Its working memory becomes the thread's
+   * version 1, unless the thread has one already (imported before, say).
    */
   async import(data: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
     checkThreadExport(data); // all of it, before anything is written
+    const notes = exportedWorkingMemory(data);
     const { chunkSize = Infinity, onProgress } = options;
     const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
     const store = (part: ThreadExport) =>
@@ -562,6 +579,8 @@ export class ThreadHandle {
     // The whole export (its records' positions are mapped through its messages); stored messages skip.
     const whole = await store(rest);
     if (rest === data && !(chunkSize < messages.length)) ({ imported, skipped } = whole);
+    const workingMemories = this.deps.memories?.workingMemory;
+    if (notes && workingMemories) await seedWorkingMemory(workingMemories, this.threadId, notes);
     onProgress?.({ phase: 'indexing', done: 0, total: messages.length });
     const state = await this.sync();
     return { threadId: whole.threadId, imported, skipped, indexedSeq: state.indexedSeq };

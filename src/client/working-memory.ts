@@ -11,6 +11,7 @@ import {
   VersionConflictError,
   type SetWorkingMemoryOptions,
   type WorkingMemory,
+  type WorkingMemoryContent,
   type WorkingMemoryScope,
 } from '../memories/working-memory.js';
 import type { WorkingMemoryHistoryOptions, WorkingMemoryStore } from '../memories/working-memory-store.js';
@@ -20,6 +21,23 @@ import type { ThreadStore } from '../store/thread-store.js';
 import type { ThreadInfo } from '../store/types.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import { UnknownThreadError } from './errors.js';
+
+/**
+ * Writes `content` as thread `threadId`'s first working memory version (a fork's copy, an import's
+ * restore) unless it has one already: a retried fork or import leaves the one there, written since
+ * or not, as it is.
+ */
+export async function seedWorkingMemory(
+  store: WorkingMemoryStore,
+  threadId: string,
+  content: WorkingMemoryContent,
+): Promise<void> {
+  try {
+    await store.set({ threadId }, 0, content);
+  } catch (err) {
+    if (!(err instanceof VersionConflictError)) throw err;
+  }
+}
 
 /** One scope's working memory; see the module comment. */
 export interface WorkingMemoryHandle {

@@ -145,6 +145,28 @@ export interface ThreadExport {
   summaries: SummaryRecord[];
   /** Long-term memories of the thread's scope (filled in by a later layer; ignored by the stores). */
   memories?: unknown[];
+  /**
+   * The thread's working memory, its latest version, when it has one: the client exports it and
+   * restores it on import (the stores ignore it). Exports made before it was exported lack it and
+   * still import (version 1 of the format, which only gained an optional field).
+   */
+  workingMemory?: ExportedWorkingMemory;
+}
+
+/**
+ * A thread's working memory in an export (src/memories/working-memory.ts): its latest version. Import
+ * restores it as the thread's version 1, a version history of its own (as a fork's).
+ */
+export interface ExportedWorkingMemory {
+  format: 'markdown' | 'json';
+  /** Markdown text, or the JSON value. */
+  content: unknown;
+  /** The JSON Schema the content matches (`json` only). */
+  schema?: Record<string, unknown>;
+  /** Its version in the exported thread. */
+  version: number;
+  /** When that version was written (ISO-8601). */
+  updatedAt?: string;
 }
 
 /** What an import did. */

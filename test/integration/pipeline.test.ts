@@ -446,6 +446,50 @@ describe('export, import, delete', () => {
     assert.equal((await copy.state()).indexedSeq, 2);
   });
 
+  test("export carries the thread's working memory and import restores it; an export without one still imports", async () => {
+    // A fork copied it; export and import dropped it.
+    const t = p.memory.thread('wm-exporting');
+    await t.append(text('w1', 'user', 'one'));
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const notes = p.memory.workingMemory({ threadId: 'wm-exporting' });
+    await notes.set({ city: 'Oslo' }, { version: 0, schema });
+    await notes.set({ city: 'Bergen' }, { version: 1 });
+    const data = await t.export();
+    const { updatedAt, ...exported } = data.workingMemory ?? {};
+    assert.deepEqual(exported, { format: 'json', content: { city: 'Bergen' }, schema, version: 2 });
+    assert.equal(typeof updatedAt, 'string');
+
+    // Restored as the new thread's version 1 (a version history of its own, as a fork's).
+    const copy = p.memory.thread('wm-imported');
+    await copy.import(data);
+    const restored = p.memory.workingMemory({ threadId: 'wm-imported' });
+    const first = await restored.get();
+    assert.deepEqual(
+      { version: first.version, format: first.format, content: first.content, schema: first.schema },
+      { version: 1, format: 'json', content: { city: 'Bergen' }, schema },
+    );
+    // Importing again leaves a working memory written since as it is, as stored messages skip.
+    await restored.set({ city: 'Tromsø' }, { version: 1 });
+    await copy.import(data);
+    assert.deepEqual((await restored.get()).content, { city: 'Tromsø' });
+
+    // An export made before working memories were exported: the thread, without one.
+    const { workingMemory: _dropped, ...older } = data;
+    await p.memory.thread('wm-imported-older').import(older);
+    assert.equal((await p.memory.workingMemory({ threadId: 'wm-imported-older' }).get()).version, 0);
+
+    // One that breaks a rule a write would enforce is refused, naming it, before anything is written.
+    const bad = { ...data, workingMemory: { ...data.workingMemory!, content: { town: 'x' } } };
+    await assert.rejects(
+      p.memory.thread('wm-imported-bad').import(bad),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'schema_mismatch' &&
+        err.field === 'workingMemory.content',
+    );
+    await assert.rejects(p.memory.thread('wm-imported-bad').history(), UnknownThreadError);
+  });
+
   test('an imported thread runs with its stored configuration: budget 1200 is in force and compacts', async () => {
     const words = (i: number) => `word${i} `.repeat(50);
     const t = p.memory.thread('budget-source');

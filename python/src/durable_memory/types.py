@@ -265,6 +265,22 @@ class SummaryRecord(TypedDict):
     supersededBy: NotRequired[str]
 
 
+class ExportedWorkingMemory(TypedDict):
+    """The thread's working memory, its latest version (absent: none, or an export made before
+    working memories were exported). Import restores it as the thread's version 1 unless the
+    thread has one already."""
+
+    format: Literal["markdown", "json"]
+    content: Any
+    """Markdown text, or the JSON value."""
+    schema: NotRequired[dict[str, Any]]
+    """The JSON Schema the content matches."""
+    version: int
+    """Its version in the exported thread."""
+    updatedAt: NotRequired[str]
+    """When that version was written."""
+
+
 class ThreadExport(TypedDict):
     version: Literal[1]
     thread: ThreadInfo
@@ -273,6 +289,10 @@ class ThreadExport(TypedDict):
     summaries: list[SummaryRecord]
     memories: NotRequired[list[Any]]
     """Ignored on import; never exported."""
+    workingMemory: NotRequired[ExportedWorkingMemory]
+    """The thread's working memory, its latest version (absent: none, or an export made before
+    working memories were exported). Import restores it as the thread's version 1 unless the
+    thread has one already."""
 
 
 class AppendedMessage(TypedDict):
