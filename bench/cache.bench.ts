@@ -12,8 +12,11 @@
  *   --turns: at most this many turns of each conversation (default all; --quick: 120)
  *   --variants: only the configurations whose name contains this ('stable block', 'recall off')
  *   --min-cover: recall.minCover of the stable-block rows (default: the default)
+ *   --details FILE: per call of ours, JSON lines: the query, the context's and recalled block's tokens,
+ *     the recalled items ([seq, hit seq, tokens]) and the full-text hits' raw BM25 scores ([seq, score])
  */
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ThreadHandle } from '../src/client/thread-handle.js';
@@ -27,6 +30,7 @@ import { LOW_WATER_MARK, viewBudget } from '../src/thread/config.js';
 import { tokenizerForModel } from '../src/tokenizers/for-model.js';
 import { MESSAGE_OVERHEAD } from '../src/tokenizers/tokenizer.js';
 import { startPipeline, type TestPipeline } from '../test/support/pipeline.js';
+import { PostgresThreadStore } from '../src/store/postgres/postgres-thread-store.js';
 import { readDataset } from './locomo.js';
 import { MEMORY_BLOCK_ID } from '../src/thread/memory-block.js';
 import { RECALL_BLOCK_ID, RECALL_VOLATILE_ID } from '../src/recall/block.js';
@@ -61,6 +65,10 @@ const ONLY = flag('--variants');
 const RECALL_SHARE = Number(flag('--recall-share') ?? 0.5);
 /** `recall.minCover` of the stable rows' calls (default: the default). */
 const MIN_COVER = flag('--min-cover');
+const DETAILS = flag('--details');
+/** With `--details`: one JSON line per call of ours, and the store its searches read. */
+const details: string[] = [];
+let detailStore: PostgresThreadStore | undefined;
 const COMMAND = `npm run bench:cache -- ${process.argv.slice(2).join(' ')}`.trim();
 /** Published cached/uncached input price ratios: gpt-4o ($1.25 vs $2.50 per million), Anthropic cache reads. */
 const RATIOS = { openai: 0.5, anthropic: 0.1 };
@@ -179,6 +187,23 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
     const prompt = ctx.openai.map(promptMessage);
     const sincePrompt = asPrompt(since);
     const reuse = prefixReuse(previous, sincePrompt, prompt);
+    if (detailStore && ctx.recall) {
+      const hits = await detailStore.search(ctx.recall.query, { scope: { threadId: id }, limit: 100 });
+      details.push(
+        JSON.stringify({
+          conversation: c.name,
+          variant: v.name,
+          turn: message.id,
+          query: ctx.recall.query,
+          tokens: ctx.tokens,
+          recallTokens: ctx.recall.tokens,
+          promptTokens: reuse.tokens,
+          reused: previous ? reuse.reused : 0,
+          recalled: ctx.recalled.map((r) => [r.seq, r.hitSeq, r.tokens]),
+          raw: hits.map((h) => [h.seq, Math.round(h.score * 1000) / 1000]),
+        }),
+      );
+    }
     const recalledNow = new Set(ctx.recalled.map((r) => `${r.threadId}:${r.seq}`));
     if (v.stable && previous && ctx.recall?.stable?.kept) keptReuse = addReuse(keptReuse, reuse);
     if (previous) {
@@ -302,6 +327,7 @@ async function main(): Promise<void> {
     `${list.length} conversations, ${list.reduce((n, c) => n + c.messages.length, 0)} messages, budget ${BUDGET}`,
   );
   const pipeline = await startPipeline({ embedder: null });
+  if (DETAILS) detailStore = await PostgresThreadStore.connect(pipeline.stack.databaseUrl);
   const totals = new Map<string, Figures>();
   const add = (name: string, f: Figures) => {
     const t = totals.get(name) ?? { all: NO_REUSE, between: NO_REUSE };
@@ -329,8 +355,10 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await detailStore?.close();
     await pipeline.stop();
   }
+  if (DETAILS) await writeFile(DETAILS, `${details.join('\n')}\n`);
   const lines = [
     `## Prompt cache (\`${COMMAND}\`)`,
     '',

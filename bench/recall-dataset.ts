@@ -183,6 +183,8 @@ export async function datasetRecall(
       for (const k of ['all', q.category]) asked.set(k, (asked.get(k) ?? 0) + 1);
       const evidence = q.evidence.map((id) => l.index.get(id)!);
       let ourRanks: Record<string, number[]> | undefined;
+      /** With details: the full-text hits' raw BM25 scores, best first (seq, score), up to 100. */
+      let raw: [number, number][] | undefined;
       if (store) {
         const scope = { threadId: l.thread.threadId };
         const ft = await store.search(q.question, { scope, limit: 1000 });
@@ -192,6 +194,7 @@ export async function datasetRecall(
           questionVectors[qi]!,
           1000,
         );
+        raw = ft.slice(0, 100).map((h) => [h.seq, Math.round(h.score * 1000) / 1000]);
         const fusedFt = fuse([{ ranker: 'fulltext', hits: ft }]);
         const fused = fuse([
           { ranker: 'fulltext', hits: ft },
@@ -226,6 +229,7 @@ export async function datasetRecall(
           evidence: q.evidence,
           rrfRanks: evidence.map((i) => ranked.rrf!.indexOf(i)),
           ...(ourRanks ? { ourRanks } : {}),
+          ...(raw ? { raw } : {}),
         };
         for (const row of ['newest', 'bm25', 'dense', 'rrf'] as const) {
           const packed = packContext(l.tokens, budget, ranked[row]);
@@ -270,7 +274,7 @@ export async function datasetRecall(
             recallMax: ctx.recall?.maxTokens,
             recallTokens: ctx.recall?.tokens,
             memories: ctx.memories.length,
-            recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens, r.seq - r.hitSeq]),
+            recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens, r.seq - r.hitSeq, r.hitSeq]),
           };
           // Lost where the hand-built hybrid found it: was it ranked at all (ranking or packing)?
           if (!ok && detail['rrf'] === true && options.details) {
