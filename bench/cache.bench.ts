@@ -12,8 +12,9 @@
  *   --turns: at most this many turns of each conversation (default all; --quick: 120)
  *   --variants: only the configurations whose name contains this ('stable block', 'recall off')
  *   --min-cover: recall.minCover of the stable-block rows (default: the default)
+ *   --min-match: recall.minMatch of every row of ours (default: the default; src/recall/gate.ts)
  *   --details FILE: per call of ours, JSON lines: the query, the context's and recalled block's tokens,
- *     the recalled items ([seq, hit seq, tokens]) and the full-text hits' raw BM25 scores ([seq, score])
+ *     the best match outside the view (src/recall/gate.ts), the recalled items ([seq, hit seq, tokens]) and the full-text hits' raw BM25 scores ([seq, score])
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -65,6 +66,8 @@ const ONLY = flag('--variants');
 const RECALL_SHARE = Number(flag('--recall-share') ?? 0.5);
 /** `recall.minCover` of the stable rows' calls (default: the default). */
 const MIN_COVER = flag('--min-cover');
+/** `recall.minMatch` of our calls (default: the default). */
+const MIN_MATCH = flag('--min-match');
 const DETAILS = flag('--details');
 /** With `--details`: one JSON line per call of ours, and the store its searches read. */
 const details: string[] = [];
@@ -175,7 +178,14 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
     const ctx = await thread.context({
       budget: BUDGET,
       ...(v.stable ? { previous: cache ?? {} } : {}),
-      ...(v.stable && MIN_COVER !== undefined ? { recall: { minCover: Number(MIN_COVER) } } : {}),
+      ...(v.recallShare > 0 && (MIN_MATCH !== undefined || (v.stable && MIN_COVER !== undefined))
+        ? {
+            recall: {
+              ...(v.stable && MIN_COVER !== undefined ? { minCover: Number(MIN_COVER) } : {}),
+              ...(MIN_MATCH !== undefined ? { minMatch: Number(MIN_MATCH) } : {}),
+            },
+          }
+        : {}),
     });
     cache = ctx.cache;
     if (v.stable && ctx.recall?.stable) {
@@ -197,6 +207,7 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
           query: ctx.recall.query,
           tokens: ctx.tokens,
           recallTokens: ctx.recall.tokens,
+          match: ctx.recall.match,
           promptTokens: reuse.tokens,
           reused: previous ? reuse.reused : 0,
           recalled: ctx.recalled.map((r) => [r.seq, r.hitSeq, r.tokens]),

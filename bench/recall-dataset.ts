@@ -273,6 +273,7 @@ export async function datasetRecall(
             tokens: ctx.tokens,
             recallMax: ctx.recall?.maxTokens,
             recallTokens: ctx.recall?.tokens,
+            match: ctx.recall?.match,
             memories: ctx.memories.length,
             recalled: ctx.recalled.map((r) => [r.id, r.reason, r.tokens, r.seq - r.hitSeq, r.hitSeq]),
           };

@@ -397,6 +397,12 @@ export const ContextResult = Type.Object(
           range: Int(),
           maxTokens: Int('Tokens the recalled block could take.'),
           tokens: Int('Tokens it took.'),
+          match: Type.Optional(
+            Type.Number({
+              description:
+                'How much of the query the best full-text hit outside the view matches (0 for none): below `recall.minMatch` nothing is recalled.',
+            }),
+          ),
           stable: Type.Optional(
             Type.Object(
               {

@@ -45,6 +45,7 @@ import {
 } from './recall.js';
 import { fuse, fuseItems, messageKey } from '../recall/fuse.js';
 import { RECALL_VOLATILE_ID } from '../recall/block.js';
+import { gateRankings } from '../recall/gate.js';
 import { parseStableState, planStable, STABLE_RECALL, type StableRecallState } from '../recall/stable.js';
 import { rankMemoriesByEmbedding } from './embedding-ranker.js';
 import { workingMemoryBlock, type WorkingMemoryBlock } from '../thread/working-memory-block.js';
@@ -318,8 +319,10 @@ async function readFull(
   // as the view grows into the rest turn by turn.
   const spare = Math.min(budget - fitted.tokens, rest - (block?.tokens ?? 0) - 1);
   const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
+  // A query that nothing outside the view matches well recalls nothing (src/recall/gate.ts).
+  const gated = gateRankings(ranked.rankings, recall.minMatch, inView);
   const stable = await stableRecall(sources.store, info, {
-    ranked,
+    ranked: { ...ranked, rankings: gated.rankings },
     recall,
     limit,
     query,
@@ -354,7 +357,7 @@ async function readFull(
     cache: { ...result.cache, ...(stable.state ? { recall: stable.state } : {}) },
     memories: block?.used ?? [],
     recalled: stable.items,
-    recall: { ...stable.report, tokens: blocks.reduce((n, b) => n + b.tokens, 0) },
+    recall: { ...stable.report, match: gated.match, tokens: blocks.reduce((n, b) => n + b.tokens, 0) },
     ...extra,
   };
 }

@@ -57,6 +57,11 @@ export interface RecallReport {
   /** Tokens it took (0 when nothing was recalled). */
   tokens: number;
   /**
+   * How much of the query the best full-text hit the view does not send matches (0 for none): below
+   * `recall.minMatch` nothing is recalled (src/recall/gate.ts).
+   */
+  match?: number;
+  /**
    * The stable block (src/recall/stable.ts): kept from the previous context (`cover`: the share of
    * this query's strong hits in it), or built anew and why (`none`: no previous block was given;
    * `budget`, `moved`, `gone`, `over`, `stale`). `tokens`: its tokens; the volatile block has the rest.

@@ -15,6 +15,8 @@ export interface RankedHit {
   threadId: string;
   seq: number;
   score: number;
+  /** Full text: how much of the query it matches (`SearchHit.match`; src/recall/gate.ts). */
+  match?: number;
 }
 
 /** One ranker's answer, best first. */

@@ -8,3 +8,4 @@ export * from './block.js';
 export * from './options.js';
 export * from './time-expressions.js';
 export * from './stable.js';
+export * from './gate.js';

@@ -37,7 +37,21 @@ export interface RecallOptions {
    * evidence for a query on another topic (figures in docs/cost.md).
    */
   minCover?: number;
+  /**
+   * The relevance gate (src/recall/gate.ts): recall only when a full-text hit the view does not send
+   * matches at least this much of the query (its BM25 score over what a message holding every searched
+   * word would score), else recall nothing; 0 to 1 (default {@link DEFAULT_MIN_MATCH}; 0 always
+   * recalls). Chat turns that ask nothing of the past then leave the prompt's cached prefix whole.
+   */
+  minMatch?: number;
 }
+
+/**
+ * Default {@link RecallOptions.minMatch}: on the LoCoMo dev set the best hit outside the view matches
+ * at least this much of 99.8% of the questions, and of about half the turns of the same chats
+ * replayed (docs/memory-and-recall.md, "The relevance gate").
+ */
+export const DEFAULT_MIN_MATCH = 0.2;
 
 /** Default {@link RecallOptions.minCover}: 2 of the query's 5 strong hits. */
 export const DEFAULT_MIN_COVER = 0.4;
@@ -56,7 +70,7 @@ export const DEFAULT_SEARCH_LIMIT = 20;
  * Recall options with every default applied; `limit` stays undefined when the caller gave none, so
  * the context sizes it to its room.
  */
-export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range' | 'minCover'>> & {
+export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range' | 'minCover' | 'minMatch'>> & {
   limit?: number;
   /** Epoch milliseconds, inclusive. */
   since?: number;
@@ -108,10 +122,10 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
   }
   const r = recall as Record<string, unknown>;
   for (const key of Object.keys(r)) {
-    if (!['scope', 'range', 'limit', 'since', 'until', 'minCover'].includes(key)) {
+    if (!['scope', 'range', 'limit', 'since', 'until', 'minCover', 'minMatch'].includes(key)) {
       throw new ValidationError(
         'invalid_option',
-        `${prefix}${key}: unknown option (scope, range, limit, since, until, minCover)`,
+        `${prefix}${key}: unknown option (scope, range, limit, since, until, minCover, minMatch)`,
         {
           field: `${prefix}${key}`,
         },
@@ -145,9 +159,18 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
       { field: `${prefix}minCover` },
     );
   }
+  const minMatch = r['minMatch'] ?? DEFAULT_MIN_MATCH;
+  if (typeof minMatch !== 'number' || !(minMatch >= 0 && minMatch <= 1)) {
+    throw new ValidationError(
+      'invalid_option',
+      `${prefix}minMatch: expected a number from 0 to 1, got ${String(minMatch)}`,
+      { field: `${prefix}minMatch` },
+    );
+  }
   return {
     scope: scope as RecallScope,
     minCover,
+    minMatch,
     range:
       r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], `${prefix}range`, MAX_RECALL_RANGE),
     ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], `${prefix}limit`, MAX_RECALL_LIMIT, 1) }),

@@ -213,6 +213,13 @@ export interface SearchHit {
   seq: number;
   /** Relevance: higher is better; comparable only within one search. */
   score: number;
+  /**
+   * Full text: how much of the query the message matches, comparable across searches: its score over
+   * what a message of average length holding every searched word of the query would score (about 1
+   * for a message that says all the query says; small for one that shares a word or two of a long
+   * query). Absent from rankings by meaning.
+   */
+  match?: number;
 }
 
 export type { ServiceResponse } from '../model/service.js';

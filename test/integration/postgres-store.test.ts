@@ -328,6 +328,26 @@ describe('PostgreSQL full-text search', () => {
     }
   });
 
+  it("says how much of the query each hit matches, whatever the query's length (SearchHit.match)", async () => {
+    const store = await PostgresThreadStore.connect(db.url);
+    try {
+      const thread = `search-match-${Date.now()}`;
+      await bigThread(store, thread, 40);
+      const scope = { threadId: thread };
+      // "weather in Zanzibar" holds both searched words: about 1; a report holds one, the common one.
+      const [best, other] = await store.search('Zanzibar weather', { scope });
+      assert.equal(best!.seq, 40);
+      assert.ok(best!.match! > 0.8 && best!.match! < 1.3, String(best!.match));
+      assert.ok(other!.match! < 0.1, String(other!.match));
+      // Words no message holds weigh nothing; words some message holds do, so a long query that each
+      // message shares a word of matches little of it.
+      const long = await store.search('Zanzibar weather report, and the sunny beaches of Pemba', { scope });
+      assert.ok(long[0]!.match! < best!.match!);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('finds the same hits with 009’s index alone (a server without btree_gin)', async () => {
     const other = await createTestDatabase();
     const store = await PostgresThreadStore.connect(other.url);

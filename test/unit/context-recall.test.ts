@@ -110,6 +110,39 @@ describe('context() with recall', () => {
     assert.ok(ctx.recall!.tokens > 0 && ctx.recall!.tokens <= ctx.recall!.maxTokens);
   });
 
+  it('recalls nothing for a query no hit outside the view matches enough of (recall.minMatch)', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    await store.append(
+      't',
+      normalizeMessages([
+        {
+          id: 'fjords',
+          role: 'user',
+          content: 'The fjords near Bergen are lovely.',
+          createdAt: '2024-01-10T00:00:00Z',
+        },
+      ]).map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+    );
+    // Two rare words, each in another message (the newest one, in the view, does not count): the
+    // best hit outside the view matches about half of the query.
+    const read = (minMatch?: number) =>
+      readContext({ store }, info, {
+        budget: 1000,
+        query: 'Ingrid Bergen',
+        ...(minMatch === undefined ? {} : { recall: { minMatch } }),
+      });
+    const gated = await read(0.7);
+    assert.deepEqual(gated.recalled, []);
+    assert.ok(!gated.messages.some((m) => m.id === RECALL_BLOCK_ID));
+    assert.ok(gated.recall!.match! > 0.3 && gated.recall!.match! < 0.7, String(gated.recall!.match));
+    assert.equal(gated.recall!.tokens, 0);
+    const open = await read();
+    assert.equal(open.recall!.match, gated.recall!.match);
+    assert.ok(open.recalled.some((r) => r.id === 'u3'));
+    assert.ok(!open.recalled.some((r) => r.id === 'fjords'), 'the view sends it');
+    assert.ok((await read(0)).recalled.length > 0, 'a bar of 0 always recalls');
+  });
+
   it('reads the widened excerpts of a few hits with their windows: one read of messages, same context', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const reads: number[][] = [];
@@ -430,6 +463,9 @@ describe('context() with recall', () => {
       [{ recall: { until: '2023-05-08T25:00' } }, 'recall.until'],
       [{ recall: { until: -5 } }, 'recall.until'],
       [{ recall: { since: '2024-01-05', until: '2024-01-04' } }, 'recall.until'],
+      [{ recall: { minMatch: 1.5 } }, 'recall.minMatch'],
+      [{ recall: { minMatch: -0.1 } }, 'recall.minMatch'],
+      [{ recall: { minMatch: '0.2' } }, 'recall.minMatch'],
       [{ query: 42 }, 'query'],
     ];
     for (const [options, field] of cases) {

@@ -404,6 +404,9 @@ class RecallReport(TypedDict):
     """Tokens the recalled block could take."""
     tokens: int
     """Tokens it took."""
+    match: NotRequired[float]
+    """How much of the query the best full-text hit outside the view matches (0 for none): below
+    `recall.minMatch` nothing is recalled."""
     stable: NotRequired[StableRecallReport]
     """The stable recalled block (with `previous`)."""
 

@@ -68,14 +68,18 @@ export function rankByTerms(query: string, documents: Iterable<SearchDocument>, 
     docs.push({ threadId: doc.threadId, seq: doc.seq, length: terms.length, tf });
   }
   const avg = lengths / Math.max(1, total);
+  const idf = (n: number) => Math.log(1 + (total - n + 0.5) / (n + 0.5));
+  // What a message of average length holding every term found would score (SearchHit.match).
+  const ideal = Math.max(
+    [...df.values()].reduce((sum, n) => sum + idf(n), 0),
+    1e-9,
+  );
   const hits = docs.map((d) => {
     let score = 0;
     for (const [t, f] of d.tf) {
-      const n = df.get(t)!;
-      const idf = Math.log(1 + (total - n + 0.5) / (n + 0.5));
-      score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.length) / Math.max(1, avg)));
+      score += (idf(df.get(t)!) * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.length) / Math.max(1, avg)));
     }
-    return { threadId: d.threadId, seq: d.seq, score };
+    return { threadId: d.threadId, seq: d.seq, score, match: score / ideal };
   });
   // Best first; ties go to the newer message, then a stable order by thread.
   hits.sort((a, b) => b.score - a.score || b.seq - a.seq || (a.threadId < b.threadId ? -1 : 1));

@@ -5,7 +5,10 @@
  * collection size is the scope's message count (kept on the thread rows), and a message's length is
  * its number of distinct lexemes. Rare words therefore weigh more than words every other message
  * uses, which ts_rank (no IDF) cannot do. Term frequency counts as 1 (chat messages are short, and
- * reading positions would mean unnesting every hit's vector).
+ * reading positions would mean unnesting every hit's vector). Each hit also says how much of the query
+ * it matches (`match`): its score over what a message of average length holding every searched term
+ * would score (the sum of their IDFs), so about 1 for a message that says all the query says and
+ * small for one sharing a word or two of a long query, whatever the query's length.
  *
  * Index-driven, whatever the history's size: each term is looked up in each thread of the scope (the
  * (thread_id, search) GIN index answers both at once), reading at most COMMON + 1 of its messages. A
@@ -99,6 +102,10 @@ hits AS MATERIALIZED (SELECT m.thread_id, m.seq, m.len, k.n FROM matches m JOIN 
 norm AS MATERIALIZED (
   SELECT greatest(avg(len), 1) AS avglen FROM (SELECT DISTINCT thread_id, seq, len FROM hits) d
 ),
+-- What a message of average length holding every searched term would score: the sum of their IDFs.
+ideal AS MATERIALIZED (
+  SELECT greatest(sum(ln(1 + (t.n - k.n + 0.5) / (k.n + 0.5))), 1e-9) AS ideal FROM kept k CROSS JOIN total t
+),
 ranked AS MATERIALIZED (
   SELECT h.thread_id, h.seq,
     sum(ln(1 + (t.n - h.n + 0.5) / (h.n + 0.5)) * ${K1 + 1}
@@ -108,8 +115,8 @@ ranked AS MATERIALIZED (
   ORDER BY score DESC, h.seq DESC, h.thread_id
   LIMIT $6 * ${RETRACTED_SLACK}
 )
-SELECT r.thread_id, r.seq, r.score
-FROM ranked r CROSS JOIN LATERAL (
+SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match
+FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
   SELECT 1 FROM messages m
   WHERE m.thread_id = r.thread_id AND ($1::text IS NULL OR m.thread_id = $1)
@@ -130,7 +137,7 @@ export async function searchPg(
 ): Promise<SearchHit[]> {
   const { scope } = options;
   const range = [instant(options.since), instant(options.until)];
-  let rows: { thread_id: string; seq: string; score: number }[];
+  let rows: { thread_id: string; seq: string; score: number; match: number }[];
   if ('threadId' in scope) {
     ({ rows } = await pool.query({
       name: 'dm-search',
@@ -153,7 +160,7 @@ export async function searchPg(
           },
     ));
   }
-  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score }));
+  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score, match: r.match }));
 }
 
 /**
