@@ -322,7 +322,8 @@ async function readFull(
   // A query that nothing outside the view matches well recalls nothing (src/recall/gate.ts).
   const gated = gateRankings(ranked.rankings, recall.minMatch, inView);
   const stable = await stableRecall(sources.store, info, {
-    ranked: { ...ranked, rankings: gated.rankings },
+    // The fusion was made once with the rankings (src/client/recall.ts): a closed gate empties both.
+    ranked: gated.rankings.length > 0 ? ranked : { ...ranked, rankings: [], fused: [] },
     recall,
     limit,
     query,
