@@ -143,6 +143,37 @@ describe('context() with recall', () => {
     assert.ok((await read(0)).recalled.length > 0, 'a bar of 0 always recalls');
   });
 
+  it('the default bar gates the default query (the newest user turn), not a query the caller gives', async () => {
+    const { store, info } = await threadWithFact(200, 3);
+    // A chat turn that asks nothing of the past: each of its rarer words is in another old message, so
+    // no message matches much of it.
+    const chatter = 'Ingrid counted 17, 42, 99, 123, 150 and 171 sheep last night.';
+    await store.append(
+      't',
+      normalizeMessages([
+        { id: 'chat', role: 'user', content: chatter, createdAt: '2024-08-01T00:00:00Z' },
+      ]).map((message) => ({ message, tokens: countMessageTokens(message, tokenizer) })),
+    );
+    const byDefault = await readContext({ store }, info, { budget: 1000 });
+    assert.ok(byDefault.recall!.match! < 0.2, String(byDefault.recall!.match));
+    assert.deepEqual(
+      byDefault.recalled,
+      [],
+      'the newest turn matches too little of itself: nothing recalled',
+    );
+    const asked = await readContext({ store }, info, { budget: 1000, query: chatter });
+    assert.ok(
+      asked.recalled.some((r) => r.id === 'u3'),
+      'a query the caller gives is recalled for',
+    );
+    const barred = await readContext({ store }, info, {
+      budget: 1000,
+      query: chatter,
+      recall: { minMatch: 0.2 },
+    });
+    assert.deepEqual(barred.recalled, [], 'unless the caller sets the bar');
+  });
+
   it('reads the widened excerpts of a few hits with their windows: one read of messages, same context', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const reads: number[][] = [];
