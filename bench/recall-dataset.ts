@@ -252,7 +252,9 @@ export async function datasetRecall(
           }
           const ctx = await thread.context({
             budget,
-            query: q.question,
+            // As a chat turn the question is the newest user turn, the default query (as the adapters
+            // ask); else it is given, as a caller asking about the past does.
+            ...(options.chat ? {} : { query: q.question }),
             ...(options.recall ? { recall: options.recall } : {}),
             ...(options.stable ? { previous: last ?? {} } : {}),
           });

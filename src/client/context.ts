@@ -29,6 +29,7 @@ import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { MAX_RECALL_QUERY } from '../model/limits.js';
 import {
+  DEFAULT_MIN_MATCH,
   hitsToFill,
   parseQuery,
   parseRecall,
@@ -319,8 +320,10 @@ async function readFull(
   // as the view grows into the rest turn by turn.
   const spare = Math.min(budget - fitted.tokens, rest - (block?.tokens ?? 0) - 1);
   const maxTokens = Math.min(recallRoom, rest - (block?.tokens ?? 0) - 1);
-  // A query that nothing outside the view matches well recalls nothing (src/recall/gate.ts).
-  const gated = gateRankings(ranked.rankings, recall.minMatch, inView);
+  // A query that nothing outside the view matches well recalls nothing (src/recall/gate.ts); by
+  // default only the query taken from the newest user turn is held to the bar, not one the caller gave.
+  const minMatch = recall.minMatch ?? (given === undefined ? DEFAULT_MIN_MATCH : 0);
+  const gated = gateRankings(ranked.rankings, minMatch, inView);
   const stable = await stableRecall(sources.store, info, {
     // The fusion was made once with the rankings (src/client/recall.ts): a closed gate empties both.
     ranked: gated.rankings.length > 0 ? ranked : { ...ranked, rankings: [], fused: [] },

@@ -40,8 +40,10 @@ export interface RecallOptions {
   /**
    * The relevance gate (src/recall/gate.ts): recall only when a full-text hit the view does not send
    * matches at least this much of the query (its BM25 score over what a message holding every searched
-   * word would score), else recall nothing; 0 to 1 (default {@link DEFAULT_MIN_MATCH}; 0 always
-   * recalls). Chat turns that ask nothing of the past then leave the prompt's cached prefix whole.
+   * word would score), else recall nothing; 0 to 1 (0 always recalls). Default: {@link DEFAULT_MIN_MATCH}
+   * for the default query (the newest user turn), so chat turns that ask nothing of the past leave the
+   * prompt's cached prefix whole; 0 for a query the caller gives, which asks for recall (and may share
+   * few words with what it finds by meaning).
    */
   minMatch?: number;
 }
@@ -70,8 +72,10 @@ export const DEFAULT_SEARCH_LIMIT = 20;
  * Recall options with every default applied; `limit` stays undefined when the caller gave none, so
  * the context sizes it to its room.
  */
-export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range' | 'minCover' | 'minMatch'>> & {
+export type ResolvedRecall = Required<Pick<RecallOptions, 'scope' | 'range' | 'minCover'>> & {
   limit?: number;
+  /** Given by the caller; else the context picks it by its query (see {@link RecallOptions.minMatch}). */
+  minMatch?: number;
   /** Epoch milliseconds, inclusive. */
   since?: number;
   /** Epoch milliseconds, inclusive. */
@@ -159,8 +163,8 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
       { field: `${prefix}minCover` },
     );
   }
-  const minMatch = r['minMatch'] ?? DEFAULT_MIN_MATCH;
-  if (typeof minMatch !== 'number' || !(minMatch >= 0 && minMatch <= 1)) {
+  const minMatch = r['minMatch'];
+  if (minMatch !== undefined && (typeof minMatch !== 'number' || !(minMatch >= 0 && minMatch <= 1))) {
     throw new ValidationError(
       'invalid_option',
       `${prefix}minMatch: expected a number from 0 to 1, got ${String(minMatch)}`,
@@ -170,7 +174,7 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
   return {
     scope: scope as RecallScope,
     minCover,
-    minMatch,
+    ...(minMatch === undefined ? {} : { minMatch }),
     range:
       r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], `${prefix}range`, MAX_RECALL_RANGE),
     ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], `${prefix}limit`, MAX_RECALL_LIMIT, 1) }),
