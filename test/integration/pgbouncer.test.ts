@@ -73,7 +73,10 @@ async function startPgBouncer(url: string): Promise<{ url: string; stop(): Promi
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pgbouncer-'));
   const port = await freePort();
   const user = decodeURIComponent(target.username) || 'postgres';
-  await writeFile(path.join(dir, 'users.txt'), `"${user}" ""\n`);
+  // PgBouncer logs in to the server with the password its auth file holds (the test server's may
+  // require one); it lets its own clients in without (trust).
+  const password = decodeURIComponent(target.password).replaceAll('"', '""');
+  await writeFile(path.join(dir, 'users.txt'), `"${user}" "${password}"\n`);
   await writeFile(
     path.join(dir, 'pgbouncer.ini'),
     [
