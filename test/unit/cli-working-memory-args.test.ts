@@ -5,30 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../../src/cli/program.js';
-
-/** Runs the command line in this process; its exit code and what it wrote to stderr. */
-async function cli(...args: string[]): Promise<{ code: number | 'running'; stderr: string }> {
-  const written: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    // Nothing listens there: a command that tried to connect would fail with exit 4, not 2.
-    const code = await runCli([
-      'node',
-      'durable-memory',
-      '--database-url',
-      'postgres://127.0.0.1:1/x',
-      ...args,
-    ]);
-    return { code, stderr: written.join('') };
-  } finally {
-    process.stderr.write = write;
-  }
-}
+import { cliOffline as cli } from '../support/cli-in-process.js';
 
 for (const [what, extra] of [
   ['--format json', ['--format', 'json']],
