@@ -199,7 +199,7 @@ test('HTTP API: bind, append with responseId, context?service=true, service-lost
   const unknownKind = await acme.patch(path, { service: { kind: 'anthropic' } });
   assert.equal(unknownKind.status, 400);
   assert.equal(unknownKind.body.error.code, 'invalid_field');
-  assert.equal(unknownKind.body.error.field, 'service');
+  assert.equal(unknownKind.body.error.field, 'service.kind'); // the alternative the value was meant for names its field
   const emptyId = await acme.post(`${path}/messages`, {
     message: text('a2', 'assistant', 'x'),
     responseId: '',
