@@ -217,6 +217,14 @@ export const ContextQuery = Type.Object({
         "With `previous` (POST): the share of the query's 5 strong hits the kept recalled block must hold, else it is built anew (default 0.4; 0 keeps it until the view before it moves: most prompt cache, least recall).",
     }),
   ),
+  recallMinMatch: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        'The relevance gate: recall only when a full-text hit the view does not send matches at least this much of the query, else recall nothing (default 0.2 for the default query, the latest user turn; 0 for a query given here). `recall.match` says how much the best hit matched.',
+    }),
+  ),
   since: TimeBound('since'),
   until: TimeBound('until'),
   service: Type.Optional(

@@ -693,6 +693,18 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     assertError(await acme.get(`${url}?recallMinCover=-0.1`), 400, 'invalid_field', 'recallMinCover');
   });
 
+  test('recallMinMatch holds a query to the relevance gate, as recall.minMatch does in the library', async () => {
+    // Two rare words, each in another message: the best hit matches about half of the query.
+    const q = '/v1/threads/recalling/context?budget=300&query=Ingrid%207';
+    const open = await acme.get(q);
+    assert.ok(open.body.recall.match > 0.3 && open.body.recall.match < 0.7, JSON.stringify(open.body.recall));
+    assert.ok(open.body.recalled.length > 0, 'a given query is not held to the default bar');
+    const barred = await acme.get(`${q}&recallMinMatch=0.9`);
+    assert.equal(barred.status, 200, JSON.stringify(barred.body));
+    assert.deepEqual(barred.body.recalled, []);
+    assertError(await acme.get(`${q}&recallMinMatch=1.5`), 400, 'invalid_field', 'recallMinMatch');
+  });
+
   test('POST: a stale or foreign `previous` builds the block anew; a malformed one is a 400', async () => {
     const url = '/v1/threads/recalling/context';
     const q = { budget: 300, query: 'where does Ingrid live' };

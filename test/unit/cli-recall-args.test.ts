@@ -16,6 +16,7 @@ for (const [flags, refusal] of [
   ],
   [['--range', '11'], /^durable-memory: --range: expected a whole number from 0 to 10/mu],
   [['--min-cover', '2'], /^durable-memory: --min-cover: expected a number from 0 to 1/mu],
+  [['--min-match', '2'], /^durable-memory: --min-match: expected a number from 0 to 1/mu],
 ] as const) {
   test(`thread context ${flags.join(' ')} names the flag, exit 2`, async () => {
     const { code, stderr } = await cli('thread', 'context', 't1', ...flags);

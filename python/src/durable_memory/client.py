@@ -250,6 +250,7 @@ class _Operations:
         recall_range: int | None = None,
         recall_limit: int | None = None,
         recall_min_cover: float | None = None,
+        recall_min_match: float | None = None,
         since: str | int | None = None,
         until: str | int | None = None,
         service: bool | None = None,
@@ -260,7 +261,9 @@ class _Operations:
         ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them.
         ``previous``: the previous context's ``cache`` (``{}`` the first time) keeps the recalled block in
         place for the provider's prompt cache (docs/memory-and-recall.md); sent as ``POST …/context``.
-        ``recall_min_cover``: the share (0 to 1) of the query's strong hits the kept block must hold (default 0.4)."""
+        ``recall_min_cover``: the share (0 to 1) of the query's strong hits the kept block must hold (default 0.4).
+        ``recall_min_match``: recall only when an older message matches at least this share (0 to 1) of the query
+        (default 0.2 for the default query, 0 for a given one)."""
         path = f"/v1/threads/{_seg(thread_id)}/context"
         options = dict(
             budget=budget,
@@ -271,6 +274,7 @@ class _Operations:
             recallRange=recall_range,
             recallLimit=recall_limit,
             recallMinCover=recall_min_cover,
+            recallMinMatch=recall_min_match,
             since=since,
             until=until,
             service=service,

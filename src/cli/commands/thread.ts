@@ -83,6 +83,11 @@ export function registerThread(program: Command, session: Session): void {
       finiteNumber,
     )
     .option(
+      '--min-match <share>',
+      'recall only when an older message matches at least this share (0 to 1) of the query (default 0.2 without --query, 0 with it)',
+      finiteNumber,
+    )
+    .option(
       '--previous <file>',
       "keep the recalled block in place: a previous context's `--json` output or its `cache` (`-` reads stdin; `{}` the first time)",
     )
@@ -263,6 +268,7 @@ interface ContextFlags {
   until?: string;
   service?: boolean;
   minCover?: number;
+  minMatch?: number;
   previous?: string;
 }
 
@@ -287,6 +293,7 @@ const RECALL_FLAGS: Record<string, string> = {
   scope: '--recall',
   range: '--range',
   minCover: '--min-cover',
+  minMatch: '--min-match',
   since: '--since',
   until: '--until',
 };
@@ -299,6 +306,7 @@ async function context(session: Session, id: string, o: ContextFlags) {
           ...(o.recall ? { scope: o.recall } : {}),
           ...(o.range !== undefined ? { range: o.range } : {}),
           ...(o.minCover !== undefined ? { minCover: o.minCover } : {}),
+          ...(o.minMatch !== undefined ? { minMatch: o.minMatch } : {}),
           ...(o.since !== undefined ? { since: o.since } : {}),
           ...(o.until !== undefined ? { until: o.until } : {}),
         };

@@ -247,13 +247,24 @@ const RECALL_PARAMETERS: Record<string, string> = {
   range: 'recallRange',
   limit: 'recallLimit',
   minCover: 'recallMinCover',
+  minMatch: 'recallMinMatch',
   since: 'since',
   until: 'until',
 };
 
 /** The query string as `context()` options: the recall parameters become its `recall` option. */
 function contextOptions(query: ContextQuery): ContextOptions {
-  const { recall, recallScope, recallRange, recallLimit, recallMinCover, since, until, ...rest } = query;
+  const {
+    recall,
+    recallScope,
+    recallRange,
+    recallLimit,
+    recallMinCover,
+    recallMinMatch,
+    since,
+    until,
+    ...rest
+  } = query;
   if (recall === false) return { ...rest, recall: false };
   return {
     ...rest,
@@ -262,6 +273,7 @@ function contextOptions(query: ContextQuery): ContextOptions {
       ...(recallRange !== undefined ? { range: recallRange } : {}),
       ...(recallLimit !== undefined ? { limit: recallLimit } : {}),
       ...(recallMinCover !== undefined ? { minCover: recallMinCover } : {}),
+      ...(recallMinMatch !== undefined ? { minMatch: recallMinMatch } : {}),
       ...(since !== undefined ? { since } : {}),
       ...(until !== undefined ? { until } : {}),
     },
