@@ -103,6 +103,9 @@ async function startPgBouncer(url: string): Promise<{ url: string; stop(): Promi
     stdio: 'ignore',
     ...ids,
   });
+  // A file that times out or fails exits without its after() hooks: PgBouncer must not outlive it.
+  const orphaned = () => child.kill('SIGKILL');
+  process.once('exit', orphaned);
   for (let i = 0; i < 200 && !(await canConnect(port)); i++) await new Promise((r) => setTimeout(r, 50));
   const front = new URL(url);
   front.hostname = '127.0.0.1';
@@ -110,6 +113,7 @@ async function startPgBouncer(url: string): Promise<{ url: string; stop(): Promi
   return {
     url: front.toString(),
     async stop() {
+      process.off('exit', orphaned);
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
