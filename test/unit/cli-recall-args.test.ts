@@ -1,7 +1,8 @@
 /**
  * `thread context`'s recall flags are refused by their own names: `--since 2026-02-30` once answered
  * "recall.since: expected an ISO 8601 date …", naming the library's option, which the command line
- * has no flag for. Refused before any connection is made, so no servers are needed.
+ * has no flag for; `thread search` likewise. Refused before any connection is made, so no servers are
+ * needed.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -23,5 +24,19 @@ for (const [flags, refusal] of [
     assert.equal(code, 2, stderr);
     assert.match(stderr, refusal);
     assert.doesNotMatch(stderr, /recall\./u);
+  });
+}
+
+for (const [flags, refusal] of [
+  [['--since', '2026-02-30'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
+  [
+    ['--since', '2026-05-09', '--until', '2026-05-08'],
+    /^durable-memory: --until: expected a time at or after --since$/mu,
+  ],
+] as const) {
+  test(`thread search ${flags.join(' ')} names the flag before connecting, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'search', 't1', 'Ingrid', ...flags);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, refusal);
   });
 }
