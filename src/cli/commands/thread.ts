@@ -244,7 +244,21 @@ interface SearchFlags {
   until?: string;
 }
 
+/** The flag of each of a search's options. */
+const SEARCH_FLAGS: Record<string, string> = {
+  scope: '--scope',
+  limit: '--limit',
+  since: '--since',
+  until: '--until',
+};
+
 async function search(session: Session, id: string, query: string, o: SearchFlags) {
+  try {
+    // Checked by the library's rules before connecting, and refused by the flags' names.
+    parseRecall(o);
+  } catch (err) {
+    throw err instanceof ValidationError ? recallRefusalAs(err, SEARCH_FLAGS) : err;
+  }
   const found = await (await session.memory()).thread(session.stored(id)).searchHistory(query, o);
   const scope = session.scope;
   const hits = scope ? found.map((h) => scope.historyHit(h)) : found;
