@@ -78,10 +78,11 @@ function checkConfig(config: Record<string, unknown>): void {
 
 /**
  * Checks a thread export entirely, before anything is written.
+ * @returns its working memory as a write would store it, when it has one (the import writes it).
  * @throws ValidationError naming the offending field (`messages[3].tokens`, `thread.config.budget`,
  *   `compactions[0].steps`, …).
  */
-export function checkThreadExport(data: ThreadExport): void {
+export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | undefined {
   // Not an export at all: the store refuses it with its own error (InvalidRecordError).
   if (!isObject(data) || !isObject(data.thread) || !Array.isArray(data.messages)) return;
   if (!Array.isArray(data.compactions)) return;
@@ -141,8 +142,9 @@ export function checkThreadExport(data: ThreadExport): void {
           assertWholeNumber(summary[key], `${where}.${key}`, 0, MAX_TOKEN_COUNT);
     });
   });
-  exportedWorkingMemory(data);
+  const workingMemory = exportedWorkingMemory(data);
   assertJsonDepth(data, 'body', MAX_EXPORT_DEPTH);
+  return workingMemory;
 }
 
 /**
@@ -150,7 +152,7 @@ export function checkThreadExport(data: ThreadExport): void {
  * rules of a write, src/memories/working-memory.ts), or undefined when it has none.
  * @throws ValidationError naming the field (`workingMemory.content`, `workingMemory.schema`, …).
  */
-export function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undefined {
+function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undefined {
   const notes: unknown = data.workingMemory;
   if (notes === undefined) return undefined;
   if (!isObject(notes))

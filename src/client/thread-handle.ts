@@ -51,7 +51,7 @@ import { toClientError } from './typed-errors.js';
 import { retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
-import { checkThreadExport, exportedWorkingMemory } from './import-check.js';
+import { checkThreadExport } from './import-check.js';
 import { seedWorkingMemory } from './working-memory.js';
 import { checkFork, forkStored, forkWorkingMemory, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
@@ -546,8 +546,7 @@ export class ThreadHandle {
    * version 1, unless the thread has one already (imported before, say).
    */
   async import(data: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
-    checkThreadExport(data); // all of it, before anything is written
-    const notes = exportedWorkingMemory(data);
+    const notes = checkThreadExport(data); // all of it, before anything is written
     const { chunkSize = Infinity, onProgress } = options;
     const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
     const store = (part: ThreadExport) =>
