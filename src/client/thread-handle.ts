@@ -45,7 +45,7 @@ import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, type ContextOptions, type ContextResult } from './context.js';
 import { checkHistoryPage } from './page-options.js';
 import { searchHistory, type HistoryHit } from './recall.js';
-import { parseQuery, parseRecall } from '../recall/options.js';
+import { parseQuery, parseSearchOptions } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
 import { toClientError } from './typed-errors.js';
 import { retractionId, retractionMarker } from '../thread/retraction.js';
@@ -424,8 +424,7 @@ export class ThreadHandle {
     if (text === undefined || text.trim() === '') {
       throw new ValidationError('invalid_option', 'query: expected words to search for', { field: 'query' });
     }
-    // A search's options are flat: its refusals name `since`, `limit`, … as the caller wrote them.
-    const recall = parseRecall(options, '')!;
+    const recall = parseSearchOptions(options);
     return withSpan('durable_memory.search_history', this.spanAttributes(), async () => {
       const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
       if (!info) throw new UnknownThreadError(this.threadId);

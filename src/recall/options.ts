@@ -114,11 +114,9 @@ function whole(value: unknown, field: string, max: number, min = 0): number {
 /**
  * Checks `recall` as a caller passed it.
  * @returns the options with defaults, or undefined for `recall: false`.
- * @param prefix - how the fields are named: `recall.` for context's `recall` option (`recall.scope`,
- *   `recall.range`, …), `''` for a search's flat options (`scope`, `since`, …)
- * @throws ValidationError `invalid_option` naming the field.
+ * @throws ValidationError `invalid_option` naming the field ('recall.scope', 'recall.range', …).
  */
-export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall | undefined {
+export function parseRecall(recall: unknown): ResolvedRecall | undefined {
   if (recall === false) return undefined;
   if (recall === undefined || recall === true) recall = {};
   if (typeof recall !== 'object' || recall === null || Array.isArray(recall)) {
@@ -129,9 +127,9 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
     if (!['scope', 'range', 'limit', 'since', 'until', 'minCover', 'minMatch'].includes(key)) {
       throw new ValidationError(
         'invalid_option',
-        `${prefix}${key}: unknown option (scope, range, limit, since, until, minCover, minMatch)`,
+        `recall.${key}: unknown option (scope, range, limit, since, until, minCover, minMatch)`,
         {
-          field: `${prefix}${key}`,
+          field: `recall.${key}`,
         },
       );
     }
@@ -140,35 +138,31 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
   if (!RECALL_SCOPES.includes(scope as RecallScope)) {
     throw new ValidationError(
       'invalid_option',
-      `${prefix}scope: expected one of ${RECALL_SCOPES.join(', ')}, got ${String(scope)}`,
-      { field: `${prefix}scope` },
+      `recall.scope: expected one of ${RECALL_SCOPES.join(', ')}, got ${String(scope)}`,
+      { field: 'recall.scope' },
     );
   }
-  const since = r['since'] === undefined ? undefined : instant(r['since'], `${prefix}since`, false);
-  const until = r['until'] === undefined ? undefined : instant(r['until'], `${prefix}until`, true);
+  const since = r['since'] === undefined ? undefined : instant(r['since'], 'recall.since', false);
+  const until = r['until'] === undefined ? undefined : instant(r['until'], 'recall.until', true);
   if (since !== undefined && until !== undefined && since > until) {
-    throw new ValidationError(
-      'invalid_option',
-      `${prefix}until: expected a time at or after ${prefix}since`,
-      {
-        field: `${prefix}until`,
-      },
-    );
+    throw new ValidationError('invalid_option', 'recall.until: expected a time at or after recall.since', {
+      field: 'recall.until',
+    });
   }
   const minCover = r['minCover'] ?? DEFAULT_MIN_COVER;
   if (typeof minCover !== 'number' || !(minCover >= 0 && minCover <= 1)) {
     throw new ValidationError(
       'invalid_option',
-      `${prefix}minCover: expected a number from 0 to 1, got ${String(minCover)}`,
-      { field: `${prefix}minCover` },
+      `recall.minCover: expected a number from 0 to 1, got ${String(minCover)}`,
+      { field: 'recall.minCover' },
     );
   }
   const minMatch = r['minMatch'];
   if (minMatch !== undefined && (typeof minMatch !== 'number' || !(minMatch >= 0 && minMatch <= 1))) {
     throw new ValidationError(
       'invalid_option',
-      `${prefix}minMatch: expected a number from 0 to 1, got ${String(minMatch)}`,
-      { field: `${prefix}minMatch` },
+      `recall.minMatch: expected a number from 0 to 1, got ${String(minMatch)}`,
+      { field: 'recall.minMatch' },
     );
   }
   return {
@@ -176,8 +170,8 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
     minCover,
     ...(minMatch === undefined ? {} : { minMatch }),
     range:
-      r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], `${prefix}range`, MAX_RECALL_RANGE),
-    ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], `${prefix}limit`, MAX_RECALL_LIMIT, 1) }),
+      r['range'] === undefined ? DEFAULT_RECALL_RANGE : whole(r['range'], 'recall.range', MAX_RECALL_RANGE),
+    ...(r['limit'] === undefined ? {} : { limit: whole(r['limit'], 'recall.limit', MAX_RECALL_LIMIT, 1) }),
     ...(since === undefined ? {} : { since }),
     ...(until === undefined ? {} : { until }),
   };
@@ -187,7 +181,7 @@ export function parseRecall(recall: unknown, prefix = 'recall.'): ResolvedRecall
  * A refusal of `context()`'s `recall` option (`recall.until: expected a time at or after
  * recall.since`) in a caller's own names of its fields, for callers that take them flat: the HTTP
  * API's parameters (`until`, `recallRange`), the command line's flags (`--until`, `--range`). They
- * have no `recall.until` for their user to find. Any other refusal is returned as it is.
+ * have no 'recall.until' for their user to find. Any other refusal is returned as it is.
  * @param names - the caller's name of each field it takes (`{ since: '--since', … }`)
  */
 export function recallRefusalAs(
@@ -196,8 +190,21 @@ export function recallRefusalAs(
 ): ValidationError {
   if (!err.field?.startsWith('recall.')) return err;
   const rename = (text: string) =>
-    text.replace(/\brecall\.(\w+)/gu, (whole, key: string) => names[key] ?? whole);
+    text.replace(/\brecall\.(\w+)/gu, (_whole, key: string) => names[key] ?? key);
   return new ValidationError(err.code, rename(err.message), { ...err, field: rename(err.field) });
+}
+
+/**
+ * A history search's options (`scope`, `limit`, `since`, `until`, flat) checked by recall's rules and
+ * refused by their own names.
+ * @throws ValidationError `invalid_option` naming the option (`since`, …).
+ */
+export function parseSearchOptions(options: unknown): ResolvedRecall {
+  try {
+    return parseRecall(options)!;
+  } catch (err) {
+    throw err instanceof ValidationError ? recallRefusalAs(err, {}) : err;
+  }
 }
 
 /** `2023-05-08`: a date alone, which stands for its whole (UTC) day. */
