@@ -152,6 +152,28 @@ for (const command of ['configure', 'compact', 'sync'] as const) {
   });
 }
 
+test('a reopened thread keeps what the closed run had counted: extractions, the last extraction and compaction, the LLM', async () => {
+  const t = p.memory.thread('idle-counters', { userId: 'idle-counters-user' });
+  await t.configure({ strategy: slidingWindow({ keepTurns: 1 }), closeAfterIdleMs: CLOSE_MS });
+  for (let i = 0; i < 3; i++) await t.append(turn(t.threadId, i));
+  await waitClosed(t);
+  const closed = await t.state();
+  assert.equal(closed.extraction.extractions, 1, 'the close extracted the pending turns');
+  assert.ok(closed.llm, 'the closed run knew its LLM');
+  assert.ok(closed.lastCompaction, 'and its last compaction');
+
+  // Opened again by a command (kept open from now on): nothing new to extract or compact, so all the
+  // new run knows of the work done before is what it read from the store.
+  await t.configure({ closeAfterIdleMs: 0 });
+  const reopened = await t.state();
+  assert.equal(reopened.open, true);
+  assert.equal(reopened.extraction.extractions, closed.extraction.extractions);
+  assert.deepEqual(reopened.extraction.lastExtraction, closed.extraction.lastExtraction);
+  assert.equal(reopened.llm, closed.llm);
+  assert.equal(reopened.compactions, closed.compactions);
+  assert.deepEqual(reopened.lastCompaction, closed.lastCompaction);
+});
+
 test("listThreads' open (one visibility query a page) says what each workflow says: open, closed, asleep", async () => {
   // Two open, two closed after idling (their runs ended), two asleep on a long retention.
   const kinds = { open: { closeAfterIdleMs: 0 }, closed: { closeAfterIdleMs: CLOSE_MS } } as const;
