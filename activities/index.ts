@@ -132,6 +132,11 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       return summary;
     },
     embedThread: (input) => countingFailures(() => embedThread(input)),
-    loadThread: loadThreadActivity({ store, memories: deps.memories, defaults: deps.threadDefaults }),
+    loadThread: loadThreadActivity({
+      store,
+      memories: deps.memories,
+      defaults: deps.threadDefaults,
+      llm: deps.llm.label,
+    }),
   };
 }

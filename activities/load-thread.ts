@@ -1,10 +1,12 @@
 /**
  * What a new run of a thread's workflow starts from (not a continue-as-new, which carries its state):
- * the stored configuration, owner and extraction progress, and, for a thread that was compacted
+ * the stored configuration, owner and extraction progress (and the counts its state shows of the work
+ * done before it, with the worker's LLM), and, for a thread that was compacted
  * (imported, or whose workflow ended and started again), the index of its stored view. Without the
  * view the run would count every stored message as in the view, and compact a view that is already
  * within budget to no effect, for ever.
  */
+import { reportOf } from '../src/compaction/compaction.js';
 import { MessageIndex } from '../src/compaction/message-index.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
@@ -19,17 +21,19 @@ export function loadThreadActivity(deps: {
   store: ThreadStore;
   memories?: MemoryStore;
   defaults?: ThreadDefaults;
+  /** The label of the worker's summarizer and extractor (an LLM, or the local fallback). */
+  llm?: string;
 }) {
   return async function loadThread({ threadId }: { threadId: string }): Promise<StoredThread> {
     const { store } = deps;
-    const [info, extracted, records] = await Promise.all([
+    const [info, extractions, records] = await Promise.all([
       store.thread(threadId),
-      deps.memories ? deps.memories.extractedUpTo(threadId) : 0,
+      deps.memories?.extractions(threadId),
       store.compactions(threadId),
     ]);
     // A fork's shared messages are its parent's to learn from (their memories name the parent's
     // messages): its own extraction starts after them, so it learns nothing twice.
-    const extractedSeq = Math.max(extracted, info?.forkedFrom?.seq ?? 0);
+    const extractedSeq = Math.max(extractions?.upToSeq ?? 0, info?.forkedFrom?.seq ?? 0);
     const stored: StoredThread = {
       config: info?.config,
       userId: info?.userId,
@@ -37,6 +41,9 @@ export function loadThreadActivity(deps: {
       extractedSeq,
       lastSeq: info?.lastSeq ?? 0,
       defaults: deps.defaults ?? {},
+      ...(extractions?.count ? { extractions: extractions.count } : {}),
+      ...(extractions?.last ? { lastExtraction: extractions.last } : {}),
+      ...(deps.llm === undefined ? {} : { llm: deps.llm }),
     };
     if (!info || records.length === 0) return stored;
 
@@ -67,6 +74,7 @@ export function loadThreadActivity(deps: {
         index: MessageIndex.fromView(view, history).toJSON(),
         compactions: records.length,
         turnsSinceExtraction,
+        lastCompaction: reportOf(records.at(-1)!),
       },
     };
   };

@@ -8,6 +8,7 @@ import type { IndexState } from '../src/compaction/message-index.js';
 import type { ThreadConfig, ThreadDefaults } from '../src/thread/config.js';
 import type { reportOf } from '../src/compaction/compaction.js';
 import type { ViewChange } from '../src/compaction/view-change.js';
+import type { ExtractionSummary } from '../src/memories/memory-store.js';
 
 /** Input of `compactThread`. */
 export interface CompactThreadInput {
@@ -75,6 +76,13 @@ export interface StoredThread {
   resourceId?: string;
   /** Every message up to this seq has been read by a memory extraction (0: none yet). */
   extractedSeq: number;
+  /**
+   * Extractions applied and the furthest one, and the worker's LLM: what a new run's state shows of
+   * the work done before it (absent from workers before 2026-11-27's fifth session).
+   */
+  extractions?: number;
+  lastExtraction?: ExtractionSummary;
+  llm?: string;
   /** The store's last seq of the thread (absent from workers before idle close). */
   lastSeq?: number;
   /** The worker's defaults (closeAfterIdleMs, retention); absent from workers before idle close. */
@@ -87,6 +95,8 @@ export interface StoredThread {
     compactions: number;
     /** User turns after `extractedSeq`. */
     turnsSinceExtraction: number;
+    /** The report of the last compaction recorded (absent from workers before 2026-11-27's fifth session). */
+    lastCompaction?: ReturnType<typeof reportOf>;
   };
 }
 
@@ -129,13 +139,4 @@ export interface EmbedThreadResult {
 /** A stored message as announced to the workflow: body-free, with its sequence number. */
 export type SeqMeta = MessageMeta & { seq: number };
 
-/** What an extraction did. */
-export interface ExtractionSummary {
-  id: string;
-  fromSeq: number;
-  toSeq: number;
-  added: number;
-  superseded: number;
-  duplicates: number;
-  model: string;
-}
+export type { ExtractionSummary };

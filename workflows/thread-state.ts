@@ -147,8 +147,9 @@ export class ThreadState {
   /**
    * Starts a new run from what the store holds of the thread: its configuration (saved by an earlier
    * run or imported) over the input's, its owner (the store's first writer wins, as for appends) and
-   * where memory extraction stopped. A stored configuration that is no longer valid is ignored, and
-   * the error shown.
+   * where memory extraction stopped, with the counts of the work done before (a thread that closed
+   * after idling and opened again shows what it showed before). A stored configuration that is no
+   * longer valid is ignored, and the error shown. Changes no command: the stored fields only fill state.
    */
   resume(stored: StoredThread): void {
     this.userId = stored.userId ?? this.userId;
@@ -162,11 +163,15 @@ export class ThreadState {
       }
     }
     this.extraction.extractedSeq = Math.max(this.extraction.extractedSeq, stored.extractedSeq);
+    this.extraction.extractions = Math.max(this.extraction.extractions, stored.extractions ?? 0);
+    this.extraction.lastExtraction ??= stored.lastExtraction;
+    this.llm ??= stored.llm;
     // A compacted thread starts from its stored view, which covers whatever an early announcement
     // indexed meanwhile (commands wait for `ready`, signals do not); later ones stay buffered.
     if (stored.view && this.index.lastSeq <= stored.view.index.lastSeq) {
       this.index = MessageIndex.fromJSON(stored.view.index);
       this.compactions = Math.max(this.compactions, stored.view.compactions);
+      this.lastCompaction ??= stored.view.lastCompaction;
       this.extraction.turnsSince = stored.view.turnsSinceExtraction;
       for (const seq of this.buffered.keys()) if (seq <= this.index.lastSeq) this.buffered.delete(seq);
       this.receive([]);

@@ -29,6 +29,7 @@ import {
   type RememberInput,
   type ScoredMemory,
   type SearchMemoriesOptions,
+  type ThreadExtractions,
 } from './memory-store.js';
 import { assertEmbeddings, topByCosine } from '../model/vectors.js';
 import { InMemoryWorkingMemoryStore } from './in-memory-working-memory-store.js';
@@ -52,7 +53,9 @@ interface Ranked {
 interface ExtractionEntry {
   userId: string;
   threadId?: string;
+  fromSeq: number;
   toSeq: number;
+  model: string;
   result: ApplyResult;
 }
 
@@ -89,13 +92,13 @@ export class InMemoryMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.workingMemory */
   readonly workingMemory = new InMemoryWorkingMemoryStore();
   private readonly memories = new Map<string, Entry>();
-  private readonly extractions = new Map<string, ExtractionEntry>();
+  private readonly applied = new Map<string, ExtractionEntry>();
   private nextOrd = 1;
 
   /** @inheritDoc MemoryStore.applyExtraction */
   async applyExtraction(input: ExtractionInput): Promise<ApplyResult> {
     assertExtractionInput(input);
-    const done = this.extractions.get(input.extractionId);
+    const done = this.applied.get(input.extractionId);
     if (done) return structuredClone(previousResult(input, done.userId, done.result));
     this.purge(input.userId);
     const now = new Date().toISOString();
@@ -124,20 +127,39 @@ export class InMemoryMemoryStore implements MemoryStore {
       const old = this.supersede(input.userId, target, { by: holder!.id, reason, now });
       if (old) result.superseded.push(structuredClone(old));
     });
-    const entry: ExtractionEntry = { userId: input.userId, toSeq: input.toSeq, result };
+    const { userId, fromSeq, toSeq, model } = input;
+    const entry: ExtractionEntry = { userId, fromSeq, toSeq, model, result };
     if (input.threadId !== undefined) entry.threadId = input.threadId;
-    this.extractions.set(input.extractionId, entry);
+    this.applied.set(input.extractionId, entry);
     return structuredClone(result);
   }
 
-  /** @inheritDoc MemoryStore.extractedUpTo */
-  async extractedUpTo(threadId: string): Promise<number> {
+  /** @inheritDoc MemoryStore.extractions */
+  async extractions(threadId: string): Promise<ThreadExtractions> {
     assertId(threadId, 'threadId');
-    let upTo = 0;
-    for (const entry of this.extractions.values()) {
-      if (entry.threadId === threadId) upTo = Math.max(upTo, entry.toSeq);
+    let count = 0;
+    let last: [string, ExtractionEntry] | undefined;
+    for (const [id, entry] of this.applied) {
+      if (entry.threadId !== threadId) continue;
+      count++;
+      if (!last || entry.toSeq > last[1].toSeq) last = [id, entry];
     }
-    return upTo;
+    if (!last) return { upToSeq: 0, count: 0 };
+    const [id, { fromSeq, toSeq, model, result }] = last;
+    const { added, superseded, duplicates } = result;
+    return {
+      upToSeq: toSeq,
+      count,
+      last: {
+        id,
+        fromSeq,
+        toSeq,
+        model,
+        added: added.length,
+        superseded: superseded.length,
+        duplicates: duplicates.length,
+      },
+    };
   }
 
   /** @inheritDoc MemoryStore.list */
@@ -313,7 +335,7 @@ export class InMemoryMemoryStore implements MemoryStore {
       if (sourceThreadId === threadId && extractionId !== USER_EXTRACTION_ID && this.memories.delete(id))
         removed += 1;
     }
-    for (const [id, entry] of this.extractions) if (entry.threadId === threadId) this.extractions.delete(id);
+    for (const [id, entry] of this.applied) if (entry.threadId === threadId) this.applied.delete(id);
     await this.workingMemory.removeThread(threadId);
     return removed;
   }
@@ -325,7 +347,7 @@ export class InMemoryMemoryStore implements MemoryStore {
     for (const [id, entry] of this.memories) {
       if (entry.record.userId === userId && this.memories.delete(id)) removed += 1;
     }
-    for (const [id, entry] of this.extractions) if (entry.userId === userId) this.extractions.delete(id);
+    for (const [id, entry] of this.applied) if (entry.userId === userId) this.applied.delete(id);
     await this.workingMemory.removeUser(userId);
     return removed;
   }

@@ -89,7 +89,7 @@ export interface ExtractionInput {
   threadId?: string;
   /** Where the previous extraction stopped (exclusive): messages after this seq were read. */
   fromSeq: number;
-  /** Last seq read (inclusive); {@link MemoryStore.extractedUpTo} reports the highest. */
+  /** Last seq read (inclusive); {@link MemoryStore.extractions} reports the highest. */
   toSeq: number;
   /** The model that proposed the facts (or the rule-based extractor's name). */
   model: string;
@@ -104,6 +104,28 @@ export interface ApplyResult {
   superseded: MemoryRecord[];
   /** Proposal texts dropped because an equal live memory already existed. */
   duplicates: string[];
+}
+
+/** What one extraction did, in counts (what a thread's state shows of its last one). */
+export interface ExtractionSummary {
+  id: string;
+  fromSeq: number;
+  toSeq: number;
+  added: number;
+  superseded: number;
+  duplicates: number;
+  /** The model that proposed the facts (`none` when there was nothing to read). */
+  model: string;
+}
+
+/** A thread's extractions as the store holds them: where a new workflow run resumes, and its counts. */
+export interface ThreadExtractions {
+  /** Every message up to this seq has been read (0: none yet). */
+  upToSeq: number;
+  /** Extractions applied. */
+  count: number;
+  /** The one that read furthest, if any. */
+  last?: ExtractionSummary;
 }
 
 /** Options of {@link MemoryStore.list}. */
@@ -146,8 +168,11 @@ export interface MemoryStore {
    */
   applyExtraction(input: ExtractionInput): Promise<ApplyResult>;
 
-  /** The last seq of `threadId` already extracted (0 if none), so a restarted workflow resumes there. */
-  extractedUpTo(threadId: string): Promise<number>;
+  /**
+   * The extractions of `threadId`: the last seq already read (0 if none), so a new workflow run (after
+   * an idle close, an import) resumes there, and the counts its state shows.
+   */
+  extractions(threadId: string): Promise<ThreadExtractions>;
 
   /** The user's memories, newest first. */
   list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]>;

@@ -38,6 +38,7 @@ import {
   type ListMemoriesOptions,
   type MemoryEmbedding,
   type MemoryRecord,
+  type ThreadExtractions,
   type MemoryStore,
   type RememberInput,
   type ScoredMemory,
@@ -96,6 +97,19 @@ type NewMemory = Pick<
 > & { extractionId: string };
 
 type RecordRow = { record: MemoryRecord };
+
+/** The furthest extraction of a thread, with the thread's count and highest seq. */
+type ExtractionRow = {
+  id: string;
+  from_seq: string;
+  to_seq: string;
+  model: string;
+  added: number;
+  superseded: number;
+  duplicates: number;
+  count: string;
+  up_to: string;
+};
 
 /**
  * Inserts a live memory, or finds the live one of the same scope stating the same fact.
@@ -229,14 +243,35 @@ export class PostgresMemoryStore implements MemoryStore {
     });
   }
 
-  /** @inheritDoc MemoryStore.extractedUpTo */
-  async extractedUpTo(threadId: string): Promise<number> {
+  /** @inheritDoc MemoryStore.extractions */
+  async extractions(threadId: string): Promise<ThreadExtractions> {
     assertId(threadId, 'threadId');
-    const { rows } = await this.pool.query<{ up_to: string }>(
-      'SELECT coalesce(max(to_seq), 0) AS up_to FROM memory_extractions WHERE thread_id = $1',
+    // One row: the furthest extraction, with the thread's count and highest seq (windows run before LIMIT).
+    const { rows } = await this.pool.query<ExtractionRow>(
+      `SELECT id, from_seq, to_seq, model,
+              coalesce(jsonb_array_length(result->'added'), 0) AS added,
+              coalesce(jsonb_array_length(result->'superseded'), 0) AS superseded,
+              coalesce(jsonb_array_length(result->'duplicates'), 0) AS duplicates,
+              count(*) OVER () AS count, max(to_seq) OVER () AS up_to
+         FROM memory_extractions WHERE thread_id = $1
+        ORDER BY to_seq DESC, created_at DESC LIMIT 1`,
       [threadId],
     );
-    return Number(rows[0]!.up_to);
+    const row = rows[0];
+    if (!row) return { upToSeq: 0, count: 0 };
+    return {
+      upToSeq: Number(row.up_to),
+      count: Number(row.count),
+      last: {
+        id: row.id,
+        fromSeq: Number(row.from_seq),
+        toSeq: Number(row.to_seq),
+        added: row.added,
+        superseded: row.superseded,
+        duplicates: row.duplicates,
+        model: row.model,
+      },
+    };
   }
 
   /** @inheritDoc MemoryStore.list */

@@ -43,7 +43,7 @@ describe('PostgresMemoryStore on a shared pool', () => {
       });
       await memories.close();
       assert.equal((await pool.query('SELECT 1 AS one')).rows[0].one, 1);
-      assert.equal(await memories.extractedUpTo('shared-thread'), 2);
+      assert.equal((await memories.extractions('shared-thread')).upToSeq, 2);
     } finally {
       await pool.end();
       await threads.close();
@@ -82,7 +82,7 @@ describe('PostgresMemoryStore on a shared pool', () => {
         model: 'test-model',
         proposals: [{ text: 'User lives in Oslo', sourceMessageIds: ['o1'] }],
       });
-      assert.equal(await memories.extractedUpTo('keep-thread'), 1);
+      assert.equal((await memories.extractions('keep-thread')).upToSeq, 1);
       assert.deepEqual(await eraseThread({ store: threads, memories }, 'keep-thread'), {
         existed: true,
         memories: 1,
@@ -94,7 +94,7 @@ describe('PostgresMemoryStore on a shared pool', () => {
         left.map((m) => m.text),
         ['User lives in Oslo'],
       );
-      assert.equal(await memories.extractedUpTo('keep-thread'), 0);
+      assert.equal((await memories.extractions('keep-thread')).upToSeq, 0);
     } finally {
       await memories.close();
       await threads.close();

@@ -222,16 +222,33 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       await rejectsWith(store.applyExtraction({ ...input, userId: fresh('thief') }), 'duplicate_id');
     });
 
-    it('reports how far each thread was extracted', async () => {
+    it('reports how far each thread was extracted, how often, and what its furthest extraction did', async () => {
       const user = fresh('user');
       const thread = fresh('thread');
-      assert.equal(await store.extractedUpTo(thread), 0);
+      assert.deepEqual(await store.extractions(thread), { upToSeq: 0, count: 0 });
       await store.applyExtraction(
         extraction(user, [fact('User owns a bike')], { threadId: thread, toSeq: 12 }),
       );
-      await store.applyExtraction(extraction(user, [], { threadId: thread, fromSeq: 13, toSeq: 20 }));
+      const second = extraction(user, [fact('User owns a bike'), fact('User rides to work')], {
+        threadId: thread,
+        fromSeq: 13,
+        toSeq: 20,
+      });
+      await store.applyExtraction(second);
       await store.applyExtraction(extraction(user, [], { toSeq: 99 }));
-      assert.equal(await store.extractedUpTo(thread), 20);
+      assert.deepEqual(await store.extractions(thread), {
+        upToSeq: 20,
+        count: 2,
+        last: {
+          id: second.extractionId,
+          fromSeq: 13,
+          toSeq: 20,
+          added: 1,
+          superseded: 0,
+          duplicates: 1,
+          model: 'test-model',
+        },
+      });
     });
 
     it("never shows one user's memories to another", async () => {
@@ -392,7 +409,7 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       await rejectsWith(store.get(user, 'id\u0000'), 'nul_byte');
       await rejectsWith(store.list(''), 'invalid_id');
       assert.deepEqual(await store.list(user, { includeSuperseded: true }), []);
-      assert.equal(await store.extractedUpTo(thread), 0);
+      assert.equal((await store.extractions(thread)).upToSeq, 0);
     });
 
     it('remembers a fact the user confirmed, with its provenance, and finds it', async () => {

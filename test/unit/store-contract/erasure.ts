@@ -43,7 +43,7 @@ export function erasureContract(store: GetStore, memories: () => MemoryStore): v
     assert.deepEqual((await store().history(gone)).messages, []);
     assert.deepEqual(await store().view(gone), []);
     assert.deepEqual(await store().compactions(gone), []);
-    assert.equal(await memories().extractedUpTo(gone), 0);
+    assert.deepEqual(await memories().extractions(gone), { upToSeq: 0, count: 0 });
     const left = await memories().list(user, { includeSuperseded: true });
     assert.deepEqual(left.map((m) => m.text).sort(), ['User has a cat', 'User lives in Bergen']);
     assert.ok(left.some((m) => m.id === fromKept[0]!.id));
