@@ -19,7 +19,7 @@ import { toResponsesInput } from '../model/openai-responses.js';
 import { serviceSkip } from '../thread/service.js';
 import type { ServiceSkip } from '../model/service.js';
 import type { ThreadStore } from '../store/thread-store.js';
-import type { ThreadInfo, ViewEntry } from '../store/types.js';
+import type { SearchOptions, ThreadInfo, ViewEntry } from '../store/types.js';
 import { buildContext, type BuiltContext } from '../thread/build-context.js';
 import { budgetSplit, type BudgetSplit, type ContextPart } from '../thread/budget-split.js';
 import { DEFAULT_CONFIG, parseBudget, parseModel, type ThreadConfig } from '../thread/config.js';
@@ -39,6 +39,7 @@ import {
 import {
   rankHistory,
   recallMessages,
+  type EarlySearch,
   renderKept,
   type Ranked,
   type RecalledMessage,
@@ -197,6 +198,66 @@ export interface ContextSources {
   memories?: MemoryStore;
   /** With an embedding model, recall fuses a ranking by meaning with full text. */
   embedder?: Embedder;
+  /** The full-text search {@link searchAhead} began, taken when recall makes that very search. */
+  early?: EarlySearch;
+}
+
+/**
+ * The full-text search `context(options)` of thread `threadId` will make, begun now, before the
+ * thread's row is read (ThreadHandle.context): a query the caller gives, searched in the thread's own
+ * scope. The search then runs beside that read and the view's, and the read of its best hits'
+ * surroundings beside the view's, instead of after them: one round trip less on the critical path
+ * (recall's was row, then view beside search, then surroundings; the baseline's row, then view;
+ * BENCHMARKS.md "Where context() with recall spends its time"). The limit depends on the thread's
+ * budget and recallShare, unknown before its row: `config` is a guess (the handle's last read, else
+ * the defaults). When the guess is wrong, or the options are not what this assumes, readFull's search
+ * differs and is made as before (`sameSearch` in recall.ts): the hits are the same either way, the
+ * early answer is only used for the identical call. Undefined when nothing would be searched so.
+ */
+export function searchAhead(
+  store: ThreadStore,
+  threadId: string,
+  options: ContextOptions,
+  config?: Partial<ThreadConfig>,
+): EarlySearch | undefined {
+  let search: { query: string; options: SearchOptions } | undefined;
+  try {
+    search = recallSearch(threadId, { ...DEFAULT_CONFIG, ...config }, options);
+  } catch {
+    return undefined; // a bad option: readContext refuses it, naming it
+  }
+  if (!search) return undefined;
+  const hits = store.search(search.query, search.options);
+  hits.catch(() => undefined); // awaited by rankHistory when used; an unused one must not be unhandled
+  return { ...search, hits };
+}
+
+/**
+ * The search {@link readFull} makes through rankHistory for a query the caller gives, recall in the
+ * thread's scope: its arguments as readFull and rankHistory compute them.
+ */
+function recallSearch(
+  threadId: string,
+  config: ThreadConfig,
+  options: ContextOptions,
+): { query: string; options: SearchOptions } | undefined {
+  const recall = parseRecall(options.recall);
+  const given = parseQuery(options.query);
+  if (!recall || recall.scope !== 'thread' || given === undefined) return undefined;
+  if (options.budget !== undefined) parseBudget('budget', options.budget);
+  const recallTokens = Math.floor((options.budget ?? config.budget) * config.recallShare);
+  const query = given.slice(0, MAX_RECALL_QUERY);
+  if (recallTokens <= 0 || query.trim() === '') return undefined;
+  const limit = recall.limit ?? hitsToFill(recallTokens);
+  return {
+    query,
+    options: {
+      scope: { threadId },
+      limit: limit * 2,
+      ...(recall.since === undefined ? {} : { since: recall.since }),
+      ...(recall.until === undefined ? {} : { until: recall.until }),
+    },
+  };
 }
 
 /** How many memories are considered for the block, by relevance and then by recency. */

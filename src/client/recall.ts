@@ -30,7 +30,7 @@ import {
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
-import type { SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
+import type { SearchHit, SearchOptions, SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
 import { isThreadId } from '../thread/thread-id.js';
 
 /** One recalled message as `context()` reports it: where it is, why it is there, who found it. */
@@ -154,7 +154,7 @@ export interface Ranked {
  * seam for more rankers: each one adds a {@link Ranking}; the caller fuses them.
  */
 export async function rankHistory(
-  sources: EmbeddingSources,
+  sources: EmbeddingSources & { early?: EarlySearch },
   info: ThreadInfo,
   query: string,
   recall: ResolvedRecall,
@@ -170,8 +170,10 @@ export async function rankHistory(
     ...(recall.until === undefined ? {} : { until: recall.until }),
   };
   // Full text always; by meaning too when an embedding model is configured (fused by the caller).
+  const search: SearchOptions = { scope, limit: candidates, ...range };
+  const begun = sources.early;
   const [fulltext, embedding] = await Promise.all([
-    sources.store.search(query, { scope, limit: candidates, ...range }),
+    begun && sameSearch(begun, query, search) ? begun.hits : sources.store.search(query, search),
     sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates, range }) : [],
   ]);
   const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
@@ -191,6 +193,32 @@ export async function rankHistory(
     widens ? recall.range + RECALL_WIDEN : recall.range,
   );
   return { rankings, windows, ...(first ? { first } : {}), fused };
+}
+
+/**
+ * A full-text search begun before the thread's row was read (`searchAhead` in context.ts): `hits` is
+ * the answer of `store.search(query, options)`, which {@link rankHistory} takes instead of searching
+ * when it would make that very search.
+ */
+export interface EarlySearch {
+  query: string;
+  options: SearchOptions;
+  hits: Promise<SearchHit[]>;
+}
+
+/** Whether `early` is the search of `query` with `options` (a thread's scope only). */
+function sameSearch(early: EarlySearch, query: string, options: SearchOptions): boolean {
+  const a = early.options;
+  const b = options;
+  return (
+    early.query === query &&
+    'threadId' in a.scope &&
+    'threadId' in b.scope &&
+    a.scope.threadId === b.scope.threadId &&
+    a.limit === b.limit &&
+    a.since === b.since &&
+    a.until === b.until
+  );
 }
 
 /** One message of the history found by {@link searchHistory}, best first. */

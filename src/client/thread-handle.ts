@@ -42,7 +42,7 @@ import {
 import { ModelMismatchError, StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
-import { readContext, type ContextOptions, type ContextResult } from './context.js';
+import { readContext, searchAhead, type ContextOptions, type ContextResult } from './context.js';
 import { checkHistoryPage } from './page-options.js';
 import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseSearchOptions } from '../recall/options.js';
@@ -154,6 +154,9 @@ export interface ThreadOptions {
 
 /** A handle on one thread. Cheap to create; holds no resources. */
 export class ThreadHandle {
+  /** The thread's configuration as `context()` last read it: what searchAhead guesses the next one by. */
+  private seenConfig?: Partial<ThreadConfig>;
+
   constructor(
     readonly threadId: string,
     private readonly deps: ThreadDeps,
@@ -394,14 +397,18 @@ export class ThreadHandle {
     return withSpan('durable_memory.context', this.spanAttributes(), async () => {
       const end = contextDuration.startTimer();
       try {
+        // A query given is searched while the thread's row is read (searchAhead says why).
+        const early = searchAhead(this.deps.store, this.threadId, options, this.seenConfig);
         const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
         if (!info) throw new UnknownThreadError(this.threadId);
+        this.seenConfig = info.config as Partial<ThreadConfig> | undefined;
+        const sources = {
+          store: this.deps.store,
+          memories: this.deps.memories,
+          embedder: this.deps.embedder?.(),
+        };
         return await this.storeCall(() =>
-          readContext(
-            { store: this.deps.store, memories: this.deps.memories, embedder: this.deps.embedder?.() },
-            info,
-            options,
-          ),
+          readContext({ ...sources, ...(early ? { early } : {}) }, info, options),
         );
       } finally {
         end();

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readContext } from '../../src/client/context.js';
+import { readContext, searchAhead } from '../../src/client/context.js';
 import { RECALL_BLOCK_HEADER, RECALL_BLOCK_ID } from '../../src/recall/index.js';
 import { RECALL_VOLATILE_ID } from '../../src/recall/block.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
@@ -187,6 +187,39 @@ describe('context() with recall', () => {
     );
     // ...from one read: the hit's window and its widened excerpt together.
     assert.deepEqual(reads, [[3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]]);
+  });
+
+  it('takes the search begun before the thread was read (searchAhead) only when recall makes that very search', async () => {
+    const { store, info } = await threadWithFact(200, 3, { recallShare: 0.3 });
+    const searches: unknown[] = [];
+    const search = store.search.bind(store);
+    store.search = (query, options) => {
+      searches.push(options);
+      return search(query, options);
+    };
+    const options = { budget: 1000, query: 'Where does Ingrid live?' };
+    const plain = await readContext({ store }, info, options);
+    assert.equal(searches.length, 1);
+    // Guessed right (the thread's configuration): searched once, ahead; the same context.
+    const early = searchAhead(store, 't', options, info.config);
+    assert.equal(searches.length, 2);
+    assert.deepEqual(await readContext({ store, ...(early ? { early } : {}) }, info, options), plain);
+    assert.equal(searches.length, 2);
+    // Guessed wrong (the defaults' recallShare asks for more hits): searched again; the same context.
+    const wrong = searchAhead(store, 't', options);
+    assert.notDeepEqual(wrong?.options, early?.options);
+    assert.deepEqual(await readContext({ store, ...(wrong ? { early: wrong } : {}) }, info, options), plain);
+    assert.equal(searches.length, 4);
+    // Nothing begun for what is not searched so: no query given, recall off, another scope, a bad option.
+    for (const other of [
+      { budget: 1000 },
+      { ...options, recall: false as const },
+      { ...options, recall: { scope: 'user' as const } },
+      { ...options, budget: -1 },
+    ]) {
+      assert.equal(searchAhead(store, 't', other, info.config), undefined);
+    }
+    assert.equal(searches.length, 4);
   });
 
   it('says where the stable prefix ends: its hash holds from call to call while only the query changes', async () => {
