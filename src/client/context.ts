@@ -245,19 +245,29 @@ function recallSearch(
   const given = parseQuery(options.query);
   if (!recall || recall.scope !== 'thread' || given === undefined) return undefined;
   if (options.budget !== undefined) parseBudget('budget', options.budget);
-  const recallTokens = Math.floor((options.budget ?? config.budget) * config.recallShare);
+  const { recallTokens, candidates } = recallSize(options.budget ?? config.budget, config, recall);
   const query = given.slice(0, MAX_RECALL_QUERY);
   if (recallTokens <= 0 || query.trim() === '') return undefined;
-  const limit = recall.limit ?? hitsToFill(recallTokens);
   return {
     query,
     options: {
       scope: { threadId },
-      limit: limit * 2,
+      limit: candidates,
       ...(recall.since === undefined ? {} : { since: recall.since }),
       ...(recall.until === undefined ? {} : { until: recall.until }),
     },
   };
+}
+
+/**
+ * Recall's share of `budget` in tokens, and how many hits fill it: enough to fill the share, best
+ * first, unless the caller caps them; twice as many candidates, since the view sends some of them.
+ * The one rule readFull and searchAhead size recall's search by.
+ */
+function recallSize(budget: number, config: ThreadConfig, recall?: { limit?: number }) {
+  const recallTokens = Math.floor(budget * config.recallShare);
+  const limit = recall?.limit ?? hitsToFill(recallTokens);
+  return { recallTokens, limit, candidates: limit * 2 };
 }
 
 /** How many memories are considered for the block, by relevance and then by recency. */
@@ -312,13 +322,10 @@ async function readFull(
   // Retracted messages (and their markers) stay in history but never reach a model.
   const recall = parseRecall(options.recall);
   const given = parseQuery(options.query);
-  const recallTokens = Math.floor(budget * config.recallShare);
-  // Enough hits to fill the share, best first, unless the caller caps them; twice as many candidates,
-  // since the view sends some of them.
-  const limit = recall?.limit ?? hitsToFill(recallTokens);
+  const { recallTokens, limit, candidates } = recallSize(budget, config, recall);
   const rank = (query: string) =>
     recall && recallTokens > 0 && query.trim() !== ''
-      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, limit, limit * 2)
+      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, limit, candidates)
       : undefined;
   // A query given by the caller is searched (and its best hits' surroundings read) while the view is
   // read; the default query needs the view.
