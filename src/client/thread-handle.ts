@@ -23,7 +23,7 @@ import type {
   ThreadInfo,
 } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
-import { DEFAULT_CONFIG, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
+import { DEFAULT_CONFIG, mergeConfig, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
 import { MAX_LOST_REASON_LENGTH, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
 import { MAX_RETRACT_REASON_LENGTH } from '../model/limits.js';
@@ -473,11 +473,14 @@ export class ThreadHandle {
   }
 
   /**
-   * Changes budget, model, strategy, service binding, … (validated by the workflow; a bad value throws
-   * ValidationError).
+   * Changes budget, model, strategy, service binding, … A bad value throws ValidationError naming the
+   * setting (`field`: `idleMs`, `service.maxAgeMs`) and changes nothing.
    * A thread with no message yet is created, with this handle's userId and resourceId.
    */
   async configure(patch: ConfigPatch): Promise<ThreadConfig> {
+    // The workflow's validator checks it again by the same rule (mergeConfig), but its rejection comes
+    // back with the code alone; checked here first, the caller gets the field, and Temporal no call.
+    mergeConfig(DEFAULT_CONFIG, patch);
     // The workflow's validator takes the nulls (mergeConfig); the update's declared type predates them.
     const config = await this.update(configureUpdate, [patch as Partial<ThreadConfig>]);
     this.deps.models.set(this.threadId, config.model);

@@ -22,6 +22,21 @@ import { truncation } from '../compaction/strategies/truncation.js';
 import { summarization } from '../compaction/strategies/summarization.js';
 import { groupsExceed, not, tokensBelow, tokensExceed } from '../compaction/triggers.js';
 
+/** A refused value as the caller gave it: a string in quotes (\"100\" is not 100), a number as is. */
+function given(value: unknown): string {
+  return typeof value === 'number' || value === undefined
+    ? String(value)
+    : (JSON.stringify(value) ?? String(value));
+}
+
+/**
+ * The refusal of setting `field` (its path: `retention.deleteAfterIdleMs`), named in the message as
+ * `configure.<field>` and in the error's `field`, as the HTTP API names it.
+ */
+function refused(field: string, message: string): ValidationError {
+  return new ValidationError('invalid_option', `configure.${field}: ${message}`, { field });
+}
+
 /** Per-thread settings. Every field has a documented default. */
 export interface ThreadConfig {
   /** Tokens of the context: summaries, view and blocks (the view compacts to {@link viewBudget}). Default 8,000. */
@@ -95,7 +110,7 @@ export function parseAfterIdleMs(field: string, value: unknown, key = field): nu
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_AFTER_IDLE_MS)
     throw new ValidationError(
       'invalid_option',
-      `${field}: expected a whole number of milliseconds from 0 to ${MAX_AFTER_IDLE_MS}, got ${String(value)}`,
+      `${field}: expected a whole number of milliseconds from 0 to ${MAX_AFTER_IDLE_MS}, got ${given(value)}`,
       { field: key },
     );
   return value;
@@ -105,26 +120,15 @@ export function parseAfterIdleMs(field: string, value: unknown, key = field): nu
 export function parseRetention(value: unknown): Retention | null {
   if (value === null) return null;
   if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw new ValidationError(
-      'invalid_option',
-      'configure.retention: expected { deleteAfterIdleMs } or null',
-      {
-        field: 'retention',
-      },
-    );
+    throw refused('retention', 'expected { deleteAfterIdleMs } or null');
   const { deleteAfterIdleMs, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined)
-    throw new ValidationError(
-      'invalid_option',
-      `configure.retention.${extra}: unknown setting (deleteAfterIdleMs)`,
-      { field: 'retention' },
-    );
+  if (extra !== undefined) throw refused(`retention.${extra}`, 'unknown setting (deleteAfterIdleMs)');
   return {
     deleteAfterIdleMs: parseAfterIdleMs(
       'configure.retention.deleteAfterIdleMs',
       deleteAfterIdleMs,
-      'retention',
+      'retention.deleteAfterIdleMs',
     ),
   };
 }
@@ -152,24 +156,15 @@ export const MAX_SERVICE_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 export function parseServiceBinding(value: unknown): ServiceBinding | null {
   if (value === null) return null;
   if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw new ValidationError('invalid_option', 'configure.service: expected { kind } or null', {
-      field: 'service',
-    });
+    throw refused('service', 'expected { kind } or null');
   const { kind, maxAgeMs, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined)
-    throw new ValidationError(
-      'invalid_option',
-      `configure.service.${extra}: unknown setting (kind, maxAgeMs)`,
-      {
-        field: 'service',
-      },
-    );
+  if (extra !== undefined) throw refused(`service.${extra}`, 'unknown setting (kind, maxAgeMs)');
   if (!SERVICE_KINDS.includes(kind as ServiceKind))
     throw new ValidationError(
       'unknown_service_kind',
       `configure.service.kind: expected one of ${SERVICE_KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`,
-      { field: 'service' },
+      { field: 'service.kind' },
     );
   const binding: ServiceBinding = { kind: kind as ServiceKind };
   if (maxAgeMs !== undefined) {
@@ -179,10 +174,9 @@ export function parseServiceBinding(value: unknown): ServiceBinding | null {
       maxAgeMs < 1 ||
       maxAgeMs > MAX_SERVICE_MAX_AGE_MS
     )
-      throw new ValidationError(
-        'invalid_option',
-        `configure.service.maxAgeMs: expected a whole number from 1 to ${MAX_SERVICE_MAX_AGE_MS}, got ${String(maxAgeMs)}`,
-        { field: 'service' },
+      throw refused(
+        'service.maxAgeMs',
+        `expected a whole number from 1 to ${MAX_SERVICE_MAX_AGE_MS}, got ${given(maxAgeMs)}`,
       );
     binding.maxAgeMs = maxAgeMs;
   }
@@ -385,6 +379,19 @@ function checkText(s: string, field: string): void {
   });
 }
 
+/**
+ * A strategy as `configure` takes it: the engine's refusal (which names the strategy's own field,
+ * `trigger: …`) as a refusal of the setting `strategy`.
+ */
+function parsedStrategy(input: unknown): StrategySpec {
+  try {
+    return parseStrategy(input);
+  } catch (err) {
+    if (!(err instanceof ValidationError) || err.field !== undefined) throw err;
+    throw new ValidationError(err.code, err.message, { field: 'strategy' });
+  }
+}
+
 /** Every setting of a thread's configuration, as `configure` takes them. */
 export const CONFIG_KEYS = [
   'budget',
@@ -414,43 +421,29 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
   assertStorableConfig(p);
   const known: readonly string[] = CONFIG_KEYS;
   for (const key of Object.keys(p)) {
-    if (!known.includes(key)) {
-      throw new ValidationError('invalid_option', `configure.${key}: unknown setting (${known.join(', ')})`);
-    }
+    if (!known.includes(key)) throw refused(key, `unknown setting (${known.join(', ')})`);
   }
   for (const key of ['idleMs', 'extractEveryTurns'] as const) {
     const v = p[key];
     if (v === undefined) continue;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAXIMA[key]) {
-      throw new ValidationError(
-        'invalid_option',
-        `configure.${key}: expected a whole number from 0 to ${MAXIMA[key]}, got ${String(v)}`,
-      );
+      throw refused(key, `expected a whole number from 0 to ${MAXIMA[key]}, got ${given(v)}`);
     }
   }
   const share = p['memoryShare'];
   if (share !== undefined && (typeof share !== 'number' || !(share >= 0 && share <= 0.5))) {
-    throw new ValidationError(
-      'invalid_option',
-      `configure.memoryShare: expected a number from 0 to 0.5, got ${String(share)}`,
-    );
+    throw refused('memoryShare', `expected a number from 0 to 0.5, got ${given(share)}`);
   }
   const pinnedShare = p['workingMemoryShare'];
   if (
     pinnedShare !== undefined &&
     (typeof pinnedShare !== 'number' || !(pinnedShare >= 0 && pinnedShare <= 0.5))
   ) {
-    throw new ValidationError(
-      'invalid_option',
-      `configure.workingMemoryShare: expected a number from 0 to 0.5, got ${String(pinnedShare)}`,
-    );
+    throw refused('workingMemoryShare', `expected a number from 0 to 0.5, got ${given(pinnedShare)}`);
   }
   const recall = p['recallShare'];
   if (recall !== undefined && (typeof recall !== 'number' || !(recall >= 0 && recall <= MAX_RECALL_SHARE))) {
-    throw new ValidationError(
-      'invalid_option',
-      `configure.recallShare: expected a number from 0 to ${MAX_RECALL_SHARE}, got ${String(recall)}`,
-    );
+    throw refused('recallShare', `expected a number from 0 to ${MAX_RECALL_SHARE}, got ${given(recall)}`);
   }
   const out: ThreadConfig = { ...DEFAULT_CONFIG, ...base };
   if (recall !== undefined) out.recallShare = recall as number;
@@ -475,7 +468,7 @@ export function mergeConfig(base: ThreadConfig, patch: unknown): ThreadConfig {
     else delete out.retention;
   }
   if (p['strategy'] === null) delete out.strategy;
-  else if (p['strategy'] !== undefined) out.strategy = parseStrategy(p['strategy']);
+  else if (p['strategy'] !== undefined) out.strategy = parsedStrategy(p['strategy']);
   assertStorableConfig(out);
   return out;
 }

@@ -27,8 +27,9 @@ import { requireThread, run, type RouteDeps } from './deps.js';
 const DEFAULT_LIMIT = 100;
 
 /**
- * Checks each setting on its own, so a rejection names the setting (`budget`, `strategy`, …); the
- * workflow validates the patch again before applying it. Text the store cannot keep (NUL, a lone
+ * Checks each setting on its own, so a rejection names the setting (`budget`, `strategy`, …), or
+ * the one inside it that the library names (`service.maxAgeMs`); the workflow validates the patch
+ * again before applying it. Text the store cannot keep (NUL, a lone
  * surrogate) is refused here too: the workflow would apply it and then fail to save it.
  */
 function checkPatch(patch: Record<string, unknown>): void {
@@ -37,7 +38,7 @@ function checkPatch(patch: Record<string, unknown>): void {
       mergeConfig(DEFAULT_CONFIG, { [key]: value });
       assertStorableText(value, {});
     } catch (err) {
-      if (err instanceof ValidationError) throw validationFailure(err, key);
+      if (err instanceof ValidationError) throw validationFailure(err, err.field ?? key);
       throw err;
     }
   }
