@@ -1,0 +1,49 @@
+/**
+ * `thread configure`, `thread fork` and `thread service-lost` refuse what the library would refuse
+ * before connecting (exit 2, not 4 with the servers down), and say nothing silently:
+ * `--service-max-age-ms` without `--service <kind>` once configured nothing and exited 0. A refusal
+ * names a `--tenant`'s ids as the caller gave them, never by their stored `<tenant>:` id.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cliOffline as cli } from '../support/cli-in-process.js';
+
+for (const flags of [
+  ['--service-max-age-ms', '5000'],
+  ['--no-service', '--service-max-age-ms', '5000'],
+]) {
+  test(`thread configure ${flags.join(' ')} is refused, naming both flags, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'configure', 't1', ...flags);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /^durable-memory: --service-max-age-ms: only with --service <kind>/mu);
+  });
+}
+
+for (const [args, refusal] of [
+  [['t1', 't1'], /^durable-memory: id: a fork needs an id of its own, not t1's$/mu],
+  [['t1', 'x y'], /^durable-memory: thread id "x y": expected 1–128 characters/mu],
+  [['t1', 't2', '--at', ''], /^durable-memory: --at: expected a message id of 1 to 200 characters$/mu],
+] as const) {
+  test(`thread fork ${args.join(' ')} is refused before connecting, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'fork', ...args);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, refusal);
+  });
+}
+
+test("thread fork --tenant names the tenant's ids as given in its refusal", async () => {
+  const { code, stderr } = await cli('thread', 'fork', '--tenant', 'acme', 't1', 'x y');
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^durable-memory: thread id "x y"/mu);
+  assert.doesNotMatch(stderr, /acme:/u);
+});
+
+for (const reason of [' ', 'x'.repeat(501)])
+  test(`thread service-lost with a reason of ${reason.length} characters is refused before connecting, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'service-lost', 't1', reason);
+    assert.equal(code, 2, stderr);
+    assert.match(
+      stderr,
+      /^durable-memory: reason: expected why the chain is unusable, 1 to 500 characters$/mu,
+    );
+  });
