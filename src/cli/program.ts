@@ -16,6 +16,7 @@ import { UnknownThreadError } from '../client/errors.js';
 import { errorJson, exitCodeOf, explain } from './errors.js';
 import { printJson } from './output.js';
 import { Session } from './session.js';
+import type { TenantScope } from '../tenancy/tenant-scope.js';
 import { packageVersion } from '../settings/version.js';
 
 /** Builds the command tree; actions record their options and connection in `session`. */
@@ -51,6 +52,15 @@ export function createProgram(session: Session): Command {
   return program;
 }
 
+/** The scope of the run's `--tenant`, if it named a valid one. */
+function tenantScope(session: Session): TenantScope | undefined {
+  try {
+    return session.scope;
+  } catch {
+    return undefined; // the malformed --tenant is the error being reported
+  }
+}
+
 /**
  * Runs the command line.
  *
@@ -68,16 +78,14 @@ export async function runCli(argv: readonly string[]): Promise<number | 'running
     const code = exitCodeOf(err);
     // Commander has printed its own message (and help) already.
     let message = err instanceof CommanderError ? err.message : explain(err, session.settings);
-    if (err instanceof UnknownThreadError) {
-      // A tenant's thread is named as the caller gave it, not by its stored (prefixed) id (a command
-      // that got this far had a valid --tenant, so the scope is there to ask).
-      if (session.global.tenant !== undefined)
-        message = new UnknownThreadError(session.scope!.strip(err.threadId)).message;
-      else
-        message +=
-          '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +
-          '(--tenant local for the open local API)';
-    }
+    const scope = tenantScope(session);
+    // A tenant's ids are named as the caller gave them, not by their stored (prefixed) ids, in
+    // whatever the library or the store said (an unknown thread, a taken fork id, a bad message id).
+    if (scope) message = scope.message(message);
+    else if (err instanceof UnknownThreadError)
+      message +=
+        '\n  threads written through the HTTP API are stored per tenant: add --tenant <name> ' +
+        '(--tenant local for the open local API)';
     if (!(err instanceof CommanderError)) process.stderr.write(`durable-memory: ${message}\n`);
     if (code !== 0 && (session.json || argv.includes('--json')))
       await printJson(errorJson(err, code, message));

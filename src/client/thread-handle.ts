@@ -25,7 +25,7 @@ import type {
 import type { reportOf } from '../compaction/compaction.js';
 import { DEFAULT_CONFIG, mergeConfig, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
-import { MAX_LOST_REASON_LENGTH, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
+import { checkLostReason, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
 import { MAX_RETRACT_REASON_LENGTH } from '../model/limits.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
@@ -266,12 +266,7 @@ export class ThreadHandle {
    * @throws ValidationError `invalid_option` for an empty or too long reason; `service_not_bound`.
    */
   async serviceLost(reason: string): Promise<ServiceState> {
-    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_LOST_REASON_LENGTH)
-      throw new ValidationError(
-        'invalid_option',
-        `reason: expected why the chain is unusable, 1 to ${MAX_LOST_REASON_LENGTH} characters`,
-        { field: 'reason' },
-      );
+    checkLostReason(reason);
     const info = await this.requireThread();
     const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
     if (!config.service)

@@ -3,6 +3,7 @@
  * provider conversation a thread can be bound to, why a context leaves `service` out, a response
  * record, and the limits of what callers send.
  */
+import { ValidationError } from './errors.js';
 
 /** The kinds of provider-stored conversation a thread can be bound to. */
 export const SERVICE_KINDS = ['openai-responses'] as const;
@@ -20,6 +21,19 @@ export type ServiceSkip = (typeof SERVICE_SKIPS)[number];
 export const MAX_RESPONSE_ID_LENGTH = 256;
 /** The most characters of a `serviceLost` reason. */
 export const MAX_LOST_REASON_LENGTH = 500;
+
+/**
+ * Checks a `serviceLost` reason: text of 1 to {@link MAX_LOST_REASON_LENGTH} characters, not blank.
+ * @throws ValidationError `invalid_option` naming `reason`.
+ */
+export function checkLostReason(reason: unknown): asserts reason is string {
+  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_LOST_REASON_LENGTH)
+    throw new ValidationError(
+      'invalid_option',
+      `reason: expected why the chain is unusable, 1 to ${MAX_LOST_REASON_LENGTH} characters`,
+      { field: 'reason' },
+    );
+}
 
 /**
  * A provider's response id recorded with the append that carried the response: the provider's

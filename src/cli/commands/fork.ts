@@ -3,6 +3,8 @@
  * a message, which then goes on on its own (ThreadHandle.fork; the shared part is copied).
  */
 import type { Command } from 'commander';
+import { checkFork } from '../../client/fork.js';
+import { ValidationError } from '../../model/errors.js';
 import { int, printJson, printLines } from '../output.js';
 import type { Session } from '../session.js';
 
@@ -19,10 +21,18 @@ export function registerFork(thread: Command, session: Session): void {
 }
 
 async function fork(session: Session, id: string, newId: string, o: { at?: string }): Promise<void> {
-  const memory = await session.memory();
-  const handle = await memory
-    .thread(session.stored(id))
-    .fork(session.stored(newId), o.at === undefined ? {} : { at: o.at });
+  const options = o.at === undefined ? {} : { at: o.at };
+  let handle;
+  try {
+    // The library's checks first, so a bad argument is a usage error (exit 2) before any server is asked.
+    checkFork(session.stored(id), session.stored(newId), options);
+    handle = await (await session.memory()).thread(session.stored(id)).fork(session.stored(newId), options);
+  } catch (err) {
+    // The library names its option `at`; here it is the flag.
+    if (err instanceof ValidationError && err.field === 'at')
+      throw new ValidationError(err.code, err.message.replace(/^at:/u, '--at:'), err);
+    throw err;
+  }
   const origin = (await handle.info()).forkedFrom!;
   const forkedFrom = { ...origin, threadId: id };
   if (session.json) return printJson({ threadId: newId, forkedFrom });

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
-import { SERVICE_KINDS } from '../../model/service.js';
+import { checkLostReason, SERVICE_KINDS } from '../../model/service.js';
 import { CONFIG_KEYS, DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import {
@@ -374,6 +374,7 @@ async function context(session: Session, id: string, o: ContextFlags) {
 }
 
 async function serviceLost(session: Session, id: string, reason: string) {
+  checkLostReason(reason); // a usage error (exit 2) before any server is asked
   const state = await (await session.memory()).thread(session.stored(id)).serviceLost(reason);
   if (session.json) return printJson({ threadId: id, service: state });
   const lost = state.response?.lost;
@@ -411,6 +412,9 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
     if (key !== 'service' && key !== 'retention' && o[key] !== undefined) patch[key] = o[key];
   if (o.deleteAfterIdleMs !== undefined) patch['retention'] = { deleteAfterIdleMs: o.deleteAfterIdleMs };
   if (o.defaultStrategy) patch['strategy'] = null;
+  // It bounds the binding --service makes: alone (or with --no-service) it would change nothing.
+  if (o.serviceMaxAgeMs !== undefined && typeof o.service !== 'string')
+    throw new UsageError('--service-max-age-ms: only with --service <kind>, the binding it bounds');
   if (o.service === false) patch['service'] = null;
   else if (typeof o.service === 'string')
     patch['service'] = {
