@@ -221,6 +221,27 @@ test('HTTP API: bind, append with responseId, context?service=true, service-lost
   assert.equal(lostUnbound.body.error.code, 'service_not_bound');
 });
 
+test("HTTP API: an unbound thread's refusals name it as the caller does, and the setting it lacks", async () => {
+  // They once said "thread acme:svc-http-bare is not bound", the stored id, and service-lost named
+  // its (good) reason as the field at fault.
+  const { acme } = f;
+  const path = '/v1/threads/svc-http-bare';
+  assert.equal((await acme.post(`${path}/messages`, { message: text('u1', 'user', 'x') })).status, 200);
+  const appended = await acme.post(`${path}/messages`, {
+    message: text('a1', 'assistant', 'x'),
+    responseId: 'resp_1',
+  });
+  assert.equal(appended.status, 400, appended.text);
+  assert.equal(appended.body.error.code, 'service_not_bound');
+  assert.match(appended.body.error.message, /^responseId: thread svc-http-bare is not bound/u);
+  const lost = await acme.post(`${path}/service-lost`, { reason: 'not_found' });
+  assert.equal(lost.status, 400, lost.text);
+  assert.equal(lost.body.error.code, 'service_not_bound');
+  assert.equal(lost.body.error.field, 'service');
+  assert.match(lost.body.error.message, /^service: thread svc-http-bare is not bound/u);
+  assert.equal((await acme.get(`${path}/messages`)).body.messages.length, 1, 'nothing stored');
+});
+
 test('CLI: configure --service, context --service, service-lost', async () => {
   const env = cliEnv(f.p);
   const cli = (...args: string[]) => runCli(args, env);
