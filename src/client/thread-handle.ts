@@ -270,12 +270,11 @@ export class ThreadHandle {
     const info = await this.requireThread();
     const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
     if (!config.service)
+      // The thread lacks the setting; the reason given is not at fault.
       throw new ValidationError(
         'service_not_bound',
-        `thread ${this.threadId} is not bound to a provider-stored conversation`,
-        {
-          field: 'reason',
-        },
+        `service: thread ${this.threadId} is not bound to a provider-stored conversation; configure its service first`,
+        { field: 'service' },
       );
     await this.storeCall(() => this.deps.store.markResponseLost(this.threadId, reason));
     return (await this.serviceState(info))!;

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, RETRY_AFTER_SECONDS, toApiError } from './api-error.js';
 import { ID_PATTERN, PATTERN_WORDS } from '../api/common.js';
+import type { TenantScope } from '../tenancy/tenant-scope.js';
 
 /** One schema violation as the validator reports it (ajv's shape, also typebox's). */
 interface SchemaViolation {
@@ -105,13 +106,20 @@ function describe(err: unknown): Record<string, unknown> {
   };
 }
 
-/** Sends an ApiError with its headers. */
+/**
+ * Sends an ApiError with its headers. A tenant's answer names its ids as the tenant knows them: the
+ * library and the stores name stored ids (`acme:t`) in their messages, whichever route called them.
+ */
 function send(
   request: FastifyRequest,
   reply: { header(k: string, v: string): unknown; code(s: number): { send(b: unknown): unknown } },
-  api: ApiError,
+  failure: ApiError,
   cause: unknown,
 ): unknown {
+  const scope = (request as { scope?: TenantScope | null }).scope; // only /v1 routes have one
+  const api = scope
+    ? new ApiError(failure.status, failure.code, scope.message(failure.message), failure.field)
+    : failure;
   if (api.status === 503) {
     reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     request.log.warn({ code: api.code, err: describe(cause) }, 'backend unavailable');

@@ -112,13 +112,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
           params.id,
         );
       } catch (err) {
-        // The retraction's own check names no message; the marker's append names message 0. The
-        // store names the thread by its stored id; the caller knows it without the tenant prefix.
+        // The retraction's own check names no message; the marker's append names message 0.
         if (err instanceof ValidationError)
-          throw validationFailure(
-            new ValidationError(err.code, scope.message(err.message), err),
-            err.index === undefined ? 'messageId' : 'reason',
-          );
+          throw validationFailure(err, err.index === undefined ? 'messageId' : 'reason');
         throw err;
       }
     },

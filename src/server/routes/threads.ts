@@ -226,20 +226,13 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       const { storedId, info } = await requireThread(deps, scope, params.id);
       const target = scope.scoped(body.id, 'id');
       const handle = deps.memory.thread(storedId, { userId: info.userId });
-      try {
-        const fork = await run(
-          deps,
-          async () => (await handle.fork(target, body.at === undefined ? {} : { at: body.at })).info(),
-          'fork',
-          params.id,
-        );
-        return reply.code(201).send({ threadId: body.id, forkedFrom: scope.forkedFrom(fork.forkedFrom!) });
-      } catch (err) {
-        // The store names threads by stored ids; the caller knows them without the tenant prefix.
-        if (err instanceof ValidationError)
-          throw validationFailure(new ValidationError(err.code, scope.message(err.message), err));
-        throw err;
-      }
+      const fork = await run(
+        deps,
+        async () => (await handle.fork(target, body.at === undefined ? {} : { at: body.at })).info(),
+        'fork',
+        params.id,
+      );
+      return reply.code(201).send({ threadId: body.id, forkedFrom: scope.forkedFrom(fork.forkedFrom!) });
     },
   );
 

@@ -67,9 +67,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
         const result = await run(deps, () => handle.import(data), 'import');
         return { ...result, threadId: scope.strip(result.threadId) };
       } catch (err) {
-        // The store names records by stored ids; the caller knows them without the tenant prefix.
-        if (err instanceof InvalidRecordError)
-          throw new ApiError(400, 'invalid_record', scope.message(err.message), 'body');
+        if (err instanceof InvalidRecordError) throw new ApiError(400, 'invalid_record', err.message, 'body');
         throw err;
       }
     },
