@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { DurableMemory } from '../client/connect.js';
 import { DEFAULT_SEARCH_LIMIT, type MemoryRecord } from '../memories/memory-store.js';
 import {
+  MAX_BUDGET,
   MAX_ID_LENGTH,
   MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
@@ -273,7 +274,7 @@ const context = tool({
       .number()
       .int()
       .min(1)
-      .max(10_000_000)
+      .max(MAX_BUDGET)
       .optional()
       .describe('Token budget (default: the thread’s)'),
   },
