@@ -436,20 +436,21 @@ test('memories remember, optionally expiring; a past --expires-at is refused, no
 });
 
 test("--tenant: a fork's show names its parent as the caller does", async () => {
-  // thread show --json once gave state.forkedFrom.threadId as the stored "local:tenant-parent".
+  // thread show --json once gave state.forkedFrom.threadId as the stored "shop:tenant-parent".
+  // Tenant shop is this test's own: the other --tenant tests list local's threads.
   await p.memory
-    .thread('local:tenant-parent', { userId: 'local:bob' })
+    .thread('shop:tenant-parent', { userId: 'shop:bob' })
     .append({ id: 'q1', role: 'user', content: 'Which bus goes to the airport?' });
-  const forked = await cli('thread', 'fork', 'tenant-parent', 'tenant-child', '--tenant', 'local');
+  const forked = await cli('thread', 'fork', 'tenant-parent', 'tenant-child', '--tenant', 'shop');
   assert.equal(forked.code, 0, forked.stderr);
-  const shown = await cli('thread', 'show', 'tenant-child', '--tenant', 'local', '--json');
+  const shown = await cli('thread', 'show', 'tenant-child', '--tenant', 'shop', '--json');
   assert.equal(shown.code, 0, shown.stderr);
   assert.deepEqual(parseJson<{ state: { forkedFrom: unknown } }>(shown).state.forkedFrom, {
     threadId: 'tenant-parent',
     messageId: 'q1',
     seq: 1,
   });
-  assert.doesNotMatch(shown.stdout, /"local:/u, 'no stored (prefixed) id in the output');
+  assert.doesNotMatch(shown.stdout, /"shop:/u, 'no stored (prefixed) id in the output');
 });
 
 test('--tenant: threads and memories written through the HTTP API, by the ids the API shows', async () => {
