@@ -102,15 +102,27 @@ export class TenantScope {
 
   /** The workflow's state with the stored bookkeeping. */
   state(view: ThreadStateView & { forkedFrom?: ForkedFrom }, info: ThreadInfo) {
-    const { lastExtraction } = view.extraction;
     return {
-      ...view,
-      ...(view.forkedFrom ? { forkedFrom: this.forkedFrom(view.forkedFrom) } : {}),
-      threadId: this.strip(view.threadId),
+      ...this.threadState(view),
       userId: info.userId === undefined ? undefined : this.strip(info.userId),
       createdAt: info.createdAt,
       updatedAt: info.updatedAt,
       messageCount: info.messageCount,
+    };
+  }
+
+  /**
+   * A thread's state (the workflow's, or the client's `state()`) with every id it holds as the
+   * caller knows it: the thread, its user, the parent it was forked from, the last compaction and
+   * extraction.
+   */
+  threadState<T extends ThreadStateView & { forkedFrom?: ForkedFrom; userId?: string }>(view: T): T {
+    const { lastExtraction } = view.extraction;
+    return {
+      ...view,
+      threadId: this.strip(view.threadId),
+      ...(view.userId !== undefined ? { userId: this.strip(view.userId) } : {}),
+      ...(view.forkedFrom ? { forkedFrom: this.forkedFrom(view.forkedFrom) } : {}),
       lastCompaction: this.compaction(view.lastCompaction),
       extraction: lastExtraction
         ? { ...view.extraction, lastExtraction: { ...lastExtraction, id: this.strip(lastExtraction.id) } }

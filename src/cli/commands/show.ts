@@ -65,24 +65,7 @@ async function show(session: Session, id: string, o: { width?: number }): Promis
     stateOf(handle),
   ]);
   const scope = session.scope;
-  const state =
-    scope && !('error' in stored)
-      ? {
-          ...stored,
-          threadId: scope.strip(stored.threadId),
-          ...(stored.userId !== undefined ? { userId: scope.strip(stored.userId) } : {}),
-          lastCompaction: scope.compaction(stored.lastCompaction),
-          extraction: stored.extraction.lastExtraction
-            ? {
-                ...stored.extraction,
-                lastExtraction: {
-                  ...stored.extraction.lastExtraction,
-                  id: scope.strip(stored.extraction.lastExtraction.id),
-                },
-              }
-            : stored.extraction,
-        }
-      : stored;
+  const state = scope && !('error' in stored) ? scope.threadState(stored) : stored;
   const facts: ContextFacts = {
     tokens: context.tokens,
     budget: context.budget,
