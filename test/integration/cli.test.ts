@@ -435,6 +435,29 @@ test('memories remember, optionally expiring; a past --expires-at is refused, no
   );
 });
 
+test("thread configure: --close-after-idle-ms and --delete-after-idle-ms go back to the worker's default with `default`", async () => {
+  // configure({ closeAfterIdleMs: null, retention: null }) and PATCH with nulls could; the command
+  // line took numbers only, so a thread it gave a retention kept one.
+  type Config = { config: { closeAfterIdleMs?: number; retention?: { deleteAfterIdleMs: number } } };
+  const set = await cli(
+    ...['thread', 'configure', 'cli-idle', '--close-after-idle-ms', '5000'],
+    ...['--delete-after-idle-ms', '9000', '--json'],
+  );
+  assert.equal(set.code, 0, set.stderr);
+  assert.equal(parseJson<Config>(set).config.closeAfterIdleMs, 5000);
+  assert.deepEqual(parseJson<Config>(set).config.retention, { deleteAfterIdleMs: 9000 });
+  const back = await cli(
+    ...['thread', 'configure', 'cli-idle', '--close-after-idle-ms', 'default'],
+    ...['--delete-after-idle-ms', 'default', '--json'],
+  );
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(parseJson<Config>(back).config.closeAfterIdleMs, undefined);
+  assert.equal(parseJson<Config>(back).config.retention, undefined);
+  const shown = await cli('thread', 'configure', 'cli-idle');
+  assert.match(shown.stdout, /^closeAfterIdleMs +worker's default$/mu);
+  assert.match(shown.stdout, /^retention +worker's default$/mu);
+});
+
 test("--tenant: a fork's show names its parent as the caller does", async () => {
   // thread show --json once gave state.forkedFrom.threadId as the stored "shop:tenant-parent".
   // Tenant shop is this test's own: the other --tenant tests list local's threads.
