@@ -23,6 +23,19 @@ export function nonNegativeInt(value: string): number {
   return n;
 }
 
+/**
+ * A whole number of milliseconds ≥ 0, or `default`: the worker's default, which the command sends
+ * as `configure`'s null (`--close-after-idle-ms`, `--delete-after-idle-ms`; commander would turn a
+ * null returned here into '').
+ */
+export function msOrDefault(value: string): number | 'default' {
+  if (value === 'default') return value;
+  const n = Number(value);
+  if (!/^\d+$/u.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError("expected a whole number ≥ 0, or default (the worker's).");
+  return n;
+}
+
 /** Any finite number (`--memory-share`). */
 export function finiteNumber(value: string): number {
   const n = Number(value);

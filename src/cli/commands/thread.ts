@@ -12,6 +12,7 @@ import { UnknownThreadError } from '../../client/errors.js';
 import {
   finiteNumber,
   json,
+  msOrDefault,
   nonNegativeInt,
   positiveInt,
   readJsonFile,
@@ -144,13 +145,13 @@ export function registerThread(program: Command, session: Session): void {
     .option('--no-service', 'unbind from the provider-stored conversation')
     .option(
       '--close-after-idle-ms <ms>',
-      "end the thread's workflow after this long idle (0: never)",
-      nonNegativeInt,
+      "end the thread's workflow after this long idle (0: never; default: the worker's default)",
+      msOrDefault,
     )
     .option(
       '--delete-after-idle-ms <ms>',
-      'retention: erase the thread after this long idle (0: never)',
-      nonNegativeInt,
+      "retention: erase the thread after this long idle (0: never; default: the worker's default)",
+      msOrDefault,
     )
     .option('--user <userId>', "the thread's owner, when this creates the thread")
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
@@ -399,8 +400,9 @@ interface ConfigureOptions {
   /** A kind, or false for --no-service. */
   service?: string | boolean;
   serviceMaxAgeMs?: number;
-  closeAfterIdleMs?: number;
-  deleteAfterIdleMs?: number;
+  /** `default`: the worker's default (configure's null). */
+  closeAfterIdleMs?: number | 'default';
+  deleteAfterIdleMs?: number | 'default';
   user?: string;
   resource?: string;
 }
@@ -410,7 +412,10 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
   // `service` and `retention` have options of their own (below); every other setting is an option of its name.
   for (const key of CONFIG_KEYS)
     if (key !== 'service' && key !== 'retention' && o[key] !== undefined) patch[key] = o[key];
-  if (o.deleteAfterIdleMs !== undefined) patch['retention'] = { deleteAfterIdleMs: o.deleteAfterIdleMs };
+  if (o.closeAfterIdleMs === 'default') patch['closeAfterIdleMs'] = null;
+  if (o.deleteAfterIdleMs !== undefined)
+    patch['retention'] =
+      o.deleteAfterIdleMs === 'default' ? null : { deleteAfterIdleMs: o.deleteAfterIdleMs };
   if (o.defaultStrategy) patch['strategy'] = null;
   // It bounds the binding --service makes: alone (or with --no-service) it would change nothing.
   if (o.serviceMaxAgeMs !== undefined && typeof o.service !== 'string')
