@@ -1,7 +1,8 @@
 /**
  * The MCP tools take what the library takes: `context`'s budget is any budget a thread may have
  * (1 to MAX_BUDGET, as `context({ budget })` and GET …/context?budget= take it); it once stopped at
- * 10,000,000, refusing a budget the thread's own configuration holds.
+ * 10,000,000, refusing a budget the thread's own configuration holds. A malformed id is refused in a
+ * few words (the SDK adds where: `at after`), not with the argument's whole description.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -17,4 +18,12 @@ test('context takes any budget the library takes, and refuses what it refuses', 
     assert.ok(context.safeParse({ threadId: 't1', budget }).success, String(budget));
   for (const budget of [0, MAX_BUDGET + 1, 1.5])
     assert.equal(context.safeParse({ threadId: 't1', budget }).success, false, String(budget));
+});
+
+test("a malformed id is refused by what ids may hold, not by the argument's description", () => {
+  const result = input('list_threads').safeParse({ after: 'bad id' });
+  assert.equal(result.success, false);
+  const [issue] = result.error!.issues;
+  assert.deepEqual(issue!.path, ['after']);
+  assert.equal(issue!.message, 'must be 1–128 letters, digits and . _ : @ -', 'as the HTTP API says it');
 });
