@@ -9,6 +9,7 @@
  * view and summaries): full-text recall over whole histories is not in the client library yet.
  */
 import { z } from 'zod';
+import { ID_PATTERN, PATTERN_WORDS } from '../api/common.js';
 import type { DurableMemory } from '../client/connect.js';
 import { DEFAULT_SEARCH_LIMIT, type MemoryRecord } from '../memories/memory-store.js';
 import {
@@ -53,9 +54,12 @@ function tool<S extends z.ZodRawShape>(definition: ToolDefinition<S>): ToolDefin
   return definition as unknown as ToolDefinition;
 }
 
-const ID = /^[A-Za-z0-9._:@-]+$/u;
-const id = (what: string) =>
-  z.string().min(1).max(128).regex(ID, `${what}: letters, digits and . _ : @ - only`).describe(what);
+const ID = new RegExp(ID_PATTERN, 'u');
+/** A thread or user id, refused in the HTTP API's words (the SDK adds where: `at threadId`). */
+const id = (what: string) => {
+  const refusal = `must be ${PATTERN_WORDS[ID_PATTERN]}`;
+  return z.string().min(1, refusal).max(128, refusal).regex(ID, refusal).describe(what);
+};
 const userId = id('User id (default: the user the server was started for, or the thread’s user)').optional();
 
 /** A thread a call names: its stored id, owner and resource. */
