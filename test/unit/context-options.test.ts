@@ -49,3 +49,23 @@ test('the bounds themselves are accepted', async () => {
   assert.equal((await readContext({ store }, info, { budget: MAX_BUDGET })).budget, MAX_BUDGET);
   assert.equal((await readContext({ store }, info, { model: 'gpt-4o-mini' })).tokens, 9);
 });
+
+for (const service of ['yes', 1, 'false', null]) {
+  test(`context({ service: ${JSON.stringify(service)} }) is refused, naming service (HTTP takes a boolean only)`, async () => {
+    const { store, info } = await thread();
+    await assert.rejects(
+      readContext({ store }, info, { service: service as never }),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_option' &&
+        err.field === 'service' &&
+        /^service: expected true or false/u.test(err.message),
+    );
+  });
+}
+
+test('context({ service: false }) is a context without the service part', async () => {
+  const { store, info } = await thread();
+  const ctx = await readContext({ store }, info, { service: false });
+  assert.equal('service' in ctx || 'serviceSkipped' in ctx, false);
+});
