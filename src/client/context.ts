@@ -8,6 +8,7 @@
  * memories and recalled blocks before the newest user turn.
  * Nothing is written.
  */
+import { ValidationError } from '../model/errors.js';
 import { createHash } from 'node:crypto';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
@@ -285,6 +286,13 @@ export async function readContext(
   // Checked as `configure` and the HTTP API check them, before anything is read.
   if (options.budget !== undefined) parseBudget('budget', options.budget);
   if (options.model !== undefined) parseModel('model', options.model);
+  // A boolean only, as HTTP's `?service=`: "false" is truthy, and would answer the service part.
+  if (options.service !== undefined && typeof options.service !== 'boolean')
+    throw new ValidationError(
+      'invalid_option',
+      `service: expected true or false, got ${JSON.stringify(options.service)}`,
+      { field: 'service' },
+    );
   if (!options.service) return readFull(sources, info, options);
   const [full, service] = await Promise.all([
     readFull(sources, info, options),

@@ -32,9 +32,9 @@ export interface ThreadForkOptions {
 /**
  * Checks a fork's arguments before anything is read or written.
  * @throws ValidationError `invalid_id`: a malformed new id (field `id`), the thread's own id, or a
- *   malformed `at` (field `at`).
+ *   malformed `at` (field `at`); `invalid_option`: options that are not an object (field `options`).
  */
-export function checkFork(sourceId: string, newId: unknown, options: ThreadForkOptions): void {
+export function checkFork(sourceId: string, newId: unknown, options: ThreadForkOptions = {}): void {
   try {
     validateThreadId(newId);
   } catch (err) {
@@ -45,6 +45,12 @@ export function checkFork(sourceId: string, newId: unknown, options: ThreadForkO
     throw new ValidationError('invalid_id', `id: a fork needs an id of its own, not ${sourceId}'s`, {
       field: 'id',
     });
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new ValidationError(
+      'invalid_option',
+      `options: expected an object such as { at: messageId }, got ${JSON.stringify(options)}`,
+      { field: 'options' },
+    );
   const { at } = options;
   if (at !== undefined && (typeof at !== 'string' || at === '' || at.length > MAX_ID_LENGTH))
     throw new ValidationError('invalid_id', `at: expected a message id of 1 to ${MAX_ID_LENGTH} characters`, {
