@@ -472,7 +472,10 @@ describe('POST /v1/threads/{id}/fork', () => {
     assertError(await acme.post('/v1/threads/fork-source/fork', { id: 'bad id' }), 400, 'invalid_id', 'id');
     assertError(await acme.post('/v1/threads/fork-source/fork', {}), 400, 'missing_field', 'id');
     await seed('fork-taken', 1);
-    assertError(await acme.post('/v1/threads/fork-source/fork', { id: 'fork-taken' }), 409, 'conflict', 'id');
+    const taken = await acme.post('/v1/threads/fork-source/fork', { id: 'fork-taken' });
+    assertError(taken, 409, 'conflict', 'id');
+    // The id taken, as the caller gave it (the library's words; the tenant's prefix stripped).
+    assert.equal(taken.body.error.message, "thread 'fork-taken' already exists");
     assert.equal((await acme.get('/v1/threads/fork-taken/messages')).body.messages.length, 1);
     assertError(
       await acme.post('/v1/threads/fork-nobody/fork', { id: 'fork-none' }),
