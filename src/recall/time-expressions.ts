@@ -1,7 +1,8 @@
 /**
  * Time expressions in a recall query ("in May 2023", "last week", "two weeks ago", "before 8 May
- * 2023") resolved to a window of message dates, relative to an anchor: the newest message's date,
- * never the clock, so the same history and query give the same window. Pure.
+ * 2023", "the week before 8 May 2023") resolved to a window of message dates, relative to an
+ * anchor: the newest message's date, never the clock, so the same history and query give the same
+ * window. Pure.
  */
 
 /** A window of message dates, epoch milliseconds, inclusive; an open side is ±Infinity. */
@@ -52,6 +53,18 @@ const NUMBERS: Record<string, number> = {
   couple: 2,
 };
 
+const UNITS = { day: DAY, week: 7 * DAY, month: 30 * DAY, year: 365 * DAY };
+const COUNT = '(\\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple)';
+/**
+ * "two weeks before X", "the week before X", "last weekend before X": a span ending at X. What
+ * happened then may be told on X itself ("I got a puppy two weeks ago!"), so the window runs from
+ * about that far before X (half a unit more) through X.
+ */
+const SPAN_BEFORE = new RegExp(
+  `\\b(?:${COUNT}(?: of)? (day|week|month|year)s?|the (day|week|weekend|month|year)|(?:last|that) (week|weekend))\\s+before\\s+$`,
+  'u',
+);
+
 const monthIndex = (name: string) => MONTHS.findIndex((m) => m.startsWith(name.slice(0, 3)));
 const utc = (y: number, m: number, d = 1) => Date.UTC(y, m, d);
 const monthWindow = (y: number, m: number): TimeWindow => ({ since: utc(y, m), until: utc(y, m + 1) - 1 });
@@ -62,15 +75,24 @@ const dayWindow = (at: number): TimeWindow => {
 
 /**
  * The dates `text` names, as a window, or undefined when it names none. The first expression found
- * wins; "before X" / "after X" open the window on one side.
+ * wins; "before X" / "after X" open the window on one side ("by X" keeps X in it); "two weeks before
+ * X" runs from about two weeks before X through X ({@link SPAN_BEFORE}).
  * @param anchor epoch milliseconds the relative expressions count from (the newest message's date).
  */
 export function timeWindow(text: string, anchor: number): TimeWindow | undefined {
   const q = text.toLowerCase();
-  const side = /\b(before|until|by)\s+$/u;
+  const side = /\b(before|until)\s+$/u;
+  const by = /\bby\s+$/u;
   const after = /\b(after|since)\s+$/u;
   const open = (w: TimeWindow, at: number): TimeWindow => {
     const lead = q.slice(0, at);
+    const span = SPAN_BEFORE.exec(lead);
+    if (span) {
+      const n = span[1] ? (NUMBERS[span[1]] ?? +span[1]) : 1;
+      const unit = UNITS[(span[2] ?? span[3] ?? span[4])!.replace('weekend', 'week') as keyof typeof UNITS];
+      return { since: w.since - (n + 0.5) * unit, until: w.until };
+    }
+    if (by.test(lead)) return { since: -Infinity, until: w.until };
     if (side.test(lead)) return { since: -Infinity, until: w.since - 1 };
     if (after.test(lead)) return { since: w.until + 1, until: Infinity };
     return w;
@@ -114,10 +136,10 @@ export function timeWindow(text: string, anchor: number): TimeWindow | undefined
     ],
     // two weeks ago, a few days ago, 3 months ago
     [
-      /\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple)(?: of)? (day|week|month|year)s? ago\b/u,
+      new RegExp(`\\b${COUNT}(?: of)? (day|week|month|year)s? ago\\b`, 'u'),
       (m) => {
         const n = NUMBERS[m[1]!] ?? +m[1]!;
-        const unit = { day: DAY, week: 7 * DAY, month: 30 * DAY, year: 365 * DAY }[m[2] as 'day'];
+        const unit = UNITS[m[2] as keyof typeof UNITS];
         // About n units back: half a unit either side.
         return { since: anchor - (n + 0.5) * unit, until: anchor - Math.max(0, n - 0.5) * unit };
       },

@@ -33,6 +33,18 @@ test('before and after open one side', () => {
   assert.deepEqual(iso('after 2022'), ['2023-01-01', Infinity]);
 });
 
+test('a span before a date runs through that date: what happened then may be told on it', () => {
+  assert.deepEqual(iso('the puppy she got two weeks before August 11, 2023'), ['2023-07-24', '2023-08-11']);
+  assert.deepEqual(iso('What did John do the week before August 3, 2023?'), ['2023-07-23', '2023-08-03']);
+  assert.deepEqual(iso('Where was Tim in the week before 16 November 2023?'), ['2023-11-05', '2023-11-16']);
+  assert.deepEqual(iso('What did she do last weekend before April 10, 2023?'), ['2023-03-30', '2023-04-10']);
+  assert.deepEqual(iso('three days before 8 May 2023'), ['2023-05-04', '2023-05-08']);
+});
+
+test('by a date includes that date', () => {
+  assert.deepEqual(iso('What had he finished by 7 November, 2022?'), [-Infinity, '2022-11-07']);
+});
+
 test('no date named: undefined', () => {
   assert.equal(timeWindow('Where does Ingrid live?', anchor), undefined);
   assert.equal(timeWindow('I have 2023 reasons', anchor), undefined);
