@@ -113,10 +113,9 @@ function storeScope(info: ThreadInfo, scope: RecallScope): SearchScope {
 
 /**
  * When the query names dates ("in May 2023", "last week": src/recall/time-expressions.ts, relative
- * ones counted from the newest message's date), the hits of those dates gain `DATE_BOOST` in the
- * fusion: a soft filter (src/recall/fuse.ts). On the LoCoMo dev set (full text, 2k/4k/8k) evidence
- * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6% when they went first; the boost, since, keeps
- * a strong hit of other dates ahead of weak ones of those.
+ * ones counted from the newest message's date), the hits of those dates go first in the fusion, the
+ * others keep their order after: a soft filter. On the LoCoMo dev set (full text, 2k/4k/8k) evidence
+ * recall went from 75.8/81.1/87.1% to 76.0/81.7/87.6%.
  * @returns whether a hit is of those dates; undefined when the query names none.
  */
 async function namedDates(
@@ -142,7 +141,7 @@ async function namedDates(
 export interface Ranked {
   rankings: Ranking[];
   windows: Windows;
-  /** Hits of the dates the query names, which gain in the fusion (`fuse(rankings, first)`). */
+  /** Hits of the dates the query names, which go first in the fusion (`fuse(rankings, first)`). */
   first?: (threadId: string, seq: number) => boolean;
   /** `fuse(rankings, first)`, once: a context uses it two or three times. */
   fused: FusedHit[];

@@ -51,16 +51,6 @@ export const RRF_K = 60;
  */
 export const FUSION_WEIGHTS: Record<Ranker, number> = { fulltext: 0.55, embedding: 0.45 };
 
-/**
- * What a hit of the dates the query names (`fuse`'s `first`) adds to its fused score (the weighted
- * scaled scores sum to at most 1): a soft filter. They went first, all of them, until 2026-11-27;
- * but a question's dates are not always its evidence's ("in February" told in late January, "last
- * weekend" counted from the newest message), and the best hit then fell behind every hit of the
- * dates. On the LoCoMo dev set with all-MiniLM-L6-v2 at 4k/8k: 87.6/92.5% first, 88.4/92.5% with
- * 0.3, 88.1/92.5% with 0.6 (docs/memory-and-recall.md, "Tuning on real conversations").
- */
-export const DATE_BOOST = 0.3;
-
 /** How a ranker's scores are brought to 0..1: divided by the best (BM25 is 0 without a match), or min-max. */
 const SCALING: Record<Ranker, 'max' | 'minmax'> = { fulltext: 'max', embedding: 'minmax' };
 
@@ -105,9 +95,10 @@ function scaledRanking({ ranker, hits }: Ranking): number[] {
 /**
  * Fuses rankings into one, best first: by the weighted sum of the rankers' scaled scores, ties to the
  * message some ranker put higher, then to the newer message. A single full-text ranking keeps its
- * order, but for the hits `first` lifts.
+ * order.
  * @param rankings each ranker's hits, best first.
- * @param first hits it holds (the dates a query names) gain {@link DATE_BOOST}: a soft filter.
+ * @param first hits it holds for go first, in their fused order (the dates a query names: a soft
+ *   filter), the others after.
  */
 export function fuse(
   rankings: readonly Ranking[],
@@ -139,9 +130,16 @@ export function fuse(
       fused.top = Math.min(fused.top, rank);
     });
   }
-  if (first) for (const f of byKey.values()) if (first(f.threadId, f.seq)) f.sum += DATE_BOOST;
+  const tier = (h: { threadId: string; seq: number }) => (first && first(h.threadId, h.seq) ? 0 : 1);
   return [...byKey.values()]
-    .sort((a, b) => b.sum - a.sum || a.top - b.top || b.seq - a.seq || (a.threadId < b.threadId ? -1 : 1))
+    .sort(
+      (a, b) =>
+        tier(a) - tier(b) ||
+        b.sum - a.sum ||
+        a.top - b.top ||
+        b.seq - a.seq ||
+        (a.threadId < b.threadId ? -1 : 1),
+    )
     .map(({ best, sum: _sum, top: _top, ...fused }, place) => ({
       ...fused,
       score: 1 / (RRF_K + place + 1),
