@@ -47,3 +47,10 @@ for (const reason of [' ', 'x'.repeat(501)])
       /^durable-memory: reason: expected why the chain is unusable, 1 to 500 characters$/mu,
     );
   });
+
+test("thread fork --tenant refuses an id too long with the tenant's prefix by that tenant's limit (123 for acme)", async () => {
+  const { code, stderr } = await cli('thread', 'fork', '--tenant', 'acme', 't1', 'x'.repeat(124));
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^durable-memory: .*expected 1–123 characters/mu);
+  assert.doesNotMatch(stderr, /acme:|1–128/u);
+});
