@@ -39,7 +39,7 @@ export class Session {
   /** The stored id of a thread or user id given on the command line (see {@link scope}). */
   stored(id: string): string {
     const scope = this.scope;
-    return scope ? scope.prefix + id : id;
+    return scope ? scope.prefixed(id, 'id') : id;
   }
 
   /** The connection, opened on first use. */

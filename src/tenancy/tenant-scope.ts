@@ -57,6 +57,15 @@ export class TenantScope {
     return this.prefix + id;
   }
 
+  /**
+   * The stored id of an id given on the command line: prefixed, and refused by this tenant's limit
+   * (naming `field`) when only the prefix makes it too long; the library checks the rest in its own
+   * words, which would name the store's limit, not the caller's.
+   */
+  prefixed(id: string, field: string): string {
+    return this.prefix.length + id.length > MAX_STORED_ID ? this.scoped(id, field) : this.prefix + id;
+  }
+
   /** The caller's view of a stored id: without the tenant prefix (other ids pass unchanged). */
   strip(id: string): string {
     return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
