@@ -21,6 +21,7 @@ import type { ForkedFrom } from '../store/types.js';
 import { validateThreadId } from '../thread/thread-id.js';
 import { MAX_ID_LENGTH } from '../model/limits.js';
 import { UnknownThreadError } from './errors.js';
+import { checkOptionKeys } from './option-keys.js';
 import { seedWorkingMemory } from './working-memory.js';
 
 /** Options of {@link ThreadHandle.fork}. */
@@ -32,7 +33,8 @@ export interface ThreadForkOptions {
 /**
  * Checks a fork's arguments before anything is read or written.
  * @throws ValidationError `invalid_id`: a malformed new id (field `id`), the thread's own id, or a
- *   malformed `at` (field `at`); `invalid_option`: options that are not an object (field `options`).
+ *   malformed `at` (field `at`); `invalid_option`: options that are not an object (field `options`) or
+ *   hold an unknown key (field: that key).
  */
 export function checkFork(sourceId: string, newId: unknown, options: ThreadForkOptions = {}): void {
   try {
@@ -45,12 +47,7 @@ export function checkFork(sourceId: string, newId: unknown, options: ThreadForkO
     throw new ValidationError('invalid_id', `id: a fork needs an id of its own, not ${sourceId}'s`, {
       field: 'id',
     });
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new ValidationError(
-      'invalid_option',
-      `options: expected an object such as { at: messageId }, got ${JSON.stringify(options)}`,
-      { field: 'options' },
-    );
+  checkOptionKeys(options, ['at'], '{ at: messageId }');
   const { at } = options;
   if (at !== undefined && (typeof at !== 'string' || at === '' || at.length > MAX_ID_LENGTH))
     throw new ValidationError('invalid_id', `at: expected a message id of 1 to ${MAX_ID_LENGTH} characters`, {

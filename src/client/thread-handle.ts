@@ -44,6 +44,7 @@ import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, searchAhead, type ContextOptions, type ContextResult } from './context.js';
 import { checkHistoryPage } from './page-options.js';
+import { checkAppendOptions } from './option-keys.js';
 import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseSearchOptions } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
@@ -203,6 +204,7 @@ export class ThreadHandle {
     messages: AppendInput | readonly AppendInput[],
     options: ThreadAppendOptions,
   ): Promise<AppendResult> {
+    checkAppendOptions(options);
     const list = (Array.isArray(messages) ? messages : [messages]) as AppendInput[];
     const inputs = toMessageInputs(list);
     // Messages without an id get a random one; callers who retry appends should give their own ids.
