@@ -8,7 +8,6 @@
  * memories and recalled blocks before the newest user turn.
  * Nothing is written.
  */
-import { ValidationError } from '../model/errors.js';
 import { createHash } from 'node:crypto';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
@@ -29,6 +28,7 @@ import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
 import { MAX_RECALL_QUERY } from '../model/limits.js';
+import { ValidationError } from '../model/errors.js';
 import {
   DEFAULT_MIN_MATCH,
   hitsToFill,

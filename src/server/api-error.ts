@@ -117,7 +117,8 @@ export function toApiError(err: unknown): ApiError {
       'id_conflict',
       `message id ${JSON.stringify(err.messageId)} is already stored with different content`,
     );
-  if (err instanceof ThreadExistsError) return new ApiError(409, 'conflict', err.message, 'id'); // names the id: send() strips a tenant's prefix
+  // Its message names the id taken; send() strips a tenant's prefix from it.
+  if (err instanceof ThreadExistsError) return new ApiError(409, 'conflict', err.message, 'id');
   if (err instanceof VersionConflictError) return new ApiError(409, 'conflict', err.message, 'version');
   if (err instanceof InvalidRecordError) return new ApiError(400, 'invalid_record', err.message);
   if (err instanceof UnknownThreadError)
