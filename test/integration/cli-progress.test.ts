@@ -7,9 +7,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
 import { cliEnv, cliProgram, parseJson, runCli, spawnCli, syntheticExport } from '../support/cli.js';
 import { REPO_ROOT } from '../support/processes.js';
@@ -34,6 +36,30 @@ async function exportFile(threadId: string, count: number): Promise<string> {
   return file;
 }
 
+/**
+ * Waits until PostgreSQL has no session left named `appName`. A CLI killed mid-import may have sent an
+ * append that PostgreSQL still runs and commits after the process is gone; only when its sessions have
+ * ended is the stored count final.
+ */
+async function sessionsEnded(appName: string): Promise<void> {
+  while ((await sessions(appName)) > 0) await sleep(20); // polled: PostgreSQL has no notice for it
+}
+
+/** How many PostgreSQL sessions are named `appName`. */
+async function sessions(appName: string): Promise<number> {
+  const client = new pg.Client({ connectionString: p.stack.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [appName],
+    );
+    return rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Every message of the thread exactly once, in the export's order, with seqs 1..n. */
 async function assertStoredOnce(threadId: string, count: number): Promise<void> {
   const info = await p.memory.store.thread(threadId);
@@ -50,9 +76,12 @@ async function assertStoredOnce(threadId: string, count: number): Promise<void> 
 test('import of 10,000 messages: plain progress lines when not a terminal; resumable after kill -9', async () => {
   const file = await exportFile('big', 10_000);
   // Killed as soon as it reports its first chunk: the rest was never stored.
-  const first = spawnCli(['thread', 'import', file, '--chunk', '250'], env);
+  const appName = `dm-killed-import-${process.pid}`;
+  const first = spawnCli(['thread', 'import', file, '--chunk', '250'], { ...env, PGAPPNAME: appName });
   await first.waitForLine(/^imported 250\/10,000 messages \(2%, [\d,]+\/s\)$/, 60_000);
+  assert.ok((await sessions(appName)) > 0, 'the CLI names its sessions by PGAPPNAME');
   await first.kill9();
+  await sessionsEnded(appName); // an append in flight when it died may still commit
   const partial = (await p.memory.store.thread('big'))?.messageCount ?? 0;
   assert.ok(partial >= 250 && partial < 10_000, `stopped midway (${partial} stored)`);
 
