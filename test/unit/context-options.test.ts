@@ -69,3 +69,22 @@ test('context({ service: false }) is a context without the service part', async 
   const ctx = await readContext({ store }, info, { service: false });
   assert.equal('service' in ctx || 'serviceSkipped' in ctx, false);
 });
+
+for (const [options, field] of [
+  [{ querry: 'parcel' }, 'querry'],
+  [{ budget: 500, recal: false }, 'recal'],
+  ['parcel', 'options'],
+  [['parcel'], 'options'],
+] as const) {
+  test(`context(${JSON.stringify(options)}) is refused, naming ${field} (a misspelt option was ignored)`, async () => {
+    const { store, info } = await thread();
+    await assert.rejects(
+      readContext({ store }, info, options as never),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_option' &&
+        err.field === field &&
+        (field === 'options' || /budget, model, query, recall, service, previous/u.test(err.message)),
+    );
+  });
+}
