@@ -54,6 +54,7 @@ import { rankMemoriesByEmbedding } from './embedding-ranker.js';
 import { workingMemoryBlock, type WorkingMemoryBlock } from '../thread/working-memory-block.js';
 import type { WorkingMemory } from '../memories/working-memory.js';
 import { workingMemoryScopes } from './working-memory.js';
+import { checkOptionKeys } from './option-keys.js';
 
 /** Options of `context()`. */
 export interface ContextOptions {
@@ -271,6 +272,9 @@ function recallSize(budget: number, config: ThreadConfig, recall?: { limit?: num
   return { recallTokens, limit, candidates: limit * 2 };
 }
 
+/** `context()`'s option keys: a misspelt one (`querry`) is refused rather than ignored. */
+const CONTEXT_OPTIONS = ['budget', 'model', 'query', 'recall', 'service', 'previous'] as const;
+
 /** How many memories are considered for the block, by relevance and then by recency. */
 const MEMORY_CANDIDATES = 20;
 
@@ -284,6 +288,7 @@ export async function readContext(
   options: ContextOptions = {},
 ): Promise<ContextResult> {
   // Checked as `configure` and the HTTP API check them, before anything is read.
+  checkOptionKeys(options, CONTEXT_OPTIONS, '{ budget, query }');
   if (options.budget !== undefined) parseBudget('budget', options.budget);
   if (options.model !== undefined) parseModel('model', options.model);
   // A boolean only, as HTTP's `?service=`: "false" is truthy, and would answer the service part.
