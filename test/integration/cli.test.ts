@@ -458,6 +458,25 @@ test("thread configure: --close-after-idle-ms and --delete-after-idle-ms go back
   assert.match(shown.stdout, /^retention +worker's default$/mu);
 });
 
+test('thread configure with no setting shows an existing thread and refuses an unknown one, creating nothing', async () => {
+  // It created a thread of any (misspelt) id it was given, to print the defaults.
+  const typo = await cli('thread', 'configure', 'cli-no-such-thread');
+  assert.equal(typo.code, 3, typo.stderr);
+  assert.match(typo.stderr, /cli-no-such-thread/u);
+  assert.match(typo.stderr, /--budget/u, 'says how to create it');
+  assert.equal((await cli('thread', 'show', 'cli-no-such-thread')).code, 3, 'nothing was created');
+  assert.equal(await p.memory.store.thread('cli-no-such-thread'), undefined);
+  const set = await cli('thread', 'configure', 'cli-shown-config', '--budget', '3000');
+  assert.equal(set.code, 0, set.stderr);
+  const shown = await cli('thread', 'configure', 'cli-shown-config');
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /^budget\s+3,000$/mu);
+  // An owner given alone still creates the thread, as documented (settings before the first append).
+  const owned = await cli('thread', 'configure', 'cli-owned-config', '--user', 'alice', '--json');
+  assert.equal(owned.code, 0, owned.stderr);
+  assert.equal((await p.memory.store.thread('cli-owned-config'))?.userId, 'alice');
+});
+
 test("--tenant: a fork's show names its parent as the caller does", async () => {
   // thread show --json once gave state.forkedFrom.threadId as the stored "shop:tenant-parent".
   // Tenant shop is this test's own: the other --tenant tests list local's threads.
