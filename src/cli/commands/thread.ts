@@ -121,7 +121,7 @@ export function registerThread(program: Command, session: Session): void {
   thread
     .command('configure <threadId>')
     .description(
-      'change budget, model, strategy or memory settings (creates the thread); prints the configuration',
+      'change budget, model, strategy or memory settings (creates the thread); with none, show them',
     )
     .option(
       '--budget <tokens>',
@@ -428,14 +428,18 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
     };
   // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
   mergeConfig(DEFAULT_CONFIG, patch);
-  const config = await (
-    await session.memory()
-  )
-    .thread(session.stored(id), {
-      userId: o.user === undefined ? undefined : session.stored(o.user),
-      resourceId: o.resource,
-    })
-    .configure(patch as Partial<ThreadConfig>);
+  const handle = (await session.memory()).thread(session.stored(id), {
+    userId: o.user === undefined ? undefined : session.stored(o.user),
+    resourceId: o.resource,
+  });
+  // Nothing to set and no owner: it only shows the configuration, so a misspelt id is refused, not created.
+  if (Object.keys(patch).length === 0 && o.user === undefined && o.resource === undefined)
+    await handle.info().catch((err: unknown) => {
+      if (!(err instanceof UnknownThreadError)) throw err;
+      note(`a setting (such as --budget) or --user creates thread ${id}`);
+      throw new UnknownThreadError(id);
+    });
+  const config = await handle.configure(patch as Partial<ThreadConfig>);
   if (session.json) return printJson({ threadId: id, config });
   await printLines(
     table([
