@@ -118,6 +118,24 @@ test('a fork keeps the vectors of the messages it shares: only its own are embed
   assert.deepEqual(inputs().flat(), ['Only the fork says this.']);
 });
 
+test("a thread opened again after its idle close still counts its messages' vectors", async () => {
+  // The new run's state started the embedding lane's counts at zero: 0 vectors for an embedded thread.
+  const t = p.memory.thread('emb-reopen', { userId: 'emb-user' });
+  await t.configure({ closeAfterIdleMs: 400 });
+  await t.append(turns('reopen', 6));
+  await embedded(t, 'emb-a');
+  const closed = await waitForState(t, 'the close', (s) => s.open === false && s.embedding.messages === 6);
+  assert.equal(closed.embedding.messages, 6);
+  await t.configure({ closeAfterIdleMs: 0 }); // opens it again, and keeps it open
+  const reopened = await waitForState(
+    t,
+    'the reopened run to settle',
+    (s) => s.open === true && s.pending.length === 0,
+  );
+  assert.equal(reopened.embedding.messages, 6, 'the vectors stored before the close');
+  assert.equal(reopened.embedding.model, 'emb-a');
+});
+
 test('context() recall fuses the ranking by meaning with full text (hybrid)', async () => {
   const t = p.memory.thread('emb-hybrid', { userId: 'emb-user' });
   await t.append(turns('hy', 40));
