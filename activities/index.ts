@@ -137,6 +137,7 @@ export function createActivities(options: ActivityDeps): ThreadActivities {
       memories: deps.memories,
       defaults: deps.threadDefaults,
       llm: deps.llm.label,
+      ...(deps.embedder ? { embeddingModel: deps.embedder.model } : {}),
     }),
   };
 }

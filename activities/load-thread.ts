@@ -1,7 +1,7 @@
 /**
  * What a new run of a thread's workflow starts from (not a continue-as-new, which carries its state):
  * the stored configuration, owner and extraction progress (and the counts its state shows of the work
- * done before it, with the worker's LLM), and, for a thread that was compacted
+ * done before it, with the worker's LLM and its embedding model's vectors of the thread), and, for a thread that was compacted
  * (imported, or whose workflow ended and started again), the index of its stored view. Without the
  * view the run would count every stored message as in the view, and compact a view that is already
  * within budget to no effect, for ever.
@@ -23,13 +23,17 @@ export function loadThreadActivity(deps: {
   defaults?: ThreadDefaults;
   /** The label of the worker's summarizer and extractor (an LLM, or the local fallback). */
   llm?: string;
+  /** The worker's embedding model, whose vectors of the thread's messages its state counts. */
+  embeddingModel?: string;
 }) {
   return async function loadThread({ threadId }: { threadId: string }): Promise<StoredThread> {
     const { store } = deps;
-    const [info, extractions, records] = await Promise.all([
+    const model = deps.embeddingModel;
+    const [info, extractions, records, vectors] = await Promise.all([
       store.thread(threadId),
       deps.memories?.extractions(threadId),
       store.compactions(threadId),
+      model === undefined ? 0 : store.countEmbeddings(threadId, model),
     ]);
     // A fork's shared messages are its parent's to learn from (their memories name the parent's
     // messages): its own extraction starts after them, so it learns nothing twice.
@@ -44,6 +48,7 @@ export function loadThreadActivity(deps: {
       ...(extractions?.count ? { extractions: extractions.count } : {}),
       ...(extractions?.last ? { lastExtraction: extractions.last } : {}),
       ...(deps.llm === undefined ? {} : { llm: deps.llm }),
+      ...(vectors > 0 ? { embeddedMessages: vectors } : {}),
     };
     if (!info || records.length === 0) return stored;
 

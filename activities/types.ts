@@ -83,6 +83,11 @@ export interface StoredThread {
   extractions?: number;
   lastExtraction?: ExtractionSummary;
   llm?: string;
+  /**
+   * The thread's messages with a vector of the worker's embedding model: the count its state shows
+   * (absent from workers before 2026-11-27's sixth session, and when there are none).
+   */
+  embeddedMessages?: number;
   /** The store's last seq of the thread (absent from workers before idle close). */
   lastSeq?: number;
   /** The worker's defaults (closeAfterIdleMs, retention); absent from workers before idle close. */

@@ -166,6 +166,8 @@ export class ThreadState {
     this.extraction.extractions = Math.max(this.extraction.extractions, stored.extractions ?? 0);
     this.extraction.lastExtraction ??= stored.lastExtraction;
     this.llm ??= stored.llm;
+    // A count only (what state() shows): the lane's own progress starts over and finds nothing missing.
+    this.embedding.messages = Math.max(this.embedding.messages, stored.embeddedMessages ?? 0);
     // A compacted thread starts from its stored view, which covers whatever an early announcement
     // indexed meanwhile (commands wait for `ready`, signals do not); later ones stay buffered.
     if (stored.view && this.index.lastSeq <= stored.view.index.lastSeq) {

@@ -162,6 +162,12 @@ export interface ThreadStore {
   ): Promise<number[]>;
 
   /**
+   * How many of the thread's messages have a vector of `model` (0 for an unknown thread): what a
+   * thread's state counts again when its workflow starts after an idle close.
+   */
+  countEmbeddings(threadId: string, model: string): Promise<number>;
+
+  /**
    * The messages closest to `vector` (cosine similarity) among those embedded by `model` in `scope`,
    * best first. Exact or approximate (an HNSW index) by backend; never outside the scope, nor outside
    * `range` (messages created within it).

@@ -284,6 +284,11 @@ export class InMemoryThreadStore implements ThreadStore {
     return added;
   }
 
+  /** @inheritDoc ThreadStore.countEmbeddings */
+  async countEmbeddings(threadId: string, model: string): Promise<number> {
+    return this.threads.get(threadId)?.embeddings.get(model)?.size ?? 0;
+  }
+
   /** @inheritDoc ThreadStore.unembedded */
   async unembedded(
     threadId: string,

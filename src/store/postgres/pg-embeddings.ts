@@ -53,6 +53,15 @@ export class PgEmbeddings {
     return rows.map((r) => Number(r.seq));
   }
 
+  /** @see ThreadStore.countEmbeddings */
+  async count(threadId: string, model: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${TABLE} WHERE thread_id = $1 AND model = $2`,
+      [threadId, model],
+    );
+    return rows[0]!.n;
+  }
+
   /** @see ThreadStore.searchByEmbedding */
   async search(
     scope: SearchScope,

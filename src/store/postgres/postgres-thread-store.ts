@@ -303,6 +303,11 @@ export class PostgresThreadStore implements ThreadStore {
     return this.embeddings.unembedded(threadId, model, options);
   }
 
+  /** @inheritDoc ThreadStore.countEmbeddings */
+  async countEmbeddings(threadId: string, model: string): Promise<number> {
+    return this.embeddings.count(threadId, model);
+  }
+
   /** @inheritDoc ThreadStore.searchByEmbedding */
   async searchByEmbedding(
     scope: SearchScope,

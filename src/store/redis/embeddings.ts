@@ -62,6 +62,18 @@ export async function unembedded(
   return seqs;
 }
 
+/** @see ThreadStore.countEmbeddings */
+export async function countEmbeddings(
+  client: RedisClient,
+  keys: RedisKeys,
+  threadId: string,
+  model: string,
+): Promise<number> {
+  // Fields are `seq:model`, as unembedded reads them.
+  const fields = await client.hKeys(keys.thread(threadId).embeddings);
+  return fields.filter((f) => f.slice(f.indexOf(':') + 1) === model).length;
+}
+
 /**
  * @see ThreadStore.searchByEmbedding
  * @param within with a time range: which of a thread's seqs it holds (read by the caller).

@@ -15,7 +15,7 @@ import { inRange, messagesAtByPage, searchThreads } from '../internal/term-searc
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { latestResponse, markResponseLost, recordResponse } from './service.js';
-import { saveEmbeddings, searchByEmbedding, unembedded } from './embeddings.js';
+import { countEmbeddings, saveEmbeddings, searchByEmbedding, unembedded } from './embeddings.js';
 import type { RedisClient } from './lua.js';
 import type { ThreadStore } from '../thread-store.js';
 import type {
@@ -221,6 +221,11 @@ export class RedisThreadStore implements ThreadStore {
     options?: { after?: number; upTo?: number; limit?: number },
   ): Promise<number[]> {
     return unembedded(this.client, this.keys, threadId, model, options);
+  }
+
+  /** @inheritDoc ThreadStore.countEmbeddings */
+  async countEmbeddings(threadId: string, model: string): Promise<number> {
+    return countEmbeddings(this.client, this.keys, threadId, model);
   }
 
   /** @inheritDoc ThreadStore.searchByEmbedding */

@@ -1,6 +1,6 @@
 /**
  * Contract: message vectors. Stored once per (thread, seq, model), only for messages the thread
- * holds; `unembedded` says what is missing per model; search ranks by cosine within its scope only
+ * holds; `unembedded` says what is missing per model and `countEmbeddings` how many there are; search ranks by cosine within its scope only
  * (one thread, or one user's threads narrowed to a resource), and a deleted thread leaves none.
  */
 import assert from 'node:assert/strict';
@@ -38,6 +38,9 @@ export function embeddingsContract(store: GetStore): void {
     assert.deepEqual(await store().unembedded(t, 'm2'), [1, 2, 3]);
     assert.deepEqual(await store().unembedded(t, 'm2', { after: 1, upTo: 2 }), [2]);
     assert.deepEqual(await store().unembedded(t, 'm2', { limit: 2 }), [1, 2]);
+    assert.equal(await store().countEmbeddings(t, 'm1'), 3);
+    assert.equal(await store().countEmbeddings(t, 'm2'), 0);
+    assert.equal(await store().countEmbeddings(threadId('none'), 'm1'), 0);
     // The first vector of seq 1 stayed.
     const [best] = await store().searchByEmbedding({ threadId: t }, 'm1', v(0), 1);
     assert.equal(best?.seq, 1);
