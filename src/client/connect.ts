@@ -243,6 +243,7 @@ export class DurableMemory {
   async listThreads(
     options: ListThreadsOptions & { prefix?: string; open?: boolean } = {},
   ): Promise<ThreadInfo[]> {
+    checkThreadPage(options); // all its keys, `open` and `prefix` too
     const { open = true, ...rest } = options;
     const threads = await this.storedThreads(rest);
     return open ? withOpen(this.backends.temporal, threads) : threads;

@@ -5,6 +5,10 @@
  * schemas check the same, with its page size on top (src/api/message.ts, src/api/thread.ts).
  */
 import { ValidationError } from '../model/errors.js';
+import { checkOptionKeys } from './option-keys.js';
+
+/** `listThreads()`'s option keys. */
+const LIST_THREADS_OPTIONS = ['after', 'limit', 'userId', 'prefix', 'open'];
 
 /** A `limit`, when given: a whole number of 1 or more. */
 function checkLimit(limit: unknown): void {
@@ -20,6 +24,7 @@ function checkLimit(limit: unknown): void {
 
 /** `history()`'s: `after` a seq (a whole number of 0 or more), `limit` 1 or more. */
 export function checkHistoryPage(options: { after?: unknown; limit?: unknown }): void {
+  checkOptionKeys(options, ['after', 'limit'], '{ after, limit }');
   const { after, limit } = options;
   if (after !== undefined && !(Number.isSafeInteger(after) && (after as number) >= 0))
     throw new ValidationError(
@@ -30,8 +35,9 @@ export function checkHistoryPage(options: { after?: unknown; limit?: unknown }):
   checkLimit(limit);
 }
 
-/** `listThreads()`'s: `after` a thread id (text), `limit` 1 or more. */
+/** `listThreads()`'s: known keys, `after` a thread id (text), `limit` 1 or more. */
 export function checkThreadPage(options: { after?: unknown; limit?: unknown }): void {
+  checkOptionKeys(options, LIST_THREADS_OPTIONS, '{ prefix, limit }');
   if (options.after !== undefined && typeof options.after !== 'string')
     throw new ValidationError('invalid_option', `after: expected a thread id, got ${String(options.after)}`, {
       field: 'after',

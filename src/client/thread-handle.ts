@@ -44,7 +44,7 @@ import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
 import { readContext, searchAhead, type ContextOptions, type ContextResult } from './context.js';
 import { checkHistoryPage } from './page-options.js';
-import { checkAppendOptions } from './option-keys.js';
+import { checkAppendOptions, checkOptionKeys } from './option-keys.js';
 import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseSearchOptions } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
@@ -304,6 +304,7 @@ export class ThreadHandle {
    * of 1 to {@link MAX_RETRACT_REASON_LENGTH} characters (the marker stores it as it comes).
    */
   async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
+    checkOptionKeys(options, ['reason'], '{ reason }');
     const { reason } = options;
     if (
       reason !== undefined &&
@@ -439,6 +440,7 @@ export class ThreadHandle {
 
   /** The long-term memories of this thread's user (live ones; `includeSuperseded` for the rest). */
   async memories(options: { includeSuperseded?: boolean } = {}): Promise<MemoryRecord[]> {
+    checkOptionKeys(options, ['includeSuperseded'], '{ includeSuperseded: true }');
     const info = await this.deps.store.thread(this.threadId);
     if (!info) throw new UnknownThreadError(this.threadId);
     const userId = info.userId ?? this.options.userId;

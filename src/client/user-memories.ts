@@ -17,6 +17,10 @@ import {
 } from '../memories/memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { UnknownThreadError } from './errors.js';
+import { checkOptionKeys } from './option-keys.js';
+
+/** `remember()`'s option keys: a misspelt one (`expiresat`) is refused rather than ignored. */
+const REMEMBER_OPTIONS = ['threadId', 'messageIds', 'toolCallId', 'category', 'resourceId', 'expiresAt'];
 
 /** Where a remembered fact came from; see {@link UserMemories.remember}. */
 export interface RememberOptions {
@@ -72,14 +76,24 @@ export function userMemories(
 ): UserMemories {
   const { memories: store, threads } = deps;
   return {
-    list: (options) => store.list(userId, options),
+    list: async (options) => {
+      checkOptionKeys(options, ['includeSuperseded', 'resourceId'], '{ includeSuperseded: true }');
+      return store.list(userId, options);
+    },
     get: (memoryId) => store.get(userId, memoryId),
     // Checked here, for every caller: the store would hand a NUL to PostgreSQL, which refuses it.
-    search: async (query, options) => store.search(userId, parseQuery(query) ?? '', options),
+    search: async (query, options) => {
+      checkOptionKeys(options, ['limit', 'resourceId'], '{ limit: 5 }');
+      return store.search(userId, parseQuery(query) ?? '', options);
+    },
     correct: (memoryId, text) => store.correct(userId, memoryId, text),
-    forget: (memoryId, options) => store.forget(userId, memoryId, options?.reason),
+    forget: async (memoryId, options) => {
+      checkOptionKeys(options, ['reason'], '{ reason }');
+      return store.forget(userId, memoryId, options?.reason);
+    },
     remove: (memoryId) => store.remove(userId, memoryId),
     async remember(text, options = {}) {
+      checkOptionKeys(options, REMEMBER_OPTIONS, '{ threadId, expiresAt }');
       assertId(userId, 'userId');
       // Checked here, with the clock: the store takes any expiresAt (parseExpiresAt).
       if (options.expiresAt !== undefined) parseFutureExpiresAt(options.expiresAt, Date.now());
