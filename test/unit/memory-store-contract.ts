@@ -472,6 +472,36 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       assert.deepEqual(await store.list(user), [confirmed]);
     });
 
+    it('a fact the user confirms that an extraction learned becomes the user’s word, kept when its thread goes', async () => {
+      const user = fresh('user');
+      const thread = fresh('thread');
+      const learned = await store.applyExtraction(
+        extraction(user, [fact('User is vegetarian')], { threadId: thread }),
+      );
+      const confirmed = await store.remember(user, {
+        text: 'user is vegetarian',
+        sourceThreadId: thread,
+        sourceMessageIds: ['m2'],
+        sourceToolCallId: 'call_9',
+      });
+      assert.equal(confirmed.confirmation, CONFIRMED_BY_USER);
+      assert.equal(confirmed.extractionId, USER_EXTRACTION_ID);
+      assert.deepEqual(confirmed.sourceMessageIds, ['m2']);
+      assert.equal(confirmed.sourceToolCallId, 'call_9');
+      // The extracted one is history, superseded by the user's word; one live fact, not two.
+      const old = await store.get(user, learned.added[0]!.id);
+      assert.equal(old?.status, 'superseded');
+      assert.equal(old?.supersededBy, confirmed.id);
+      assert.deepEqual(await store.list(user), [confirmed]);
+      assert.deepEqual(
+        await store.remember(user, { text: 'User is vegetarian' }),
+        confirmed,
+        'then idempotent',
+      );
+      await store.removeThread(thread);
+      assert.deepEqual(await store.list(user), [confirmed]);
+    });
+
     it('refuses a malformed remember before writing anything', async () => {
       const user = fresh('user');
       await rejectsWith(store.remember(user, { text: '  ' }), 'empty_message');
