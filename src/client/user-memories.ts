@@ -54,7 +54,8 @@ export interface UserMemories {
   search(query: string, options?: SearchMemoriesOptions): Promise<ScoredMemory[]>;
   /**
    * Stores a fact the user confirmed, with its provenance and `confirmation: 'confirmed by user'`;
-   * an equal live fact is returned instead of stored twice.
+   * an equal live fact the user confirmed is returned instead of stored twice (one an extraction
+   * learned is superseded by the user's word, which outlives its thread).
    * @throws UnknownThreadError when `threadId` does not exist; ValidationError (`invalid_option`)
    *   when it is another user's or `messageIds` come without it, `invalid_id` naming the message ids
    *   the thread does not have, `invalid_option` naming `expiresAt` when it is not a date and time

@@ -189,7 +189,7 @@ const remember = tool({
   description:
     'Stores a long-term fact about the user, marked "confirmed by user", with where it came from. ' +
     'Call it only after the user said or confirmed the fact. An equal fact already remembered is ' +
-    'returned instead of stored twice.',
+    'returned instead of stored twice (one only learned from a conversation becomes the user’s word).',
   input: {
     text: z
       .string()

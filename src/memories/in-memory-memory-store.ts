@@ -12,6 +12,7 @@ import {
   checkRememberInput,
   embeddingSearchLimit,
   expired,
+  CONFIRMED_BY_USER,
   CORRECTED_BY_USER,
   forgetReason,
   extractedMemoryId,
@@ -282,8 +283,11 @@ export class InMemoryMemoryStore implements MemoryStore {
     const memory = checkRememberInput(userId, input);
     this.purge(userId);
     const equal = this.findLive(userId, memory.resourceId, memory.text)?.record;
-    if (equal) return structuredClone(equal);
-    const created = this.insert({ id: randomUUID(), ...memory, now: new Date().toISOString() });
+    if (equal?.extractionId === USER_EXTRACTION_ID) return structuredClone(equal);
+    const [id, now] = [randomUUID(), new Date().toISOString()];
+    // An extraction learned it: the user's word supersedes it (so deleting that thread keeps the fact).
+    if (equal) this.supersede(userId, equal.id, { by: id, reason: CONFIRMED_BY_USER, now });
+    const created = this.insert({ id, ...memory, now });
     return structuredClone(created);
   }
 

@@ -25,6 +25,7 @@ import {
   assertMemoryText,
   checkRememberInput,
   embeddingSearchLimit,
+  CONFIRMED_BY_USER,
   CORRECTED_BY_USER,
   forgetReason,
   extractedMemoryId,
@@ -410,8 +411,12 @@ export class PostgresMemoryStore implements MemoryStore {
   async remember(userId: string, input: RememberInput): Promise<MemoryRecord> {
     const remembered = checkRememberInput(userId, input);
     return withTransaction(this.pool, async (db) => {
-      const { memory } = await insertOrFind(db, { id: randomUUID(), ...remembered });
-      return memory;
+      const id = randomUUID();
+      const { memory } = await insertOrFind(db, { id, ...remembered });
+      if (memory.extractionId === USER_EXTRACTION_ID) return memory;
+      // An extraction learned it: the user's word supersedes it (so deleting that thread keeps the fact).
+      await supersede(db, userId, memory.id, id, CONFIRMED_BY_USER);
+      return (await insertOrFind(db, { id, ...remembered })).memory;
     }).catch((err: unknown) => {
       throw explainTextError(err);
     });

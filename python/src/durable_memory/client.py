@@ -335,7 +335,8 @@ class _Operations:
         expires_at: str | None = None,
     ) -> _Call[MemoryRecord]:
         """Stores a fact the user confirmed (``confirmation: confirmed by user``) with where it came from;
-        an equal live fact is returned instead of stored twice. The thread must be one of the user's.
+        an equal live fact is returned instead of stored twice (one only learned is superseded by the
+        user's word). The thread must be one of the user's.
         ``expires_at`` (ISO-8601 date and time, in the future; a past one is a ValidationError): no
         read returns it from then on."""
         body = _given(

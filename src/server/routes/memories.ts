@@ -132,8 +132,9 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         summary: 'Remember a fact the user confirmed',
         description:
           'Stored live with its provenance (thread, messages, tool call) and `confirmation: confirmed by ' +
-          'user`; deleting its thread keeps it (it is the user’s word). An equal live fact is returned ' +
-          'instead of stored twice. The thread, if given, must be one of this user’s, and `messageIds` ' +
+          'user`; deleting its thread keeps it (it is the user’s word). An equal live fact the user ' +
+          'confirmed is returned instead of stored twice; one an extraction learned is superseded by this ' +
+          'one (its thread’s deletion then keeps the fact). The thread, if given, must be one of this user’s, and `messageIds` ' +
           'must be its messages (400 `invalid_id` naming the ones it does not have; nothing is stored).',
         tags: ['memories'],
         security: BEARER,
