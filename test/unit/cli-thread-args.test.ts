@@ -54,3 +54,19 @@ test("thread fork --tenant refuses an id too long with the tenant's prefix by th
   assert.match(stderr, /^durable-memory: .*expected 1–123 characters/mu);
   assert.doesNotMatch(stderr, /acme:|1–128/u);
 });
+
+// Both once ran: the later flag won silently (the strategy given was dropped, the binding undone).
+for (const [flags, refusal] of [
+  [
+    ['--strategy', '{"type":"slidingWindow","keep":10}', '--default-strategy'],
+    /--default-strategy.*--strategy/u,
+  ],
+  [['--service', 'openai-responses', '--no-service'], /--service.*--no-service/u],
+  [['--no-service', '--service', 'openai-responses'], /--service.*--no-service/u],
+] as const) {
+  test(`thread configure ${flags.join(' ')} is refused, naming both flags, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'configure', 't1', ...flags);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, refusal);
+  });
+}

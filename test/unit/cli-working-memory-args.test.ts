@@ -26,3 +26,23 @@ for (const [what, extra] of [
     assert.match(stderr, /^durable-memory: content: expected JSON \(.+\)/mu);
   });
 }
+
+// It once wrote: the later flag won silently (the schema given was dropped, or the one in force).
+for (const order of [
+  ['--schema', '{"type": "object"}', '--no-schema'],
+  ['--no-schema', '--schema', '{"type": "object"}'],
+])
+  test(`working-memory set ${order.join(' ')} is refused, naming both flags, exit 2`, async () => {
+    const { code, stderr } = await cli(
+      'working-memory',
+      'set',
+      '{}',
+      '--thread',
+      't1',
+      '--replaces',
+      '0',
+      ...order,
+    );
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /--schema.*--no-schema/u);
+  });
