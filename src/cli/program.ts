@@ -69,6 +69,7 @@ function tenantScope(session: Session): TenantScope | undefined {
  */
 export async function runCli(argv: readonly string[]): Promise<number | 'running'> {
   const session = new Session();
+  session.argv = argv;
   const program = createProgram(session);
   try {
     await program.parseAsync(argv);

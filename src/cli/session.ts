@@ -7,11 +7,14 @@ import type { DurableMemory } from '../client/connect.js';
 import { assertTenant, TenantScope } from '../tenancy/tenant-scope.js';
 import type { Settings } from '../settings/settings.js';
 import { openMemory, resolveConnection, type GlobalOptions } from './connection.js';
+import { UsageError } from './errors.js';
 
 /** State of one command-line run; see the module comment. */
 export class Session {
   /** Options of the root command, as given to the command being run. */
   global: GlobalOptions = {};
+  /** The run's arguments (`process.argv`), for what commander's parse keeps no trace of. */
+  argv: readonly string[] = [];
   /** Set once a connection was attempted (errors name what was tried). */
   settings?: Settings;
   /** Set by a command that keeps running after its action returns (`start`, `api`). */
@@ -69,7 +72,24 @@ export class Session {
     return async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       this.global = command.optsWithGlobals<GlobalOptions>();
+      refuseBothWays(command, this.argv);
       await fn(...(args.slice(0, -1) as A));
     };
+  }
+}
+
+/**
+ * `--x <value>` and `--no-x` of one setting (`--service`, `--schema`) both given: commander keeps the
+ * later one silently, so the other would be dropped without a word.
+ * @throws UsageError naming both flags.
+ */
+function refuseBothWays(command: Command, argv: readonly string[]): void {
+  const end = argv.indexOf('--');
+  const options = end < 0 ? argv : argv.slice(0, end);
+  const given = (flag: string) => options.some((a) => a === flag || a.startsWith(`${flag}=`));
+  for (const no of command.options.filter((o) => o.negate)) {
+    const yes = command.options.find((o) => !o.negate && o.attributeName() === no.attributeName());
+    if (yes?.long && no.long && given(yes.long) && given(no.long))
+      throw new UsageError(`${yes.long} and ${no.long}: give one, not both`);
   }
 }

@@ -2,7 +2,7 @@
  * `durable-memory thread …`: list threads, read and search a thread's history, its view,
  * configure and delete it. `show`, `compact`, `export`, `import` and `fork` live in their own files.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
@@ -130,7 +130,11 @@ export function registerThread(program: Command, session: Session): void {
     )
     .option('--model <name>', 'model (picks the tokenizer)')
     .option('--strategy <json>', 'compaction strategy as JSON (docs/compaction.md)', json)
-    .option('--default-strategy', 'go back to the default strategy for the budget')
+    .addOption(
+      new Option('--default-strategy', 'go back to the default strategy for the budget').conflicts(
+        'strategy',
+      ),
+    )
     .option('--idle-ms <ms>', 'background work after this long idle (0: off)', nonNegativeInt)
     .option('--extract-every-turns <n>', 'memory extraction every n user turns (0: off)', nonNegativeInt)
     .option('--memory-share <share>', 'share of the budget for injected memories (0–0.5)', finiteNumber)
