@@ -161,6 +161,28 @@ test('client library: bad input is refused with a code and loses nothing', async
   assert.equal((await unbound.info()).config?.['service'], undefined);
 });
 
+test('client library: retracting a message the provider holds breaks the chain; one after it does not', async () => {
+  // The chain once stood: the provider's conversation still held the retracted message, so the model
+  // kept seeing what retract() (an Agents session's popItem()) had taken out of the context.
+  const thread = f.p.memory.thread('svc-retract');
+  await thread.configure(bind);
+  await thread.append({ id: 'u1', role: 'user', content: 'My card number is 4111 1111 1111 1111' });
+  await thread.append({ id: 'a1', role: 'assistant', content: 'Noted.' }, { responseId: 'resp_r1' });
+  await thread.append({ id: 'u2', role: 'user', content: 'Oops, forget that.' });
+  await thread.retract('u2');
+  const after = await thread.context({ service: true });
+  assert.equal(after.service?.previousResponseId, 'resp_r1', 'a message the provider never got: chained');
+  assert.deepEqual(after.service?.input, []);
+  await thread.retract('u1');
+  const broken = await thread.context({ service: true });
+  assert.equal(broken.service, undefined);
+  assert.equal(broken.serviceSkipped, 'lost');
+  assert.ok(!broken.messages.some((m) => m.id === 'u1'), 'the full context leaves it out');
+  const state = (await thread.state()).service;
+  assert.equal(state?.usable, false);
+  assert.equal(state?.response?.lost?.reason, 'retracted u1');
+});
+
 test('HTTP API: bind, append with responseId, context?service=true, service-lost, state; errors are 400 with a code', async () => {
   const { acme } = f;
   const path = '/v1/threads/svc-http';
