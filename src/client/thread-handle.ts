@@ -299,7 +299,9 @@ export class ThreadHandle {
   /**
    * Takes back a stored message without rewriting history: appends a retraction marker (idempotent:
    * one marker per message, the first one's reason kept) so `context()` leaves the message out, along
-   * with the results of its tool calls. History keeps both, the marker naming what it retracts.
+   * with the results of its tool calls. History keeps both, the marker naming what it retracts. A
+   * message a provider-stored conversation already holds (at or before its latest response) marks
+   * that chain lost (`retracted <id>`), so the next `context({ service: true })` is the full one.
    * Throws ValidationError for an id that is not in the thread, and for a `reason` that is not text
    * of 1 to {@link MAX_RETRACT_REASON_LENGTH} characters (the marker stores it as it comes).
    */
@@ -318,7 +320,8 @@ export class ThreadHandle {
       );
     }
     const metas = await this.storeCall(() => this.deps.store.metas(this.threadId));
-    if (!metas.some((m) => m.id === messageId))
+    const target = metas.find((m) => m.id === messageId);
+    if (!target)
       throw new ValidationError(
         'invalid_id',
         `no message ${JSON.stringify(messageId)} in thread ${this.threadId}`,
@@ -334,6 +337,11 @@ export class ThreadHandle {
         messages: [{ id: marker.id, seq: marker.seq, tokens: marker.tokens, duplicate: true }],
         announced: true,
       };
+    // A provider-stored conversation that holds the message would keep showing it to the model: the
+    // chain is marked lost first (so a failed marker append errs on the side of the full context).
+    const response = await this.storeCall(() => this.deps.store.latestResponse(this.threadId));
+    if (response && !response.lost && target.seq <= response.seq)
+      await this.storeCall(() => this.deps.store.markResponseLost(this.threadId, `retracted ${messageId}`));
     return this.append(retractionMarker(messageId, reason));
   }
 
