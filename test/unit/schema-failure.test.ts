@@ -12,6 +12,7 @@ import { schemaFailure } from '../../src/server/error-handler.js';
 import { ConfigurePatch } from '../../src/api/thread.js';
 import { AppendBody, ContextQuery, SearchQuery } from '../../src/api/message.js';
 import { ThreadParams } from '../../src/api/common.js';
+import { ThreadExport } from '../../src/api/records.js';
 
 /** The error body the API answers for `value` as `part` of a request with `schema`. */
 function failure(schema: TSchema, part: 'body' | 'querystring', value: unknown) {
@@ -127,6 +128,16 @@ for (const [schema, field] of [
       message: `${field}: must be an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds`,
     });
   });
+
+test('an import of another export version says which one it takes', () => {
+  // It answered `version: must be equal to constant`, naming no value a caller could give.
+  const exported = { thread: { threadId: 't' }, messages: [], compactions: [], summaries: [] };
+  assert.deepEqual(failure(ThreadExport, 'body', { ...exported, version: 2 }), {
+    code: 'invalid_field',
+    field: 'version',
+    message: 'version: must be 1',
+  });
+});
 
 test('an id that breaks the alphabet says what ids are, never the regex', () => {
   const error = failure(ThreadParams, 'params' as 'body', { id: 'a b' });
