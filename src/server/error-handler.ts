@@ -91,7 +91,13 @@ export function schemaFailure(violations: readonly SchemaViolation[], where: str
   }
   if (!field) field = where === 'body' ? 'body' : (where ?? 'request');
   // A pattern in words: its regex says what the field takes only to someone who decodes it.
-  const words = pick.keyword === 'pattern' ? PATTERN_WORDS[String(params['pattern'])] : undefined;
+  const words =
+    pick.keyword === 'pattern'
+      ? PATTERN_WORDS[String(params['pattern'])]
+      : // A constant (an export's `version: 1`): the value it takes, not "must be equal to constant".
+        pick.keyword === 'const'
+        ? JSON.stringify(params['allowedValue'])
+        : undefined;
   const message = words ? `must be ${words}` : (pick.message ?? 'is invalid');
   return new ApiError(400, code, `${field}: ${message}`, field);
 }
