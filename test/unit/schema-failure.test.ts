@@ -10,7 +10,7 @@ import type { TSchema } from 'typebox';
 import { validatorCompiler } from '../../src/server/validator-compiler.js';
 import { schemaFailure } from '../../src/server/error-handler.js';
 import { ConfigurePatch } from '../../src/api/thread.js';
-import { AppendBody, ContextQuery, SearchQuery } from '../../src/api/message.js';
+import { AppendBody, ContextBody, ContextQuery, SearchQuery } from '../../src/api/message.js';
 import { ThreadParams } from '../../src/api/common.js';
 import { ThreadExport } from '../../src/api/records.js';
 
@@ -143,4 +143,22 @@ test('an id that breaks the alphabet says what ids are, never the regex', () => 
   const error = failure(ThreadParams, 'params' as 'body', { id: 'a b' });
   assert.equal(error.code, 'invalid_id');
   assert.doesNotMatch(error.message, /pattern|\^/u);
+});
+
+// POST …/context takes the GET parameters as JSON, and `since`/`until` are documented as ISO 8601 or
+// epoch milliseconds: a JSON number was refused (`since: must be string`), so callers had to quote it.
+test('POST context: since/until take epoch milliseconds as a JSON number, and still say what they take', () => {
+  const check = validatorCompiler({ schema: ContextBody, httpPart: 'body', method: 'POST', url: '/' }) as (
+    v: unknown,
+  ) => { error?: unknown[] };
+  assert.equal(check({ since: 1_709_600_000_000, until: 1_709_700_000_000 }).error, undefined);
+  assert.equal(check({ since: '2024-03-05', until: '1709700000000' }).error, undefined);
+  assert.deepEqual(failure(ContextBody, 'body', { since: 'yesterday' }), {
+    code: 'invalid_field',
+    field: 'since',
+    message:
+      'since: must be an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds',
+  });
+  assert.equal(failure(ContextBody, 'body', { until: -5 }).field, 'until');
+  assert.equal(failure(ContextBody, 'body', { until: 1.5 }).field, 'until');
 });
