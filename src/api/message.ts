@@ -156,16 +156,28 @@ export const HistoryPage = Type.Object(
 );
 export type HistoryPage = Static<typeof HistoryPage>;
 
+/** What `since`/`until` of recall and search say of themselves. */
+const TIME_BOUND_WORDS = {
+  since:
+    'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise) or epoch milliseconds.',
+  until:
+    'Only history messages created at or before this time (a date alone includes its whole day), as `since`.',
+} as const;
+
 /** `since`/`until` of recall and search: an ISO 8601 date or time, or epoch milliseconds. */
 const TimeBound = (which: 'since' | 'until') =>
+  Type.Optional(Type.String({ pattern: TIME_PATTERN, description: TIME_BOUND_WORDS[which] }));
+
+/** A `since`/`until` in JSON: the query's text, or epoch milliseconds as a number. */
+const JsonTimeBound = (which: 'since' | 'until') =>
   Type.Optional(
-    Type.String({
-      pattern: TIME_PATTERN,
-      description:
-        which === 'since'
-          ? 'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise) or epoch milliseconds.'
-          : 'Only history messages created at or before this time (a date alone includes its whole day), as `since`.',
-    }),
+    Type.Union(
+      [
+        Type.String({ pattern: TIME_PATTERN }),
+        Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      ],
+      { description: TIME_BOUND_WORDS[which] },
+    ),
   );
 
 /** GET /v1/threads/{id}/context. */
@@ -267,6 +279,8 @@ const PromptCache = Type.Object(
 export const ContextBody = Type.Object(
   {
     ...ContextQuery.properties,
+    since: JsonTimeBound('since'),
+    until: JsonTimeBound('until'),
     previous: Type.Optional(
       Type.Partial(PromptCache, {
         title: 'PreviousCache',

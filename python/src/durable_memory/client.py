@@ -281,9 +281,7 @@ class _Operations:
         )
         if previous is None:
             return _Call("GET", path, _query(**options))
-        # The body's times are strings as the query's are (epoch milliseconds as digits).
-        times = {k: str(v) for k, v in (("since", since), ("until", until)) if v is not None}
-        return _Call("POST", path, body={**_given(**options), **times, "previous": previous})
+        return _Call("POST", path, body={**_given(**options), "previous": previous})
 
     @staticmethod
     def search_history(

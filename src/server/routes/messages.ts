@@ -248,8 +248,11 @@ const RECALL_PARAMETERS: Record<string, string> = {
   until: 'until',
 };
 
-/** The query string as `context()` options: the recall parameters become its `recall` option. */
-function contextOptions(query: ContextQuery): ContextOptions {
+/**
+ * The query string (or POST's body, whose times may be numbers) as `context()` options: the recall
+ * parameters become its `recall` option.
+ */
+function contextOptions(query: ContextQuery | Omit<ContextBody, 'previous'>): ContextOptions {
   const {
     recall,
     recallScope,
