@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { MAX_BUDGET } from '../../src/model/limits.js';
-import { TOOLS } from '../../src/mcp/tools.js';
+import { TOOLS, type ToolContext } from '../../src/mcp/tools.js';
+import { UNSCOPED } from '../../src/mcp/ids.js';
+import { ToolError } from '../../src/mcp/errors.js';
 
 const input = (name: string) => z.object(TOOLS.find((t) => t.name === name)!.input).strict();
 
@@ -27,3 +29,24 @@ test("a malformed id is refused by what ids may hold, not by the argument's desc
   assert.deepEqual(issue!.path, ['after']);
   assert.equal(issue!.message, 'must be 1–128 letters, digits and . _ : @ -', 'as the HTTP API says it');
 });
+
+// `since`/`until` bound the history search, which needs a threadId: without one they were dropped
+// and the memories came back unbounded, as if the range had been applied.
+for (const range of [{ since: '2024-03-01' }, { until: '2024-03-31' }])
+  test(`search with ${Object.keys(range)[0]} but no threadId is refused, naming it`, async () => {
+    const search = TOOLS.find((t) => t.name === 'search')!;
+    const ctx = {
+      memory: { userMemories: () => ({ search: async () => [] }) },
+      scope: UNSCOPED,
+      defaultUserId: 'alice',
+    } as unknown as ToolContext;
+    const field = Object.keys(range)[0]!;
+    await assert.rejects(
+      search.run(ctx, { query: 'sister', ...range }),
+      (err: unknown) =>
+        err instanceof ToolError &&
+        err.code === 'invalid_option' &&
+        err.field === field &&
+        err.message.includes('threadId'),
+    );
+  });
