@@ -141,16 +141,26 @@ const search = tool({
       .max(40)
       .optional()
       .describe(
-        'History only: messages created at or after this time (ISO 8601 date or time, e.g. 2023-05-08)',
+        'History only (needs threadId): messages created at or after this time (ISO 8601 date or time, e.g. 2023-05-08)',
       ),
     until: z
       .string()
       .max(40)
       .optional()
-      .describe('History only: messages created at or before this time (a date alone includes its day)'),
+      .describe(
+        'History only (needs threadId): messages created at or before this time (a date alone includes its day)',
+      ),
   },
   readOnly: true,
   async run(ctx, args) {
+    // They bound the history search alone: without a thread, dropping them would look like a range applied.
+    for (const field of ['since', 'until'] as const)
+      if (args[field] !== undefined && args.threadId === undefined)
+        throw new ToolError(
+          'invalid_option',
+          `${field} bounds the history search: give the threadId to search (memories have no range)`,
+          field,
+        );
     const { user, thread } = await resolveUser(ctx, args.userId, args.threadId);
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const found = await call(ctx, () => ctx.memory.userMemories(user).search(args.query, { limit }));
