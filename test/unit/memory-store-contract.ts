@@ -502,6 +502,26 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       assert.deepEqual(await store.list(user), [confirmed]);
     });
 
+    it('remembering a confirmed fact again sets its expiry to this call’s (none: it no longer expires)', async () => {
+      // The equal fact came back as it was: a longer stay, or a fact now for good, still expired.
+      const user = fresh('user');
+      const first = await store.remember(user, {
+        text: 'User is in Rome',
+        expiresAt: '2999-01-01T00:00:00Z',
+      });
+      const longer = await store.remember(user, {
+        text: 'User is in Rome',
+        expiresAt: '2999-06-01T00:00:00Z',
+      });
+      assert.equal(longer.id, first.id);
+      assert.equal(longer.expiresAt, '2999-06-01T00:00:00.000Z');
+      assert.deepEqual(await store.get(user, first.id), longer);
+      const forGood = await store.remember(user, { text: 'user is in rome' });
+      assert.equal(forGood.id, first.id);
+      assert.equal('expiresAt' in forGood, false);
+      assert.deepEqual(await store.list(user, { includeSuperseded: true }), [forGood]);
+    });
+
     it('refuses a malformed remember before writing anything', async () => {
       const user = fresh('user');
       await rejectsWith(store.remember(user, { text: '  ' }), 'empty_message');
