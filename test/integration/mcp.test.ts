@@ -329,6 +329,11 @@ describe('streamable HTTP on the API', () => {
       await fails(acme, 'search', { query: 'Lisbon', threadId: 'dated', since: 'soon' }),
       /since/u,
     );
+    // Without a thread there is no history to bound: refused, not dropped.
+    assert.match(
+      await fails(acme, 'search', { query: 'Lisbon', userId: 'dora', since: '2023-06-01' }),
+      /since bounds the history search: give the threadId/u,
+    );
   });
 
   test('update_working_memory writes on the version read; a stale one is a conflict that changes nothing; context pins it', async () => {
