@@ -283,7 +283,15 @@ export class InMemoryMemoryStore implements MemoryStore {
     const memory = checkRememberInput(userId, input);
     this.purge(userId);
     const equal = this.findLive(userId, memory.resourceId, memory.text)?.record;
-    if (equal?.extractionId === USER_EXTRACTION_ID) return structuredClone(equal);
+    if (equal?.extractionId === USER_EXTRACTION_ID) {
+      // The user's latest word on it stands: a longer stay, or the fact now for good.
+      if (equal.expiresAt !== memory.expiresAt) {
+        if (memory.expiresAt === undefined) delete equal.expiresAt;
+        else equal.expiresAt = memory.expiresAt;
+        equal.updatedAt = new Date().toISOString();
+      }
+      return structuredClone(equal);
+    }
     const [id, now] = [randomUUID(), new Date().toISOString()];
     // An extraction learned it: the user's word supersedes it (so deleting that thread keeps the fact).
     if (equal) this.supersede(userId, equal.id, { by: id, reason: CONFIRMED_BY_USER, now });

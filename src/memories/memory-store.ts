@@ -224,7 +224,8 @@ export interface MemoryStore {
    * A fact the user confirmed: stored live with its provenance, `extractionId: 'user'` and
    * `confirmation: 'confirmed by user'` (the user's word, so deleting its source thread keeps it). If
    * an equal live memory of the same user and resource that the user confirmed exists, that one is
-   * returned and nothing is written; an equal one an extraction learned is superseded (reason
+   * returned, its `expiresAt` set to this call's (none: it no longer expires), and nothing else is
+   * written; an equal one an extraction learned is superseded (reason
    * {@link CONFIRMED_BY_USER}) by the new one, so the fact outlives its thread as the user's word.
    * @throws ValidationError (`invalid_id`, `invalid_option`, and the text codes) before anything is
    *   written.

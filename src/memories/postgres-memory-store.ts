@@ -413,7 +413,15 @@ export class PostgresMemoryStore implements MemoryStore {
     return withTransaction(this.pool, async (db) => {
       const id = randomUUID();
       const { memory } = await insertOrFind(db, { id, ...remembered });
-      if (memory.extractionId === USER_EXTRACTION_ID) return memory;
+      if (memory.extractionId === USER_EXTRACTION_ID) {
+        if (memory.expiresAt === remembered.expiresAt) return memory;
+        // The user's latest word on it stands: a longer stay, or the fact now for good.
+        const { rows } = await db.query<RecordRow>(
+          `UPDATE memories SET expires_at = $2, updated_at = now() WHERE id = $1 RETURNING ${RECORD}`,
+          [memory.id, remembered.expiresAt],
+        );
+        return rows[0]!.record;
+      }
       // An extraction learned it: the user's word supersedes it (so deleting that thread keeps the fact).
       await supersede(db, userId, memory.id, id, CONFIRMED_BY_USER);
       return (await insertOrFind(db, { id, ...remembered })).memory;
