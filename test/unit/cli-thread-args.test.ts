@@ -70,3 +70,30 @@ for (const [flags, refusal] of [
     assert.match(stderr, refusal);
   });
 }
+
+// Refused by the flag the caller typed: they once read `configure.workingMemoryShare: …` and
+// `configure.retention.deleteAfterIdleMs: …`, names the command line has no flag of.
+for (const [flags, refusal] of [
+  [
+    ['--working-memory-share', '0.6'],
+    /^durable-memory: --working-memory-share: expected a number from 0 to 0\.5, got 0\.6$/mu,
+  ],
+  [
+    ['--extract-every-turns', '10001'],
+    /^durable-memory: --extract-every-turns: expected a whole number from 0 to 10000/mu,
+  ],
+  [
+    ['--delete-after-idle-ms', '315360000001'],
+    /^durable-memory: --delete-after-idle-ms: expected a whole number of milliseconds/mu,
+  ],
+  [
+    ['--service', 'anthropic'],
+    /^durable-memory: --service: expected one of openai-responses, got "anthropic"$/mu,
+  ],
+] as const)
+  test(`thread configure ${flags.join(' ')} is refused by its flag's name, exit 2`, async () => {
+    const { code, stderr } = await cli('thread', 'configure', 't1', ...flags);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, refusal);
+    assert.doesNotMatch(stderr, /configure\./u);
+  });
