@@ -391,6 +391,27 @@ async function serviceLost(session: Session, id: string, reason: string) {
   ]);
 }
 
+/** The flag of each `configure` field that is not its own name in kebab case. */
+const CONFIGURE_FLAGS: Readonly<Record<string, string>> = {
+  'service.kind': '--service',
+  'service.maxAgeMs': '--service-max-age-ms',
+  retention: '--delete-after-idle-ms',
+  'retention.deleteAfterIdleMs': '--delete-after-idle-ms',
+};
+
+/** A refusal of `configure.<field>` (the library's name) told by the flag that set it. */
+function configureRefusalAs(err: ValidationError): ValidationError {
+  const match = /^configure\.([\w.]+)/u.exec(err.message);
+  if (!match) return err;
+  const path = match[1]!;
+  const flag =
+    CONFIGURE_FLAGS[path] ?? `--${path.split('.')[0]!.replace(/[A-Z]/gu, (c) => `-${c.toLowerCase()}`)}`;
+  return new ValidationError(err.code, `${flag}${err.message.slice(match[0].length)}`, {
+    ...err,
+    field: flag,
+  });
+}
+
 interface ConfigureOptions {
   budget?: number;
   model?: string;
@@ -430,8 +451,13 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       kind: o.service,
       ...(o.serviceMaxAgeMs !== undefined ? { maxAgeMs: o.serviceMaxAgeMs } : {}),
     };
-  // Checked here too, so a bad value is a usage error (exit 2) before any server is asked.
-  mergeConfig(DEFAULT_CONFIG, patch);
+  // Checked here too, so a bad value is a usage error (exit 2) before any server is asked, and
+  // refused by the flag given (`--working-memory-share: …`), not by configure's field.
+  try {
+    mergeConfig(DEFAULT_CONFIG, patch);
+  } catch (err) {
+    throw err instanceof ValidationError ? configureRefusalAs(err) : err;
+  }
   const handle = (await session.memory()).thread(session.stored(id), {
     userId: o.user === undefined ? undefined : session.stored(o.user),
     resourceId: o.resource,
