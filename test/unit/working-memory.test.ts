@@ -79,6 +79,36 @@ describe('prepareVersion', () => {
     );
   });
 
+  it('a $ref the schema cannot resolve is an invalid_schema naming it; refs within the schema work', () => {
+    // It was taken, and every content then failed with `/ schema is false` (schema_mismatch): a ref
+    // to elsewhere is never fetched, and a missing definition matched nothing.
+    for (const [bad, ref] of [
+      [{ $ref: 'https://example.com/trip.json' }, 'https://example.com/trip.json'],
+      [{ $ref: '#/definitions/missing' }, '#/definitions/missing'],
+      [{ type: 'object', properties: { x: { $ref: 'other.json' } } }, 'other.json'],
+    ] as const)
+      assert.throws(
+        () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
+        (err: unknown) =>
+          refusedWith('invalid_schema')(err) &&
+          (err as Error).message.includes(`$ref ${JSON.stringify(ref)}`),
+        JSON.stringify(bad),
+      );
+    for (const good of [
+      { $ref: '#/definitions/a', definitions: { a: { type: 'object' } } },
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $ref: '#/$defs/a',
+        $defs: { a: { type: 'object' } },
+      },
+      { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#' } } } },
+    ])
+      assert.doesNotThrow(
+        () => prepareVersion(undefined, {}, { version: 0, schema: good }),
+        JSON.stringify(good),
+      );
+  });
+
   it('refuses what does not fit: a format against the content, a bad version, too long, NUL', () => {
     assert.throws(
       () => prepareVersion(undefined, { a: 1 }, { version: 0, format: 'markdown' }),
