@@ -214,12 +214,58 @@ export function checkSchema(schema: unknown): asserts schema is JsonSchema {
     );
   const problems = schemaProblems(meta as JsonSchema, schema);
   if (problems) throw invalidSchema(problems);
+  const unresolved = unresolvedRef(schema as JsonSchema);
+  if (unresolved !== undefined)
+    throw invalidSchema(
+      `$ref ${JSON.stringify(unresolved)} does not resolve within the schema (nothing is fetched: ` +
+        'put what it names under definitions or $defs and refer to it with #/…)',
+    );
   // A schema can be valid JSON Schema and still not be usable here (a `$ref` to elsewhere).
   try {
     Schema.Check(schema as Schema.XSchema, null);
   } catch (err) {
     throw invalidSchema(`cannot be used: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * The first `$ref` of `schema` that names nothing in it, if any: the validator takes such a ref as a
+ * schema nothing matches (`schema is false`) rather than refusing the schema. A ref resolves when it
+ * is a JSON pointer into the schema (`#`, `#/$defs/a`), an anchor of it (`#name`: `$anchor`, or a
+ * draft-07 `$id` of `#name`), or the `$id` of one of its parts.
+ */
+function unresolvedRef(root: JsonSchema): string | undefined {
+  const nodes: Record<string, unknown>[] = [];
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') {
+      nodes.push(value as Record<string, unknown>);
+      Object.values(value).forEach(walk);
+    }
+  };
+  walk(root);
+  const ids = new Set<unknown>(nodes.flatMap((n) => [n['$id'], n['$anchor'] && `#${String(n['$anchor'])}`]));
+  const resolves = (ref: string): boolean => {
+    if (ids.has(ref) || ref === '#') return true;
+    if (!ref.startsWith('#/')) return false;
+    let at: unknown = root;
+    for (const step of ref.slice(2).split('/')) {
+      let key: string;
+      try {
+        key = decodeURIComponent(step).replace(/~1/gu, '/').replace(/~0/gu, '~');
+      } catch {
+        return false; // malformed percent-encoding: names nothing
+      }
+      if (!at || typeof at !== 'object' || !Object.hasOwn(at, key)) return false;
+      at = (at as Record<string, unknown>)[key];
+    }
+    return at !== null && (typeof at === 'object' || typeof at === 'boolean');
+  };
+  for (const node of nodes) {
+    const ref = node['$ref'];
+    if (typeof ref === 'string' && !resolves(ref)) return ref;
+  }
+  return undefined;
 }
 
 function invalidSchema(detail: string): ValidationError {
