@@ -46,3 +46,10 @@ for (const order of [
     assert.equal(code, 2, stderr);
     assert.match(stderr, /--schema.*--no-schema/u);
   });
+
+test('working-memory get with both --user and --thread says to give one, not both, exit 2', async () => {
+  // It said `name a user (--user, …) or a thread (--thread)`, as if neither had been given.
+  const { code, stderr } = await cli('working-memory', 'get', '--user', 'bo', '--thread', 't1');
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^durable-memory: --user and --thread: give one, not both$/mu);
+});
