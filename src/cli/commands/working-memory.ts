@@ -23,7 +23,9 @@ interface ScopeOptions {
 
 /** The stored scope the options name; a usage error unless exactly one of --user and --thread. */
 function scopeOf(session: Session, o: ScopeOptions): WorkingMemoryScope {
-  if ((o.user === undefined) === (o.thread === undefined))
+  if (o.user !== undefined && o.thread !== undefined)
+    throw new UsageError('--user and --thread: give one, not both');
+  if (o.user === undefined && o.thread === undefined)
     throw new UsageError('name a user (--user, with --resource for one resource) or a thread (--thread)');
   if (o.thread !== undefined) {
     if (o.resource !== undefined) throw new UsageError('--resource goes with --user, not --thread');
@@ -56,7 +58,8 @@ export function registerWorkingMemory(program: Command, session: Session): void 
     .description('print the current version (version 0: never written)')
     .action(
       session.action(async (o: ScopeOptions) => {
-        const got = shown(session, await (await session.memory()).workingMemory(scopeOf(session, o)).get());
+        const scope = scopeOf(session, o); // a usage error before any connection
+        const got = shown(session, await (await session.memory()).workingMemory(scope).get());
         if (session.json) return printJson(got);
         await printLines([`version ${got.version} (${got.format})`, renderWorkingMemory(got)]);
       }),
@@ -86,7 +89,8 @@ export function registerWorkingMemory(program: Command, session: Session): void 
           const isJson = o.format === 'json' || (o.format === undefined && typeof o.schema === 'object');
           const value = isJson ? jsonContent(text) : text;
           const schema = o.schema === false ? null : (o.schema as Record<string, unknown> | undefined);
-          const written = await (await session.memory()).workingMemory(scopeOf(session, o)).set(value, {
+          const scope = scopeOf(session, o);
+          const written = await (await session.memory()).workingMemory(scope).set(value, {
             version: o.replaces,
             ...(o.format !== undefined ? { format: o.format as WorkingMemory['format'] } : {}),
             ...(schema !== undefined ? { schema } : {}),
@@ -103,10 +107,11 @@ export function registerWorkingMemory(program: Command, session: Session): void 
     .option('--before <version>', 'only versions older than this one', positiveInt)
     .action(
       session.action(async (o: ScopeOptions & { limit?: number; before?: number }) => {
+        const scope = scopeOf(session, o);
         const versions = await (
           await session.memory()
         )
-          .workingMemory(scopeOf(session, o))
+          .workingMemory(scope)
           .history({ limit: o.limit, before: o.before });
         if (session.json) return printJson({ versions: versions.map((v) => shown(session, v)) });
         await printLines(
