@@ -3,7 +3,7 @@
  * the messages around their hits, let the pure rules (src/recall) choose, count the block. Rankers
  * are a list (`rankings`): full text today; an embedding ranker joins it and `fuse` merges them.
  */
-import { describeMessage } from '../compaction/message-meta.js';
+import { callIdsOf, shapeOf } from '../compaction/message-meta.js';
 import type { Message } from '../model/message.js';
 import { recallHitsTotal } from '../observability/metrics.js';
 import {
@@ -26,6 +26,7 @@ import {
   type RecallScope,
   type ResolvedRecall,
   DEFAULT_SEARCH_LIMIT,
+  dayOf,
   timeWindow,
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
@@ -281,17 +282,28 @@ export async function recallMessages(
   const hits = ranked.fused.filter((h) => !inView(h.threadId, h.seq)).slice(0, limit);
   if (hits.length === 0 || maxTokens <= 0) return none;
   const byKey = ranked.windows.messages;
-  const metaCache = new Map<string, RecallMeta>();
-  const metas = () =>
-    [...byKey].map(([k, m]) => {
-      let meta = metaCache.get(k);
-      if (!meta) {
-        const described = describeMessage(m, m.tokens, m.seq);
-        meta = { ...described, threadId: m.threadId, seq: m.seq, createdAt: m.createdAt };
-        metaCache.set(k, meta);
+  // What selection reads of each message read so far, in the order read (`byKey` only grows): made
+  // once per message, not per choice.
+  const metaList: RecallMeta[] = [];
+  const metas = () => {
+    if (metaList.length < byKey.size) {
+      let i = 0;
+      for (const m of byKey.values()) {
+        if (i++ < metaList.length) continue;
+        const shape = shapeOf(m);
+        const callIds = callIdsOf(m, shape);
+        metaList.push({
+          threadId: m.threadId,
+          seq: m.seq,
+          tokens: m.tokens,
+          shape,
+          ...(callIds ? { callIds } : {}),
+          createdAt: m.createdAt,
+        });
       }
-      return meta;
-    });
+    }
+    return metaList;
+  };
   const messageOf = (i: Pick<RecalledItem, 'threadId' | 'seq'>) => byKey.get(messageKey(i.threadId, i.seq))!;
   const render = (items: readonly RecalledItem[]) => {
     if (items.length === 0) return undefined;
@@ -317,10 +329,17 @@ export async function recallMessages(
   // The surroundings of the best hits first, of more only while there is room: a share is usually
   // full after a few dozen of the hits asked for. Room left once every hit is in widens their excerpts.
   await loadAround(store, hits.slice(0, upTo), recall.range, ranked.windows);
-  // The last choice stands unless more is read or the room shrinks: each choice is made once.
-  let items = choose(maxTokens);
+  // The last choice stands unless more is read or the room shrinks: each choice is made once. When
+  // every hit is read and even all that was read would leave ROOM_LEFT, the first choice is only
+  // ever widened: it is not made (the usual case of a query with a few hits).
+  let items: RecalledItem[] | undefined =
+    upTo === hits.length && recall.range > 0 && costOfAll(byKey.values(), inView) <= maxTokens - ROOM_LEFT
+      ? undefined
+      : choose(maxTokens);
   for (;;) {
-    const left = maxTokens - recalledCost(items, HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD);
+    const left = items
+      ? maxTokens - recalledCost(items, HEADER_TOKENS, RECALL_ITEM_OVERHEAD, RECALL_DAY_OVERHEAD)
+      : ROOM_LEFT;
     // Range 0 asks for hits alone: never widened.
     if (left < ROOM_LEFT || widen > 0 || (upTo === hits.length && recall.range === 0)) break;
     if (upTo < hits.length) {
@@ -339,7 +358,7 @@ export async function recallMessages(
   }
   let room = maxTokens;
   for (;;) {
-    if (items.length === 0) return none;
+    if (!items || items.length === 0) return none;
     const { message, tokens } = render(items)!;
     // The overhead per message is an estimate: when the counted block is over, choose again in less.
     if (tokens > maxTokens) {
@@ -356,6 +375,21 @@ export async function recallMessages(
       render,
     };
   }
+}
+
+/**
+ * What a block of every message of `messages` the view does not send would cost, as
+ * {@link recalledCost} counts it: at least what any choice among them costs.
+ */
+function costOfAll(messages: Iterable<Loaded>, inView: (threadId: string, seq: number) => boolean): number {
+  const days = new Set<string>();
+  let cost = HEADER_TOKENS;
+  for (const m of messages) {
+    if (inView(m.threadId, m.seq)) continue;
+    cost += m.tokens + RECALL_ITEM_OVERHEAD;
+    days.add(dayOf(m));
+  }
+  return cost + days.size * RECALL_DAY_OVERHEAD;
 }
 
 /** A stable block rendered again from its items, and whether every one of them could be. */

@@ -85,6 +85,14 @@ export function shapeOf(message: Message): MessageShape {
   }
 }
 
+/** The call ids of a tool call's calls or a tool message's results (`shape`: its {@link shapeOf}); else undefined. */
+export function callIdsOf(message: Message, shape: MessageShape): string[] | undefined {
+  if (shape === 'tool_call') return message.parts.flatMap((p) => (p.type === 'tool_call' ? [p.callId] : []));
+  if (shape === 'tool_result')
+    return message.parts.flatMap((p) => (p.type === 'tool_result' ? [p.callId] : []));
+  return undefined;
+}
+
 /** Builds the body-free description of a message whose token count is already known. */
 export function describeMessage(message: Message, tokens: number, seq?: number): MessageMeta {
   const shape = shapeOf(message);
@@ -95,11 +103,8 @@ export function describeMessage(message: Message, tokens: number, seq?: number):
     tokens,
     bytes: messageBytes(message),
   };
-  if (shape === 'tool_call') {
-    meta.callIds = message.parts.flatMap((p) => (p.type === 'tool_call' ? [p.callId] : []));
-  } else if (shape === 'tool_result') {
-    meta.callIds = message.parts.flatMap((p) => (p.type === 'tool_result' ? [p.callId] : []));
-  }
+  const callIds = callIdsOf(message, shape);
+  if (callIds) meta.callIds = callIds;
   if (shape === 'summary' && compactionMarkOf(message)!.strategy === 'toolResultCollapse') {
     meta.collapsed = true;
   }

@@ -206,7 +206,22 @@ interface Piece {
  * comparison per hit, not a pricing (tool groups, days) per hit.
  */
 function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
-  const metas = new Map(input.metas.map((m) => [messageKey(m.threadId, m.seq), m]));
+  // Each message's key and day, made once: a step looks them up many times (a string built anew is
+  // hashed anew).
+  const keyOf = new Map<RecallMeta, string>();
+  const dayAt = new Map<RecallMeta, string>();
+  const metas = new Map<string, RecallMeta>();
+  for (const m of input.metas) {
+    const k = messageKey(m.threadId, m.seq);
+    keyOf.set(m, k);
+    metas.set(k, m);
+  }
+  const key = (m: RecallMeta) => keyOf.get(m) ?? messageKey(m.threadId, m.seq);
+  const day = (m: RecallMeta) => {
+    let d = dayAt.get(m);
+    if (d === undefined) dayAt.set(m, (d = dayOf(m)));
+    return d;
+  };
   const groups = toolGroups(input.metas);
   const chosen = new Map<string, RecalledItem>();
   const days = new Set<string>();
@@ -217,11 +232,11 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   const top = hits.reduce((best, h) => Math.max(best, h.score), 0);
   const value = hits.map((h) => (top > 0 ? Math.pow(Math.max(h.score, 0) / top, packing.sharpness) : 1));
   /** Per hit: undefined until taken, then how far each side reaches and whether it can go on. */
-  const taken = new Map<number, { reach: [number, number]; open: [boolean, boolean] }>();
-  const dead = new Set<number>(); // hits that can never be taken
+  const taken: ({ reach: [number, number]; open: [boolean, boolean] } | undefined)[] = [];
+  const dead: boolean[] = hits.map(() => false); // hits that can never be taken
   // Each step looks every hit up: its meta and key once (a key built anew is hashed anew).
   const selves = hits.map((h) => metas.get(messageKey(h.threadId, h.seq)));
-  const selfKeys = selves.map((m) => m && messageKey(m.threadId, m.seq));
+  const selfKeys = selves.map((m) => m && key(m));
   /** Per hit: its own piece while not taken; then its pieces before and after. */
   const own: (Piece | undefined)[] = [];
   const before: (Piece | undefined)[] = [];
@@ -239,21 +254,25 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     index.delete(k);
   };
   /** Already in the block or in the view: costs nothing more. */
-  const sent = (m: RecallMeta) =>
-    chosen.has(messageKey(m.threadId, m.seq)) || input.inView(m.threadId, m.seq);
+  const sent = (m: RecallMeta) => chosen.has(key(m)) || input.inView(m.threadId, m.seq);
   const priced = (hit: number, side: Piece['side'], members: RecallMeta[], worth: number): Piece => {
     const fresh = members.filter((m) => !sent(m));
-    const newDays = [...new Set(fresh.map(dayOf).filter((d) => !days.has(d)))];
-    const cost =
-      fresh.reduce((n, m) => n + m.tokens + input.itemOverhead, 0) + newDays.length * input.dayOverhead;
+    const newDays: string[] = [];
+    let cost = 0;
+    for (const m of fresh) {
+      cost += m.tokens + input.itemOverhead;
+      const d = day(m);
+      if (!days.has(d) && !newDays.includes(d)) newDays.push(d);
+    }
+    cost += newDays.length * input.dayOverhead;
     const piece: Piece = { hit, side, members: fresh, worth, cost, newDays, stale: false };
-    for (const m of fresh) watch(byMember, messageKey(m.threadId, m.seq), piece);
+    for (const m of fresh) watch(byMember, key(m), piece);
     for (const d of newDays) watch(byDay, d, piece);
     return piece;
   };
   /** The next message outward on `side` of taken hit `i` (with its tool group), or undefined. */
   const outward = (i: number, side: 0 | 1): Piece | undefined => {
-    const state = taken.get(i)!;
+    const state = taken[i]!;
     const hit = hits[i]!;
     for (let d = state.reach[side] + 1; d <= reach; d++) {
       const m = metas.get(messageKey(hit.threadId, hit.seq + (side === 0 ? -d : d)));
@@ -277,8 +296,8 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
       if (!best || p.worth * best.cost > best.worth * p.cost) best = p;
     };
     for (let i = 0; i < hits.length; i++) {
-      if (dead.has(i)) continue;
-      let state = taken.get(i);
+      if (dead[i]) continue;
+      let state = taken[i];
       if (!state) {
         if (usedHits >= input.limit) continue;
         const self = selves[i];
@@ -288,7 +307,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
             // Whether the hit can be taken never changes while it is not in: decided once.
             const core = self && !sent(self) ? closeGroups([self], metas, groups) : undefined;
             if (!core) {
-              dead.add(i); // not loaded, in the view, or a tool message whose group is not at hand
+              dead[i] = true; // not loaded, in the view, or a tool message whose group is not at hand
               continue;
             }
             p = own[i] = priced(i, 0, core, value[i]!);
@@ -298,7 +317,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
         }
         // Already in as another hit's neighbour: its own neighbours may come at its worth.
         state = { reach: [0, 0], open: [reach > 0, reach > 0] };
-        taken.set(i, state);
+        taken[i] = state;
       }
       for (const side of [0, 1] as const) {
         if (!state.open[side]) continue;
@@ -320,9 +339,9 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     }
     if (piece.side === 0) {
       usedHits++;
-      taken.set(piece.hit, { reach: [0, 0], open: [reach > 0, reach > 0] });
+      taken[piece.hit] = { reach: [0, 0], open: [reach > 0, reach > 0] };
     } else {
-      const state = taken.get(piece.hit)!;
+      const state = taken[piece.hit]!;
       const seqs = piece.members.map((m) => Math.abs(m.seq - hit.seq));
       const side = piece.side === -1 ? 0 : 1;
       state.reach[side] = Math.max(state.reach[side], ...seqs.filter((x) => x <= reach));
@@ -330,8 +349,9 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
     const self = piece.side === 0 ? piece.members.find((m) => m.seq === hit.seq) : undefined;
     for (const m of piece.members) {
       const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
-      chosen.set(messageKey(m.threadId, m.seq), recalledItem(m, hit, reason));
-      spoil(byMember, messageKey(m.threadId, m.seq));
+      const k = key(m);
+      chosen.set(k, recalledItem(m, hit, reason));
+      spoil(byMember, k);
     }
   }
   return chronological(chosen);
@@ -368,6 +388,9 @@ export function closeGroups(
   groups: Groups,
   dropOrphans = false,
 ): RecallMeta[] | undefined {
+  // A plain message alone is its own unit: the common case, without the walk below.
+  if (seed.length === 1 && seed[0]!.shape !== 'tool_call' && seed[0]!.shape !== 'tool_result')
+    return [seed[0]!];
   const out = new Map<string, RecallMeta>();
   const queue = [...seed];
   while (queue.length > 0) {
