@@ -183,6 +183,9 @@ export function chronological(chosen: Map<string, RecalledItem>): RecalledItem[]
 /** The packing contexts use (figures in docs/memory-and-recall.md). */
 export const RECALL_WORTH: WorthPacking = { sharpness: 30, decay: 0.7 };
 
+/** A taken hit's two sides: before (0) and after (1). */
+const SIDES = [0, 1] as const;
+
 /** One piece the worth packing may take next. */
 interface Piece {
   /** Index of the hit in `hits`. */
@@ -236,7 +239,15 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
   const dead: boolean[] = hits.map(() => false); // hits that can never be taken
   // Each step looks every hit up: its meta and key once (a key built anew is hashed anew).
   const selves = hits.map((h) => metas.get(messageKey(h.threadId, h.seq)));
-  const selfKeys = selves.map((m) => m && key(m));
+  // Per hit: whether its own message is in the block (as a hit, a neighbour or a tool group member).
+  const selfIn: boolean[] = hits.map(() => false);
+  const hitsAt = new Map<string, number[]>();
+  selves.forEach((m, i) => {
+    if (!m) return;
+    const at = hitsAt.get(key(m));
+    if (at) at.push(i);
+    else hitsAt.set(key(m), [i]);
+  });
   /** Per hit: its own piece while not taken; then its pieces before and after. */
   const own: (Piece | undefined)[] = [];
   const before: (Piece | undefined)[] = [];
@@ -301,7 +312,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
       if (!state) {
         if (usedHits >= input.limit) continue;
         const self = selves[i];
-        if (!self || !chosen.has(selfKeys[i]!)) {
+        if (!selfIn[i]) {
           let p = own[i];
           if (!p || p.stale) {
             // Whether the hit can be taken never changes while it is not in: decided once.
@@ -319,7 +330,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
         state = { reach: [0, 0], open: [reach > 0, reach > 0] };
         taken[i] = state;
       }
-      for (const side of [0, 1] as const) {
+      for (const side of SIDES) {
         if (!state.open[side]) continue;
         const pieces = side === 0 ? before : after;
         let p = pieces[i];
@@ -351,6 +362,7 @@ function byWorth(input: SelectInput, packing: WorthPacking): RecalledItem[] {
       const reason: RecallReason = m === self ? 'hit' : piece.side === 0 ? 'tool_group' : 'neighbour';
       const k = key(m);
       chosen.set(k, recalledItem(m, hit, reason));
+      for (const at of hitsAt.get(k) ?? []) selfIn[at] = true;
       spoil(byMember, k);
     }
   }
