@@ -565,7 +565,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       rankings,
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
-      fused: fuse(rankings, ranked.first, ranked.lift),
+      fused: fuse(rankings, ranked.first),
     };
     // Its share's `volatileMax` and the room the view leaves unused, within what both blocks may take.
     const all = Math.max(maxTokens, input.spare);

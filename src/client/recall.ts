@@ -28,16 +28,11 @@ import {
   DEFAULT_SEARCH_LIMIT,
   dayOf,
   timeWindow,
-  namesIn,
-  namesSpeaker,
-  speakerOf,
-  SPEAKER_BOOST,
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
 import type { SearchHit, SearchOptions, SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
 import { isThreadId } from '../thread/thread-id.js';
-import { textOf } from '../model/message.js';
 
 /** One recalled message as `context()` reports it: where it is, why it is there, who found it. */
 export interface RecalledMessage extends RecalledItem {
@@ -143,42 +138,13 @@ async function namedDates(
   };
 }
 
-/**
- * When the query names a speaker of the history (a capitalized word of the query labels one of the
- * turns read around the best hits, `Name: …`: src/recall/speakers.ts), the candidates that speaker
- * said are lifted by `weight` in the fusion. Every candidate is read for it (as for named dates),
- * into `windows`, so the hits among them are not read again; a history whose turns carry no such
- * label (an agent's chat) costs no read.
- * @returns each candidate's lift; undefined when the query names no speaker.
- */
-async function namedSpeakers(
-  store: ThreadStore,
-  query: string,
-  rankings: Ranking[],
-  first: ((threadId: string, seq: number) => boolean) | undefined,
-  windows: Windows,
-  weight: number,
-): Promise<((threadId: string, seq: number) => number) | undefined> {
-  const names = namesIn(query);
-  if (names.size === 0 || weight === 0) return undefined;
-  const said = (m: StoredMessage) => namesSpeaker(names, speakerOf(textOf(m)));
-  if (![...windows.messages.values()].some(said)) return undefined;
-  await readWindows(store, fuse(rankings, first), 0, windows);
-  return (threadId, seq) => {
-    const m = windows.messages.get(messageKey(threadId, seq));
-    return m && said(m) ? weight : 0;
-  };
-}
-
 /** The rankers' answers, and the messages read around their best hits. */
 export interface Ranked {
   rankings: Ranking[];
   windows: Windows;
   /** Hits of the dates the query names, which go first in the fusion (`fuse(rankings, first)`). */
   first?: (threadId: string, seq: number) => boolean;
-  /** What the speakers the query names lift their turns by in the fusion (`fuse(rankings, first, lift)`). */
-  lift?: (threadId: string, seq: number) => number;
-  /** `fuse(rankings, first, lift)`, once: a context uses it two or three times. */
+  /** `fuse(rankings, first)`, once: a context uses it two or three times. */
   fused: FusedHit[];
 }
 
@@ -227,15 +193,7 @@ export async function rankHistory(
     windows,
     widens ? recall.range + RECALL_WIDEN : recall.range,
   );
-  // The speakers the query names lift their turns; the new best hits' windows are read when chosen.
-  const lift = await namedSpeakers(sources.store, query, rankings, first, windows, SPEAKER_BOOST);
-  return {
-    rankings,
-    windows,
-    ...(first ? { first } : {}),
-    ...(lift ? { lift } : {}),
-    fused: lift ? fuse(rankings, first, lift) : fused,
-  };
+  return { rankings, windows, ...(first ? { first } : {}), fused };
 }
 
 /**

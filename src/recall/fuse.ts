@@ -99,13 +99,10 @@ function scaledRanking({ ranker, hits }: Ranking): number[] {
  * @param rankings each ranker's hits, best first.
  * @param first hits it holds for go first, in their fused order (the dates a query names: a soft
  *   filter), the others after.
- * @param boost what a hit adds to its weighted sum (a turn of a speaker the query names:
- *   src/recall/speakers.ts); `first` still goes first.
  */
 export function fuse(
   rankings: readonly Ranking[],
   first?: (threadId: string, seq: number) => boolean,
-  boost?: (threadId: string, seq: number) => number,
 ): FusedHit[] {
   const byKey = new Map<string, FusedHit & { best: Map<Ranker, number>; sum: number; top: number }>();
   for (const { ranker, hits } of rankings) {
@@ -133,7 +130,6 @@ export function fuse(
       fused.top = Math.min(fused.top, rank);
     });
   }
-  if (boost) for (const f of byKey.values()) f.sum += boost(f.threadId, f.seq);
   const tier = (h: { threadId: string; seq: number }) => (first && first(h.threadId, h.seq) ? 0 : 1);
   return [...byKey.values()]
     .sort(

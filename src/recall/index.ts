@@ -9,4 +9,3 @@ export * from './options.js';
 export * from './time-expressions.js';
 export * from './stable.js';
 export * from './gate.js';
-export * from './speakers.js';

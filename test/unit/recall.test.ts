@@ -13,10 +13,6 @@ import {
   type FusedHit,
   type RecallMeta,
   type SelectInput,
-  namesIn,
-  namesSpeaker,
-  speakerOf,
-  SPEAKER_BOOST,
 } from '../../src/recall/index.js';
 import type { Message } from '../../src/model/message.js';
 import { ValidationError } from '../../src/model/errors.js';
@@ -129,39 +125,6 @@ describe('fuse', () => {
       (_t, seq) => seq % 2 === 0,
     );
     assert.deepEqual(seqs(fused), [2, 4, 1, 3]);
-  });
-
-  it('adds a lift to the fused score: it passes hits close above, not far above; the dates still go first', () => {
-    const ft = [1, 2, 3, 4].map((seq, i) => ({ threadId: T, seq, score: [10, 9.5, 5, 1][i]! }));
-    const lift = (_t: string, seq: number) => (seq === 2 || seq === 4 ? SPEAKER_BOOST : 0);
-    // Scaled 1, 0.95, 0.5, 0.1 times 0.55: 2 passes 1 (0.0275 apart), 4 passes nothing (0.22 below 3).
-    assert.deepEqual(seqs(fuse([{ ranker: 'fulltext', hits: ft }], undefined, lift)), [2, 1, 3, 4]);
-    assert.deepEqual(
-      seqs(fuse([{ ranker: 'fulltext', hits: ft }], (_t, seq) => seq === 3, lift)),
-      [3, 2, 1, 4],
-    );
-  });
-});
-
-describe('speakers a query names', () => {
-  it('reads the speaker label at the start of a turn', () => {
-    assert.equal(speakerOf('Melanie: We went camping.'), 'Melanie');
-    assert.equal(speakerOf('Jean-Luc Picard: Engage.'), 'Jean-Luc Picard');
-    assert.equal(speakerOf('Zoë: Hej!'), 'Zoë');
-    assert.equal(speakerOf('We went camping: it rained.'), undefined);
-    assert.equal(speakerOf('melanie: lower case'), undefined);
-    assert.equal(speakerOf('Note:no space'), undefined);
-    assert.equal(speakerOf('One Two Three: too many words'), undefined);
-  });
-
-  it('finds the names a query mentions, possessives included', () => {
-    assert.deepEqual([...namesIn("What is Caroline's identity?")].sort(), ['Caroline', 'What']);
-    assert.deepEqual([...namesIn('where did evan go')], []);
-    const names = namesIn('Who was injured in Evan’s family?');
-    assert.equal(namesSpeaker(names, 'Evan'), true);
-    assert.equal(namesSpeaker(names, 'Sam'), false);
-    assert.equal(namesSpeaker(names, undefined), false);
-    assert.equal(namesSpeaker(namesIn('What did Picard say?'), 'Jean-Luc Picard'), true);
   });
 });
 
