@@ -88,3 +88,25 @@ for (const [options, field] of [
     );
   });
 }
+
+test("context({ service: true, model }) chains only when the call's model is the response's (a provider conversation belongs to one model)", async () => {
+  const { store, info } = await thread();
+  // The thread's model is the default gpt-4o; the response was recorded under it.
+  await store.recordResponse('t', { seq: 1, responseId: 'resp_1', model: 'gpt-4o' });
+  const bound = { ...info, config: { service: { kind: 'openai-responses' } } };
+  const same = await readContext({ store }, bound, { service: true });
+  assert.equal(same.service?.previousResponseId, 'resp_1');
+  assert.equal(
+    (await readContext({ store }, bound, { service: true, model: 'gpt-4o' })).service?.previousResponseId,
+    'resp_1',
+  );
+  // Chaining gpt-4o's conversation into a call to another model is what model_changed exists to stop.
+  const other = await readContext({ store }, bound, { service: true, model: 'gpt-4.1-mini' });
+  assert.equal(other.service, undefined);
+  assert.equal(other.serviceSkipped, 'model_changed');
+  // And a call for the response's model chains to it although the thread's model has moved on.
+  const moved = { ...info, config: { service: { kind: 'openai-responses' }, model: 'gpt-4.1-mini' } };
+  assert.equal((await readContext({ store }, moved, { service: true })).serviceSkipped, 'model_changed');
+  const back = await readContext({ store }, moved, { service: true, model: 'gpt-4o' });
+  assert.equal(back.service?.previousResponseId, 'resp_1');
+});

@@ -9,6 +9,8 @@ import { normalizeMessages } from '../../src/model/validation.js';
 import { toResponsesInput } from '../../src/model/openai-responses.js';
 import { DEFAULT_CONFIG, DEFAULT_SERVICE_MAX_AGE_MS, mergeConfig } from '../../src/thread/config.js';
 import { serviceSkip } from '../../src/thread/service.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { connect } from '../../src/client/connect.js';
 
 describe('configure({ service })', () => {
   it('binds, sets maxAgeMs, and unbinds with null', () => {
@@ -90,5 +92,51 @@ describe('toResponsesInput', () => {
       { type: 'function_call_output', call_id: 'c1', output: '3°C' },
       { role: 'system', content: 'be brief' },
     ]);
+  });
+});
+
+describe("a chain belongs to the model the call goes to (context's and append's `model`)", () => {
+  // context({ service: true, model }) once compared the response's model with the thread's configured
+  // model and ignored the call's: a call to another model chained to gpt-4o's conversation.
+  it('chains a context for the model the response was appended with, and only that one', async () => {
+    const store = new InMemoryThreadStore();
+    await store.setConfig('t', { service: { kind: 'openai-responses' } });
+    const memory = await connect({ store, temporalAddress: '127.0.0.1:1' });
+    try {
+      const thread = memory.thread('t');
+      await thread.append({ id: 'u1', role: 'user', content: 'hi' }, { responseId: 'resp_1' });
+      assert.equal((await thread.context({ service: true })).service?.previousResponseId, 'resp_1');
+      const other = await thread.context({ service: true, model: 'gpt-4o-mini' });
+      assert.equal(other.serviceSkipped, 'model_changed');
+      // Appended with the model the call went to, the next context for that model chains to it.
+      await thread.append(
+        { id: 'a1', role: 'assistant', content: 'hello' },
+        { responseId: 'resp_2', model: 'gpt-4o-mini' },
+      );
+      assert.equal((await store.latestResponse('t'))?.model, 'gpt-4o-mini');
+      const mini = await thread.context({ service: true, model: 'gpt-4o-mini' });
+      assert.equal(mini.service?.previousResponseId, 'resp_2');
+      assert.equal((await thread.context({ service: true })).serviceSkipped, 'model_changed');
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it('refuses an append model that is not a model name, before anything is stored', async () => {
+    const store = new InMemoryThreadStore();
+    await store.setConfig('t', { service: { kind: 'openai-responses' } });
+    const memory = await connect({ store, temporalAddress: '127.0.0.1:1' });
+    try {
+      await assert.rejects(
+        memory.thread('t').append({ id: 'u1', role: 'user', content: 'hi' }, { responseId: 'r', model: '' }),
+        (err: unknown) =>
+          err instanceof ValidationError &&
+          err.field === 'model' &&
+          /^model: expected a model name/u.test(err.message),
+      );
+      assert.equal((await store.history('t')).messages.length, 0);
+    } finally {
+      await memory.close();
+    }
   });
 });
