@@ -203,8 +203,13 @@ export class DurableMemorySession implements Session {
     let covered = items.length;
     while (covered > 0 && isToolOutput(items[covered - 1]!)) covered--;
     const responseId = result.lastResponseId;
+    // Recorded under the session's model, the one its contexts ask for, so the next run chains to it.
+    const { model } = this.options;
     if (covered > 0)
-      await this.thread.append(items.slice(0, covered).map(itemToMessage), responseId ? { responseId } : {});
+      await this.thread.append(
+        items.slice(0, covered).map(itemToMessage),
+        responseId ? { responseId, ...(model === undefined ? {} : { model }) } : {},
+      );
     if (covered < items.length) await this.thread.append(items.slice(covered).map(itemToMessage));
     return result;
   }

@@ -89,6 +89,14 @@ export const AppendBody = Type.Object(
       ),
     ),
     responseId: Type.Optional(ResponseIdField),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_MODEL_LENGTH,
+        description:
+          "The model that gave `responseId` (default: the thread's model): `context?service=true&model=` chains to the response only for the same model. Only with `responseId`.",
+      }),
+    ),
   },
   { description: 'Either `messages` (1–1000) or a single `message`.' },
 );
@@ -189,7 +197,8 @@ export const ContextQuery = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: MAX_MODEL_LENGTH,
-      description: "Count tokens with this model's tokenizer (default: the thread's model).",
+      description:
+        "Count tokens with this model's tokenizer (default: the thread's model). With `service=true`, the chain is given only if its response was appended for this model.",
     }),
   ),
   query: Type.Optional(

@@ -46,7 +46,7 @@ export type ServiceBinding = Static<typeof ServiceBinding>;
 /** Why a context has no `service`. */
 export const ServiceSkip = Type.Union([...skipLiterals], {
   description:
-    'Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost` (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`.',
+    'Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost` (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the context, else of the thread, is not the one the response was appended for).',
 });
 
 /** The provider-stored conversation's side of a context. */

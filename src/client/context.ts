@@ -63,7 +63,8 @@ export interface ContextOptions {
   /**
    * Count tokens with this model's tokenizer (default: the thread's model). Stored counts are the
    * thread model's; for another model every message of the view is counted again (the view is about
-   * one budget's worth of messages, so this stays cheap).
+   * one budget's worth of messages, so this stays cheap). With `service`, the model the call goes to:
+   * the chain is given only if its response was appended for this model (`append`'s `model`).
    */
   model?: string;
   /** What recall searches for (default: the text of the latest user turn). */
@@ -301,7 +302,7 @@ export async function readContext(
   if (!options.service) return readFull(sources, info, options);
   const [full, service] = await Promise.all([
     readFull(sources, info, options),
-    readService(sources.store, info),
+    readService(sources.store, info, options.model),
   ]);
   return { ...full, ...service };
 }
@@ -310,10 +311,12 @@ export async function readContext(
 async function readService(
   store: ThreadStore,
   info: ThreadInfo,
+  model: string | undefined,
 ): Promise<{ service: ServiceContext } | { serviceSkipped: ServiceSkip }> {
   const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
   const record = config.service ? await store.latestResponse(info.threadId) : undefined;
-  const skipped = serviceSkip(config.service, record, config.model, Date.now());
+  // The chain belongs to the model the response came from: this call's model, else the thread's.
+  const skipped = serviceSkip(config.service, record, model ?? config.model, Date.now());
   if (skipped || !record) return { serviceSkipped: skipped ?? 'no_response' };
   const { messages } = await store.history(info.threadId, { after: record.seq });
   const since = withoutRetracted(messages.map((message) => ({ message }))).map((e) => e.message);

@@ -25,7 +25,7 @@ export function checkOptionKeys(options: unknown, known: readonly string[], exam
       });
 }
 
-/** `append()`'s options: `responseId` alone. */
+/** `append()`'s options: `responseId` and the `model` that gave it. */
 export function checkAppendOptions(options: unknown): void {
-  checkOptionKeys(options, ['responseId'], '{ responseId }');
+  checkOptionKeys(options, ['responseId', 'model'], '{ responseId, model }');
 }

@@ -23,7 +23,13 @@ import type {
   ThreadInfo,
 } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
-import { DEFAULT_CONFIG, mergeConfig, type ConfigPatch, type ThreadConfig } from '../thread/config.js';
+import {
+  DEFAULT_CONFIG,
+  mergeConfig,
+  parseModel,
+  type ConfigPatch,
+  type ThreadConfig,
+} from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
 import { checkLostReason, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
 import { MAX_RETRACT_REASON_LENGTH } from '../model/limits.js';
@@ -109,6 +115,11 @@ export interface ThreadAppendOptions {
    * true })` chains to it. Only on a thread bound with `configure({ service })`; 1–256 characters.
    */
   responseId?: string;
+  /**
+   * The model that gave `responseId` (default: the thread's model): a later `context({ service: true,
+   * model })` chains to the response only for the same model. Only with `responseId`.
+   */
+  model?: string;
 }
 
 /** What `append` reports per message. */
@@ -213,8 +224,18 @@ export class ThreadHandle {
     );
     const normalized = normalizeMessages(withIds);
     const { responseId } = options;
+    if (options.model !== undefined) parseModel('model', options.model);
+    if (options.model !== undefined && responseId === undefined)
+      throw new ValidationError(
+        'invalid_option',
+        'model: the model that gave responseId; give responseId too',
+        {
+          field: 'model',
+        },
+      );
     // Checked before anything is stored: a refused response id loses no message.
-    const model = responseId === undefined ? undefined : await this.serviceModel(responseId);
+    const threadModel = responseId === undefined ? undefined : await this.serviceModel(responseId);
+    const model = options.model ?? threadModel;
     const stored = await this.storeCall(() => this.storeCounted(normalized));
     if (responseId !== undefined && stored.length > 0) {
       // Written right after the messages it ends. Should it fail, the append throws and its retry (same

@@ -11,8 +11,9 @@ export type ServiceKind = (typeof SERVICE_KINDS)[number];
 
 /**
  * Why a context leaves `service` out: the thread is not bound, no response was recorded yet, the
- * latest was marked lost (`serviceLost`), it is older than the binding's `maxAgeMs`, or the thread's
- * model changed since (a provider conversation belongs to one model).
+ * latest was marked lost (`serviceLost`), it is older than the binding's `maxAgeMs`, or the context is
+ * for another model than the one the response was recorded for (a provider conversation belongs to one
+ * model).
  */
 export const SERVICE_SKIPS = ['not_bound', 'no_response', 'lost', 'expired', 'model_changed'] as const;
 export type ServiceSkip = (typeof SERVICE_SKIPS)[number];
@@ -44,7 +45,7 @@ export interface ServiceResponse {
   seq: number;
   /** The provider's id, e.g. OpenAI's `resp_…`. */
   responseId: string;
-  /** The thread's model when it was recorded (a model change breaks the chain). */
+  /** The model that gave it (`append`'s `model`, else the thread's): a context for another model does not chain. */
   model: string;
   /** When it was recorded (ISO-8601). */
   recordedAt: string;

@@ -26,7 +26,7 @@ const refusedAs = (field: string, pattern: RegExp) => (err: unknown) =>
 test('append options: an unknown key is refused, naming it and the known ones', () => {
   assert.throws(
     () => checkAppendOptions({ responseID: 'resp_1' }),
-    refusedAs('responseID', /^responseID: unknown option \(responseId\)$/u),
+    refusedAs('responseID', /^responseID: unknown option \(responseId, model\)$/u),
   );
 });
 
@@ -35,11 +35,12 @@ test('append options: not an object is refused, naming options', () => {
   assert.throws(() => checkAppendOptions('resp_1'), refusedAs('options', /^options: expected an object/u));
 });
 
-test('append options: left out, empty, or responseId alone are taken', () => {
+test('append options: left out, empty, responseId alone or with its model are taken', () => {
   checkAppendOptions(undefined);
   checkAppendOptions({});
   checkAppendOptions({ responseId: 'resp_1' });
   checkAppendOptions({ responseId: undefined });
+  checkAppendOptions({ responseId: 'resp_1', model: 'gpt-4o-mini' });
 });
 
 test('fork options: an unknown key is refused, naming it and the known ones', () => {

@@ -220,11 +220,13 @@ class _Operations:
         user_id: str | None = None,
         resource_id: str | None = None,
         response_id: str | None = None,
+        model: str | None = None,
     ) -> _Call[AppendResult]:
         """Appends one message or a list (ours or OpenAI's), idempotent by id; creates the thread.
-        ``response_id``: the provider's response these messages end (a thread bound with ``service``)."""
+        ``response_id``: the provider's response these messages end (a thread bound with ``service``);
+        ``model``: the model that gave it (default: the thread's), as ``context(model=…)`` will name it."""
         batch: dict[str, Any] = {"messages": messages} if isinstance(messages, list) else {"message": messages}
-        body = {**batch, **_given(userId=user_id, resourceId=resource_id, responseId=response_id)}
+        body = {**batch, **_given(userId=user_id, resourceId=resource_id, responseId=response_id, model=model)}
         return _Call("POST", f"/v1/threads/{_seg(thread_id)}/messages", body=body)
 
     @staticmethod

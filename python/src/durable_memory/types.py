@@ -461,7 +461,8 @@ class ContextResult(TypedDict):
     service: NotRequired[ServiceContext]
     serviceSkipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
     """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
-    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
+    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the
+    context, else of the thread, is not the one the response was appended for)."""
     workingMemory: NotRequired[WorkingMemoryReport]
     """The working memory pinned right after the system prompt: the thread's own, else its
     user's for its resource, else its user's."""
@@ -559,7 +560,8 @@ class ServiceState(TypedDict):
     """Whether the next `context?service=true` chains to it."""
     skipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
     """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
-    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed`."""
+    (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the
+    context, else of the thread, is not the one the response was appended for)."""
 
 
 class ActivityRetry(TypedDict):

@@ -50,7 +50,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
     async (request) => {
       const { scope } = request;
       const storedId = scope.scoped(request.params.id, 'id');
-      const { messages, message, userId, resourceId, responseId } = request.body;
+      const { messages, message, userId, resourceId, responseId, model } = request.body;
       if (messages !== undefined && message !== undefined)
         throw new ApiError(400, 'invalid_field', 'message: give either `messages` or `message`', 'message');
       const list = messages ?? (message === undefined ? undefined : [message]);
@@ -63,9 +63,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         return await run(
           deps,
           () =>
-            deps.memory
-              .thread(storedId, { userId: owner, resourceId })
-              .append(inputs, responseId === undefined ? {} : { responseId }),
+            deps.memory.thread(storedId, { userId: owner, resourceId }).append(inputs, {
+              ...(responseId === undefined ? {} : { responseId }),
+              ...(model === undefined ? {} : { model }),
+            }),
           'append',
         );
       } catch (err) {
