@@ -209,6 +209,19 @@ test('HTTP API: bind, append with responseId, context?service=true, service-lost
   assert.equal(chained.body.service.previousResponseId, r1.id);
   assert.deepEqual(chained.body.service.input, [{ role: 'user', content: 'Still there?' }]);
   assert.equal((await acme.get(`${path}/context`)).body.service, undefined, 'only when asked');
+  // The chain belongs to the model that gave the response: another model's context does not chain,
+  // and a response appended with `model` chains for that model.
+  const otherModel = await acme.get(`${path}/context?service=true&model=gpt-4.1-mini`);
+  assert.equal(otherModel.body.serviceSkipped, 'model_changed', otherModel.text);
+  const mini = await acme.post(`${path}/messages`, {
+    message: text('a1b', 'assistant', 'Yes.'),
+    responseId: `${r1.id}-mini`,
+    model: 'gpt-4.1-mini',
+  });
+  assert.equal(mini.status, 200, mini.text);
+  const chainedMini = await acme.get(`${path}/context?service=true&model=gpt-4.1-mini`);
+  assert.equal(chainedMini.body.service.previousResponseId, `${r1.id}-mini`, chainedMini.text);
+  assert.equal((await acme.get(`${path}/context?service=true`)).body.serviceSkipped, 'model_changed');
 
   const lost = await acme.post(`${path}/service-lost`, { reason: 'not_found' });
   assert.equal(lost.status, 200, lost.text);
@@ -236,7 +249,7 @@ test('HTTP API: bind, append with responseId, context?service=true, service-lost
   assert.equal(unbound.body.error.code, 'service_not_bound');
   assert.equal(unbound.body.error.field, 'responseId');
   assert.equal((await acme.get('/v1/threads/svc-http-unbound')).status, 404, 'nothing stored');
-  assert.equal((await acme.get(`${path}/messages`)).body.messages.length, 3);
+  assert.equal((await acme.get(`${path}/messages`)).body.messages.length, 4);
   await acme.post('/v1/threads/svc-http-plain/messages', { message: text('u1', 'user', 'x') });
   const lostUnbound = await acme.post('/v1/threads/svc-http-plain/service-lost', { reason: 'not_found' });
   assert.equal(lostUnbound.status, 400);
