@@ -435,6 +435,42 @@ test('memories remember, optionally expiring; a past --expires-at is refused, no
   );
 });
 
+test("memories remember --thread --message-ids --tool-call-id records where the fact came from, by the tenant's ids", async () => {
+  // HTTP and MCP took the provenance; the command line had no flag for it (unknown option '--thread').
+  await p.memory
+    .thread('shop:cli-source', { userId: 'shop:dora' })
+    .append({ id: 'q1', role: 'user', content: 'I only drink green tea.' });
+  const remembered = await cli(
+    ...['memories', 'remember', 'User drinks green tea', '--user', 'dora', '--tenant', 'shop'],
+    ...['--thread', 'cli-source', '--message-ids', 'q1', '--tool-call-id', 'call_7', '--json'],
+  );
+  assert.equal(remembered.code, 0, remembered.stderr);
+  const { memory } = parseJson<{
+    memory: { id: string; sourceThreadId?: string; sourceMessageIds: string[]; sourceToolCallId?: string };
+  }>(remembered);
+  assert.equal(memory.sourceThreadId, 'cli-source', "the tenant's id, not the stored shop:cli-source");
+  assert.deepEqual(memory.sourceMessageIds, ['q1']);
+  assert.equal(memory.sourceToolCallId, 'call_7');
+  const stored = await p.memory.userMemories('shop:dora').get(`shop:${memory.id}`);
+  assert.equal(stored?.sourceThreadId, 'shop:cli-source');
+  // A message the thread does not have, and a thread the tenant does not have, are refused by the
+  // caller's ids; nothing is stored.
+  const badMessage = await cli(
+    ...['memories', 'remember', 'User drinks black tea', '--user', 'dora', '--tenant', 'shop'],
+    ...['--thread', 'cli-source', '--message-ids', 'nosuch'],
+  );
+  assert.equal(badMessage.code, 2, badMessage.stderr);
+  assert.match(badMessage.stderr, /nosuch/u);
+  const badThread = await cli(
+    ...['memories', 'remember', 'User drinks black tea', '--user', 'dora', '--tenant', 'shop'],
+    ...['--thread', 'nosuch'],
+  );
+  assert.equal(badThread.code, 3, badThread.stderr);
+  assert.match(badThread.stderr, /thread "nosuch" does not exist/u);
+  assert.doesNotMatch(badThread.stderr + badMessage.stderr, /shop:/u);
+  assert.equal((await p.memory.userMemories('shop:dora').list()).length, 1);
+});
+
 test("thread configure: --close-after-idle-ms and --delete-after-idle-ms go back to the worker's default with `default`", async () => {
   // configure({ closeAfterIdleMs: null, retention: null }) and PATCH with nulls could; the command
   // line took numbers only, so a thread it gave a retention kept one.

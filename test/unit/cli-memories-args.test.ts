@@ -1,0 +1,25 @@
+/**
+ * `memories remember`'s provenance flags, as HTTP and MCP take them (`threadId`, `messageIds`,
+ * `toolCallId`): the command line once had none of them (commander refused `--thread` as an unknown
+ * option). What it refuses before connecting; what it records: test/integration/cli.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cliOffline as cli } from '../support/cli-in-process.js';
+
+test('memories remember --message-ids without --thread is a usage error naming both, exit 2', async () => {
+  const { code, stderr } = await cli(
+    ...['memories', 'remember', 'User prefers tea', '--user', 'bo', '--message-ids', 'm1'],
+  );
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^durable-memory: --message-ids: the messages of a thread; give --thread too$/mu);
+});
+
+test('memories remember takes --thread, --message-ids and --tool-call-id (it goes on to connect: exit 4)', async () => {
+  const { code, stderr } = await cli(
+    ...['memories', 'remember', 'User prefers tea', '--user', 'bo', '--thread', 't1'],
+    ...['--message-ids', 'm1', 'm2', '--tool-call-id', 'call_1'],
+  );
+  assert.equal(code, 4, stderr);
+  assert.doesNotMatch(stderr, /unknown option/u);
+});
