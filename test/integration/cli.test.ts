@@ -451,8 +451,8 @@ test("memories remember --thread --message-ids --tool-call-id records where the 
   assert.equal(memory.sourceThreadId, 'cli-source', "the tenant's id, not the stored shop:cli-source");
   assert.deepEqual(memory.sourceMessageIds, ['q1']);
   assert.equal(memory.sourceToolCallId, 'call_7');
-  const stored = await p.memory.userMemories('shop:dora').get(`shop:${memory.id}`);
-  assert.equal(stored?.sourceThreadId, 'shop:cli-source');
+  const [stored] = await p.memory.userMemories('shop:dora').list();
+  assert.equal(stored?.sourceThreadId, 'shop:cli-source', 'stored as the HTTP API stores it');
   // A message the thread does not have, and a thread the tenant does not have, are refused by the
   // caller's ids; nothing is stored.
   const badMessage = await cli(

@@ -9,6 +9,17 @@ import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from
 import type { Session } from '../session.js';
 import { parseFutureExpiresAt } from '../../memories/memory-store.js';
 import { TENANT_HELP } from './thread.js';
+import { ValidationError } from '../../model/errors.js';
+
+/** `memories remember`'s own flags. */
+interface RememberFlags {
+  user: string;
+  expiresAt?: string;
+  category?: string;
+  thread?: string;
+  messageIds?: string[];
+  toolCallId?: string;
+}
 
 /** Registers `memories` and its subcommands. */
 export function registerMemories(program: Command, session: Session): void {
@@ -52,15 +63,29 @@ export function registerMemories(program: Command, session: Session): void {
     .requiredOption('--user <userId>', 'whose memory')
     .option('--expires-at <date>', 'ISO-8601 date and time after which no read returns it')
     .option('--category <name>', 'free-form grouping, e.g. preference')
+    .option('--thread <threadId>', "the thread it came from (one of the user's)")
+    .option('--message-ids <messageId...>', 'the messages of --thread it came from')
+    .option('--tool-call-id <id>', 'the tool call that recorded it')
     .action(
-      session.action(async (text: string, o: { user: string; expiresAt?: string; category?: string }) => {
+      session.action(async (text: string, o: RememberFlags) => {
         // Checked before any server is asked: a bad date is a usage error.
         if (o.expiresAt !== undefined) parseFutureExpiresAt(o.expiresAt, Date.now());
-        const stored = await (
-          await session.memory()
-        )
-          .userMemories(session.stored(o.user))
-          .remember(text, { expiresAt: o.expiresAt, category: o.category });
+        if (o.messageIds !== undefined && o.thread === undefined)
+          throw new ValidationError(
+            'invalid_option',
+            '--message-ids: the messages of a thread; give --thread too',
+            {
+              field: 'messageIds',
+            },
+          );
+        const stored = await (await session.memory()).userMemories(session.stored(o.user)).remember(text, {
+          expiresAt: o.expiresAt,
+          category: o.category,
+          // As the HTTP API and MCP store it: the tenant's thread; message ids are the thread's own.
+          ...(o.thread === undefined ? {} : { threadId: session.stored(o.thread) }),
+          ...(o.messageIds === undefined ? {} : { messageIds: o.messageIds }),
+          ...(o.toolCallId === undefined ? {} : { toolCallId: o.toolCallId }),
+        });
         const memory = session.scope ? session.scope.memory(stored) : stored;
         if (session.json) return printJson({ userId: o.user, memory });
         await printLines([
