@@ -37,6 +37,7 @@ type AssistantPart = Exclude<AssistantModelMessage['content'], string>[number];
 type ToolResult = ToolModelMessage['content'][number];
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
+import { checkOptionKeys } from '../client/option-keys.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
@@ -91,6 +92,7 @@ export class DurableMemoryChats {
   private readonly recall: AdapterContexts;
 
   constructor(private readonly options: DurableMemoryChatsOptions) {
+    checkOptionKeys(options, ['memory', 'userId', 'resourceId', 'stableRecall'], '{ memory, userId }');
     warnIfNodeTooOld();
     this.recall = stableRecallOf(options.memory, options.stableRecall);
   }

@@ -23,6 +23,7 @@ import {
 } from '@langchain/core/messages';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
+import { checkOptionKeys } from '../client/option-keys.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
@@ -47,6 +48,9 @@ export interface DurableMemoryChatMessageHistoryOptions {
   stableRecall?: StableRecallOption;
 }
 
+/** {@link DurableMemoryChatMessageHistoryOptions}' keys: a misspelt one is refused rather than ignored. */
+const HISTORY_OPTIONS = ['memory', 'threadId', 'userId', 'resourceId', 'budget', 'model', 'stableRecall'];
+
 /** A LangChain chat message history whose messages live in a durable-memory thread. */
 export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['durable_memory', 'langchain'];
@@ -55,6 +59,7 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
 
   constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
     super();
+    checkOptionKeys(options, HISTORY_OPTIONS, '{ memory, threadId, userId }');
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
     this.recall = stableRecallOf(options.memory, options.stableRecall);

@@ -38,6 +38,7 @@ import type { Message, MessageInput, PartInput } from '../model/message.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { WORKING_MEMORY_BLOCK_ID } from '../thread/working-memory-block.js';
+import { checkOptionKeys } from '../client/option-keys.js';
 import {
   updateFromTool,
   workingMemoryToolDescription,
@@ -83,12 +84,16 @@ export type SessionRunOptions<TContext, TAgent extends AnyAgent> = Omit<
   'session' | 'previousResponseId' | 'conversationId' | 'stream'
 >;
 
+/** {@link DurableMemorySessionOptions}' keys: a misspelt one (`userID`) is refused rather than ignored. */
+const SESSION_OPTIONS = ['memory', 'threadId', 'userId', 'resourceId', 'budget', 'model', 'stableRecall'];
+
 /** A session of the OpenAI Agents SDK whose items live in a durable-memory thread. */
 export class DurableMemorySession implements Session {
   readonly thread: ThreadHandle;
   private readonly recall: AdapterContexts;
 
   constructor(private readonly options: DurableMemorySessionOptions) {
+    checkOptionKeys(options, SESSION_OPTIONS, '{ memory, threadId, userId }');
     const { memory, threadId, userId, resourceId } = options;
     this.thread = memory.thread(threadId, { userId, resourceId });
     this.recall = stableRecallOf(options.memory, options.stableRecall);

@@ -9,6 +9,7 @@
 import type { ContextOptions, ContextResult, PromptCache } from '../client/context.js';
 import type { DurableMemory } from '../client/connect.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
+import { checkOptionKeys } from '../client/option-keys.js';
 
 /**
  * An adapter's `stableRecall` option: `true` keeps the block with recall's default `minCover`; an
@@ -51,6 +52,7 @@ export interface AdapterContexts {
  */
 export function stableRecallOf(memory: DurableMemory, option: StableRecallOption = false): AdapterContexts {
   if (!option) return OFF;
+  if (typeof option === 'object') checkOptionKeys(option, ['minCover'], '{ minCover: 0.4 }');
   let store = shared.get(memory);
   if (!store) shared.set(memory, (store = new StableRecall(true)));
   const minCover = option === true ? undefined : option.minCover;
