@@ -195,6 +195,8 @@ class DurableMemorySession:
                 user_id=self.user_id,
                 resource_id=self.resource_id,
                 response_id=response_id if last else None,
+                # Recorded under the session's model, the one its contexts ask for, so the next run chains.
+                model=self.model if last and response_id is not None else None,
             )
 
     async def _view(self) -> list[Message]:
