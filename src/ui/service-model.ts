@@ -1,7 +1,7 @@
 /**
  * What the thread page says of a provider-stored conversation (docs/service-stored.md): the kind the
  * thread is bound to, the latest response recorded, and whether the next context chains to it or
- * why not (lost, with the reason given, expired, the model changed). Pure, unit-tested.
+ * why not (lost, with the reason given, expired, recorded for another model). Pure, unit-tested.
  */
 import type { ServiceState } from './types.js';
 
@@ -14,7 +14,7 @@ const SKIPPED: Record<NonNullable<ServiceState['skipped']>, string> = {
   no_response: 'no response recorded yet',
   lost: 'lost',
   expired: 'expired (older than the binding allows)',
-  model_changed: "the thread's model changed since",
+  model_changed: "recorded for another model",
 };
 
 /** The provider conversation as the page shows it. */
@@ -38,6 +38,8 @@ export function serviceFacts(service: ServiceState | undefined): ServiceFacts | 
     return { kind, responseId: r.responseId, status: `${at}; the next context sends only what is new` };
   const why = r.lost
     ? `lost (${r.lost.reason}) at ${r.lost.at.slice(0, 16).replace('T', ' ')}`
-    : SKIPPED[service.skipped ?? 'lost'];
+    : service.skipped === 'model_changed'
+      ? `recorded for ${r.model}, not the thread's model`
+      : SKIPPED[service.skipped ?? 'lost'];
   return { kind, responseId: r.responseId, status: `${at}; ${why}: the next context is the full one` };
 }

@@ -483,6 +483,7 @@ test('the provider conversation: kind, latest response, chained or why not (the 
   );
   assert.match(
     serviceFacts({ kind, usable: false, skipped: 'model_changed', response })?.status ?? '',
-    /the thread's model changed since: the next context is the full one$/,
+    // The record names its model (append's `model`, else the thread's then): the page says which.
+    /recorded for gpt-4o, not the thread's model: the next context is the full one$/,
   );
 });
