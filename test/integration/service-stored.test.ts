@@ -295,6 +295,11 @@ test('CLI: configure --service, context --service, service-lost', async () => {
   assert.deepEqual(body.service.input, [{ role: 'user', content: 'again' }]);
   const plain = await cli('thread', 'context', 'svc-cli', '--service');
   assert.match(plain.stdout, /service: previous response resp_cli_1, 1 input items since seq 2/);
+  // --model, as HTTP's ?model= and the library's: the context for another model does not chain
+  // (the command line had no --model: error: unknown option '--model').
+  const other = await cli('thread', 'context', 'svc-cli', '--service', '--model', 'gpt-4.1-mini', '--json');
+  assert.equal(other.code, 0, other.stderr);
+  assert.equal(parseJson<{ serviceSkipped?: string }>(other).serviceSkipped, 'model_changed');
 
   const lost = await cli('thread', 'service-lost', 'svc-cli', 'not_found');
   assert.equal(lost.code, 0, lost.stderr);

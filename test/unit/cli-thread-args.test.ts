@@ -97,3 +97,16 @@ for (const [flags, refusal] of [
     assert.match(stderr, refusal);
     assert.doesNotMatch(stderr, /configure\./u);
   });
+
+test('thread context takes --model, as HTTP ?model= and context({ model }) do (it goes on to connect: exit 4)', async () => {
+  // The command line had no --model: exit 2, error: unknown option '--model'.
+  const { code, stderr } = await cli('thread', 'context', 't1', '--service', '--model', 'gpt-4.1-mini');
+  assert.equal(code, 4, stderr);
+  assert.doesNotMatch(stderr, /unknown option/u);
+});
+
+test('thread context --model with an empty name is refused before connecting, exit 2', async () => {
+  const { code, stderr } = await cli('thread', 'context', 't1', '--model', '');
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^durable-memory: --model: expected a model name of 1 to 200 characters$/mu);
+});
