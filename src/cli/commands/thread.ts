@@ -7,7 +7,13 @@ import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
 import { checkLostReason, SERVICE_KINDS } from '../../model/service.js';
-import { CONFIG_KEYS, DEFAULT_CONFIG, mergeConfig, type ThreadConfig } from '../../thread/config.js';
+import {
+  CONFIG_KEYS,
+  DEFAULT_CONFIG,
+  mergeConfig,
+  parseModel,
+  type ThreadConfig,
+} from '../../thread/config.js';
 import { UnknownThreadError } from '../../client/errors.js';
 import {
   finiteNumber,
@@ -69,6 +75,10 @@ export function registerThread(program: Command, session: Session): void {
     .command('context <threadId>')
     .description('print the context: what the next model call would get')
     .option('--budget <tokens>', 'token budget (default: the thread’s)', positiveInt)
+    .option(
+      '--model <name>',
+      "count tokens for this model (default: the thread's); with --service, the model the call goes to",
+    )
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
     .option('--range <n>', 'neighbours recalled either side of each hit (default 2)', nonNegativeInt)
@@ -280,6 +290,7 @@ async function search(session: Session, id: string, query: string, o: SearchFlag
 
 interface ContextFlags {
   budget?: number;
+  model?: string;
   query?: string;
   recall?: ReturnType<typeof recallChoice>;
   range?: number;
@@ -329,6 +340,8 @@ async function context(session: Session, id: string, o: ContextFlags) {
           ...(o.since !== undefined ? { since: o.since } : {}),
           ...(o.until !== undefined ? { until: o.until } : {}),
         };
+  // Checked by the library's rule before connecting, and refused by the flag's name.
+  if (o.model !== undefined) parseModel('--model', o.model);
   try {
     // Checked by the library's rules before connecting, and refused by the flags' names.
     parseRecall(recall);
@@ -337,6 +350,7 @@ async function context(session: Session, id: string, o: ContextFlags) {
   }
   const stored = await (await session.memory()).thread(session.stored(id)).context({
     budget: o.budget,
+    ...(o.model !== undefined ? { model: o.model } : {}),
     ...(o.query !== undefined ? { query: o.query } : {}),
     recall,
     ...(o.service ? { service: true } : {}),
