@@ -76,8 +76,24 @@ test('thread ls, with and without --json', async () => {
       ['cli-show', 49],
     ],
   );
-  const limited = parseJson<{ threads: unknown[] }>(await cli('thread', 'ls', '--json', '--limit', '1'));
+  const limited = parseJson<{ threads: { threadId: string }[]; next?: string }>(
+    await cli('thread', 'ls', '--json', '--limit', '1', '--user', 'alice'),
+  );
   assert.equal(limited.threads.length, 1);
+  // As thread history's page, HTTP's and MCP's: a cut list says where the next page starts (it said
+  // nothing: no `next`, no note, as if the list were whole).
+  assert.equal(limited.next, 'cli-long');
+  const cut = await cli('thread', 'ls', '--limit', '1', '--user', 'alice');
+  assert.match(cut.stderr, /more: --after cli-long/);
+  const rest = parseJson<{ threads: { threadId: string }[]; next?: string }>(
+    await cli('thread', 'ls', '--json', '--user', 'alice', '--after', 'cli-long', '--limit', '1'),
+  );
+  assert.deepEqual(
+    rest.threads.map((t) => t.threadId),
+    ['cli-show'],
+  );
+  assert.equal(rest.next, undefined, 'the last page');
+  assert.doesNotMatch((await cli('thread', 'ls', '--user', 'alice')).stderr, /more:/);
 });
 
 test('thread history prints the whole history unless --limit or --after', async () => {
