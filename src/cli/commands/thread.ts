@@ -194,21 +194,26 @@ async function listThreads(session: Session, o: ListFlags) {
   let after = o.after !== undefined ? session.stored(o.after) : undefined;
   const userId = o.user !== undefined ? session.stored(o.user) : undefined;
   const wanted = o.limit ?? Infinity;
+  // With --limit, whether more follow (one thread more is asked for): the list then says where next.
+  let more = false;
   while (threads.length < wanted) {
     const limit = Math.min(THREAD_PAGE, wanted - threads.length);
     // With a tenant: its threads are the ids starting with its prefix.
-    const page = await memory.listThreads({
+    const rows = await memory.listThreads({
       userId,
       after,
-      limit,
+      limit: limit + 1,
       prefix: scope?.prefix,
       open: o.open === true,
     });
+    const page = rows.slice(0, limit);
     threads.push(...(scope ? page.map((t) => scope.threadInfo(t)) : page));
-    if (page.length < limit) break;
+    more = rows.length > limit;
+    if (!more) break;
     after = page[page.length - 1]!.threadId;
   }
-  if (session.json) return printJson({ threads });
+  const next = more ? threads[threads.length - 1]!.threadId : undefined;
+  if (session.json) return printJson({ threads, ...(next !== undefined ? { next } : {}) });
   if (threads.length === 0) return note('no threads');
   const openOf = (t: ThreadInfo) => (t.open === undefined ? '-' : t.open ? 'yes' : 'no');
   const rows = threads.map((t) => [
@@ -219,6 +224,7 @@ async function listThreads(session: Session, o: ListFlags) {
     ...(o.open ? [openOf(t)] : []),
   ]);
   await printLines(table(rows, ['THREAD', 'USER', 'MESSAGES', 'UPDATED', ...(o.open ? ['OPEN'] : [])]));
+  if (next !== undefined) note(`more: --after ${next}`);
 }
 
 /** One history message per line: seq, role, text (tool calls as `name(args)`, results as `→ …`). */
