@@ -14,7 +14,7 @@ const SKIPPED: Record<NonNullable<ServiceState['skipped']>, string> = {
   no_response: 'no response recorded yet',
   lost: 'lost',
   expired: 'expired (older than the binding allows)',
-  model_changed: "recorded for another model",
+  model_changed: 'recorded for another model',
 };
 
 /** The provider conversation as the page shows it. */
