@@ -33,7 +33,8 @@ test('DurableMemoryChats refuses an unknown option, naming it', () => {
     () => new DurableMemoryChats({ memory, userID: 'alice' } as never),
     refusedAs('userID', /^userID: unknown option \(.*userId.*\)$/u),
   );
-  new DurableMemoryChats({ memory, userId: 'alice', stableRecall: true });
+  // Not built with good options here: that would use up the process's one Node.js version warning,
+  // which test/unit/node-version.test.ts expects (test/integration/ai-sdk.test.ts builds them).
 });
 
 test('DurableMemoryChatMessageHistory refuses an unknown option, naming it', () => {
@@ -46,8 +47,13 @@ test('DurableMemoryChatMessageHistory refuses an unknown option, naming it', () 
 
 test("an adapter's stableRecall object refuses an unknown key, naming it", () => {
   assert.throws(
-    () => new DurableMemoryChats({ memory, stableRecall: { mincover: 0.2 } } as never),
+    () =>
+      new DurableMemoryChatMessageHistory({
+        memory,
+        threadId: 't',
+        stableRecall: { mincover: 0.2 },
+      } as never),
     refusedAs('mincover', /^mincover: unknown option \(minCover\)$/u),
   );
-  new DurableMemoryChats({ memory, stableRecall: { minCover: 0.2 } });
+  new DurableMemoryChatMessageHistory({ memory, threadId: 't', stableRecall: { minCover: 0.2 } });
 });
