@@ -1,10 +1,10 @@
 /**
  * What a new run of a thread's workflow starts from (not a continue-as-new, which carries its state):
  * the stored configuration, owner and extraction progress (and the counts its state shows of the work
- * done before it, with the worker's LLM and its embedding model's vectors of the thread), and, for a thread that was compacted
- * (imported, or whose workflow ended and started again), the index of its stored view. Without the
- * view the run would count every stored message as in the view, and compact a view that is already
- * within budget to no effect, for ever.
+ * done before it, with the worker's LLM and its embedding model's vectors of the thread), and, for a
+ * thread that was compacted (imported, or whose workflow ended and started again), the index of its
+ * stored view. Without the view the run would count every stored message as in the view, and compact
+ * a view that is already within budget to no effect, for ever.
  */
 import { reportOf } from '../src/compaction/compaction.js';
 import { MessageIndex } from '../src/compaction/message-index.js';

@@ -229,9 +229,7 @@ export class ThreadHandle {
       throw new ValidationError(
         'invalid_option',
         'model: the model that gave responseId; give responseId too',
-        {
-          field: 'model',
-        },
+        { field: 'model' },
       );
     // Checked before anything is stored: a refused response id loses no message.
     const threadModel = responseId === undefined ? undefined : await this.serviceModel(responseId);

@@ -87,10 +87,9 @@ export function shapeOf(message: Message): MessageShape {
 
 /** The call ids of a tool call's calls or a tool message's results (`shape`: its {@link shapeOf}); else undefined. */
 export function callIdsOf(message: Message, shape: MessageShape): string[] | undefined {
-  if (shape === 'tool_call') return message.parts.flatMap((p) => (p.type === 'tool_call' ? [p.callId] : []));
-  if (shape === 'tool_result')
-    return message.parts.flatMap((p) => (p.type === 'tool_result' ? [p.callId] : []));
-  return undefined;
+  if (shape !== 'tool_call' && shape !== 'tool_result') return undefined;
+  // The parts of the message's own kind: a call's calls, a result message's results.
+  return message.parts.flatMap((p) => (p.type === shape && 'callId' in p ? [p.callId] : []));
 }
 
 /** Builds the body-free description of a message whose token count is already known. */

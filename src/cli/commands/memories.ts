@@ -74,9 +74,7 @@ export function registerMemories(program: Command, session: Session): void {
           throw new ValidationError(
             'invalid_option',
             '--message-ids: the messages of a thread; give --thread too',
-            {
-              field: 'messageIds',
-            },
+            { field: 'messageIds' },
           );
         const stored = await (await session.memory()).userMemories(session.stored(o.user)).remember(text, {
           expiresAt: o.expiresAt,
