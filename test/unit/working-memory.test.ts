@@ -79,6 +79,42 @@ describe('prepareVersion', () => {
     );
   });
 
+  it('a schema of draft-04 or older is refused: the validator reads it by draft-07 rules', () => {
+    // It was taken, and checked as draft-07: draft-04's `exclusiveMaximum: true` (a boolean there)
+    // was ignored, so { n: 5 } passed a schema that says n < 5.
+    for (const draft of [
+      'http://json-schema.org/draft-04/schema#',
+      'http://json-schema.org/draft-03/schema#',
+    ]) {
+      const schema = {
+        $schema: draft,
+        type: 'object',
+        properties: { n: { type: 'number', maximum: 5, exclusiveMaximum: true } },
+      };
+      assert.throws(
+        () => prepareVersion(undefined, { n: 5 }, { version: 0, schema }),
+        (err: unknown) =>
+          refusedWith('invalid_schema')(err) && /draft-07, 2019-09 or 2020-12/u.test((err as Error).message),
+        draft,
+      );
+    }
+    assert.throws(
+      () =>
+        prepareVersion(
+          undefined,
+          { n: 5 },
+          {
+            version: 0,
+            schema: {
+              $schema: 'http://json-schema.org/draft-06/schema#',
+              properties: { n: { exclusiveMaximum: 5 } },
+            },
+          },
+        ),
+      refusedWith('schema_mismatch'),
+    );
+  });
+
   it('a $ref the schema cannot resolve is an invalid_schema naming it; refs within the schema work', () => {
     // It was taken, and every content then failed with `/ schema is false` (schema_mismatch): a ref
     // to elsewhere is never fetched, and a missing definition matched nothing.
