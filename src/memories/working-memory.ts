@@ -192,10 +192,16 @@ export function prepareVersion(
   return schema ? { format, content: json, schema } : { format, content: json };
 }
 
-/** The meta-schemas a schema may name in `$schema` (draft-07 when it names none). */
+/**
+ * The meta-schemas a schema may name in `$schema` (draft-07 when it names none). Drafts 03 and 04 are
+ * left out: the validator reads every schema by draft-06+ rules, where some of their keywords mean
+ * something else (`exclusiveMaximum: true`), so such a schema would check less than it says.
+ */
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
 const META = new Map<string, unknown>(
-  Object.entries(Schema.Meta).map(([uri, meta]) => [uri.replace(/#$/u, ''), meta]),
+  Object.entries(Schema.Meta)
+    .filter(([uri]) => !/draft-0[34]\//u.test(uri))
+    .map(([uri, meta]) => [uri.replace(/#$/u, ''), meta]),
 );
 
 /**
