@@ -21,6 +21,7 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from '@langchain/core/messages';
+import type { InvalidToolCall, ToolCall } from '@langchain/core/messages/tool';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import { checkOptionKeys } from '../client/option-keys.js';
@@ -151,19 +152,24 @@ export function toLangChain(message: Message): BaseMessage[] {
   if (message.role === 'system') return [new SystemMessage(text)];
   if (message.role === 'user') return [new HumanMessage(text)];
   if (message.role === 'assistant') {
-    const tool_calls = message.parts.flatMap((p) =>
-      p.type === 'tool_call'
-        ? [
-            {
-              id: p.callId,
-              name: p.name,
-              args: JSON.parse(p.arguments) as Record<string, unknown>,
-              type: 'tool_call' as const,
-            },
-          ]
-        : [],
-    );
-    return [new AIMessage({ content: text, tool_calls })];
+    // Arguments are kept as the model wrote them (a reply cut off mid-call leaves them truncated):
+    // those that are not a JSON object are LangChain's invalid tool calls, so the history still reads.
+    const tool_calls: ToolCall[] = [];
+    const invalid_tool_calls: InvalidToolCall[] = [];
+    for (const p of message.parts) {
+      if (p.type !== 'tool_call') continue;
+      const args = jsonObject(p.arguments);
+      if (args) tool_calls.push({ id: p.callId, name: p.name, args, type: 'tool_call' });
+      else
+        invalid_tool_calls.push({
+          id: p.callId,
+          name: p.name,
+          args: p.arguments,
+          error: 'arguments are not a JSON object',
+          type: 'invalid_tool_call',
+        });
+    }
+    return [new AIMessage({ content: text, tool_calls, invalid_tool_calls })];
   }
   return message.parts.flatMap((p) =>
     p.type === 'tool_result'
@@ -177,4 +183,16 @@ export function toLangChain(message: Message): BaseMessage[] {
         ]
       : [],
   );
+}
+
+/** The arguments as a JSON object, or undefined when they are not one. */
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
