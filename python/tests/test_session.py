@@ -184,6 +184,19 @@ async def test_pop_item_records_a_retraction_the_next_request_leaves_it_out(
     assert "take me back" not in sent and "keep me" in sent and "next" in sent
 
 
+async def test_pop_item_never_takes_the_pinned_blocks_once_the_thread_is_popped_empty(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    session = DurableMemorySession(aclient, thread_id, user_id="pop-blocks")
+    await session.add_items([{"role": "user", "content": "I am vegetarian"}])
+    await aclient.remember("pop-blocks", "I am vegetarian", thread_id=thread_id)
+    await aclient.set_thread_working_memory(thread_id, "# Notes", 0)
+    assert await session.pop_item() == {"role": "user", "content": "I am vegetarian"}
+    assert [item["role"] for item in await session.get_items()] == ["system", "system"]  # the pinned blocks
+    assert await session.pop_item() is None
+    assert len((await aclient.history(thread_id))["messages"]) == 2, "the message and its retraction marker"
+
+
 async def test_run_on_a_bound_thread_chains_marks_a_forgotten_response_lost_and_recovers(
     aclient: AsyncClient, llm: Any, thread_id: str
 ) -> None:
