@@ -51,6 +51,9 @@ RESPONSES_ITEM_KEY = "responsesItem"
 #: The id of the long-term memory block the context starts with (never popped).
 MEMORY_BLOCK_ID = "long-term-memory"
 
+#: The id of the working memory block the context pins after the system prompt (never popped).
+WORKING_MEMORY_BLOCK_ID = "working-memory"
+
 #: Largest append the API takes.
 MAX_BATCH = 1000
 
@@ -113,7 +116,7 @@ class DurableMemorySession:
     async def pop_item(self) -> TResponseInputItem | None:
         """Takes back the newest item of the view: records a retraction (the item leaves the context
         and ``get_items()``; history keeps it, with a marker naming it)."""
-        view = [m for m in await self._view() if m["id"] != MEMORY_BLOCK_ID]
+        view = [m for m in await self._view() if m["id"] not in (MEMORY_BLOCK_ID, WORKING_MEMORY_BLOCK_ID)]
         if not view:
             return None
         last = view[-1]
