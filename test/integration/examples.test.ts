@@ -320,6 +320,31 @@ test('ai-sdk-chat.ts: streamText on the context, the whole chat saved each turn,
   );
 });
 
+test("ai-sdk-chat.ts on a chat with a pinned working memory: the context's system block reaches streamText", async () => {
+  llm.reset();
+  // A chat whose context holds a system message of ours (the working memory; the memory block and
+  // summaries are system messages too): `ai` 7 refuses system messages in `messages` unless told.
+  await p.memory.thread('example-ai-sdk-wm', { userId: 'alice' }).configure({});
+  await p.memory
+    .workingMemory({ threadId: 'example-ai-sdk-wm' })
+    .set('# Trip\n- Paris in May', { version: 0 });
+  const result = await tsx('ai-sdk-chat.ts', {
+    ...cliEnv(p),
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'test',
+    THREAD_ID: 'example-ai-sdk-wm',
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /saved messages: user assistant user assistant\n/);
+  const calls = llm.requests.filter((r) => r.body.stream === true);
+  assert.equal(calls.length, 2);
+  for (const call of calls)
+    assert.match(
+      String(call.body.messages.find((m) => m.role === 'system')?.content),
+      /^Working memory \(version 1;[^]*Paris in May/u,
+    );
+});
+
 test('langchain-history.ts: RunnableWithMessageHistory on a thread, turn two sees turn one', async () => {
   llm.reset();
   const result = await tsx('langchain-history.ts', {
