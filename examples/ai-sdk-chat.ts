@@ -33,7 +33,9 @@ const chatId = process.env['THREAD_ID'] ?? 'ai-sdk-chat-demo';
 async function chatRoute(message: UIMessage): Promise<Response> {
   const messages = [...(await chats.loadChat(chatId)), message];
   await chats.saveChat({ chatId, messages }); // the user's message is safe before the model runs
-  const result = streamText({ model, messages: await chats.context(chatId) });
+  // The context holds system messages of ours (working memory, memories, summaries): `ai` 7 takes
+  // them in `messages` only when told to.
+  const result = streamText({ model, messages: await chats.context(chatId), allowSystemInMessages: true });
   let saved!: Promise<void>;
   const response = result.toUIMessageStreamResponse({
     originalMessages: messages,
