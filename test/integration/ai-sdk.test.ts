@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { convertToModelMessages, modelMessageSchema, type UIMessage } from 'ai';
 import { DurableMemoryChats } from '../../src/adapters/ai-sdk.js';
+import type { ValidationError } from '../../src/model/errors.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
 
@@ -118,6 +119,41 @@ test('a changed message is a new version: the old one retracted, history kept', 
   assert.ok(
     messages.some((m) => m.metadata?.['retracts'] !== undefined),
     'the first version is retracted, not rewritten',
+  );
+});
+
+test('saveChat refuses a message without an id, or two with one id, and saves nothing of that list', async () => {
+  const chats = new DurableMemoryChats({ memory: p.memory });
+  const chatId = 'chat-ids';
+  const say = (id: string, role: 'user' | 'assistant', text: string): UIMessage => ({
+    id,
+    role,
+    parts: [{ type: 'text', text }],
+  });
+  const q1 = say('q1', 'user', 'Weather in Paris?');
+  const a1 = say('a1', 'assistant', 'Sunny.');
+  await chats.saveChat({ chatId, messages: [q1, a1] });
+  // What `toUIMessageStreamResponse({ originalMessages })` gives `onFinish` without `generateMessageId`:
+  // every answer with the id '', so each new one would replace the one before.
+  await assert.rejects(
+    chats.saveChat({
+      chatId,
+      messages: [q1, a1, say('q2', 'user', 'And tomorrow?'), say('', 'assistant', 'Rain.')],
+    }),
+    (err: ValidationError) =>
+      err.code === 'invalid_id' && err.index === 3 && /generateMessageId/u.test(err.message),
+  );
+  await assert.rejects(
+    chats.saveChat({
+      chatId,
+      messages: [q1, a1, say('q2', 'user', 'And tomorrow?'), say('a1', 'assistant', 'Rain.')],
+    }),
+    (err: ValidationError) => err.code === 'duplicate_id' && err.index === 3 && err.messageId === 'a1',
+  );
+  assert.deepEqual(
+    await chats.loadChat(chatId),
+    [q1, a1],
+    'nothing of a refused list saved, nothing retracted',
   );
 });
 
