@@ -38,6 +38,7 @@ type ToolResult = ToolModelMessage['content'][number];
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import { checkOptionKeys } from '../client/option-keys.js';
+import { ValidationError } from '../model/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
@@ -113,6 +114,7 @@ export class DurableMemoryChats {
    * are stored again and their earlier version retracted. Idempotent.
    */
   async saveChat({ chatId, messages }: { chatId: string; messages: readonly UIMessage[] }): Promise<void> {
+    checkIds(messages);
     const thread = this.thread(chatId);
     const saved = await this.saved(chatId);
     const append: MessageInput[] = [];
@@ -184,6 +186,34 @@ export class DurableMemoryChats {
     }
     return byId;
   }
+}
+
+/**
+ * Every message of a saved list has its own id: messages are told apart by id, so a second message
+ * with one would be taken for a new version of the first (and retract it). The list is refused whole.
+ */
+function checkIds(messages: readonly UIMessage[]): void {
+  const seen = new Set<string>();
+  messages.forEach((message, index) => {
+    const { id } = message as { id: unknown };
+    if (typeof id !== 'string' || id === '')
+      throw new ValidationError(
+        'invalid_id',
+        `messages[${index}] has no id: give each message one (a route answering through ` +
+          '`toUIMessageStreamResponse({ originalMessages })` passes `generateMessageId`)',
+        { index },
+      );
+    if (seen.has(id))
+      throw new ValidationError(
+        'duplicate_id',
+        `messages[${index}]: id ${JSON.stringify(id)} is used twice`,
+        {
+          index,
+          messageId: id,
+        },
+      );
+    seen.add(id);
+  });
 }
 
 async function allHistory(thread: ThreadHandle): Promise<Message[]> {
