@@ -352,6 +352,57 @@ test('live memories carry their superseded versions, newest first, and whether t
   );
 });
 
+test('a remembered fact says the user confirmed it and where it came from; a correction says it is one', () => {
+  const remembered = memory('m7', {
+    extractionId: 'user',
+    confirmation: 'confirmed by user',
+    sourceMessageIds: ['u1', 'u2'],
+    sourceToolCallId: 'call_9',
+  });
+  assert.equal(
+    provenanceOf(remembered),
+    'confirmed by the user, from messages u1, u2 of thread t (tool call call_9)',
+  );
+  assert.equal(
+    provenanceOf(
+      memory('m8', {
+        extractionId: 'user',
+        confirmation: 'confirmed by user',
+        sourceMessageIds: [],
+        sourceThreadId: undefined,
+      }),
+    ),
+    'confirmed by the user',
+  );
+  assert.equal(
+    provenanceOf(memory('m9', { extractionId: 'user', sourceMessageIds: [], sourceThreadId: undefined })),
+    'written by the user (a correction)',
+  );
+});
+
+test('a forgotten memory (superseded without a replacement) is told apart from one whose replacement was deleted', () => {
+  const view = memoriesView([
+    memory('m1', {
+      status: 'superseded',
+      supersededAt: '2026-01-05T00:00:00Z',
+      supersededReason: 'forgotten by user',
+    }),
+    memory('m2', { status: 'superseded', supersededBy: 'm3', supersededAt: '2026-01-03T00:00:00Z' }),
+    memory('m3', { status: 'superseded', supersededAt: '2026-01-04T00:00:00Z', supersededReason: 'moved' }),
+    memory('m4', { status: 'superseded', supersededBy: 'deleted', supersededAt: '2026-01-02T00:00:00Z' }),
+  ]);
+  assert.deepEqual(
+    view.forgotten.map((m) => m.id),
+    ['m1', 'm3', 'm2'],
+    'forgotten, and what they had replaced',
+  );
+  assert.deepEqual(
+    view.orphans.map((m) => m.id),
+    ['m4'],
+    'its replacement is gone',
+  );
+});
+
 test('threads are listed in the order of the API pages (by id), so paging never reorders them', () => {
   const rows = threadRows([
     { threadId: 'a-old', createdAt: '', updatedAt: '2026-01-01T00:00:00.000Z', lastSeq: 3, messageCount: 3 },
