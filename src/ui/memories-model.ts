@@ -21,17 +21,29 @@ export interface MemoryRow {
 /** Memories shaped for display. */
 export interface MemoriesView {
   rows: MemoryRow[];
+  /**
+   * Forgotten memories (superseded without a replacement: `forget`), with the versions they had
+   * replaced: history with no live head.
+   */
+  forgotten: MemoryRecord[];
   /** Superseded memories whose successor is gone (the user deleted it): history with no live head. */
   orphans: MemoryRecord[];
 }
 
 /** Where a memory came from, in one line. */
 export function provenanceOf(m: MemoryRecord): string {
-  if (m.extractionId === 'user') return 'written by the user (a correction)';
   const ids = m.sourceMessageIds;
-  const from =
-    ids.length === 0 ? 'from no message' : `from message${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
-  const where = m.sourceThreadId ? ` of thread ${m.sourceThreadId}` : '';
+  const messages = ids.length === 0 ? '' : `message${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
+  const thread = m.sourceThreadId ? `thread ${m.sourceThreadId}` : '';
+  if (m.confirmation !== undefined) {
+    // A fact the user confirmed (`remember`): where it was said, if it was named.
+    const where = [messages, thread].filter((s) => s !== '').join(' of ');
+    const call = m.sourceToolCallId ? ` (tool call ${m.sourceToolCallId})` : '';
+    return `confirmed by the user${where ? `, from ${where}` : ''}${call}`;
+  }
+  if (m.extractionId === 'user') return 'written by the user (a correction)';
+  const from = messages ? `from ${messages}` : 'from no message';
+  const where = thread ? ` of ${thread}` : '';
   const by = m.extractionId ? ` by extraction ${m.extractionId}` : '';
   return `${from}${where}${by}`;
 }
@@ -46,23 +58,26 @@ export function memoriesView(
 ): MemoriesView {
   const used = new Set(usedIds);
   const byId = new Map(memories.map((m) => [m.id, m]));
-  // Follows supersededBy to the live memory now holding the fact (guarding against cycles).
-  const head = (m: MemoryRecord): MemoryRecord | undefined => {
+  // Follows supersededBy as far as it goes (guarding against cycles): to the live memory now holding
+  // the fact, to a forgotten one (superseded with no successor), or to a successor that is gone.
+  const last = (m: MemoryRecord): MemoryRecord | undefined => {
     const seen = new Set<string>();
     let at: MemoryRecord | undefined = m;
     while (at && at.status === 'superseded' && at.supersededBy && !seen.has(at.id)) {
       seen.add(at.id);
       at = byId.get(at.supersededBy);
     }
-    return at?.status === 'active' ? at : undefined;
+    return at;
   };
   const previous = new Map<string, MemoryRecord[]>();
+  const forgotten: MemoryRecord[] = [];
   const orphans: MemoryRecord[] = [];
   for (const m of memories) {
     if (m.status === 'active') continue;
-    const live = head(m);
-    if (!live) orphans.push(m);
-    else previous.set(live.id, [...(previous.get(live.id) ?? []), m]);
+    const end = last(m);
+    if (end?.status === 'active') previous.set(end.id, [...(previous.get(end.id) ?? []), m]);
+    else if (end && end.supersededBy === undefined) forgotten.push(m);
+    else orphans.push(m);
   }
   const newestFirst = (a: MemoryRecord, b: MemoryRecord) =>
     (b.supersededAt ?? b.createdAt).localeCompare(a.supersededAt ?? a.createdAt);
@@ -75,7 +90,7 @@ export function memoriesView(
       provenance: provenanceOf(memory),
       ...(memory.expiresAt === undefined ? {} : { expires: utc(memory.expiresAt) }),
     }));
-  return { rows, orphans: orphans.sort(newestFirst) };
+  return { rows, forgotten: forgotten.sort(newestFirst), orphans: orphans.sort(newestFirst) };
 }
 
 /** An ISO time as the inspector shows it: `2026-02-01 10:00:00 UTC`. */

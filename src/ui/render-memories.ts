@@ -31,7 +31,7 @@ export function memoriesSection(userId: string | undefined, view: MemoriesView):
     section.append(h('p', {}, 'This thread has no user, so it has no long-term memories.'));
     return section;
   }
-  if (view.rows.length === 0 && view.orphans.length === 0) {
+  if (view.rows.length === 0 && view.forgotten.length === 0 && view.orphans.length === 0) {
     section.append(h('p', {}, 'No memories extracted yet.'));
     return section;
   }
@@ -62,6 +62,12 @@ export function memoriesSection(userId: string | undefined, view: MemoriesView):
             h('ul', {}, row.previous.map(previousItem)),
           ),
       ),
+    );
+  }
+  if (view.forgotten.length > 0) {
+    section.append(
+      h('h4', {}, 'Forgotten memories (superseded without a replacement)'),
+      h('ul', { class: 'previous' }, view.forgotten.map(previousItem)),
     );
   }
   if (view.orphans.length > 0) {
