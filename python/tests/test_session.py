@@ -15,7 +15,7 @@ import pytest
 from agents import Runner, set_tracing_disabled
 from agents.memory import Session, SessionSettings
 
-from durable_memory import AsyncClient, Client
+from durable_memory import AsyncClient, Client, ValidationError
 from durable_memory.agents import RESPONSES_ITEM_KEY, DurableMemorySession, chain_gone
 
 from agent_turn import weather_agent
@@ -323,3 +323,14 @@ async def test_stable_recall_keeps_the_recalled_block_from_one_context_to_the_ne
     assert recalls_ingrid(await stable.get_items()), "the block stays in place for the next topic"
     fresh = DurableMemorySession(aclient, thread_id, budget=300)
     assert not recalls_ingrid(await fresh.get_items()), "without stable_recall it is built for the new topic"
+
+
+def test_stable_recall_refuses_a_key_it_does_not_know(aclient: AsyncClient) -> None:
+    """As the TypeScript adapters' `stableRecall` does: a misspelt key is refused, never ignored."""
+    with pytest.raises(ValidationError) as refused:
+        DurableMemorySession(aclient, "t", stable_recall={"mincover": 0})
+    assert refused.value.code == "invalid_option"
+    assert refused.value.field == "stable_recall"
+    assert "minCover" in refused.value.message
+    DurableMemorySession(aclient, "t", stable_recall={"minCover": 0})
+    DurableMemorySession(aclient, "t", stable_recall=True)
