@@ -35,7 +35,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from .client import AsyncClient, MessageInput
-from .errors import NotFoundError
+from .errors import NotFoundError, ValidationError
 from .types import Message
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class DurableMemorySession:
         stable_recall: Keep the recalled block in place from one context to the next (the stable
             recalled block, for the provider's prompt cache): the session passes its last context's
             ``cache`` as ``previous``. ``True``, or ``{"minCover": 0}`` to set how much of a new query
-            the kept block must cover. Default False.
+            the kept block must cover (another key is a ValidationError). Default False.
     """
 
     def __init__(
@@ -97,6 +97,14 @@ class DurableMemorySession:
         self.budget = budget
         self.model = model
         self.session_settings = session_settings
+        if isinstance(stable_recall, dict):
+            unknown = sorted(set(stable_recall) - {"minCover"})
+            if unknown:
+                raise ValidationError(
+                    "invalid_option",
+                    f"stable_recall: unknown key {unknown[0]!r} (known: minCover)",
+                    field="stable_recall",
+                )
         self.stable_recall = stable_recall
         self._cache: dict[str, Any] = {}  # the last context's cache, {} before the first
 
