@@ -13,8 +13,9 @@ does, so both languages see the same conversation in a thread:
   (and summaries, the long-term memory block, messages appended by a client) into items from parts;
 - message ids come from call ids (``call:<call_id>``, ``result:<call_id>``) and provider item ids
   (``item:<id>``), so adding an item again stores it once;
-- ``get_items()`` is the thread's context (compacted within the budget, the user's memories as a
-  system item first, retracted items left out), ``get_items(limit)`` its newest ``limit`` items;
+- ``get_items()`` is the thread's context (compacted within the budget, the working memory as a
+  system item after the system prompt and the user's memories as one right before the newest user
+  message, retracted items left out), ``get_items(limit)`` its newest ``limit`` items;
 - ``pop_item()`` records a retraction (history is append-only: the item stays there, marked);
 - ``clear_session()`` deletes the thread;
 - ``run(agent, input)`` runs an agent on the thread; on a thread bound to OpenAI Responses
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 #: Where a message keeps the item it was made from (the TypeScript adapter's is ``agentsItem``).
 RESPONSES_ITEM_KEY = "responsesItem"
 
-#: The id of the long-term memory block the context starts with (never popped).
+#: The id of the long-term memory block, right before the context's newest user message (never popped).
 MEMORY_BLOCK_ID = "long-term-memory"
 
 #: The id of the working memory block the context pins after the system prompt (never popped).
