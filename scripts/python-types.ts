@@ -80,11 +80,13 @@ function docstring(text: string, indent: string): string {
   const words = clean.split(/\s+/u);
   const lines: string[] = [];
   let line = '"""';
+  let empty = true; // the line holds no word yet: only the opening quotes
   for (const word of words) {
-    if (line.length > 3 && indent.length + line.length + 1 + word.length > 96) {
+    if (!empty && indent.length + line.length + 1 + word.length > 96) {
       lines.push(line);
       line = word;
-    } else line = line.length > 3 ? `${line} ${word}` : `${line}${word}`;
+    } else line = empty ? `${line}${word}` : `${line} ${word}`;
+    empty = false;
   }
   lines.push(`${line}"""`);
   return lines.map((l) => indent + l).join('\n');

@@ -455,7 +455,7 @@ class ContextResult(TypedDict):
     """Long-term memories injected, most relevant first."""
     recalled: list[RecalledMessage]
     """History messages recalled into the context (one block after the memories, right before
-    thenewest user message), chronological."""
+    the newest user message), chronological."""
     recall: NotRequired[RecallReport]
     """What recall did; absent when it was off."""
     service: NotRequired[ServiceContext]
