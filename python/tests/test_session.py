@@ -325,6 +325,27 @@ async def test_stable_recall_keeps_the_recalled_block_from_one_context_to_the_ne
     assert not recalls_ingrid(await fresh.get_items()), "without stable_recall it is built for the new topic"
 
 
+async def test_stable_recall_is_kept_per_client_so_a_session_made_anew_each_turn_keeps_the_block(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    """As the TypeScript adapters keep one store per client: a web handler makes a session per request."""
+    fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim.", "createdAt": "2023-05-01"}
+    filler = [
+        {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
+        for i in range(60)
+    ]
+    await aclient.append(thread_id, [fact, *filler, {"id": "q", "role": "user", "content": "Where does Ingrid live?"}])
+
+    def recalls_ingrid(items: list[Any]) -> bool:
+        return any("Trondheim" in str(item.get("content")) for item in items)
+
+    first = DurableMemorySession(aclient, thread_id, budget=300, stable_recall={"minCover": 0})
+    assert recalls_ingrid(await first.get_items())
+    await first.add_items([{"role": "user", "content": "What about message 7 and the garden?"}])
+    again = DurableMemorySession(aclient, thread_id, budget=300, stable_recall={"minCover": 0})
+    assert recalls_ingrid(await again.get_items()), "a new session on the same client keeps the block"
+
+
 def test_stable_recall_refuses_a_key_it_does_not_know(aclient: AsyncClient) -> None:
     """As the TypeScript adapters' `stableRecall` does: a misspelt key is refused, never ignored."""
     with pytest.raises(ValidationError) as refused:
