@@ -33,6 +33,8 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+import weakref
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from .client import AsyncClient, MessageInput
@@ -61,6 +63,15 @@ MAX_BATCH = 1000
 #: Ids that name no item: chat-completions models give every item one of these placeholders.
 _FAKE_IDS = {"__fake_id__", "FAKE_ID"}
 
+#: Threads whose last context cache a client keeps for stable recall; the least recently used beyond.
+STABLE_RECALL_THREADS = 1000
+
+#: The last context cache of each thread, one store per client (as the TypeScript adapters keep one
+#: per ``connect()``): a session made anew for every request still finds its thread's block.
+_stable_caches: weakref.WeakKeyDictionary[AsyncClient, OrderedDict[str, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 class DurableMemorySession:
     """A session of the OpenAI Agents SDK whose items live in a durable-memory thread.
@@ -74,8 +85,9 @@ class DurableMemorySession:
         model: Count tokens for this model (default: the thread's model).
         session_settings: The SDK's settings; its ``limit`` applies when ``get_items`` gets none.
         stable_recall: Keep the recalled block in place from one context to the next (the stable
-            recalled block, for the provider's prompt cache): the session passes its last context's
-            ``cache`` as ``previous``. ``True``, or ``{"minCover": 0}`` to set how much of a new query
+            recalled block, for the provider's prompt cache): the session passes the thread's last
+            context ``cache`` as ``previous``, kept per client (its last 1,000 threads), so a session
+            made anew for every request keeps the block too. ``True``, or ``{"minCover": 0}`` to set how much of a new query
             the kept block must cover (another key is a ValidationError). Default False.
     """
 
@@ -107,7 +119,6 @@ class DurableMemorySession:
                     field="stable_recall",
                 )
         self.stable_recall = stable_recall
-        self._cache: dict[str, Any] = {}  # the last context's cache, {} before the first
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The thread's context as items; with ``limit``, its newest ``limit`` items."""
@@ -219,16 +230,20 @@ class DurableMemorySession:
     async def _context(self, *, service: bool | None = None) -> ContextResult | None:
         """The thread's context (with its provider chain when asked); None for a thread not yet started."""
         stable: dict[str, Any] = {}
-        if self.stable_recall:
-            stable["previous"] = self._cache
+        caches = _stable_caches.setdefault(self.client, OrderedDict()) if self.stable_recall else None
+        if caches is not None:
+            stable["previous"] = caches.get(self.session_id, {})  # {} before the first
             if isinstance(self.stable_recall, dict) and "minCover" in self.stable_recall:
                 stable["recall_min_cover"] = self.stable_recall["minCover"]
         try:
             context = await self.client.context(
                 self.session_id, budget=self.budget, model=self.model, service=service, **stable
             )
-            if self.stable_recall:
-                self._cache = dict(context["cache"])
+            if caches is not None:
+                caches.pop(self.session_id, None)
+                caches[self.session_id] = dict(context["cache"])
+                if len(caches) > STABLE_RECALL_THREADS:
+                    caches.popitem(last=False)
             return context
         except NotFoundError as err:
             if err.code == "unknown_thread":
