@@ -449,6 +449,10 @@ describe('POST /v1/threads/{id}/fork', () => {
     const state = await acme.get('/v1/threads/fork-branch');
     assert.deepEqual(state.body.forkedFrom, { threadId: 'fork-source', messageId: 'm4', seq: 4 });
     assert.equal(state.body.userId, 'forker');
+    // The state after a sync is the same state: the fork's origin too (it was the workflow's view alone).
+    const synced = await acme.get('/v1/threads/fork-branch?sync=true');
+    assert.equal(synced.status, 200, synced.text);
+    assert.deepEqual(synced.body.forkedFrom, state.body.forkedFrom);
     const listed = (await acme.get('/v1/threads?prefix=fork-branch')).body.threads[0];
     assert.deepEqual(listed.forkedFrom, state.body.forkedFrom);
     // A retry of the same fork answers it again.
