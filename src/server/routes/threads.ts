@@ -96,7 +96,17 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       const { scope, params, query } = request;
       const { storedId, info } = await requireThread(deps, scope, params.id);
       const handle = deps.memory.thread(storedId, { userId: info.userId });
-      const view = await run(deps, () => (query.sync ? handle.sync() : handle.state()), 'state', params.id);
+      // After a sync, the whole state as without it (the sync's answer is the workflow's view alone:
+      // no forkedFrom, service or retries).
+      const view = await run(
+        deps,
+        async () => {
+          if (query.sync) await handle.sync();
+          return handle.state();
+        },
+        'state',
+        params.id,
+      );
       return scope.state(view, info);
     },
   );
