@@ -252,12 +252,46 @@ describe('POST /v1/threads/{id}/messages', () => {
       'unknown_field',
       'colour',
     );
+    // Inside an OpenAI message too: a misspelt field of a tool call or a content part would be lost.
+    const call = (fn: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      id: 'a',
+      role: 'assistant',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', ...fn }, ...extra }],
+    });
+    assertError(
+      await acme.post(path, { messages: [call({ argument: '{"city":"Oslo"}' })] }),
+      400,
+      'unknown_field',
+      'messages[0].tool_calls[0].function.argument',
+    );
+    assertError(
+      await acme.post(path, { messages: [call({ arguments: '{}' }, { colour: 'red' })] }),
+      400,
+      'unknown_field',
+      'messages[0].tool_calls[0].colour',
+    );
+    assertError(
+      await acme.post(path, {
+        messages: [{ id: 'a', role: 'user', content: [{ type: 'text', text: 'x', colour: 'red' }] }],
+      }),
+      400,
+      'unknown_field',
+      'messages[0].content[0].colour',
+    );
     // Nothing of a refused request was stored.
     assertError(await acme.get(path), 404, 'unknown_thread', 'id');
     // What OpenAI's API answers as a message (refusal, annotations, audio: null) is no unknown field.
     const openai = { role: 'assistant', content: 'hello', refusal: null, annotations: [], audio: null };
     const res = await acme.post(path, { messages: [{ ...text('u', 'user', 'hi') }, { id: 'o', ...openai }] });
     assert.equal(res.status, 200, res.text);
+    // Nor are the fields of its tool calls and content parts.
+    const calls = await acme.post(path, {
+      messages: [
+        { ...call({ arguments: '{"city":"Oslo"}' }), id: 'oc' },
+        { id: 'or', role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: 'rain' }] },
+      ],
+    });
+    assert.equal(calls.status, 200, calls.text);
   });
 
   test('batches hold at most 1000 messages', async () => {
