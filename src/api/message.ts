@@ -43,6 +43,32 @@ const PartIn = Type.Object({
   isError: Type.Optional(Type.Unknown()),
 });
 
+/**
+ * A content part of an OpenAI message, by the fields OpenAI's parts have; the engine stores text and
+ * refusal parts and refuses the others by their type. Any other field is an unknown field.
+ */
+const OpenAIContentPartIn = Type.Object({
+  type: Type.Unknown(),
+  text: Type.Optional(Type.Unknown()),
+  refusal: Type.Optional(Type.Unknown()),
+  image_url: Type.Optional(Type.Unknown()),
+  input_audio: Type.Optional(Type.Unknown()),
+  file: Type.Optional(Type.Unknown()),
+});
+
+/**
+ * A tool call of an OpenAI assistant message (`function`, or `custom`, which the engine refuses);
+ * the engine checks the values. Any other field, of the call or its function, is an unknown field.
+ */
+const OpenAIToolCallIn = Type.Object({
+  id: Type.Optional(Type.Unknown()),
+  type: Type.Optional(Type.Unknown()),
+  function: Type.Optional(
+    Type.Object({ name: Type.Optional(Type.Unknown()), arguments: Type.Optional(Type.Unknown()) }),
+  ),
+  custom: Type.Optional(Type.Unknown()),
+});
+
 /** A message as callers send it: ours (`parts` or `content`) or an OpenAI chat-completions message. */
 export const MessageIn = Type.Object(
   {
@@ -51,10 +77,8 @@ export const MessageIn = Type.Object(
     ),
     role: Type.String({ description: '`system`, `user`, `assistant`, `tool` (or OpenAI `developer`).' }),
     parts: Type.Optional(Type.Array(PartIn)),
-    content: Type.Optional(
-      Type.Union([Type.String(), Type.Null(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
-    ),
-    tool_calls: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(OpenAIContentPartIn)])),
+    tool_calls: Type.Optional(Type.Array(OpenAIToolCallIn)),
     tool_call_id: Type.Optional(Type.String()),
     name: Type.Optional(Type.String()),
     createdAt: Type.Optional(Type.String()),

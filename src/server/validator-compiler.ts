@@ -2,7 +2,7 @@
  * How requests are checked against their typebox schemas, and the API's one rule for unknown fields:
  * a body or query string field no schema names is refused (400 `unknown_field` naming it), in every
  * object of a request (a message's too), unless its schema says `additionalProperties: true` (free
- * metadata, a strategy's options, OpenAI content parts). A typo (`budjet`, `conent`) is never
+ * metadata, a strategy's options). A typo (`budjet`, `conent`, a tool call's `argument`) is never
  * silently dropped. {@link closed} applies the rule; the OpenAPI description shows it (openapi.ts).
  *
  * Bodies are checked as sent (fastify's ajv
