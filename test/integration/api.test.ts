@@ -909,6 +909,28 @@ describe('PATCH, compact, GET state', () => {
       'unknown_field',
       'colour',
     );
+    // A misspelt option of a strategy, nested ones included, is an unknown field too (it was dropped:
+    // `keepTurn: 4` beside `keepGroups: 3` configured a window of 3 groups).
+    const typo = { type: 'slidingWindow', keepTurn: 4, keepGroups: 3 };
+    assertError(
+      await acme.patch('/v1/threads/compacting', { strategy: typo }),
+      400,
+      'unknown_field',
+      'strategy.keepTurn',
+    );
+    assertError(
+      await acme.patch('/v1/threads/compacting', {
+        strategy: {
+          type: 'pipeline',
+          strategies: [{ type: 'truncation', trigger: { type: 'tokensExceed', value: 100, valu: 5 } }],
+        },
+      }),
+      400,
+      'unknown_field',
+      'strategy.strategies[0].trigger.valu',
+    );
+    const state = await acme.get('/v1/threads/compacting');
+    assert.equal(state.body.config.strategy, undefined, 'nothing was configured');
   });
 
   test('PATCH of a thread that has no message yet creates it with its settings and owner', async () => {
