@@ -24,6 +24,7 @@ import type {
 } from '../store/types.js';
 import type { reportOf } from '../compaction/compaction.js';
 import {
+  checkStrategyOptions,
   DEFAULT_CONFIG,
   mergeConfig,
   parseModel,
@@ -506,6 +507,7 @@ export class ThreadHandle {
     // The workflow's validator checks it again by the same rule (mergeConfig), but its rejection comes
     // back with the code alone; checked here first, the caller gets the field, and Temporal no call.
     mergeConfig(DEFAULT_CONFIG, patch);
+    checkStrategyOptions(patch.strategy); // here only: the workflow's check must accept what it did
     // The workflow's validator takes the nulls (mergeConfig); the update's declared type predates them.
     const config = await this.update(configureUpdate, [patch as Partial<ThreadConfig>]);
     this.deps.models.set(this.threadId, config.model);

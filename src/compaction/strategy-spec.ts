@@ -42,3 +42,38 @@ export function needsBodies(spec: StrategySpec): boolean {
 export function strategyFires(spec: StrategySpec, metrics: Metrics): boolean {
   return registry.fires(spec, metrics);
 }
+
+/**
+ * The first option of `input` (a strategy as data, its children and triggers included) that no
+ * strategy or trigger takes: the path of a field its parse left out of the spec, such as `keepTurn`
+ * for `keepTurns` or `strategies[0].trigger.valu`; undefined when there is none. Parsing ignores such a
+ * field, so a typo would configure something else without a word; the client library and the HTTP
+ * API refuse it. Every spec keeps the options it was given (defaults added), so what parsing drops is
+ * exactly what it does not know. Throws what {@link parseStrategy} throws for an invalid strategy.
+ */
+export function unknownStrategyOption(input: unknown): string | undefined {
+  return droppedField(input, parseStrategy(input), '');
+}
+
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The first field of `given` that `kept` does not have, as a path under `at`, looking inside both. */
+function droppedField(given: unknown, kept: unknown, at: string): string | undefined {
+  if (Array.isArray(given) && Array.isArray(kept) && given.length === kept.length) {
+    for (let i = 0; i < given.length; i++) {
+      const found = droppedField(given[i], kept[i], `${at}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (!isPlainObject(given) || !isPlainObject(kept)) return undefined;
+  for (const [key, value] of Object.entries(given)) {
+    if (value === undefined) continue;
+    const path = at ? `${at}.${key}` : key;
+    if (!(key in kept)) return path;
+    const found = droppedField(value, kept[key], path);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -15,7 +15,7 @@ import {
 } from '../model/limits.js';
 import { firstBadChar, nestedDeeperThan } from '../model/validation.js';
 import { SERVICE_KINDS, type ServiceKind } from '../model/service.js';
-import { parseStrategy, type StrategySpec } from '../compaction/strategy-spec.js';
+import { parseStrategy, unknownStrategyOption, type StrategySpec } from '../compaction/strategy-spec.js';
 import { pipeline } from '../compaction/strategies/pipeline.js';
 import { toolResultCollapse } from '../compaction/strategies/tool-result-collapse.js';
 import { truncation } from '../compaction/strategies/truncation.js';
@@ -390,6 +390,19 @@ function parsedStrategy(input: unknown): StrategySpec {
     if (!(err instanceof ValidationError) || err.field !== undefined) throw err;
     throw new ValidationError(err.code, err.message, { field: 'strategy' });
   }
+}
+
+/**
+ * Refuses an option of a strategy that no strategy or trigger takes (`keepTurn` for `keepTurns`, at
+ * any depth), which parsing would drop so that something else is configured without a word: a
+ * ValidationError (`invalid_option`) naming it (`strategy.keepTurn`). Not part of {@link mergeConfig},
+ * which the workflow runs again on replay, where a configuration it once accepted must stay accepted;
+ * the client library checks it before it sends a configuration.
+ */
+export function checkStrategyOptions(strategy: unknown): void {
+  if (strategy === undefined || strategy === null) return;
+  const option = unknownStrategyOption(strategy);
+  if (option !== undefined) throw refused(`strategy.${option}`, 'unknown option');
 }
 
 /** Every setting of a thread's configuration, as `configure` takes them. */

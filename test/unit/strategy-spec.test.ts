@@ -4,7 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseStrategy } from '../../src/compaction/strategy-spec.js';
+import { parseStrategy, unknownStrategyOption } from '../../src/compaction/strategy-spec.js';
+import { checkStrategyOptions, defaultStrategy } from '../../src/thread/config.js';
 import { toolResultCollapse, triggers, truncation } from '../../src/compaction/index.js';
 
 const rejects = (spec: unknown, message: RegExp) =>
@@ -85,5 +86,59 @@ describe('strategy specs given as data', () => {
       { type: 'tokenBudget', budget: 5, strategies: [{ type: 'truncation', max: 3, metric: 'x' }] },
       /^truncation\.metric/,
     );
+  });
+
+  test('an option no strategy or trigger takes is named, at any depth (parsing drops it)', () => {
+    assert.equal(unknownStrategyOption({ type: 'slidingWindow', keepTurn: 4, keepGroups: 3 }), 'keepTurn');
+    assert.equal(
+      unknownStrategyOption({
+        type: 'pipeline',
+        strategies: [
+          { type: 'toolResultCollapse' },
+          { type: 'truncation', trigger: { type: 'tokensExceed', value: 100, valu: 5 } },
+        ],
+      }),
+      'strategies[1].trigger.valu',
+    );
+    assert.equal(
+      unknownStrategyOption({
+        type: 'tokenBudget',
+        budget: 50,
+        strategies: [{ type: 'summarization', target: { type: 'not', trigger: { type: 'always', x: 1 } } }],
+      }),
+      'strategies[0].target.trigger.x',
+    );
+    assert.throws(() => checkStrategyOptions({ type: 'messageWindow', maxMessages: 5, max: 9 }), {
+      code: 'invalid_option',
+      field: 'strategy.max',
+      message: /^configure\.strategy\.max: unknown option/,
+    });
+  });
+
+  test('every option a strategy takes is known: a parsed spec, given back, has none unknown', () => {
+    const given = [
+      {
+        type: 'truncation',
+        max: 10,
+        compactTo: 5,
+        metric: 'tokens',
+        minimumPreserved: 2,
+        preserveSystem: false,
+      },
+      { type: 'truncation', trigger: { type: 'messagesExceed', value: 9 }, target: { type: 'never' } },
+      { type: 'slidingWindow', keepTurns: 3, trigger: { type: 'any', triggers: [{ type: 'hasToolCalls' }] } },
+      { type: 'toolResultCollapse', keepLastToolCallGroups: 1, maxResultChars: 9, maxLength: 99 },
+      { type: 'selectiveToolCall', keepLastToolCallGroups: 0, target: { type: 'tokensBelow', value: 5 } },
+      { type: 'summarization', prompt: 'p', maxInputTokens: 9, maxSummaryTokens: 9, minimumPreserved: 1 },
+      { type: 'tokenBudget', budget: 9, earlyStop: false, strict: true, minimumPreserved: 1 },
+      { type: 'messageWindow', maxMessages: 5 },
+      { type: 'tokenWindow', maxTokens: 5 },
+      { type: 'pipeline', strategies: [{ type: 'tokenWindow', maxTokens: 5 }] },
+      defaultStrategy(8000),
+    ];
+    for (const spec of given) {
+      assert.equal(unknownStrategyOption(spec), undefined, JSON.stringify(spec));
+      assert.equal(unknownStrategyOption(parseStrategy(spec)), undefined, JSON.stringify(spec));
+    }
   });
 });

@@ -6,7 +6,8 @@ import Type from 'typebox';
 import { ValidationError } from '../../model/errors.js';
 import { assertStorableText } from '../../store/internal/prepare.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../../thread/config.js';
-import { validationFailure } from '../api-error.js';
+import { unknownStrategyOption } from '../../compaction/strategy-spec.js';
+import { ApiError, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
 import { MemoryList, MemoryListQuery } from '../../api/memory.js';
 import { ref } from '../../api/shared.js';
@@ -40,6 +41,13 @@ function checkPatch(patch: Record<string, unknown>): void {
     } catch (err) {
       if (err instanceof ValidationError) throw validationFailure(err, err.field ?? key);
       throw err;
+    }
+    // A strategy's options are open in the schema (each strategy has its own); one that no strategy
+    // takes is an unknown field like any other (the library refuses it too, as `invalid_option`).
+    const option = key === 'strategy' && value !== null ? unknownStrategyOption(value) : undefined;
+    if (option !== undefined) {
+      const field = `strategy.${option}`;
+      throw new ApiError(400, 'unknown_field', `${field}: must not have additional properties`, field);
     }
   }
 }
