@@ -40,6 +40,42 @@ test('exit code 2 for usage errors, commander’s own included', async () => {
   assert.equal(parseJson<{ error: { exitCode: number } }>(json).error.exitCode, 2);
 });
 
+test('working-memory set without content, or with a --file it cannot read, is a usage error saying so', async () => {
+  const none = await cli('working-memory', 'set', '--user', 'wm-none', '--replaces', '0');
+  assert.equal(none.code, 2, none.stderr);
+  assert.match(none.stderr, /give the content as an argument or with --file$/m);
+  const missing = '/nonexistent/notes.md';
+  const unread = await cli(
+    'working-memory',
+    'set',
+    '--user',
+    'wm-none',
+    '--file',
+    missing,
+    '--replaces',
+    '0',
+  );
+  assert.equal(unread.code, 2, unread.stderr);
+  assert.match(unread.stderr, /cannot read \/nonexistent\/notes\.md: ENOENT/);
+  const both = await cli(
+    'working-memory',
+    'set',
+    'x',
+    '--user',
+    'wm-none',
+    '--file',
+    missing,
+    '--replaces',
+    '0',
+  );
+  assert.equal(both.code, 2, both.stderr);
+  assert.match(both.stderr, /not both/);
+  assert.equal(
+    parseJson<{ version: number }>(await cli('working-memory', 'get', '--user', 'wm-none', '--json')).version,
+    0,
+  );
+});
+
 test('exit code 3 for an unknown thread, in every command that names one', async () => {
   const commands = ['history', 'show', 'context', 'compact', 'export', 'delete'];
   const results = await Promise.all(commands.map((c) => cli('thread', c, 'no-such-thread')));
