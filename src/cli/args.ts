@@ -73,16 +73,20 @@ export function recallChoice(value: string): Scope | 'off' {
 
 /** The JSON in a file named on the command line (`-`: stdin); a usage error if unreadable or not JSON. */
 export async function readJsonFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-  }
+  const text = await readTextFile(file);
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
     throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** The text of `file` (`-`: stdin); one that cannot be read is a usage error naming it. */
+export async function readTextFile(file: string): Promise<string> {
+  try {
+    return file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
   }
 }
 

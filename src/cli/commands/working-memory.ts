@@ -5,11 +5,10 @@
  * `--version`, which prints the program's); a stale one is refused with the version to read again,
  * and nothing is written.
  */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { WorkingMemory, WorkingMemoryScope } from '../../memories/working-memory.js';
 import { renderWorkingMemory } from '../../thread/working-memory-block.js';
-import { json, nonNegativeInt, positiveInt } from '../args.js';
+import { json, nonNegativeInt, positiveInt, readTextFile } from '../args.js';
 import { UsageError } from '../errors.js';
 import { printJson, printLines } from '../output.js';
 import type { Session } from '../session.js';
@@ -72,7 +71,7 @@ export function registerWorkingMemory(program: Command, session: Session): void 
       'the version read, which this write replaces (0 for the first)',
       nonNegativeInt,
     )
-    .option('--file <path>', 'read the content from this file')
+    .option('--file <path>', 'read the content from this file (`-` reads stdin)')
     .option('--format <format>', 'markdown (default for text) or json (the content is parsed as JSON)')
     .option('--schema <json>', 'a JSON Schema the JSON content must match from now on', json)
     .option('--no-schema', 'drop the schema in force')
@@ -82,9 +81,11 @@ export function registerWorkingMemory(program: Command, session: Session): void 
           content: string | undefined,
           o: ScopeOptions & { replaces: number; file?: string; format?: string; schema?: unknown },
         ) => {
-          if ((content === undefined) === (o.file === undefined))
+          if (content !== undefined && o.file !== undefined)
             throw new UsageError('give the content as an argument or with --file, not both');
-          const text = content ?? (await readFile(o.file!, 'utf8'));
+          if (content === undefined && o.file === undefined)
+            throw new UsageError('give the content as an argument or with --file');
+          const text = content ?? (await readTextFile(o.file!));
           // --format json or a schema: the text is JSON (a usage error if it is not).
           const isJson = o.format === 'json' || (o.format === undefined && typeof o.schema === 'object');
           const value = isJson ? jsonContent(text) : text;
