@@ -337,6 +337,11 @@ test('thread fork at a message and at the latest (with and without --json); bad 
     (await p.memory.thread('cli-long').history({ limit: 10 })).messages.map((m) => m.id),
   );
   assert.equal((await fork.info()).userId, 'alice');
+  // The thread list names a fork's parent, message and seq, as the docs say (in --json it did).
+  const listed = await cli('thread', 'ls', '--user', 'alice');
+  assert.match(listed.stdout, /^THREAD\s+USER\s+MESSAGES\s+UPDATED\s+FORKED FROM$/m);
+  assert.match(listed.stdout, /^cli-fork\s+alice\s+10\s+\S+\s+cli-long at h10 \(seq 10\)$/m);
+  assert.match(listed.stdout, /^cli-long\s+alice\s+250\s+\S+\s+-$/m);
   assert.deepEqual(parseJson(await cli('thread', 'fork', 'cli-long', 'cli-fork-latest', '--json')), {
     threadId: 'cli-fork-latest',
     forkedFrom: { threadId: 'cli-long', messageId: 'h250', seq: 250 },
