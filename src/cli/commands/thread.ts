@@ -216,14 +216,20 @@ async function listThreads(session: Session, o: ListFlags) {
   if (session.json) return printJson({ threads, ...(next !== undefined ? { next } : {}) });
   if (threads.length === 0) return note('no threads');
   const openOf = (t: ThreadInfo) => (t.open === undefined ? '-' : t.open ? 'yes' : 'no');
+  // A fork's parent, message and seq, in a column of its own when the page holds a fork.
+  const forks = threads.some((t) => t.forkedFrom !== undefined);
+  const originOf = ({ forkedFrom: f }: ThreadInfo) =>
+    f ? `${f.threadId} at ${f.messageId} (seq ${int(f.seq)})` : '-';
   const rows = threads.map((t) => [
     t.threadId,
     t.userId ?? '-',
     int(t.messageCount),
     t.updatedAt,
     ...(o.open ? [openOf(t)] : []),
+    ...(forks ? [originOf(t)] : []),
   ]);
-  await printLines(table(rows, ['THREAD', 'USER', 'MESSAGES', 'UPDATED', ...(o.open ? ['OPEN'] : [])]));
+  const header = ['THREAD', 'USER', 'MESSAGES', 'UPDATED', ...(o.open ? ['OPEN'] : [])];
+  await printLines(table(rows, [...header, ...(forks ? ['FORKED FROM'] : [])]));
   if (next !== undefined) note(`more: --after ${next}`);
 }
 
