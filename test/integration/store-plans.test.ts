@@ -89,3 +89,18 @@ test('messagesAt reads the asked messages of a long thread, not the thread, afte
   // 2,000 rows by its id on main.
   assert.ok(read <= 4 * seqs.length, `read ${read} index entries for ${seqs.length} messages`);
 });
+
+test('an append to a long thread probes its ids, not the thread, after many runs', async () => {
+  const append = (n: number) =>
+    store.append(LONG, [
+      {
+        message: { id: `late-${n}`, role: 'user', parts: [{ type: 'text', text: `late note ${n}` }] },
+        tokens: 4,
+      },
+    ]);
+  for (let i = 0; i < 10; i++) await append(i);
+  const before = await indexReads();
+  await append(10);
+  const read = (await indexReads()) - before;
+  assert.ok(read <= 20, `read ${read} index entries for one message`);
+});
