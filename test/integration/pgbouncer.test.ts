@@ -51,8 +51,11 @@ async function preparedAfterUse(url: string): Promise<string[]> {
 
 describe('prepared_statements=false in DATABASE_URL', () => {
   it('prepares the store statements by default (what the setting turns off)', async () => {
-    // messagesAt is unnamed: planned for its thread on every call (test/integration/store-plans.test.ts).
-    assert.deepEqual(await preparedAfterUse(db.url), ['dm-search', 'durable-memory-append']);
+    assert.deepEqual(await preparedAfterUse(db.url), [
+      'dm-messages-at',
+      'dm-search',
+      'durable-memory-append',
+    ]);
   });
 
   it('runs every statement unnamed', async () => {
