@@ -513,6 +513,13 @@ test("thread configure: --close-after-idle-ms and --delete-after-idle-ms go back
   const shown = await cli('thread', 'configure', 'cli-idle');
   assert.match(shown.stdout, /^closeAfterIdleMs +worker's default$/mu);
   assert.match(shown.stdout, /^retention +worker's default$/mu);
+  // 0 is never: shown so (`retention 0 ms idle` read as erased at once, the opposite of what it does).
+  const never = await cli(
+    ...['thread', 'configure', 'cli-idle', '--close-after-idle-ms', '0', '--delete-after-idle-ms', '0'],
+  );
+  assert.equal(never.code, 0, never.stderr);
+  assert.match(never.stdout, /^closeAfterIdleMs +0 \(never closes\)$/mu);
+  assert.match(never.stdout, /^retention +0 \(kept for ever\)$/mu);
 });
 
 test('thread configure with no setting shows an existing thread and refuses an unknown one, creating nothing', async () => {
