@@ -513,16 +513,19 @@ async function configure(session: Session, id: string, o: ConfigureOptions) {
       ['workingMemoryShare', String(config.workingMemoryShare)],
       ['recallShare', String(config.recallShare)],
       ['service', config.service ? JSON.stringify(config.service) : 'none'],
-      [
-        'closeAfterIdleMs',
-        config.closeAfterIdleMs === undefined ? "worker's default" : String(config.closeAfterIdleMs),
-      ],
+      ['closeAfterIdleMs', afterIdle(config.closeAfterIdleMs, String, '0 (never closes)')],
       [
         'retention',
-        config.retention === undefined ? "worker's default" : `${config.retention.deleteAfterIdleMs} ms idle`,
+        afterIdle(config.retention?.deleteAfterIdleMs, (ms) => `${ms} ms idle`, '0 (kept for ever)'),
       ],
     ]),
   );
+}
+
+/** A setting in milliseconds idle as `configure` shows it: unset is the worker's default, 0 never. */
+function afterIdle(ms: number | undefined, shown: (ms: number) => string, never: string): string {
+  if (ms === undefined) return "worker's default";
+  return ms === 0 ? never : shown(ms);
 }
 
 async function remove(session: Session, id: string) {
