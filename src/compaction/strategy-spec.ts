@@ -71,7 +71,7 @@ function droppedField(given: unknown, kept: unknown, at: string): string | undef
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
     const path = at ? `${at}.${key}` : key;
-    if (!(key in kept)) return path;
+    if (!Object.hasOwn(kept, key)) return path;
     const found = droppedField(value, kept[key], path);
     if (found) return found;
   }

@@ -108,6 +108,9 @@ describe('strategy specs given as data', () => {
       }),
       'strategies[0].target.trigger.x',
     );
+    // A key every object inherits is no option either.
+    const proto = JSON.parse('{"type":"messageWindow","maxMessages":5,"__proto__":{"x":1}}') as unknown;
+    assert.equal(unknownStrategyOption(proto), '__proto__');
     assert.throws(() => checkStrategyOptions({ type: 'messageWindow', maxMessages: 5, max: 9 }), {
       code: 'invalid_option',
       field: 'strategy.max',
