@@ -358,7 +358,7 @@ async function readFull(
   const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
   const [block, ranked, current] = await Promise.all([
-    rankedMemories(sources, info, view, Math.floor(budget * config.memoryShare), count),
+    rankedMemories(sources, info, view, given, Math.floor(budget * config.memoryShare), count),
     ranking,
     working,
   ]);
@@ -685,7 +685,7 @@ function latestUserText(view: readonly ViewEntry[]): string {
 }
 
 /**
- * The user's most relevant memories for the latest user turn, then the most recent others (a name or
+ * The user's most relevant memories for the query (by default the latest user turn), then the most recent others (a name or
  * a home town matters even when the turn does not mention it), as far as `maxTokens` allows. Only the
  * thread's resource (and user-wide memories) when the thread has one. Relevance is recall's: full
  * text, fused by reciprocal rank with the ranking by meaning when an embedding model is configured
@@ -695,13 +695,15 @@ async function rankedMemories(
   sources: ContextSources,
   info: ThreadInfo,
   view: readonly ViewEntry[],
+  given: string | undefined,
   maxTokens: number,
   count: (message: Message) => number,
 ) {
   const { userId, resourceId } = info;
   if (!userId || !sources.memories || maxTokens <= 0) return undefined;
+  // The caller's query when given (an adapter asks about an input not stored yet), as recall does.
   const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
-  const query = lastUser ? textOf(lastUser.message) : '';
+  const query = given ?? (lastUser ? textOf(lastUser.message) : '');
   const scope = resourceId === undefined ? {} : { resourceId };
   const [byText, byMeaning] = await Promise.all([
     sources.memories.search(userId, query, { limit: MEMORY_CANDIDATES, ...scope }),
