@@ -348,3 +348,63 @@ test('stableRecall: the recalled block stays in place from one request to the ne
     assertStable(before, await session.getItems(), stable);
   }
 });
+
+test('session.run recalls for the question being asked; a plain run reads the session before it knows the input, so it recalls for the previous one', async () => {
+  // Two facts far outside a small budget's view; the newest stored user turn asks about the cat.
+  const seed = async (threadId: string) => {
+    const messages = [];
+    for (let i = 0; i < 200; i++) {
+      const content =
+        i === 3
+          ? 'My sister Ingrid lives in Trondheim now.'
+          : i === 100
+            ? 'My cat is called Mochi.'
+            : `Let us talk about topic ${i}.`;
+      messages.push(
+        { id: `${threadId}-u${i}`, role: 'user' as const, content },
+        {
+          id: `${threadId}-a${i}`,
+          role: 'assistant' as const,
+          content: `Sure, here is something on item ${i}.`,
+        },
+      );
+    }
+    messages.push(
+      { id: `${threadId}-cat`, role: 'user' as const, content: 'What is my cat called?' },
+      { id: `${threadId}-mochi`, role: 'assistant' as const, content: 'Mochi.' },
+    );
+    await p.memory.thread(threadId).append(messages);
+  };
+  const agent = new Agent({ name: 'plain', model: 'gpt-4o-mini' });
+  const runner = agentRunner();
+  const question = 'Where does Ingrid live?';
+
+  await seed('agents-query-plain');
+  const plain = new DurableMemorySession({ memory: p.memory, threadId: 'agents-query-plain', budget: 1000 });
+  agentLlm.reset();
+  agentLlm.script({ reply: 'ok' });
+  await runner.run(agent, question, { session: plain });
+  const plainSeen = texts(inputOf(0));
+  assert.match(plainSeen, /Where does Ingrid live\?/);
+  assert.match(plainSeen, /My cat is called Mochi/, 'recall answered the previous user turn');
+  assert.doesNotMatch(plainSeen, /Ingrid lives in Trondheim/);
+
+  await seed('agents-query-run');
+  const asked = new DurableMemorySession({ memory: p.memory, threadId: 'agents-query-run', budget: 1000 });
+  agentLlm.reset();
+  agentLlm.script({ reply: 'In Trondheim.' });
+  await asked.run(runner, agent, question);
+  const seen = texts(inputOf(0));
+  assert.match(seen, /Ingrid lives in Trondheim.*Where does Ingrid live\?/, 'recalled for the new question');
+  assert.doesNotMatch(seen, /My cat is called Mochi/);
+
+  // On a thread bound to OpenAI Responses, the full context (no chain yet) recalls for it too.
+  await seed('agents-query-bound');
+  const bound = new DurableMemorySession({ memory: p.memory, threadId: 'agents-query-bound', budget: 1000 });
+  await bound.thread.configure({ service: { kind: 'openai-responses' } });
+  agentLlm.reset();
+  agentLlm.script({ reply: 'In Trondheim.' });
+  await bound.run(runner, agent, [{ role: 'user', content: question }]);
+  assert.match(texts(inputOf(0)), /Ingrid lives in Trondheim.*Where does Ingrid live\?/);
+  assert.doesNotMatch(texts(inputOf(0)), /My cat is called Mochi/);
+});
