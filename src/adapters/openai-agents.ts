@@ -1,7 +1,9 @@
 /**
  * OpenAI Agents SDK (TypeScript) sessions on a durable thread: `durable-memory/openai-agents`.
  *
- * `new DurableMemorySession({ memory, threadId })` is a `Session` for `run(agent, input, { session })`.
+ * `new DurableMemorySession({ memory, threadId })` is a `Session` for `run(agent, input, { session })`;
+ * `session.run(runner, agent, input)` is that run with recall asking about `input` (the SDK reads the
+ * session before it adds the input, so a plain run's recall asks about the previous user turn).
  * Each Responses-API item is one message of the thread: user, system and assistant messages by role
  * and text, function calls as tool-call parts, function outputs as tool results, reasoning as reasoning
  * parts. The original item rides along in `metadata.agentsItem`, so what comes back is exactly what
@@ -18,6 +20,7 @@
  *
  * Only types are imported from `@openai/agents` at load: `workingMemoryTool()` loads its `tool()`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type {
   Agent,
@@ -35,6 +38,7 @@ import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
+import { DEFAULT_MIN_MATCH } from '../recall/options.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { WORKING_MEMORY_BLOCK_ID } from '../thread/working-memory-block.js';
@@ -91,6 +95,8 @@ const SESSION_OPTIONS = ['memory', 'threadId', 'userId', 'resourceId', 'budget',
 export class DurableMemorySession implements Session {
   readonly thread: ThreadHandle;
   private readonly recall: AdapterContexts;
+  /** The text of the input `run()` is running, for the contexts the runner reads meanwhile. */
+  private readonly asking = new AsyncLocalStorage<string>();
 
   constructor(private readonly options: DurableMemorySessionOptions) {
     checkOptionKeys(options, SESSION_OPTIONS, '{ memory, threadId, userId }');
@@ -105,10 +111,12 @@ export class DurableMemorySession implements Session {
 
   /**
    * The thread's context as items: compacted within the budget, recall (long-term memories)
-   * included, retracted items left out. With `limit`, the newest `limit` items of it.
+   * included, retracted items left out. With `limit`, the newest `limit` items of it. Recall asks
+   * about the input of the `run()` this is read for; otherwise (the SDK's own `run(agent, input,
+   * { session })` reads the session before it adds the input) about the newest stored user turn.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = (await this.view()).flatMap(messageToItems);
+    const items = (await this.view(this.asking.getStore())).flatMap(messageToItems);
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
   }
@@ -166,7 +174,8 @@ export class DurableMemorySession implements Session {
    * items are appended with the run's `lastResponseId`. Without a usable chain (none recorded yet,
    * lost, expired, the model changed) the full context goes out, and its response starts a new chain.
    * When the provider answers 404 or 400 naming the chained response, the chain is marked lost
-   * (`serviceLost`) and the run is made again with the full context.
+   * (`serviceLost`) and the run is made again with the full context. Either way recall asks about
+   * this input's user text, not the thread's previous user turn.
    */
   async run<TAgent extends AnyAgent, TContext = undefined>(
     runner: Runner,
@@ -174,9 +183,12 @@ export class DurableMemorySession implements Session {
     input: string | AgentInputItem[],
     options: SessionRunOptions<TContext, TAgent> = {},
   ): Promise<RunResult<TContext, TAgent>> {
-    const context = await this.context(true);
-    if (!context || context.serviceSkipped === 'not_bound')
-      return runner.run(agent, input, { ...options, session: this });
+    const query = userTextOf(input);
+    const context = await this.context(true, query);
+    if (!context || context.serviceSkipped === 'not_bound') {
+      const plain = () => runner.run(agent, input, { ...options, session: this });
+      return query === undefined ? plain() : this.asking.run(query, plain);
+    }
     const turn: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
     const chain = context.service;
     if (chain) {
@@ -233,20 +245,43 @@ export class DurableMemorySession implements Session {
   }
 
   /** The context's messages; none for a thread that does not exist yet. */
-  private async view(): Promise<Message[]> {
-    return (await this.context(false))?.messages ?? [];
+  private async view(query?: string): Promise<Message[]> {
+    return (await this.context(false, query))?.messages ?? [];
   }
 
-  /** The thread's context (with its provider chain when asked); undefined for a thread not yet started. */
-  private async context(service: boolean): Promise<ContextResult | undefined> {
+  /**
+   * The thread's context (with its provider chain when asked); undefined for a thread not yet started.
+   * A `query` (the input being run) stands in for the newest user turn recall would ask about, so it
+   * is held to the same relevance bar (`recall.minMatch`) as that default query.
+   */
+  private async context(service: boolean, query?: string): Promise<ContextResult | undefined> {
     try {
       const { budget, model } = this.options;
-      return await this.recall.context(this.thread, { budget, model, ...(service ? { service } : {}) });
+      const asked = query === undefined ? {} : { query, recall: { minMatch: DEFAULT_MIN_MATCH } };
+      return await this.recall.context(this.thread, {
+        budget,
+        model,
+        ...asked,
+        ...(service ? { service } : {}),
+      });
     } catch (err) {
       if (err instanceof UnknownThreadError) return undefined;
       throw err;
     }
   }
+}
+
+/** The user text of a run's input (what recall asks about), or undefined when it has none. */
+function userTextOf(input: string | AgentInputItem[]): string | undefined {
+  const texts =
+    typeof input === 'string'
+      ? [input]
+      : input.flatMap((item) => {
+          const { type, role, content } = item as { type?: unknown; role?: unknown; content?: unknown };
+          return (type === undefined || type === 'message') && role === 'user' ? textsOf(content) : [];
+        });
+  const text = texts.filter((t) => t.trim() !== '').join('\n');
+  return text === '' ? undefined : text;
 }
 
 /** Items a tool's run produced (as opposed to what a model said). */
