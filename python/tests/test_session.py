@@ -355,3 +355,39 @@ def test_stable_recall_refuses_a_key_it_does_not_know(aclient: AsyncClient) -> N
     assert "minCover" in refused.value.message
     DurableMemorySession(aclient, "t", stable_recall={"minCover": 0})
     DurableMemorySession(aclient, "t", stable_recall=True)
+
+
+async def test_run_recalls_for_the_input_a_plain_runner_run_for_the_previous_user_turn(
+    aclient: AsyncClient, llm: Any, thread_id: str
+) -> None:
+    """The SDK reads the session before it adds the input: only ``session.run`` can ask recall about it."""
+
+    async def seed(tid: str) -> None:
+        filler = [
+            {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
+            for i in range(60)
+        ]
+        filler[30] = {"id": "cat", "role": "user", "content": "My cat is called Mochi."}
+        fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim."}
+        asked = [
+            {"id": "q", "role": "user", "content": "What is my cat called?"},
+            {"id": "a", "role": "assistant", "content": "Mochi."},
+        ]
+        await aclient.append(tid, [fact, *filler, *asked])
+
+    question = "Where does Ingrid live?"
+    await seed(thread_id + "-plain")
+    llm.script({"reply": "ok"})
+    await Runner.run(weather_agent(), question, session=DurableMemorySession(aclient, thread_id + "-plain", budget=300))
+    seen = str(llm.inputs()[0])
+    assert "Where does Ingrid live?" in seen
+    assert "My cat is called Mochi." in seen, "recall answered the previous user turn"
+    assert "Ingrid moved to Trondheim" not in seen
+
+    await seed(thread_id)
+    llm.reset()
+    llm.script({"reply": "In Trondheim."})
+    await DurableMemorySession(aclient, thread_id, budget=300).run(weather_agent(), question)
+    seen = str(llm.inputs()[0])
+    assert "Ingrid moved to Trondheim" in seen, "recalled for the new question"
+    assert "My cat is called Mochi." not in seen
