@@ -18,7 +18,9 @@ does, so both languages see the same conversation in a thread:
   message, retracted items left out), ``get_items(limit)`` its newest ``limit`` items;
 - ``pop_item()`` records a retraction (history is append-only: the item stays there, marked);
 - ``clear_session()`` deletes the thread;
-- ``run(agent, input)`` runs an agent on the thread; on a thread bound to OpenAI Responses
+- ``run(agent, input)`` runs an agent on the thread with recall asking about ``input`` (the SDK's
+  ``Runner.run`` reads the session before it adds the input, so its recall asks about the previous
+  user turn); on a thread bound to OpenAI Responses
   (``configure_thread(…, service={"kind": "openai-responses"})``) it chains the run to the latest
   recorded response (``previous_response_id``: only the items since it go out), records the run's
   ``last_response_id`` with its items, and when the provider no longer holds that response marks the
@@ -30,6 +32,7 @@ imports its ``Runner`` when no runner is given).
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import json
 import uuid
@@ -62,6 +65,16 @@ MAX_BATCH = 1000
 
 #: Ids that name no item: chat-completions models give every item one of these placeholders.
 _FAKE_IDS = {"__fake_id__", "FAKE_ID"}
+
+#: The relevance bar recall holds the newest user turn to (``recall.minMatch``'s default, src/recall/options.ts):
+#: the input ``run`` passes as the query stands in for that turn, so it is held to the same bar.
+DEFAULT_MIN_MATCH = 0.2
+
+#: The user text of the input ``DurableMemorySession.run`` is running, per session, for the contexts the
+#: runner reads meanwhile (the SDK reads the session before it adds the input).
+_asking: contextvars.ContextVar[tuple[DurableMemorySession, str] | None] = contextvars.ContextVar(
+    "durable_memory_agents_asking", default=None
+)
 
 #: Threads whose last context cache a client keeps for stable recall; the least recently used beyond.
 STABLE_RECALL_THREADS = 1000
@@ -121,10 +134,14 @@ class DurableMemorySession:
         self.stable_recall = stable_recall
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The thread's context as items; with ``limit``, its newest ``limit`` items."""
+        """The thread's context as items; with ``limit``, its newest ``limit`` items. Recall asks about
+        the input of the ``run()`` this is read for; otherwise (``Runner.run(agent, input, session=…)``
+        reads the session before it adds the input) about the newest stored user turn."""
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
-        items = [item for message in await self._view() for item in message_to_items(message)]
+        asking = _asking.get()
+        query = asking[1] if asking is not None and asking[0] is self else None
+        items = [item for message in await self._view(query) for item in message_to_items(message)]
         if limit is None:
             return items
         return items[-limit:] if limit > 0 else []
@@ -169,13 +186,18 @@ class DurableMemorySession:
         Without a usable chain (none recorded yet, lost, expired, the model changed) the full context
         goes out and its response starts a new chain. When the provider answers 404 or 400 naming the
         chained response, the chain is marked lost (``service_lost``) and the run made again with the
-        full context.
+        full context. Either way recall asks about this input's user text, not the previous user turn.
         """
         if runner is None:
             from agents import Runner as runner  # noqa: N813 (the SDK's class, loaded only to run)
-        context = await self._context(service=True)
+        query = _user_text_of(input)
+        context = await self._context(service=True, query=query)
         if context is None or context.get("serviceSkipped") == "not_bound":
-            return await runner.run(agent, input, session=self, **run_kwargs)
+            token = _asking.set(None if query is None else (self, query))
+            try:
+                return await runner.run(agent, input, session=self, **run_kwargs)
+            finally:
+                _asking.reset(token)
         turn: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         chain = context.get("service")
         if chain is not None:
@@ -222,22 +244,26 @@ class DurableMemorySession:
                 model=self.model if last and response_id is not None else None,
             )
 
-    async def _view(self) -> list[Message]:
+    async def _view(self, query: str | None = None) -> list[Message]:
         """The context's messages; none for a thread that does not exist yet."""
-        context = await self._context()
+        context = await self._context(query=query)
         return [] if context is None else context["messages"]
 
-    async def _context(self, *, service: bool | None = None) -> ContextResult | None:
-        """The thread's context (with its provider chain when asked); None for a thread not yet started."""
-        stable: dict[str, Any] = {}
+    async def _context(self, *, service: bool | None = None, query: str | None = None) -> ContextResult | None:
+        """The thread's context (with its provider chain when asked); None for a thread not yet started.
+        A ``query`` (the input being run) stands in for the newest user turn, held to the same bar."""
+        extra: dict[str, Any] = {}
+        if query is not None:
+            extra["query"] = query
+            extra["recall_min_match"] = DEFAULT_MIN_MATCH
         caches = _stable_caches.setdefault(self.client, OrderedDict()) if self.stable_recall else None
         if caches is not None:
-            stable["previous"] = caches.get(self.session_id, {})  # {} before the first
+            extra["previous"] = caches.get(self.session_id, {})  # {} before the first
             if isinstance(self.stable_recall, dict) and "minCover" in self.stable_recall:
-                stable["recall_min_cover"] = self.stable_recall["minCover"]
+                extra["recall_min_cover"] = self.stable_recall["minCover"]
         try:
             context = await self.client.context(
-                self.session_id, budget=self.budget, model=self.model, service=service, **stable
+                self.session_id, budget=self.budget, model=self.model, service=service, **extra
             )
             if caches is not None:
                 caches.pop(self.session_id, None)
@@ -266,6 +292,20 @@ def chain_gone(err: object, response_id: str) -> str | None:
         return None
     code = getattr(err, "code", None)
     return f"provider answered {status}" + (f" {code}" if isinstance(code, str) else "")
+
+
+def _user_text_of(input: str | list[Any]) -> str | None:
+    """The user text of a run's input (what recall asks about), or None when it has none."""
+    if isinstance(input, str):
+        texts = [input]
+    else:
+        texts = []
+        for item in input:
+            plain = _plain(item)
+            if plain.get("type", "message") == "message" and plain.get("role") == "user":
+                texts.extend(_texts_of(plain.get("content")))
+    text = "\n".join(t for t in texts if t.strip() != "")
+    return text or None
 
 
 def _is_tool_output(item: Any) -> bool:
