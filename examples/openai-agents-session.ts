@@ -1,17 +1,18 @@
 /**
  * An OpenAI Agents SDK agent whose session is a durable-memory thread.
  *
- * `run(agent, input, { session })` reads the thread's context (compacted within its budget, the
- * user's long-term memories included) before each turn and appends the turn's items after it: the
- * user's message, function calls and their outputs, reasoning, the answer. Stop everything between
- * runs: the next run goes on where the thread left off.
+ * `session.run(runner, agent, input)` (the runner's `run(agent, input, { session })`, with recall
+ * asking about `input`) reads the thread's context (compacted within its budget, the user's
+ * long-term memories included) before each turn and appends the turn's items after it: the user's
+ * message, function calls and their outputs, reasoning, the answer. Stop everything between runs:
+ * the next run goes on where the thread left off.
  *
  * It needs a chat model. Run it against a local stack (`npm start` in another terminal) and an
  * endpoint with the Responses API:
  *   OPENAI_BASE_URL=… OPENAI_API_KEY=… npx tsx examples/openai-agents-session.ts
  * THREAD_ID and AGENT_MODEL choose the thread and the model.
  */
-import { Agent, run, setDefaultOpenAIKey, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, Runner, setDefaultOpenAIKey, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
 import { connect } from 'durable-memory';
 import { DurableMemorySession } from 'durable-memory/openai-agents';
@@ -43,9 +44,10 @@ const agent = new Agent({
   ],
 });
 
+const runner = new Runner();
 try {
   for (const input of ['What is the weather in Paris?', 'Should I take an umbrella?']) {
-    const result = await run(agent, input, { session });
+    const result = await session.run(runner, agent, input);
     console.log(`user: ${input}\nassistant: ${String(result.finalOutput)}`);
   }
   const items = await session.getItems();
