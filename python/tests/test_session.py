@@ -303,19 +303,25 @@ async def test_a_thread_for_the_typescript_adapter_to_read(aclient: AsyncClient)
     )
 
 
-async def test_stable_recall_keeps_the_recalled_block_from_one_context_to_the_next(
-    aclient: AsyncClient, thread_id: str
-) -> None:
+async def append_ingrid_and_the_garden(aclient: AsyncClient, thread_id: str) -> None:
+    """A fact far back, 60 messages about the garden, and a question about the fact as the newest turn."""
     fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim.", "createdAt": "2023-05-01"}
     filler = [
         {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
         for i in range(60)
     ]
     await aclient.append(thread_id, [fact, *filler, {"id": "q", "role": "user", "content": "Where does Ingrid live?"}])
-    topic = [{"role": "user", "content": "What about message 7 and the garden?"}]
 
-    def recalls_ingrid(items: list[Any]) -> bool:
-        return any("Trondheim" in str(item.get("content")) for item in items)
+
+def recalls_ingrid(items: list[Any]) -> bool:
+    return any("Trondheim" in str(item.get("content")) for item in items)
+
+
+async def test_stable_recall_keeps_the_recalled_block_from_one_context_to_the_next(
+    aclient: AsyncClient, thread_id: str
+) -> None:
+    await append_ingrid_and_the_garden(aclient, thread_id)
+    topic = [{"role": "user", "content": "What about message 7 and the garden?"}]
 
     stable = DurableMemorySession(aclient, thread_id, budget=300, stable_recall={"minCover": 0})
     assert recalls_ingrid(await stable.get_items())
@@ -329,15 +335,7 @@ async def test_stable_recall_is_kept_per_client_so_a_session_made_anew_each_turn
     aclient: AsyncClient, thread_id: str
 ) -> None:
     """As the TypeScript adapters keep one store per client: a web handler makes a session per request."""
-    fact = {"id": "fact", "role": "user", "content": "My sister Ingrid moved to Trondheim.", "createdAt": "2023-05-01"}
-    filler = [
-        {"id": f"f{i}", "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the garden"}
-        for i in range(60)
-    ]
-    await aclient.append(thread_id, [fact, *filler, {"id": "q", "role": "user", "content": "Where does Ingrid live?"}])
-
-    def recalls_ingrid(items: list[Any]) -> bool:
-        return any("Trondheim" in str(item.get("content")) for item in items)
+    await append_ingrid_and_the_garden(aclient, thread_id)
 
     first = DurableMemorySession(aclient, thread_id, budget=300, stable_recall={"minCover": 0})
     assert recalls_ingrid(await first.get_items())
