@@ -98,3 +98,38 @@ test('retract() refuses a reason that is not text of 1 to 200 characters, naming
     await memory.close(0);
   }
 });
+
+test('retract() refuses when its marker id is another message, and refuses to retract a marker', async () => {
+  // A user message with the id `retraction:m1` made retract('m1') answer `duplicate` while m1 stayed
+  // in the context; retracting a marker stored a marker of a marker.
+  const store = await storeWith(
+    normalizeMessages([
+      { id: 'm1', role: 'user', content: 'hello' },
+      { id: 'retraction:m1', role: 'user', content: 'an id that looks like a marker' },
+      { id: 'm2', role: 'user', content: 'again' },
+      retractionMarker('m2'),
+    ]),
+  );
+  const memory = await connect({ store, temporalAddress: '127.0.0.1:1' });
+  try {
+    await assert.rejects(
+      memory.thread('t').retract('m1'),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_id' &&
+        /"retraction:m1" is another message/u.test(err.message),
+    );
+    await assert.rejects(
+      memory.thread('t').retract('retraction:m2'),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_id' &&
+        /is a retraction marker/u.test(err.message),
+    );
+    assert.equal((await store.history('t')).messages.length, 4, 'no marker was stored');
+    const again = await memory.thread('t').retract('m2');
+    assert.equal(again.messages[0]!.duplicate, true, 'retracted already: the marker stands');
+  } finally {
+    await memory.close(0);
+  }
+});
