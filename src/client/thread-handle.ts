@@ -56,7 +56,7 @@ import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseSearchOptions } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
 import { toClientError } from './typed-errors.js';
-import { retractionId, retractionMarker } from '../thread/retraction.js';
+import { retractedBy, retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
 import { checkThreadExport } from './import-check.js';
@@ -350,8 +350,32 @@ export class ThreadHandle {
         },
       );
     // Retracted already: the first marker stands, whatever reason this call gives (its content
-    // differs, so appending it would be an id conflict).
+    // differs, so appending it would be an id conflict). The marker's id is fixed, so a message of
+    // another kind under it (or a marker as the target) is refused rather than taken for one.
     const marker = metas.find((m) => m.id === retractionId(messageId));
+    // History, not messagesAt: that one leaves markers and what they retract out.
+    const at = async (seq: number) => {
+      const page = await this.storeCall(() =>
+        this.deps.store.history(this.threadId, { after: seq - 1, limit: 1 }),
+      );
+      return page.messages.find((m) => m.seq === seq);
+    };
+    const [targetMessage, markerMessage] = await Promise.all([
+      at(target.seq),
+      marker ? at(marker.seq) : undefined,
+    ]);
+    if (targetMessage && retractedBy(targetMessage) !== undefined)
+      throw new ValidationError(
+        'invalid_id',
+        `${JSON.stringify(messageId)} is a retraction marker: retract the message it names instead`,
+        { messageId },
+      );
+    if (marker && (!markerMessage || retractedBy(markerMessage) !== messageId))
+      throw new ValidationError(
+        'invalid_id',
+        `cannot retract ${JSON.stringify(messageId)}: its marker's id ${JSON.stringify(marker.id)} is another message of the thread`,
+        { messageId },
+      );
     if (marker)
       return {
         messages: [{ id: marker.id, seq: marker.seq, tokens: marker.tokens, duplicate: true }],
