@@ -322,8 +322,9 @@ export class ThreadHandle {
    * with the results of its tool calls. History keeps both, the marker naming what it retracts. A
    * message a provider-stored conversation already holds (at or before its latest response) marks
    * that chain lost (`retracted <id>`), so the next `context({ service: true })` is the full one.
-   * Throws ValidationError for an id that is not in the thread, and for a `reason` that is not text
-   * of 1 to {@link MAX_RETRACT_REASON_LENGTH} characters (the marker stores it as it comes).
+   * Throws ValidationError for an id that is not in the thread or is a retraction marker, for a
+   * message whose marker id (`retraction:<id>`) another message holds, and for a `reason` that is
+   * not text of 1 to {@link MAX_RETRACT_REASON_LENGTH} characters (the marker stores it as it comes).
    */
   async retract(messageId: string, options: { reason?: string } = {}): Promise<AppendResult> {
     checkOptionKeys(options, ['reason'], '{ reason }');
