@@ -23,7 +23,7 @@ if not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"
         "API, or OPENAI_API_KEY to use OpenAI itself."
     )
 
-from agents import Agent, Runner, function_tool
+from agents import Agent, function_tool
 
 from durable_memory import AsyncClient
 from durable_memory.agents import DurableMemorySession
@@ -44,7 +44,8 @@ async def turn(text: str) -> None:
     # URL from DURABLE_MEMORY_API_URL, else the stack's endpoints.json; token from DURABLE_MEMORY_API_TOKEN.
     async with AsyncClient() as memory:
         session = DurableMemorySession(memory, THREAD, user_id="alice")
-        result = await Runner.run(agent, text, session=session)
+        # session.run is Runner.run(agent, text, session=session) with recall asking about `text`.
+        result = await session.run(agent, text)
         print(f"user: {text}\nassistant: {result.final_output}")
 
 
