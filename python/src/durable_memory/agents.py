@@ -100,8 +100,9 @@ class DurableMemorySession:
         stable_recall: Keep the recalled block in place from one context to the next (the stable
             recalled block, for the provider's prompt cache): the session passes the thread's last
             context ``cache`` as ``previous``, kept per client (its last 1,000 threads), so a session
-            made anew for every request keeps the block too. ``True``, or ``{"minCover": 0}`` to set how much of a new query
-            the kept block must cover (another key is a ValidationError). Default False.
+            made anew for every request keeps the block too. ``True``, or ``{"minCover": 0}`` to set
+            how much of a new query the kept block must cover (another key is a ValidationError).
+            Default False.
     """
 
     def __init__(
