@@ -16,16 +16,22 @@ import {
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { ChatOpenAI } from '@langchain/openai';
+import * as adapter from '../../src/adapters/langchain.js';
 import { DurableMemoryChatMessageHistory } from '../../src/adapters/langchain.js';
+import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
 
 let p: TestPipeline;
+let llm: LlmServer;
 before(async () => {
   p = await startPipeline();
+  llm = await startLlmServer();
 });
 after(async () => {
   await p?.stop();
+  await llm?.close();
 });
 
 const stored = (messages: BaseMessage[]) =>
@@ -117,4 +123,82 @@ test('stableRecall: the recalled block stays in place from one getMessages() to 
     await nextTurn(p.memory, threadId);
     assertStable(before, await read(), stable);
   }
+});
+
+/** A thread of 200 exchanges: a fact far back, and the newest user turn asking about something else. */
+async function seedFactAndDistractor(threadId: string): Promise<void> {
+  const messages = [];
+  for (let i = 0; i < 200; i++) {
+    const content =
+      i === 3
+        ? 'My sister Ingrid lives in Trondheim now.'
+        : i === 100
+          ? 'My cat is called Mochi.'
+          : `Let us talk about topic ${i}.`;
+    messages.push(
+      { id: `${threadId}-u${i}`, role: 'user' as const, content },
+      { id: `${threadId}-a${i}`, role: 'assistant' as const, content: `Sure, here is something on item ${i}.` },
+    );
+  }
+  messages.push(
+    { id: `${threadId}-cat`, role: 'user' as const, content: 'What is my cat called?' },
+    { id: `${threadId}-mochi`, role: 'assistant' as const, content: 'Mochi.' },
+  );
+  await p.memory.thread(threadId).append(messages);
+}
+
+/** A prompt with its own system message, the history, then the new input, to the test server. */
+function chatChain() {
+  const prompt = ChatPromptTemplate.fromMessages([
+    ['system', 'Answer briefly.'],
+    new MessagesPlaceholder('history'),
+    ['human', '{input}'],
+  ]);
+  const model = new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: 'test', configuration: { baseURL: llm.baseURL } });
+  return prompt.pipe(model);
+}
+
+type Sent = { role: string; content: unknown }[];
+const sentMessages = (i: number) => llm.requests[i]!.body['messages'] as Sent;
+
+test('DurableMemoryRunnableWithMessageHistory recalls for the question being asked; a plain RunnableWithMessageHistory reads the history before the input, so it recalls for the previous one', async () => {
+  const question = 'Where does Ingrid live?';
+  const fields = (budget: number) => ({
+    runnable: chatChain(),
+    getMessageHistory: (threadId: string) =>
+      new DurableMemoryChatMessageHistory({ memory: p.memory, threadId, budget }),
+    inputMessagesKey: 'input',
+    historyMessagesKey: 'history',
+  });
+
+  await seedFactAndDistractor('lc-query-plain');
+  llm.reset();
+  llm.script({ reply: 'ok' });
+  await new RunnableWithMessageHistory(fields(1000)).invoke(
+    { input: question },
+    { configurable: { sessionId: 'lc-query-plain' } },
+  );
+  const plain = JSON.stringify(sentMessages(0));
+  assert.match(plain, /Where does Ingrid live\?/);
+  assert.match(plain, /My cat is called Mochi/, 'recall answered the previous user turn');
+  assert.doesNotMatch(plain, /Ingrid lives in Trondheim/);
+
+  await seedFactAndDistractor('lc-query-asked');
+  llm.reset();
+  llm.script({ reply: 'In Trondheim.' });
+  const chain = new adapter.DurableMemoryRunnableWithMessageHistory(fields(1000));
+  const answer = await chain.invoke({ input: question }, { configurable: { sessionId: 'lc-query-asked' } });
+  assert.equal(answer.content, 'In Trondheim.');
+  const seen = JSON.stringify(sentMessages(0));
+  assert.match(seen, /Ingrid lives in Trondheim.*Where does Ingrid live\?/, 'recalled for the new question');
+  assert.doesNotMatch(seen, /My cat is called Mochi/);
+  // The turn is stored as with the plain runnable: the question, then the answer.
+  const { messages } = await p.memory.thread('lc-query-asked').history({ after: 402 });
+  assert.deepEqual(
+    messages.map((m) => [m.role, m.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join()]),
+    [
+      ['user', question],
+      ['assistant', 'In Trondheim.'],
+    ],
+  );
 });
