@@ -1,7 +1,8 @@
 /**
  * A LangChain.js chain whose chat history is a durable-memory thread.
  *
- * `RunnableWithMessageHistory` reads the history before each turn (the thread's compacted context,
+ * `DurableMemoryRunnableWithMessageHistory` (LangChain's `RunnableWithMessageHistory`, with recall
+ * asking about each turn's input) reads the history before each turn (the thread's compacted context,
  * long-term memories included) and adds the turn's messages after it.
  *
  * It needs a chat model. Run it against a local stack (`npm start` in another terminal) and any
@@ -10,10 +11,12 @@
  * THREAD_ID and AGENT_MODEL choose the thread and the model.
  */
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
-import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { ChatOpenAI } from '@langchain/openai';
 import { connect } from 'durable-memory';
-import { DurableMemoryChatMessageHistory } from 'durable-memory/langchain';
+import {
+  DurableMemoryChatMessageHistory,
+  DurableMemoryRunnableWithMessageHistory,
+} from 'durable-memory/langchain';
 import { requireChatModel } from './stack.js';
 
 requireChatModel('langchain-history');
@@ -29,7 +32,7 @@ const prompt = ChatPromptTemplate.fromMessages([
   new MessagesPlaceholder('history'),
   ['human', '{input}'],
 ]);
-const chain = new RunnableWithMessageHistory({
+const chain = new DurableMemoryRunnableWithMessageHistory({
   runnable: prompt.pipe(model),
   getMessageHistory: (threadId: string) =>
     new DurableMemoryChatMessageHistory({ memory, threadId, userId: 'alice' }),

@@ -2,13 +2,16 @@
  * LangChain.js chat history on a durable thread: `durable-memory/langchain`.
  *
  * `new DurableMemoryChatMessageHistory({ memory, threadId })` is a `BaseListChatMessageHistory`
- * (for `RunnableWithMessageHistory` and friends). Each LangChain message is one message of the
+ * (for `RunnableWithMessageHistory` and friends). `DurableMemoryRunnableWithMessageHistory` is
+ * `RunnableWithMessageHistory` with recall asking about the turn's input: LangChain reads the history
+ * before it adds the input, so a plain one's recall asks about the previous user turn. Each LangChain message is one message of the
  * thread — human, AI (text, reasoning blocks, tool calls), tool (a result) and system — and keeps its
  * LangChain serialization in `metadata.langchain`, so what comes back is what went in (ids,
  * additional_kwargs, response metadata, content blocks). `getMessages()` is the thread's compacted
  * context (recall included); messages from elsewhere (summaries, the memory block, appends through
  * the client) are turned into LangChain messages from their parts.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import {
@@ -22,12 +25,15 @@ import {
   type StoredMessage,
 } from '@langchain/core/messages';
 import type { InvalidToolCall, ToolCall } from '@langchain/core/messages/tool';
+import { RunnableWithMessageHistory } from '@langchain/core/runnables';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import type { DurableMemory } from '../client/connect.js';
 import { UnknownThreadError } from '../client/errors.js';
 import { checkOptionKeys } from '../client/option-keys.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
+import { DEFAULT_MIN_MATCH } from '../recall/options.js';
 
 /** Where a message keeps its LangChain serialization. */
 export const LANGCHAIN_KEY = 'langchain';
@@ -57,6 +63,8 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
   lc_namespace = ['durable_memory', 'langchain'];
   readonly thread: ThreadHandle;
   private readonly recall: AdapterContexts;
+  /** The text of the input a chain is about to run, for the `getMessages()` it reads meanwhile. */
+  private readonly asking = new AsyncLocalStorage<string>();
 
   constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
     super();
@@ -66,11 +74,19 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
     this.recall = stableRecallOf(options.memory, options.stableRecall);
   }
 
-  /** The thread's context as LangChain messages; none for a thread that does not exist yet. */
+  /**
+   * The thread's context as LangChain messages; none for a thread that does not exist yet. Recall
+   * asks about the input given to {@link recallFor} around this call, else (a plain
+   * `RunnableWithMessageHistory` reads the history before it adds the input) about the newest
+   * stored user turn.
+   */
   async getMessages(): Promise<BaseMessage[]> {
     try {
       const { budget, model } = this.options;
-      const { messages } = await this.recall.context(this.thread, { budget, model });
+      const query = this.asking.getStore();
+      // The input stands in for the newest user turn recall would ask about: the same relevance bar.
+      const asked = query === undefined ? {} : { query, recall: { minMatch: DEFAULT_MIN_MATCH } };
+      const { messages } = await this.recall.context(this.thread, { budget, model, ...asked });
       return messages.flatMap(toLangChain);
     } catch (err) {
       if (err instanceof UnknownThreadError) return [];
@@ -91,6 +107,45 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
   override async clear(): Promise<void> {
     await this.thread.delete();
   }
+
+  /**
+   * Runs `fn` with recall asking about `query` (a turn's input not stored yet) in the `getMessages()`
+   * calls it makes; {@link DurableMemoryRunnableWithMessageHistory} does this for each turn.
+   */
+  recallFor<T>(query: string, fn: () => T): T {
+    return this.asking.run(query, fn);
+  }
+}
+
+/**
+ * `RunnableWithMessageHistory` (same fields) whose turns recall for their input: when the history is
+ * a {@link DurableMemoryChatMessageHistory}, its `getMessages()` asks about the input's human text
+ * rather than the thread's previous user turn (LangChain reads the history before it adds the input).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export class DurableMemoryRunnableWithMessageHistory<
+  RunInput = any,
+  RunOutput = any,
+> extends RunnableWithMessageHistory<RunInput, RunOutput> {
+  // `input` is `any` in LangChain's own signature.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override async _enterHistory(input: any, kwargs?: RunnableConfig): Promise<BaseMessage[]> {
+    const history: unknown = kwargs?.configurable?.['messageHistory'];
+    const read = () => super._enterHistory(input, kwargs);
+    if (!(history instanceof DurableMemoryChatMessageHistory)) return read();
+    const query = humanTextOf(this._getInputMessages(input));
+    return query === undefined ? read() : history.recallFor(query, read);
+  }
+}
+
+/** The text of the human messages among `messages` (a turn's input), or undefined when none has any. */
+function humanTextOf(messages: BaseMessage[]): string | undefined {
+  const text = messages
+    .filter((m) => m.getType() === 'human')
+    .flatMap((m) => blocks(m.content).texts)
+    .filter((t) => t.trim() !== '')
+    .join('\n');
+  return text === '' ? undefined : text;
 }
 
 /** Text of a LangChain content (a string, or blocks). */

@@ -137,7 +137,11 @@ async function seedFactAndDistractor(threadId: string): Promise<void> {
           : `Let us talk about topic ${i}.`;
     messages.push(
       { id: `${threadId}-u${i}`, role: 'user' as const, content },
-      { id: `${threadId}-a${i}`, role: 'assistant' as const, content: `Sure, here is something on item ${i}.` },
+      {
+        id: `${threadId}-a${i}`,
+        role: 'assistant' as const,
+        content: `Sure, here is something on item ${i}.`,
+      },
     );
   }
   messages.push(
@@ -154,7 +158,11 @@ function chatChain() {
     new MessagesPlaceholder('history'),
     ['human', '{input}'],
   ]);
-  const model = new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: 'test', configuration: { baseURL: llm.baseURL } });
+  const model = new ChatOpenAI({
+    model: 'gpt-4o-mini',
+    apiKey: 'test',
+    configuration: { baseURL: llm.baseURL },
+  });
   return prompt.pipe(model);
 }
 
@@ -195,7 +203,10 @@ test('DurableMemoryRunnableWithMessageHistory recalls for the question being ask
   // The turn is stored as with the plain runnable: the question, then the answer.
   const { messages } = await p.memory.thread('lc-query-asked').history({ after: 402 });
   assert.deepEqual(
-    messages.map((m) => [m.role, m.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join()]),
+    messages.map((m) => [
+      m.role,
+      m.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(),
+    ]),
     [
       ['user', question],
       ['assistant', 'In Trondheim.'],
