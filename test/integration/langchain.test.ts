@@ -18,7 +18,10 @@ import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { ChatOpenAI } from '@langchain/openai';
 import * as adapter from '../../src/adapters/langchain.js';
-import { DurableMemoryChatMessageHistory } from '../../src/adapters/langchain.js';
+import {
+  DurableMemoryChatMessageHistory,
+  DurableMemoryRunnableWithMessageHistory,
+} from '../../src/adapters/langchain.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
@@ -211,5 +214,49 @@ test('DurableMemoryRunnableWithMessageHistory recalls for the question being ask
       ['user', question],
       ['assistant', 'In Trondheim.'],
     ],
+  );
+});
+
+test('a prompt with its own system message: the model gets one system message, first; the working memory and the recalled block come as context in the user role, where the context places them', async () => {
+  const threadId = 'lc-system-first';
+  await seedFactAndDistractor(threadId);
+  await p.memory.workingMemory({ threadId }).set('# Trip\n- Oslo in June', { version: 0 });
+  const chain = new DurableMemoryRunnableWithMessageHistory({
+    runnable: chatChain(),
+    getMessageHistory: (id: string) =>
+      new DurableMemoryChatMessageHistory({ memory: p.memory, threadId: id, budget: 1000 }),
+    inputMessagesKey: 'input',
+    historyMessagesKey: 'history',
+  });
+  llm.reset();
+  llm.script({ reply: 'In Trondheim.' });
+  await chain.invoke({ input: 'Where does Ingrid live?' }, { configurable: { sessionId: threadId } });
+  const sent = sentMessages(0);
+  // What a provider that takes its system prompt apart from the turns (Anthropic, Gemini through
+  // LangChain) accepts: a system message only as the first message.
+  const roles = sent.map((m) => m.role);
+  assert.equal(roles[0], 'system');
+  assert.equal(sent[0]!.content, 'Answer briefly.');
+  assert.deepEqual(
+    roles.flatMap((r, i) => (r === 'system' && i > 0 ? [i] : [])),
+    [],
+    `system messages after the first: ${JSON.stringify(roles)}`,
+  );
+  const at = (pattern: RegExp) => sent.findIndex((m) => pattern.test(JSON.stringify(m.content)));
+  const pinned = at(/Working memory \(version 1;.*Oslo in June/);
+  const recalled = at(/Ingrid lives in Trondheim/);
+  assert.equal(pinned, 1, 'the working memory right after the prompt, in the stable prefix');
+  assert.equal(sent[pinned]!.role, 'user');
+  assert.equal(sent[recalled]!.role, 'user');
+  assert.ok(
+    recalled > pinned && recalled < at(/What is my cat called/),
+    'the recalled block late, before the newest stored user turn',
+  );
+  assert.equal(at(/Where does Ingrid live/), sent.length - 1);
+  // The history stores the turn alone: the context messages it read are not written back.
+  const { messages } = await p.memory.thread(threadId).history({ after: 402 });
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant'],
   );
 });
