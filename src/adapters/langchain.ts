@@ -8,8 +8,12 @@
  * thread — human, AI (text, reasoning blocks, tool calls), tool (a result) and system — and keeps its
  * LangChain serialization in `metadata.langchain`, so what comes back is what went in (ids,
  * additional_kwargs, response metadata, content blocks). `getMessages()` is the thread's compacted
- * context (recall included); messages from elsewhere (summaries, the memory block, appends through
- * the client) are turned into LangChain messages from their parts.
+ * context (recall included); messages from elsewhere (appends through the client) are turned into
+ * LangChain messages from their parts. The context's own system blocks (summaries, the pinned working
+ * memory, the memories and recalled blocks) come as context messages in the user role, each run of
+ * them one `HumanMessage` where the context places it: the prompt's own system message comes before the
+ * history, and providers that take the system prompt apart (Anthropic, Gemini) refuse a system message
+ * that is not the first.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -32,11 +36,17 @@ import { UnknownThreadError } from '../client/errors.js';
 import { checkOptionKeys } from '../client/option-keys.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
-import type { Message, MessageInput, PartInput } from '../model/message.js';
+import { textOf, type Message, type MessageInput, type PartInput } from '../model/message.js';
 import { DEFAULT_MIN_MATCH } from '../recall/options.js';
 
 /** Where a message keeps its LangChain serialization. */
 export const LANGCHAIN_KEY = 'langchain';
+
+/**
+ * The id prefix of the context messages `getMessages()` makes of the context's system blocks; they are
+ * built anew for every read, so `addMessages` leaves them out.
+ */
+export const CONTEXT_MESSAGE_PREFIX = 'durable-memory-context:';
 
 /** Options of {@link DurableMemoryChatMessageHistory}. */
 export interface DurableMemoryChatMessageHistoryOptions {
@@ -87,7 +97,7 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
       // The input stands in for the newest user turn recall would ask about: the same relevance bar.
       const asked = query === undefined ? {} : { query, recall: { minMatch: DEFAULT_MIN_MATCH } };
       const { messages } = await this.recall.context(this.thread, { budget, model, ...asked });
-      return messages.flatMap(toLangChain);
+      return withContextMessages(messages);
     } catch (err) {
       if (err instanceof UnknownThreadError) return [];
       throw err;
@@ -98,9 +108,13 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
     await this.addMessages([message]);
   }
 
-  /** Appends the messages in one call (idempotent for messages with an id). */
+  /**
+   * Appends the messages in one call (idempotent for messages with an id). The context messages a
+   * `getMessages()` made (ids starting with {@link CONTEXT_MESSAGE_PREFIX}) are left out.
+   */
   override async addMessages(messages: BaseMessage[]): Promise<void> {
-    if (messages.length > 0) await this.thread.append(messages.map(fromLangChain));
+    const own = messages.filter((m) => !m.id?.startsWith(CONTEXT_MESSAGE_PREFIX));
+    if (own.length > 0) await this.thread.append(own.map(fromLangChain));
   }
 
   /** Erases the thread (history, summaries, workflow). */
@@ -122,18 +136,15 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
  * a {@link DurableMemoryChatMessageHistory}, its `getMessages()` asks about the input's human text
  * rather than the thread's previous user turn (LangChain reads the history before it adds the input).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export class DurableMemoryRunnableWithMessageHistory<
-  RunInput = any,
-  RunOutput = any,
+  RunInput = unknown,
+  RunOutput = unknown,
 > extends RunnableWithMessageHistory<RunInput, RunOutput> {
-  // `input` is `any` in LangChain's own signature.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  override async _enterHistory(input: any, kwargs?: RunnableConfig): Promise<BaseMessage[]> {
+  override async _enterHistory(input: unknown, kwargs?: RunnableConfig): Promise<BaseMessage[]> {
     const history: unknown = kwargs?.configurable?.['messageHistory'];
     const read = () => super._enterHistory(input, kwargs);
     if (!(history instanceof DurableMemoryChatMessageHistory)) return read();
-    const query = humanTextOf(this._getInputMessages(input));
+    const query = humanTextOf(this._getInputMessages(input as Record<string, unknown>));
     return query === undefined ? read() : history.recallFor(query, read);
   }
 }
@@ -197,6 +208,31 @@ export function fromLangChain(message: BaseMessage): MessageInput & { id: string
   }
   const role = type === 'system' ? 'system' : 'user';
   return { id, role, content: text || '[no text]', metadata };
+}
+
+/**
+ * A context as LangChain messages: each run of the context's system blocks (system messages that did
+ * not come from LangChain: summaries, working memory, memories, recalled history) as one context
+ * message in the user role, in its place; every other message by {@link toLangChain}.
+ */
+export function withContextMessages(messages: Message[]): BaseMessage[] {
+  const out: BaseMessage[] = [];
+  let run: Message[] = [];
+  const flush = () => {
+    if (run.length === 0) return;
+    const content = run.map((m) => textOf(m)).join('\n\n');
+    out.push(new HumanMessage({ id: `${CONTEXT_MESSAGE_PREFIX}${run[0]!.id}`, content }));
+    run = [];
+  };
+  for (const message of messages) {
+    if (message.role === 'system' && !message.metadata?.[LANGCHAIN_KEY]) run.push(message);
+    else {
+      flush();
+      out.push(...toLangChain(message));
+    }
+  }
+  flush();
+  return out;
 }
 
 /** Our message as LangChain messages: the kept one when it has one, else from its parts. */

@@ -19,6 +19,7 @@ import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { ChatOpenAI } from '@langchain/openai';
 import * as adapter from '../../src/adapters/langchain.js';
 import {
+  CONTEXT_MESSAGE_PREFIX,
   DurableMemoryChatMessageHistory,
   DurableMemoryRunnableWithMessageHistory,
 } from '../../src/adapters/langchain.js';
@@ -253,7 +254,11 @@ test('a prompt with its own system message: the model gets one system message, f
     'the recalled block late, before the newest stored user turn',
   );
   assert.equal(at(/Where does Ingrid live/), sent.length - 1);
-  // The history stores the turn alone: the context messages it read are not written back.
+  // The history stores the turn alone; context messages given back to addMessages are left out.
+  const history = new DurableMemoryChatMessageHistory({ memory: p.memory, threadId, budget: 1000 });
+  const context = (await history.getMessages()).filter((m) => m.id?.startsWith(CONTEXT_MESSAGE_PREFIX));
+  assert.equal(context.length, 2, 'the working memory, the recalled block');
+  await history.addMessages(context);
   const { messages } = await p.memory.thread(threadId).history({ after: 402 });
   assert.deepEqual(
     messages.map((m) => m.role),
