@@ -408,3 +408,55 @@ test('session.run recalls for the question being asked; a plain run reads the se
   assert.match(texts(inputOf(0)), /Ingrid lives in Trondheim.*Where does Ingrid live\?/);
   assert.doesNotMatch(texts(inputOf(0)), /My cat is called Mochi/);
 });
+
+test('a bound thread whose run changes the working memory: the next turn gives the model the new working memory pinned', async () => {
+  agentLlm.reset();
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-service-wm' });
+  await s.thread.configure({ service: { kind: 'openai-responses' } });
+  const agent = new Agent({
+    name: 'planner',
+    instructions: 'Keep notes.',
+    model: 'gpt-4o-mini',
+    tools: [await s.workingMemoryTool()],
+  });
+  const runner = agentRunner();
+  const request = (i: number) => agentLlm.requests[i]!.body as { previous_response_id?: string };
+  // All the model has in front of it for request i: the stored conversation it continues, then its input.
+  const seenBy = (i: number) => {
+    const previous = request(i).previous_response_id;
+    return texts([...(previous ? agentLlm.conversation(previous)! : []), ...inputOf(i)] as InputItem[]);
+  };
+  const pinned = /Working memory \(version 1;[^"]*\\n# Trip\\n- Paris in May/u;
+
+  agentLlm.script(
+    {
+      toolCalls: [
+        {
+          id: 'call_wm',
+          name: 'update_working_memory',
+          arguments: { content: '# Trip\n- Paris in May', version: 0 },
+        },
+      ],
+    },
+    { reply: 'Noted.' },
+  );
+  const first = await s.run(runner, agent, 'I go to Paris in May.');
+  assert.equal(first.finalOutput, 'Noted.');
+  assert.equal((await p.memory.workingMemory({ threadId: 'agents-service-wm' }).get()).version, 1);
+
+  agentLlm.script({ reply: 'Paris in May.' });
+  const second = await s.run(runner, agent, 'Where do I go?');
+  assert.match(seenBy(2), pinned, 'the working memory written during the run, pinned');
+  assert.match(seenBy(2), /Where do I go\?/);
+
+  // Nothing changed the working memory since: the next turn chains as usual.
+  agentLlm.script({ reply: 'In May.' });
+  const third = await s.run(runner, agent, 'When?');
+  assert.equal(third.finalOutput, 'In May.');
+  assert.equal(request(3).previous_response_id, second.lastResponseId, 'chained to the second turn');
+  assert.deepEqual(
+    inputOf(3).map((i) => i.content),
+    ['When?'],
+  );
+  assert.match(seenBy(3), pinned);
+});
