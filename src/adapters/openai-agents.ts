@@ -45,6 +45,7 @@ import { WORKING_MEMORY_BLOCK_ID } from '../thread/working-memory-block.js';
 import { checkOptionKeys } from '../client/option-keys.js';
 import {
   updateFromTool,
+  workingMemoryScopes,
   workingMemoryToolDescription,
   workingMemoryToolScope,
   type WorkingMemoryToolScope,
@@ -190,12 +191,13 @@ export class DurableMemorySession implements Session {
       return query === undefined ? plain() : this.asking.run(query, plain);
     }
     const turn: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+    const pinned = await this.pinnedWorkingMemory();
     const chain = context.service;
     if (chain) {
       const since = await this.itemsAfter(chain.afterSeq);
       try {
         const chained = { ...options, previousResponseId: chain.previousResponseId };
-        return await this.record(turn, await runner.run(agent, [...since, ...turn], chained));
+        return await this.record(turn, await runner.run(agent, [...since, ...turn], chained), pinned);
       } catch (err) {
         const reason = chainGone(err, chain.previousResponseId);
         if (reason === undefined) throw err;
@@ -204,17 +206,21 @@ export class DurableMemorySession implements Session {
     }
     // The context read beside the chain is the full compacted one: the provider gets it all.
     const full = context.messages.flatMap(messageToItems);
-    return this.record(turn, await runner.run(agent, [...full, ...turn], options));
+    return this.record(turn, await runner.run(agent, [...full, ...turn], options), pinned);
   }
 
   /**
    * Appends a run's input and output, the provider's response id with them. Tool outputs after the
    * last model call (a run that stops at a tool) are not in the provider's conversation: they are
-   * appended after the id, so the next turn sends them.
+   * appended after the id, so the next turn sends them. When the working memory the context pins is
+   * no longer `pinned` (the one the run started with: its agent, or anyone, wrote it meanwhile), the
+   * chain is marked lost, so the next turn sends the full context with the new working memory pinned
+   * after the system prompt: a chained turn would leave the provider's conversation with the old one.
    */
   private async record<R extends { output: AgentInputItem[]; lastResponseId: string | undefined }>(
     turn: AgentInputItem[],
     result: R,
+    pinned: string,
   ): Promise<R> {
     const items = [...turn, ...result.output];
     let covered = items.length;
@@ -228,7 +234,27 @@ export class DurableMemorySession implements Session {
         responseId ? { responseId, ...(model === undefined ? {} : { model }) } : {},
       );
     if (covered < items.length) await this.thread.append(items.slice(covered).map(itemToMessage));
+    if (covered > 0 && responseId) {
+      const now = await this.pinnedWorkingMemory();
+      if (now !== pinned)
+        await this.thread.serviceLost(
+          `working memory changed during the run (${pinned || 'none'} to ${now || 'none'})`,
+        );
+    }
     return result;
+  }
+
+  /**
+   * Which working memory the thread's context pins, as `<scope> v<version>` (the first of the thread's
+   * own, its user's for its resource, its user's that has been written), or '' when none has been.
+   */
+  private async pinnedWorkingMemory(): Promise<string> {
+    const info = await this.thread.info();
+    for (const scope of workingMemoryScopes(info)) {
+      const { version } = await this.options.memory.workingMemory(scope).get();
+      if (version > 0) return `${Object.values(scope).join('/')} v${version}`;
+    }
+    return '';
   }
 
   /** History after `seq` as items, retracted ones (and their markers) left out. */

@@ -443,10 +443,16 @@ test('a bound thread whose run changes the working memory: the next turn gives t
   const first = await s.run(runner, agent, 'I go to Paris in May.');
   assert.equal(first.finalOutput, 'Noted.');
   assert.equal((await p.memory.workingMemory({ threadId: 'agents-service-wm' }).get()).version, 1);
+  // The chain is broken on purpose: its conversation has the run's tool call, not the pinned block.
+  const lost = (await s.thread.state()).service?.response;
+  assert.equal(lost?.responseId, first.lastResponseId);
+  assert.equal(lost?.lost?.reason, 'working memory changed during the run (none to agents-service-wm v1)');
 
   agentLlm.script({ reply: 'Paris in May.' });
   const second = await s.run(runner, agent, 'Where do I go?');
+  assert.equal(request(2).previous_response_id, undefined, 'the full context went out');
   assert.match(seenBy(2), pinned, 'the working memory written during the run, pinned');
+  assert.match(seenBy(2), /I go to Paris in May\..*Noted\..*Where do I go\?/, 'with the earlier turn');
   assert.match(seenBy(2), /Where do I go\?/);
 
   // Nothing changed the working memory since: the next turn chains as usual.
