@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agents import Runner, set_tracing_disabled
+from agents import Runner, function_tool, set_tracing_disabled
 from agents.memory import Session, SessionSettings
 
 from durable_memory import AsyncClient, Client, ValidationError
@@ -256,6 +256,50 @@ async def test_run_on_a_bound_thread_chains_marks_a_forgotten_response_lost_and_
     assert service["usable"] is True and service["response"]["responseId"] == recovered.last_response_id
     history = (await aclient.history(thread_id))["messages"]
     assert len(history) == 9, "the failed run stored nothing; no turn stored twice"
+
+
+async def test_run_on_a_bound_thread_that_changes_the_working_memory_sends_it_pinned_next_turn(
+    aclient: AsyncClient, llm: Any, thread_id: str
+) -> None:
+    session = DurableMemorySession(aclient, thread_id)
+    await aclient.configure_thread(thread_id, service={"kind": "openai-responses"})
+
+    @function_tool
+    async def note_trip(content: str) -> str:
+        """Replaces the thread's working memory."""
+        written = await aclient.set_thread_working_memory(thread_id, content, 0)
+        return f"working memory updated to version {written['version']}"
+
+    agent = weather_agent().clone(tools=[note_trip])
+
+    def bodies() -> list[dict[str, Any]]:
+        return [r["body"] for r in llm.requests() if r["path"].endswith("/responses")]
+
+    llm.script(
+        {"toolCalls": [{"id": "call_wm", "name": "note_trip", "arguments": {"content": "# Trip\n- Paris in May"}}]},
+        {"reply": "Noted."},
+    )
+    first = await session.run(agent, "I go to Paris in May.")
+    assert first.final_output == "Noted."
+
+    # The next turn's model gets the new working memory pinned: the chain is broken on purpose (its
+    # conversation holds the tool call, not the pinned block), so the full context goes out.
+    llm.script({"reply": "Paris in May."})
+    second = await session.run(agent, "Where do I go?")
+    sent = str(bodies()[2]["input"])
+    assert "Working memory (version 1;" in sent and "Paris in May" in sent, sent
+    assert "previous_response_id" not in bodies()[2]
+    assert sent.index("I go to Paris in May.") < sent.index("Where do I go?")
+    history = (await aclient.history(thread_id))["messages"]
+    assert len(history) == 6, "user, call, output, reply; user, reply"
+
+    assert second.final_output == "Paris in May."
+
+    # Nothing changed it since: the next turn chains again, only its input going out.
+    llm.script({"reply": "In May."})
+    await session.run(agent, "When?")
+    assert bodies()[3]["previous_response_id"] == second.last_response_id
+    assert [i["content"] for i in bodies()[3]["input"]] == ["When?"]
 
 
 def test_chain_gone_only_for_a_404_or_400_naming_the_response() -> None:
