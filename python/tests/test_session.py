@@ -281,6 +281,9 @@ async def test_run_on_a_bound_thread_that_changes_the_working_memory_sends_it_pi
     )
     first = await session.run(agent, "I go to Paris in May.")
     assert first.final_output == "Noted."
+    service = (await aclient.get_thread(thread_id))["service"]
+    assert service["response"]["responseId"] == first.last_response_id
+    assert service["response"]["lost"]["reason"] == f"working memory changed during the run (none to {thread_id} v1)"
 
     # The next turn's model gets the new working memory pinned: the chain is broken on purpose (its
     # conversation holds the tool call, not the pinned block), so the full context goes out.

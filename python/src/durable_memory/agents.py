@@ -38,6 +38,7 @@ import json
 import uuid
 import weakref
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .client import AsyncClient, MessageInput
@@ -200,6 +201,7 @@ class DurableMemorySession:
             finally:
                 _asking.reset(token)
         turn: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        pinned = await self._pinned_working_memory()
         chain = context.get("service")
         if chain is not None:
             previous = chain["previousResponseId"]
@@ -213,22 +215,49 @@ class DurableMemorySession:
                     raise
                 await self.client.service_lost(self.session_id, reason)
             else:
-                return await self._record(turn, result)
+                return await self._record(turn, result, pinned)
         # The context read beside the chain is the full compacted one: the provider gets it all.
         full = [item for message in context["messages"] for item in message_to_items(message)]
-        return await self._record(turn, await runner.run(agent, [*full, *turn], **run_kwargs))
+        return await self._record(turn, await runner.run(agent, [*full, *turn], **run_kwargs), pinned)
 
-    async def _record(self, turn: list[Any], result: RunResult) -> RunResult:
+    async def _record(self, turn: list[Any], result: RunResult, pinned: str) -> RunResult:
         """Appends a run's input and output, the provider's response id with them. Tool outputs after the
         last model call (a run that stops at a tool) are not in the provider's conversation: they are
-        appended after the id, so the next turn sends them."""
+        appended after the id, so the next turn sends them. When the working memory the context pins is
+        no longer ``pinned`` (the one the run started with: a tool, or anyone, wrote it meanwhile), the
+        chain is marked lost, so the next turn sends the full context with the new one pinned after the
+        system prompt: a chained turn would leave the provider's conversation with the old one."""
         items = [*turn, *(item.to_input_item() for item in result.new_items)]
         covered = len(items)
         while covered > 0 and _is_tool_output(items[covered - 1]):
             covered -= 1
         await self._append(items[:covered], result.last_response_id)
         await self._append(items[covered:], None)
+        if covered > 0 and result.last_response_id:
+            now = await self._pinned_working_memory()
+            if now != pinned:
+                reason = f"working memory changed during the run ({pinned or 'none'} to {now or 'none'})"
+                await self.client.service_lost(self.session_id, reason)
         return result
+
+    async def _pinned_working_memory(self) -> str:
+        """Which working memory the thread's context pins, as ``<scope> v<version>`` (the first written of
+        the thread's own, its user's for its resource, its user's), or '' when none has been written."""
+        user_id = (await self.client.get_thread(self.session_id)).get("userId", self.user_id)
+        client, thread_id, resource_id = self.client, self.session_id, self.resource_id
+        reads: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+            (thread_id, lambda: client.get_thread_working_memory(thread_id))
+        ]
+        if user_id is not None:
+            if resource_id is not None:
+                scope = f"{user_id}/{resource_id}"
+                reads.append((scope, lambda: client.get_user_working_memory(user_id, resource_id=resource_id)))
+            reads.append((user_id, lambda: client.get_user_working_memory(user_id)))
+        for scope, read in reads:
+            version = (await read())["version"]
+            if version > 0:
+                return f"{scope} v{version}"
+        return ""
 
     async def _append(self, items: list[Any], response_id: str | None) -> None:
         """Appends items in batches; the response id goes with the last one."""
