@@ -265,3 +265,36 @@ test('a prompt with its own system message: the model gets one system message, f
     ['user', 'assistant'],
   );
 });
+
+test('without historyMessagesKey, a turn whose question recalls nothing is stored whole, though the previous question would recall something', async () => {
+  // LangChain then stores the run's input messages past as many as a second getMessages() returns.
+  // That read no longer carries the question: had it answered with one message more (a recalled block
+  // for the previous question, a working memory written during the run), the new question was cut.
+  const threadId = 'lc-no-history-key';
+  await seedFactAndDistractor(threadId);
+  const chain = new DurableMemoryRunnableWithMessageHistory({
+    runnable: new ChatOpenAI({
+      model: 'gpt-4o-mini',
+      apiKey: 'test',
+      configuration: { baseURL: llm.baseURL },
+    }),
+    getMessageHistory: (id: string) =>
+      new DurableMemoryChatMessageHistory({ memory: p.memory, threadId: id, budget: 1000 }),
+  });
+  llm.reset();
+  llm.script({ reply: 'No idea.' });
+  const question = 'How is the weather on Mars?';
+  await chain.invoke([new HumanMessage(question)], { configurable: { sessionId: threadId } });
+  assert.doesNotMatch(JSON.stringify(sentMessages(0)), /My cat is called Mochi/, 'nothing recalled for it');
+  const { messages } = await p.memory.thread(threadId).history({ after: 402 });
+  assert.deepEqual(
+    messages.map((m) => [
+      m.role,
+      m.parts.map((part) => (part.type === 'text' ? part.text : part.type)).join(),
+    ]),
+    [
+      ['user', question],
+      ['assistant', 'No idea.'],
+    ],
+  );
+});
