@@ -75,6 +75,8 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
   private readonly recall: AdapterContexts;
   /** The text of the input a chain is about to run, for the `getMessages()` it reads meanwhile. */
   private readonly asking = new AsyncLocalStorage<string>();
+  /** On a copy {@link forOneRun} made: its first read, with which every later read answers. */
+  private oneRun?: { read?: Promise<BaseMessage[]> };
 
   constructor(private readonly options: DurableMemoryChatMessageHistoryOptions) {
     super();
@@ -91,6 +93,23 @@ export class DurableMemoryChatMessageHistory extends BaseListChatMessageHistory 
    * stored user turn.
    */
   async getMessages(): Promise<BaseMessage[]> {
+    if (this.oneRun) return [...(await (this.oneRun.read ??= this.read()))];
+    return this.read();
+  }
+
+  /**
+   * This history for one run of a chain: every `getMessages()` answers as its first did. Without a
+   * `historyMessagesKey`, `RunnableWithMessageHistory` stores the run's input messages past as many as
+   * a second read returns; one that answered otherwise (recall for another question, a working memory
+   * written or a compaction done during the run) stored history again or cut the new input.
+   */
+  forOneRun(): DurableMemoryChatMessageHistory {
+    const run = Object.create(this) as DurableMemoryChatMessageHistory;
+    run.oneRun = {};
+    return run;
+  }
+
+  private async read(): Promise<BaseMessage[]> {
     try {
       const { budget, model } = this.options;
       const query = this.asking.getStore();
@@ -140,6 +159,15 @@ export class DurableMemoryRunnableWithMessageHistory<
   RunInput = unknown,
   RunOutput = unknown,
 > extends RunnableWithMessageHistory<RunInput, RunOutput> {
+  /** Each run reads a history of its own ({@link DurableMemoryChatMessageHistory.forOneRun}). */
+  override async _mergeConfig(...configs: (RunnableConfig | undefined)[]): Promise<Partial<RunnableConfig>> {
+    const config = await super._mergeConfig(...configs);
+    const history: unknown = config.configurable?.['messageHistory'];
+    if (history instanceof DurableMemoryChatMessageHistory)
+      config.configurable!['messageHistory'] = history.forOneRun();
+    return config;
+  }
+
   override async _enterHistory(input: unknown, kwargs?: RunnableConfig): Promise<BaseMessage[]> {
     const history: unknown = kwargs?.configurable?.['messageHistory'];
     const read = () => super._enterHistory(input, kwargs);
