@@ -604,10 +604,13 @@ export class ThreadHandle {
    * ValidationError naming the field (`messages[3].tokens`, `thread.config.budget`,
    * `workingMemory.content`, …) before anything is written if any part of it breaks a rule an append,
    * a configure or a working memory write would enforce. Its working memory becomes the thread's
-   * version 1, unless the thread has one already (imported before, say).
+   * version 1, unless the thread has one already (imported before, say). The file's token counts
+   * (`messages[].tokens`, summaries' `tokens`) are checked but not taken: each message and summary is
+   * counted again with the thread's tokenizer, as an append counts it.
    */
-  async import(data: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
-    const notes = checkThreadExport(data); // all of it, before anything is written
+  async import(file: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
+    const notes = checkThreadExport(file); // all of it, before anything is written
+    const data = await this.recounted(file);
     const { chunkSize = Infinity, onProgress } = options;
     const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
     const store = (part: ThreadExport) =>
@@ -644,6 +647,31 @@ export class ThreadHandle {
     onProgress?.({ phase: 'indexing', done: 0, total: messages.length });
     const state = await this.sync();
     return { threadId: whole.threadId, imported, skipped, indexedSeq: state.indexedSeq };
+  }
+
+  /**
+   * The export with its messages' and summaries' tokens counted by the thread's tokenizer, as an
+   * append counts them: a file's counts are not taken (a file may be edited or made by hand, or counted
+   * for another model), since the workflow compacts and context() fits its budget by them. The
+   * thread's model is the one the file's configuration sets, else the stored thread's, else the
+   * default.
+   */
+  private async recounted(data: ThreadExport): Promise<ThreadExport> {
+    let model: string;
+    if (data.thread.config !== undefined) model = mergeConfig(DEFAULT_CONFIG, data.thread.config).model;
+    else {
+      const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+      model = (info?.config as Partial<ThreadConfig> | undefined)?.model ?? DEFAULT_CONFIG.model;
+    }
+    const tokenizer = tokenizerForModel(model);
+    return {
+      ...data,
+      messages: data.messages.map((m) => ({ ...m, tokens: countMessageTokens(m, tokenizer) })),
+      compactions: data.compactions.map((record) => ({
+        ...record,
+        summaries: record.summaries.map((s) => ({ ...s, tokens: countMessageTokens(s.message, tokenizer) })),
+      })),
+    };
   }
 
   /**
