@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApiFixture, type ApiFixture } from '../support/api.js';
+import { UnknownThreadError } from '../../src/client/errors.js';
+import { ValidationError } from '../../src/model/errors.js';
 import type { Message, Part } from '../../src/model/message.js';
 import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
@@ -63,5 +65,54 @@ describe('import', () => {
     const counted = ctx.messages.reduce((sum, m) => sum + countMessageTokens(m, tokenizer), 0);
     assert.ok(counted <= 600, `the context holds ${counted} tokens counted, for a budget of 600`);
     assert.ok(ctx.messages.length >= 1 && ctx.messages.length < 12, `${ctx.messages.length} messages`);
+  });
+
+  test("seqs out of file order are refused, naming the seq, and nothing is written; seqs with gaps keep the file's order, a tool call before its result", async () => {
+    // The import sorted by seq: a result (seq 4) that follows its call (seq 7) in the file was stored
+    // before it, and the context then dropped both (a result without its call is never sent).
+    const call: Part = { type: 'tool_call', callId: 'c1', name: 'lookup', arguments: '{"q":"where"}' };
+    const result: Part = { type: 'tool_result', callId: 'c1', result: 'in the drawer' };
+    const messages = (prefix: string, seqs: number[]) => [
+      stored(`${prefix}q`, seqs[0]!, 'user', text('where are my keys?')),
+      stored(`${prefix}a`, seqs[1]!, 'assistant', [call]),
+      stored(`${prefix}r`, seqs[2]!, 'tool', [result]),
+      stored(`${prefix}z`, seqs[3]!, 'assistant', text('In the drawer.')),
+    ];
+    const disordered = f.p.memory.thread('import-disordered');
+    await assert.rejects(
+      disordered.import(file('import-disordered', messages('d', [1, 7, 4, 9]))),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'out_of_range' &&
+        err.field === 'messages[2].seq' &&
+        /after 7/.test(err.message),
+    );
+    await assert.rejects(disordered.history(), UnknownThreadError, 'nothing was written');
+    // Over HTTP: a 400 naming the field.
+    const res = await f.acme.post(
+      '/v1/threads/import?threadId=import-disordered',
+      file('import-disordered', messages('d', [1, 7, 7, 9])) as never,
+    );
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.error.field, 'messages[2].seq', JSON.stringify(res.body));
+
+    const gaps = f.p.memory.thread('import-gaps');
+    await gaps.import(file('import-gaps', messages('g', [3, 10, 11, 40])));
+    const history = await gaps.history();
+    assert.deepEqual(
+      history.messages.map((m) => [m.id, m.seq]),
+      [
+        ['gq', 1],
+        ['ga', 2],
+        ['gr', 3],
+        ['gz', 4],
+      ],
+    );
+    const ctx = await gaps.context();
+    assert.deepEqual(
+      ctx.openai.map((m) => m.role),
+      ['user', 'assistant', 'tool', 'assistant'],
+      'the call, then its result',
+    );
   });
 });

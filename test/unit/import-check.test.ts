@@ -87,6 +87,18 @@ describe('checkThreadExport', () => {
     refuses(summary, 'out_of_range', 'compactions[0].summaries[0].outputTokens');
   });
 
+  test("seqs must increase in file order (gaps allowed): the file's order is the history's", () => {
+    const gaps = exported();
+    gaps.messages[1]!.seq = 40;
+    checkThreadExport(gaps);
+    const before = exported();
+    before.messages[0]!.seq = 3;
+    refuses(before, 'out_of_range', 'messages[1].seq');
+    const repeated = exported();
+    repeated.messages[1]!.seq = 1;
+    refuses(repeated, 'out_of_range', 'messages[1].seq');
+  });
+
   test('messages are checked as an append checks them', () => {
     const data = exported();
     data.messages[0]!.parts = [];
