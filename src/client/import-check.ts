@@ -80,7 +80,7 @@ function checkConfig(config: Record<string, unknown>): void {
  * Checks a thread export entirely, before anything is written.
  * @returns its working memory as a write would store it, when it has one (the import writes it).
  * @throws ValidationError naming the offending field (`messages[3].tokens`, `thread.config.budget`,
- *   `compactions[0].steps`, …).
+ *   `compactions[0].steps`, …); `out_of_range` for a message whose seq does not exceed the one before it.
  */
 export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | undefined {
   // Not an export at all: the store refuses it with its own error (InvalidRecordError).
@@ -95,6 +95,15 @@ export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | un
     // As an append checks it: id, role, parts, metadata (depth included), createdAt.
     within(field, () => normalizeMessages([m as MessageInput]));
     assertWholeNumber(m.seq, `${field}.seq`, 1, MAX_SEQ);
+    // The file's order is the history's, and its seqs must agree with it: sorting by them could put a
+    // tool result before its call. Gaps are fine (the thread assigns its own seqs).
+    const previous = i > 0 ? data.messages[i - 1]!.seq : 0;
+    if (m.seq <= previous)
+      throw new ValidationError(
+        'out_of_range',
+        `${field}.seq: ${m.seq} comes after ${previous} (messages[${i - 1}].seq); seqs must increase in the file's order, which is the history's (gaps are fine)`,
+        { field: `${field}.seq` },
+      );
     assertWholeNumber(m.tokens, `${field}.tokens`, 0, MAX_TOKEN_COUNT);
     if (m.excludedBy !== undefined) checkId(m.excludedBy, `${field}.excludedBy`);
   });

@@ -612,7 +612,7 @@ export class ThreadHandle {
     const notes = checkThreadExport(file); // all of it, before anything is written
     const data = await this.recounted(file);
     const { chunkSize = Infinity, onProgress } = options;
-    const messages = [...data.messages].sort((a, b) => a.seq - b.seq);
+    const messages = data.messages; // in seq order: the check refuses seqs that disagree with it
     const store = (part: ThreadExport) =>
       this.storeCall(() => this.deps.store.import(part, { threadId: this.threadId }));
     let imported = 0;

@@ -47,7 +47,8 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
           "Restores an export into `threadId` (default: the export's own id). Idempotent: messages " +
           'are appended by id and compactions recorded by id (a message id the thread holds with other ' +
           'content is 409 `id_conflict`). Into a thread that holds other messages, imported ones follow them. ' +
-          "Token counts in the file are not taken: each message and summary is counted with the thread's tokenizer.",
+          "Token counts in the file are not taken: each message and summary is counted with the thread's tokenizer. " +
+          "Messages are stored in the file's order; their seqs must increase along it (gaps are fine), else 400 `out_of_range` naming the seq.",
         tags: ['threads'],
         security: BEARER,
         querystring: ImportQuery,
