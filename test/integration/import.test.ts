@@ -115,4 +115,34 @@ describe('import', () => {
       'the call, then its result',
     );
   });
+
+  test('an import whose working memory breaks its schema is refused naming the field once; nothing is written, and the fixed file imports once', async () => {
+    // Over HTTP the message read "workingMemory.content: workingMemory: content does not match …".
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const messages = [stored('wm1', 1, 'user', text('I moved to Oslo.'))];
+    const bad = file('import-wm', messages, {
+      workingMemory: { format: 'json', content: { town: 'Oslo' }, schema, version: 1 },
+    });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const res = await f.acme.post('/v1/threads/import?threadId=import-wm', bad as never);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'schema_mismatch');
+      assert.equal(res.body.error.field, 'workingMemory.content');
+      assert.match(res.body.error.message, /^workingMemory\.content does not match the schema: /u);
+      assert.equal(res.body.error.message.split('workingMemory').length - 1, 1, res.body.error.message);
+    }
+    assert.equal((await f.acme.get('/v1/threads/import-wm/messages')).status, 404, 'nothing written');
+
+    const good = { ...bad, workingMemory: { ...bad.workingMemory!, content: { city: 'Oslo' } } };
+    for (let attempt = 0; attempt < 2; attempt++)
+      assert.equal((await f.acme.post('/v1/threads/import?threadId=import-wm', good as never)).status, 200);
+    const history = await f.acme.get('/v1/threads/import-wm/messages');
+    assert.deepEqual(
+      history.body.messages.map((m: { id: string }) => m.id),
+      ['wm1'],
+      'one message, however often imported',
+    );
+    const notes = await f.acme.get('/v1/threads/import-wm/working-memory');
+    assert.deepEqual([notes.body.version, notes.body.content], [1, { city: 'Oslo' }]);
+  });
 });

@@ -133,4 +133,46 @@ describe('checkThreadExport', () => {
     delete (old.compactions[0] as Partial<(typeof old.compactions)[0]>).steps;
     refuses(old, 'invalid_message', 'compactions[0].steps');
   });
+  test("a working memory that breaks a write's rules is refused, its message naming the field once", () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const cases: [Record<string, unknown>, string, string, RegExp][] = [
+      [
+        { format: 'json', content: { town: 'x' }, schema },
+        'schema_mismatch',
+        'workingMemory.content',
+        /^workingMemory\.content does not match the schema: /u,
+      ],
+      [
+        { format: 'markdown', content: 5 },
+        'invalid_option',
+        'workingMemory.content',
+        /^workingMemory\.content: /u,
+      ],
+      [
+        { format: 'json', content: {}, schema: { type: 'nope' } },
+        'invalid_schema',
+        'workingMemory.schema',
+        /^workingMemory\.schema: /u,
+      ],
+      [
+        { format: 'weird', content: 'x' },
+        'invalid_option',
+        'workingMemory.format',
+        /^workingMemory\.format: /u,
+      ],
+    ];
+    for (const [notes, code, field, message] of cases) {
+      const data = { ...exported(), workingMemory: { ...notes, version: 1 } } as ThreadExport;
+      assert.throws(
+        () => checkThreadExport(data),
+        (err: unknown) =>
+          err instanceof ValidationError &&
+          err.code === code &&
+          err.field === field &&
+          message.test(err.message) &&
+          err.message.split('workingMemory').length === 2,
+        `${JSON.stringify(notes)}`,
+      );
+    }
+  });
 });
