@@ -184,6 +184,11 @@ function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undef
       : err.code === 'invalid_schema'
         ? 'workingMemory.schema'
         : 'workingMemory';
-    throw new ValidationError(err.code, `workingMemory: ${err.message}`, { field });
+    // A write's message begins with its field (`content does not match …`, `schema: …`): named once,
+    // in full, so that the HTTP API (which prefixes a message not starting with its field) adds nothing.
+    const inner = err.field ?? field.replace(/^workingMemory\.?/u, '');
+    const message =
+      inner && err.message.startsWith(inner) ? `workingMemory.${err.message}` : `${field}: ${err.message}`;
+    throw new ValidationError(err.code, message, { field });
   }
 }
