@@ -166,3 +166,40 @@ test('durable-memory api: a --port or DURABLE_MEMORY_API_PORT in use is named (e
     busy.server.close();
   }
 });
+
+test('durable-memory start: a bad DURABLE_MEMORY_* setting is refused (exit 2) before anything starts', async () => {
+  // Temporal is unreachable: a setting checked only after the stack started would meet that first.
+  const cases: [NodeJS.ProcessEnv, string][] = [
+    [
+      { DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc' },
+      'DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "abc"',
+    ],
+    [
+      { DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: '-5' },
+      'DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "-5"',
+    ],
+    [
+      { DURABLE_MEMORY_DELETE_AFTER_IDLE_MS: '1.5' },
+      'DURABLE_MEMORY_DELETE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "1.5"',
+    ],
+    [
+      { DURABLE_MEMORY_WORKFLOW_TASK_SLOTS: '0' },
+      'DURABLE_MEMORY_WORKFLOW_TASK_SLOTS: expected a whole number of tasks from 1 to 1,000, got 0',
+    ],
+    [
+      { OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`, DURABLE_MEMORY_LLM_TIMEOUT_MS: 'soon' },
+      'DURABLE_MEMORY_LLM_TIMEOUT_MS: expected a whole number of milliseconds ≥ 1, got "soon"',
+    ],
+    [
+      { DURABLE_MEMORY_API_LOG_LEVEL: 'loud' },
+      'DURABLE_MEMORY_API_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+  ];
+  for (const [extra, message] of cases) {
+    const r = await runCli(['start'], env({ TEMPORAL_ADDRESS: `127.0.0.1:${closed}`, ...extra }));
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(lastLine(r.stderr), `durable-memory: ${message}`);
+    // Nothing was started: no PostgreSQL initialised or run, no connection to Temporal tried.
+    assert.doesNotMatch(r.stderr, /cannot reach Temporal|PostgreSQL|home: /u);
+  }
+});
