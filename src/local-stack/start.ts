@@ -18,10 +18,11 @@ import { stderrLog } from '../observability/log.js';
 import { writeLog } from '../observability/log.js';
 import { shutdownTracing } from '../observability/tracing.js';
 import { supervise, type Supervision } from './supervisor.js';
-import { createWorker } from '../worker/worker.js';
+import { createWorker, workerEnvironment } from '../worker/worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import {
   apiHost,
+  apiLogLevel,
   apiPortInUse,
   configuredApiPort,
   DEFAULT_API_PORT,
@@ -76,6 +77,10 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   const log = stderrLog;
   // endpoints.json is not read: this is the stack that writes it.
   const settings = resolveSettings({ given: options.given, givenAs: 'flag', env }, undefined);
+  // Every other setting the worker and the API read, read now: a bad value is refused before
+  // anything starts, rather than after the stack came up (and then stopped again).
+  const workerEnv = workerEnvironment(env);
+  apiLogLevel(env);
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
   // An API port asked for and taken fails now, before the stack and the worker start (seconds).
@@ -135,6 +140,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
       taskQueue,
       store: open.threads,
       memories: open.memories,
+      ...workerEnv,
     }));
     running = worker.run();
     running.catch(() => undefined); // the failure is the supervisor's to report

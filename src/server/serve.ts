@@ -14,6 +14,7 @@
  * (docker-compose.yml) gets the token its non-loopback bind requires without a manual step; the
  * variable's value is the secret, and only its hash reaches the database.
  */
+import { ValidationError } from '../model/errors.js';
 import { connect, type DurableMemory } from '../client/connect.js';
 import { noDatabaseConfigured, reach, SettingError } from '../settings/errors.js';
 import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
@@ -81,6 +82,24 @@ export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
   return port;
 }
 
+/** The levels DURABLE_MEMORY_API_LOG_LEVEL may name (pino's). */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * The request log's level DURABLE_MEMORY_API_LOG_LEVEL asks for, else `info`.
+ * @throws ValidationError naming the variable and the levels, for any other value
+ */
+export function apiLogLevel(env: NodeJS.ProcessEnv): string {
+  const level = readEnv(env, 'DURABLE_MEMORY_API_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_API_LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got "${level}"`,
+      { field: 'DURABLE_MEMORY_API_LOG_LEVEL' },
+    );
+  return level;
+}
+
 /** The interface DURABLE_MEMORY_API_HOST asks for, else loopback. */
 export function apiHost(env: NodeJS.ProcessEnv): string {
   return readEnv(env, 'DURABLE_MEMORY_API_HOST') ?? '127.0.0.1';
@@ -107,6 +126,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const env = options.env ?? process.env;
   const host = apiHost(env);
   const port = configuredApiPort(env) ?? options.port ?? DEFAULT_API_PORT;
+  const level = apiLogLevel(env);
   let memory: DurableMemory | undefined;
   let tokens: TokenStore | undefined;
   let api: RunningApi | undefined;
@@ -124,7 +144,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
       port,
       // Request logs go to stderr, so stdout keeps only what scripts read (the `ready` line).
       logger: options.logger ?? {
-        level: readEnv(env, 'DURABLE_MEMORY_API_LOG_LEVEL') ?? 'info',
+        level,
         stream: pinoStream(process.stderr), // the one log format (src/observability/log.ts)
       },
       register: (app) => registerInspector(app),
