@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startApiFixture, text, type ApiFixture, type Json } from '../support/api.js';
-import { cliEnv } from '../support/cli.js';
+import { cliEnv, parseJson, runCli } from '../support/cli.js';
 import { REPO_ROOT } from '../support/processes.js';
 
 const TOOLS = [
@@ -522,6 +522,19 @@ describe('durable-memory mcp (stdio)', () => {
       assert.ok(!/postgres(ql)?:\/\/|127\.0\.0\.1/iu.test(error), `no address in ${error}`);
     });
     assert.ok((await ok(client, 'search', { query: 'Japanese' })).memories.length > 0);
+  });
+
+  test('--user with a bad id is refused at start (exit 2, invalid_id), with or without --tenant', async () => {
+    for (const tenant of [[], ['--tenant', 'acme']]) {
+      const r = await runCli(['--json', 'mcp', ...tenant, '--user', 'bad id!'], cliEnv(f.p), 60_000);
+      assert.equal(r.code, 2, `${tenant.join(' ')}: ${r.stderr}`);
+      assert.deepEqual(parseJson(r).error, {
+        code: 'invalid_id',
+        exitCode: 2,
+        // The tenant's prefix (acme:) takes 5 of the 128 characters a stored id may have.
+        message: `userId: expected 1–${tenant.length > 0 ? 123 : 128} characters of letters, digits and . _ : @ -`,
+      });
+    }
   });
 
   test("--tenant beta sees beta's threads only", async () => {
