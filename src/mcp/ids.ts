@@ -4,10 +4,9 @@
  * without it ids are used as given, as the client library stores them.
  */
 import type { MemoryRecord } from '../memories/memory-store.js';
-import { assertId } from '../memories/memory-store.js';
 import type { ThreadInfo } from '../store/types.js';
 import type { ContextResult } from '../client/context.js';
-import type { TenantScope } from '../tenancy/tenant-scope.js';
+import { assertIdChars, type TenantScope } from '../tenancy/tenant-scope.js';
 import { validateThreadId } from '../thread/thread-id.js';
 
 /** What the tools need of a {@link TenantScope}. */
@@ -20,9 +19,11 @@ export type IdScope = Pick<
 export const UNSCOPED: IdScope = {
   prefix: '',
   scoped(id: string, field: string): string {
-    // Thread and user ids share the thread id alphabet; the engine's check, named by field.
+    // Thread and user ids share the thread id alphabet: the engine's check for a thread, and for the
+    // rest the check a tenant's scope makes (`durable-memory mcp --user` is refused the same way with
+    // or without --tenant, and at start, not on the first call).
     if (field === 'threadId') return validateThreadId(id);
-    assertId(id, field);
+    assertIdChars(id, field);
     return id;
   },
   strip: (id: string) => id,

@@ -32,6 +32,19 @@ export function assertTenant(tenant: unknown): asserts tenant is string {
 const MAX_STORED_ID = 128;
 const ID_CHARS = /^[A-Za-z0-9._:@-]+$/u;
 
+/**
+ * Checks a thread or user id a caller gave: 1–`max` characters of letters, digits and `. _ : @ -`.
+ * @throws ValidationError `invalid_id` naming `field` (the API answers 400)
+ */
+export function assertIdChars(id: string, field: string, max = MAX_STORED_ID): void {
+  if (id.length < 1 || id.length > max || !ID_CHARS.test(id))
+    throw new ValidationError(
+      'invalid_id',
+      `${field}: expected 1–${max} characters of letters, digits and . _ : @ -`,
+      { field },
+    );
+}
+
 /** One tenant's view of the stores; see the module comment. */
 export class TenantScope {
   /** `<tenant>:`, the start of every id the tenant owns. */
@@ -47,13 +60,7 @@ export class TenantScope {
    *   longer than the store allows.
    */
   scoped(id: string, field: string): string {
-    const max = MAX_STORED_ID - this.prefix.length;
-    if (id.length < 1 || id.length > max || !ID_CHARS.test(id))
-      throw new ValidationError(
-        'invalid_id',
-        `${field}: expected 1–${max} characters of letters, digits and . _ : @ -`,
-        { field },
-      );
+    assertIdChars(id, field, MAX_STORED_ID - this.prefix.length);
     return this.prefix + id;
   }
 
