@@ -196,11 +196,11 @@ async def test_the_async_client_forks(aclient: AsyncClient, thread_id: str) -> N
 def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id: str) -> None:
     user = thread_id + "-user"
     client.append(thread_id, {"id": "f0", "role": "user", "content": "Hello there."}, user_id=user)
-    assert client.list_memories(user) == []
+    assert client.list_memories(user) == {"memories": []}
     client.configure_thread(thread_id, extract_every_turns=1)
     client.append(thread_id, {"id": "f1", "role": "user", "content": "I live in Oslo."})
     deadline = time.monotonic() + 60
-    while not (memories := client.list_memories(user)) and time.monotonic() < deadline:
+    while not (memories := client.list_memories(user)["memories"]) and time.monotonic() < deadline:
         time.sleep(0.2)  # the worker extracts in the background
     assert [m["text"] for m in memories] == ["User lives in Oslo"]
     assert memories[0]["sourceMessageIds"] == ["f1"] and memories[0]["sourceThreadId"] == thread_id
@@ -214,8 +214,8 @@ def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id
     with pytest.raises(ConflictError) as superseded:
         client.correct_memory(user, old["id"], "again")
     assert superseded.value.code == "memory_superseded"
-    assert [m["text"] for m in client.list_memories(user)] == ["User lives in Bergen"]
-    assert len(client.list_memories(user, include_superseded=True)) == 2
+    assert [m["text"] for m in client.list_memories(user)["memories"]] == ["User lives in Bergen"]
+    assert len(client.list_memories(user, include_superseded=True)["memories"]) == 2
 
     client.delete_memory(user, corrected["id"])
     with pytest.raises(NotFoundError) as gone:
@@ -243,7 +243,7 @@ def test_remember_a_confirmed_fact_with_provenance(client: Client, thread_id: st
     with pytest.raises(NotFoundError) as unknown:
         client.remember(user, "x", thread_id=thread_id + "-none")
     assert unknown.value.code == "unknown_thread"
-    assert [m["text"] for m in client.list_memories(user)] == ["User wants a window seat"]
+    assert [m["text"] for m in client.list_memories(user)["memories"]] == ["User wants a window seat"]
 
 
 def test_remember_until_and_thread_lifetimes(client: Client, thread_id: str) -> None:
@@ -253,7 +253,7 @@ def test_remember_until_and_thread_lifetimes(client: Client, thread_id: str) -> 
     with pytest.raises(ValidationError) as past:  # it would be hidden at once
         client.remember(user, "User had a cold", expires_at="2001-01-01T00:00:00Z")
     assert past.value.field == "expiresAt"
-    assert [m["id"] for m in client.list_memories(user)] == [kept["id"]]
+    assert [m["id"] for m in client.list_memories(user)["memories"]] == [kept["id"]]
     with pytest.raises(ValidationError) as bad:
         client.remember(user, "x", expires_at="next week")
     assert bad.value.field == "expiresAt"
@@ -277,7 +277,12 @@ def test_search_memories_ranks_live_memories_by_relevance(client: Client, other_
     assert found[1]["sourceThreadId"] == thread_id
     assert [m["id"] for m in client.search_memories(user, "peanut allergy", limit=1)] == [chocolate["id"]]
     assert client.search_memories(user, "kangaroo") == []
-    assert len(client.list_memories(user, limit=2)) == 2
+    # A page at a time, as list_threads: pass `next` as `after`; the last page has no `next`.
+    everything = client.list_memories(user)
+    assert len(everything["memories"]) == 3 and "next" not in everything
+    page = client.list_memories(user, limit=2)
+    assert page["memories"] == everything["memories"][:2] and page["next"] == page["memories"][1]["id"]
+    assert client.list_memories(user, limit=2, after=page["next"]) == {"memories": everything["memories"][2:]}
 
     client.correct_memory(user, allergy["id"], "User is allergic to cashews")
     assert [m["text"] for m in client.search_memories(user, "allergic")] == ["User is allergic to cashews"]
@@ -303,12 +308,12 @@ async def test_the_async_client_remembers_searches_lists_and_deletes_memories(
     await aclient.append(thread_id, {"id": "a1", "role": "user", "content": "I take the night train."}, user_id=user)
     memory = await aclient.remember(user, "User takes the night train", thread_id=thread_id, message_ids=["a1"])
     assert memory["confirmation"] == "confirmed by user" and memory["sourceMessageIds"] == ["a1"]
-    assert [m["id"] for m in await aclient.list_memories(user)] == [memory["id"]]
+    assert [m["id"] for m in (await aclient.list_memories(user))["memories"]] == [memory["id"]]
     found = await aclient.search_memories(user, "night train")
     assert [m["id"] for m in found] == [memory["id"]] and found[0]["score"] > 0
     assert (await aclient.get_memory(user, memory["id"]))["text"] == "User takes the night train"
     assert await aclient.delete_memory(user, memory["id"]) is None
-    assert await aclient.list_memories(user) == []
+    assert await aclient.list_memories(user) == {"memories": []}
     with pytest.raises(NotFoundError) as gone:
         await aclient.delete_memory(user, memory["id"])
     assert gone.value.code == "unknown_memory"

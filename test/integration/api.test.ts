@@ -1310,6 +1310,29 @@ describe('memories', () => {
     assert.ok(!texts.includes('x'), 'nothing was stored');
   });
 
+  test('list pages with `next` (pass it as `after`), as the thread list does; a bad `after` is 400', async () => {
+    for (const text of ['dora reads Tolstoy', 'dora sails', 'dora keeps bees'])
+      assert.equal((await acme.post('/v1/users/dora/memories', { text })).status, 201);
+    const all = (await acme.get('/v1/users/dora/memories')).body;
+    assert.equal(all.memories.length, 3);
+    assert.equal(all.next, undefined, 'one page: no next');
+    const first = await acme.get('/v1/users/dora/memories?limit=2');
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body.memories, all.memories.slice(0, 2));
+    assert.equal(first.body.next, all.memories[1].id);
+    const second = await acme.get(
+      `/v1/users/dora/memories?limit=2&after=${encodeURIComponent(first.body.next)}`,
+    );
+    assert.deepEqual(second.body, { memories: all.memories.slice(2) });
+    assertError(
+      await acme.get('/v1/users/dora/memories?after=no-such-memory'),
+      400,
+      'invalid_option',
+      'after',
+    );
+    assertError(await acme.get('/v1/users/dora/memories?query=bees&after=x'), 400, 'invalid_option', 'after');
+  });
+
   test('POST takes expiresAt: the memory says when; a past one is refused, nothing stored', async () => {
     const post = (body: unknown) => acme.post('/v1/users/carol/memories', body);
     const later = await post({ text: 'carol is in Rome this week', expiresAt: '2999-01-01T00:00:00Z' });

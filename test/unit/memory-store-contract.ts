@@ -263,6 +263,39 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       assert.deepEqual(await store.list(alice), [secret]);
     });
 
+    it('lists a page at a time: `limit`, then `after` the last id of the page, newest first', async () => {
+      const [user, other] = [fresh('user'), fresh('other')];
+      for (const text of [
+        'User likes tea',
+        'User likes jazz',
+        'User likes rain',
+        'User likes maps',
+        'User likes figs',
+      ])
+        await store.remember(user, { text });
+      const theirs = await store.remember(other, { text: 'Other likes snow' });
+      const all = await store.list(user);
+      assert.equal(all.length, 5);
+      const first = await store.list(user, { limit: 2 });
+      assert.deepEqual(first, all.slice(0, 2));
+      const second = await store.list(user, { limit: 2, after: first[1]!.id });
+      assert.deepEqual(second, all.slice(2, 4));
+      assert.deepEqual(await store.list(user, { limit: 2, after: second[1]!.id }), all.slice(4));
+      assert.deepEqual(await store.list(user, { after: all[4]!.id }), []);
+      // A superseded memory is a place to go on from too (its page was read before it was corrected).
+      await store.correct(user, all[1]!.id, 'User likes blues');
+      assert.deepEqual(await store.list(user, { limit: 2, after: all[1]!.id }), all.slice(2, 4));
+      // Another user's memory, or none, is no place in this list: refused, naming `after`.
+      for (const after of [theirs.id, 'no-such-memory']) {
+        await assert.rejects(
+          store.list(user, { after }),
+          (err: unknown) =>
+            err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'after',
+        );
+      }
+      for (const limit of [0, 1.5, -1]) await rejectsWith(store.list(user, { limit }), 'invalid_option');
+    });
+
     it('scopes by resource: one resource sees its own and user-wide memories, never another’s', async () => {
       const user = fresh('user');
       await store.applyExtraction(extraction(user, [fact('User is vegetarian')]));
