@@ -377,6 +377,33 @@ test('memories ls and rm, with and without --json', async () => {
   assert.equal((await cli('memories', 'rm', 'cli-x:0', '--user', 'alice')).code, 3);
 });
 
+test('memories ls --limit pages: next in --json and a "more" line, then --after it', async () => {
+  const user = p.memory.userMemories('pager');
+  for (const text of ['Pager reads maps', 'Pager sails', 'Pager keeps bees']) await user.remember(text);
+  const all = (await user.list()).map((m) => m.id);
+  const first = parseJson<{ memories: { id: string }[]; next?: string }>(
+    await cli('memories', 'ls', '--user', 'pager', '--limit', '2', '--json'),
+  );
+  assert.deepEqual(
+    first.memories.map((m) => m.id),
+    all.slice(0, 2),
+  );
+  assert.equal(first.next, all[1]);
+  const human = await cli('memories', 'ls', '--user', 'pager', '--limit', '2');
+  assert.match(human.stderr + human.stdout, new RegExp(`more: --after ${all[1]}`, 'u'));
+  const second = parseJson<{ memories: { id: string }[]; next?: string }>(
+    await cli('memories', 'ls', '--user', 'pager', '--limit', '2', '--after', first.next!, '--json'),
+  );
+  assert.deepEqual(second, { userId: 'pager', memories: second.memories });
+  assert.deepEqual(
+    second.memories.map((m) => m.id),
+    all.slice(2),
+  );
+  const bad = await cli('memories', 'ls', '--user', 'pager', '--after', 'no-such-memory');
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /after: "no-such-memory" is none of this user's memories/u);
+});
+
 test('working-memory get, set and versions, with and without --json; a stale version is refused', async () => {
   const empty = await cli('working-memory', 'get', '--user', 'wm-alice');
   assert.equal(empty.code, 0, empty.stderr);
