@@ -92,6 +92,8 @@ def test_return_shape_follows_the_rule(name: str, operation: Any) -> None:
         assert returns is type(None), f"{name}: an empty answer returns None"
         return
     fields = answer.get("properties", {})
+    if name in ONE_PAGE:
+        fields = {k: v for k, v in fields.items() if k != "next"}
     if "next" in fields:
         assert returns.__name__ == answer["title"], f"{name}: a page comes back as it is"
         assert call.result is client._as_is
@@ -110,14 +112,20 @@ def test_return_shape_follows_the_rule(name: str, operation: Any) -> None:
         assert call.result is client._as_is
 
 
+#: Operations whose answer never has ``next``, though their route's answer may: a memory search ranks
+#: the best in one answer (the API refuses ``after`` with ``query``); the list of that route pages.
+ONE_PAGE = {"search_memories"}
+
+
 #: Request fields an operation takes in another form: the new thread's ``id`` is ``new_id``; one
 #: ``message`` is ``messages`` given as a dict; ``query`` is ``search_memories`` (which keeps to the live
-#: ones, as the API requires with a query); an import's fields are the ``data`` of an export.
+#: ones and does not page, as the API requires with a query); an import's fields are the ``data`` of an
+#: export.
 OTHER_FORMS: dict[str, set[str]] = {
     "fork_thread": {"id"},
     "append": {"message"},
     "list_memories": {"query"},
-    "search_memories": {"includeSuperseded"},
+    "search_memories": {"includeSuperseded", "after"},
     "import_thread": {
         "version",
         "thread",

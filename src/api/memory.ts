@@ -42,10 +42,21 @@ export const UserMemoriesQuery = Type.Object({
     Type.Integer({
       minimum: 1,
       maximum: MAX_MEMORY_SEARCH_LIMIT,
-      description: 'At most this many (with `query`, default 10; without, default all).',
+      description: `At most this many (with \`query\`, default 10; without, a page of ${MAX_MEMORY_SEARCH_LIMIT} by default).`,
+    }),
+  ),
+  after: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description:
+        'The last memory id of the previous page (its `next`): the memories after it. Not with `query` (a search does not page).',
     }),
   ),
 });
+
+/** A list's page when no `limit` is given (a search's is 10). */
+export const DEFAULT_MEMORY_PAGE = MAX_MEMORY_SEARCH_LIMIT;
 export type UserMemoriesQuery = Static<typeof UserMemoriesQuery>;
 
 /** A list of memories, newest first. */
@@ -57,10 +68,17 @@ export type MemoryList = Static<typeof MemoryList>;
 
 /** GET /v1/users/{userId}/memories: newest first, or best first for a `query`. */
 export const UserMemoryList = Type.Object(
-  { memories: Type.Array(ref('ScoredMemory')) },
+  {
+    memories: Type.Array(ref('ScoredMemory')),
+    next: Type.Optional(
+      Type.String({
+        description: 'Pass as `after` for the next page (a list only: a search does not page).',
+      }),
+    ),
+  },
   {
     title: 'UserMemoryList',
-    description: 'Memories, newest first; with `query`, best first, each with its `score`.',
+    description: 'Memories, newest first, a page at a time; with `query`, best first, each with its `score`.',
   },
 );
 export type UserMemoryList = Static<typeof UserMemoryList>;

@@ -42,7 +42,12 @@ export interface RememberOptions {
 
 /** A user's memories; see the module comment. */
 export interface UserMemories {
-  /** Newest first; live ones unless `includeSuperseded`. */
+  /**
+   * Newest first; live ones unless `includeSuperseded`. A page at a time with `limit`: pass the last
+   * id of a page as `after` for the next one.
+   * @throws ValidationError `invalid_option` naming `limit` (not a whole number ≥ 1) or `after` (none
+   *   of the user's memories: another user's, or deleted since the page was read)
+   */
   list(options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
   /** One memory, live or superseded, or undefined. */
   get(memoryId: string): Promise<MemoryRecord | undefined>;
@@ -78,7 +83,7 @@ export function userMemories(
   const { memories: store, threads } = deps;
   return {
     list: async (options) => {
-      checkOptionKeys(options, ['includeSuperseded', 'resourceId'], '{ includeSuperseded: true }');
+      checkOptionKeys(options, ['includeSuperseded', 'resourceId', 'limit', 'after'], '{ limit: 50, after }');
       return store.list(userId, options);
     },
     get: (memoryId) => store.get(userId, memoryId),

@@ -24,6 +24,8 @@ import {
   type ApplyResult,
   type ExtractionInput,
   type ListMemoriesOptions,
+  assertListLimit,
+  unknownAfter,
   type MemoryEmbedding,
   type MemoryRecord,
   type MemoryStore,
@@ -166,8 +168,19 @@ export class InMemoryMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.list */
   async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
     assertId(userId, 'userId');
+    assertListLimit(options?.limit);
+    const after = options?.after;
+    let before = Infinity; // the newest first: only entries older than `after`'s
+    if (after !== undefined) {
+      assertId(after, 'after');
+      const anchor = this.memories.get(after);
+      if (anchor?.record.userId !== userId) throw unknownAfter(after);
+      before = anchor.ord;
+    }
     return this.scope(userId, options?.resourceId)
+      .filter((entry) => entry.ord < before)
       .filter((entry) => options?.includeSuperseded || entry.record.status === 'active')
+      .slice(0, options?.limit ?? Infinity)
       .map((entry) => structuredClone(entry.record));
   }
 

@@ -134,6 +134,33 @@ export interface ListMemoriesOptions {
   resourceId?: string;
   /** Also superseded memories (default false: live ones only). */
   includeSuperseded?: boolean;
+  /** At most this many (a whole number ≥ 1; default: all). */
+  limit?: number;
+  /**
+   * Only the memories after this one in the list's order (newest first): the id of the last memory
+   * of the previous page. Live, superseded or expired, it must be one of the user's memories.
+   */
+  after?: string;
+}
+
+/**
+ * Checks a list's `limit`.
+ * @throws ValidationError `invalid_option` naming `limit` unless it is a whole number ≥ 1
+ */
+export function assertListLimit(limit: unknown): void {
+  if (limit !== undefined && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1))
+    throw new ValidationError('invalid_option', `limit: expected a whole number ≥ 1, got ${String(limit)}`, {
+      field: 'limit',
+    });
+}
+
+/** The error of an `after` that is none of the user's memories (another user's, or deleted since). */
+export function unknownAfter(after: string): ValidationError {
+  return new ValidationError(
+    'invalid_option',
+    `after: ${JSON.stringify(after)} is none of this user's memories (deleted since the page was read?); list from the start again`,
+    { field: 'after' },
+  );
 }
 
 /** Options of {@link MemoryStore.search}. */

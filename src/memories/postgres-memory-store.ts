@@ -37,6 +37,8 @@ import {
   type ApplyResult,
   type ExtractionInput,
   type ListMemoriesOptions,
+  assertListLimit,
+  unknownAfter,
   type MemoryEmbedding,
   type MemoryRecord,
   type ThreadExtractions,
@@ -278,13 +280,37 @@ export class PostgresMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.list */
   async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
     assertId(userId, 'userId');
+    assertListLimit(options?.limit);
+    const after = options?.after;
+    if (after !== undefined) assertId(after, 'after');
+    // `after` is a place in the order (created_at, ord), wherever that memory now stands (superseded,
+    // expired): the page after it goes on from there.
     const { rows } = await this.pool.query<RecordRow>(
-      `SELECT ${RECORD} FROM memories WHERE user_id = $1 AND ${IN_SCOPE} AND ($3 OR status = 'active')
-         AND ${UNEXPIRED}
-       ORDER BY created_at DESC, ord DESC`,
-      [userId, options?.resourceId ?? null, options?.includeSuperseded ?? false],
+      `WITH anchor AS (SELECT created_at, ord FROM memories WHERE id = $4 AND user_id = $1)
+       SELECT ${RECORD} FROM memories
+       WHERE user_id = $1 AND ${IN_SCOPE} AND ($3 OR status = 'active') AND ${UNEXPIRED}
+         AND ($4::text IS NULL OR (created_at, ord) < (SELECT created_at, ord FROM anchor))
+       ORDER BY created_at DESC, ord DESC LIMIT $5`,
+      [
+        userId,
+        options?.resourceId ?? null,
+        options?.includeSuperseded ?? false,
+        after ?? null,
+        options?.limit ?? null,
+      ],
     );
+    if (after !== undefined && rows.length === 0 && !(await this.hasMemory(userId, after)))
+      throw unknownAfter(after);
     return rows.map((row) => row.record);
+  }
+
+  /** Whether the user has a memory of this id, in any state (superseded, expired). */
+  private async hasMemory(userId: string, memoryId: string): Promise<boolean> {
+    const { rows } = await this.pool.query('SELECT 1 FROM memories WHERE id = $1 AND user_id = $2', [
+      memoryId,
+      userId,
+    ]);
+    return rows.length > 0;
   }
 
   /** @inheritDoc MemoryStore.get */

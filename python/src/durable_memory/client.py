@@ -5,9 +5,10 @@ Each operation is written once, in :class:`_Operations`: its signature, its docu
 clients take their methods from there (:func:`_blocking`, :func:`_awaited`) and differ only in how a
 call is sent. Ids are the caller's (the API keeps tenants apart by the token).
 
-Return shapes follow one rule: an operation that pages (``list_threads``, ``history``) returns the
-API's page as it is, items and ``next`` (``{"threads": [...], "next"?}``), because ``next`` is needed;
-an operation whose answer is one complete list (memories, history search hits) returns that list;
+Return shapes follow one rule: an operation that pages (``list_threads``, ``history``,
+``list_memories``) returns the API's page as it is, items and ``next`` (``{"threads": [...], "next"?}``),
+because ``next`` is needed; an operation whose answer is one complete list (a thread's memories,
+memory and history search hits) returns that list;
 every other answer is the API's JSON object, typed by the TypedDict of its name (``types.py``,
 generated from openapi.json); tests/test_shapes.py holds every operation to this. Failures raise
 :class:`~durable_memory.errors.DurableMemoryError` subclasses carrying the API's ``code``, ``status``,
@@ -45,6 +46,7 @@ from .types import (
     ThreadConfig,
     ThreadExport,
     ThreadList,
+    UserMemoryList,
     ThreadState,
     WorkingMemory,
 )
@@ -310,11 +312,12 @@ class _Operations:
 
     @staticmethod
     def list_memories(
-        user_id: str, *, include_superseded: bool = False, limit: int | None = None
-    ) -> _Call[list[MemoryRecord]]:
-        """A user's long-term memories, newest first, with provenance (at most ``limit``, 1–50)."""
-        query = _query(includeSuperseded=include_superseded, limit=limit)
-        return _Call("GET", f"/v1/users/{_seg(user_id)}/memories", query, result=_memories)
+        user_id: str, *, include_superseded: bool = False, after: str | None = None, limit: int | None = None
+    ) -> _Call[UserMemoryList]:
+        """A user's long-term memories, newest first, with provenance, a page at a time (``limit``
+        1–50, default 50; pass ``next`` as ``after``)."""
+        query = _query(includeSuperseded=include_superseded, after=after, limit=limit)
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/memories", query)
 
     @staticmethod
     def search_memories(user_id: str, query: str, *, limit: int | None = None) -> _Call[list[ScoredMemory]]:

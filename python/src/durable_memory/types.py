@@ -649,9 +649,12 @@ class ImportResult(TypedDict):
 
 
 class UserMemoryList(TypedDict):
-    """Memories, newest first; with `query`, best first, each with its `score`."""
+    """Memories, newest first, a page at a time; with `query`, best first, each with its
+    `score`."""
 
     memories: list[ScoredMemory]
+    next: NotRequired[str]
+    """Pass as `after` for the next page (a list only: a search does not page)."""
 
 
 class ErasedUser(TypedDict):

@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
-import { parseFutureExpiresAt } from '../../memories/memory-store.js';
+import { parseFutureExpiresAt, type MemoryRecord } from '../../memories/memory-store.js';
+import { positiveInt } from '../args.js';
 import { TENANT_HELP } from './thread.js';
 import { ValidationError } from '../../model/errors.js';
 
@@ -21,6 +22,46 @@ interface RememberFlags {
   toolCallId?: string;
 }
 
+/** `memories ls`'s flags. */
+interface ListFlags {
+  user: string;
+  all?: boolean;
+  limit?: number;
+  after?: string;
+}
+
+/**
+ * A page of the user's memories (every one without --limit), as the caller's ids, and the id the next
+ * page starts after. With a tenant, `--after` is an extracted memory's id (stored with the tenant's
+ * prefix) or a remembered one's (stored as is), as the HTTP API takes it.
+ */
+async function listMemories(
+  session: Session,
+  o: ListFlags,
+): Promise<{ list: MemoryRecord[]; next?: string }> {
+  const memories = (await session.memory()).userMemories(session.stored(o.user));
+  const scope = session.scope;
+  // With --limit, one more is asked for: whether a next page exists.
+  const list = (after: string | undefined) =>
+    memories.list({
+      includeSuperseded: Boolean(o.all),
+      ...(o.limit === undefined ? {} : { limit: o.limit + 1 }),
+      ...(after === undefined ? {} : { after }),
+    });
+  let rows: MemoryRecord[];
+  if (o.after === undefined || !scope) rows = await list(o.after);
+  else
+    try {
+      rows = await list(scope.prefix + o.after);
+    } catch (err) {
+      if (!(err instanceof ValidationError && err.field === 'after')) throw err;
+      rows = await list(o.after);
+    }
+  const more = o.limit !== undefined && rows.length > o.limit;
+  const page = (more ? rows.slice(0, o.limit) : rows).map((m) => (scope ? scope.memory(m) : m));
+  return more ? { list: page, next: page[page.length - 1]!.id } : { list: page };
+}
+
 /** Registers `memories` and its subcommands. */
 export function registerMemories(program: Command, session: Session): void {
   const memories = program
@@ -30,19 +71,16 @@ export function registerMemories(program: Command, session: Session): void {
 
   memories
     .command('ls')
-    .description("list a user's memories, newest first (live ones unless --all)")
+    .description("list a user's memories, newest first (live ones unless --all; all of them unless --limit)")
     .requiredOption('--user <userId>', 'whose memories')
     .option('--all', 'also superseded memories (kept, with when and why)')
+    .option('--limit <n>', 'at most this many (then it says where the next page starts)', positiveInt)
+    .option('--after <memoryId>', "only memories after this one (the previous page's next)")
     .action(
-      session.action(async (o: { user: string; all?: boolean }) => {
-        const stored = await (
-          await session.memory()
-        )
-          .userMemories(session.stored(o.user))
-          .list({ includeSuperseded: Boolean(o.all) });
-        const scope = session.scope;
-        const list = scope ? stored.map((m) => scope.memory(m)) : stored;
-        if (session.json) return printJson({ userId: o.user, memories: list });
+      session.action(async (o: ListFlags) => {
+        const { list, next } = await listMemories(session, o);
+        if (session.json)
+          return printJson({ userId: o.user, memories: list, ...(next === undefined ? {} : { next }) });
         if (list.length === 0) return note(`no memories for ${o.user}`);
         // The text takes what the other columns leave of the terminal.
         const idWidth = Math.max(...list.map((m) => m.id.length));
@@ -54,6 +92,7 @@ export function registerMemories(program: Command, session: Session): void {
           clip(oneLine(m.text), textWidth),
         ]);
         await printLines(table(rows, ['ID', 'STATUS', 'CREATED', 'TEXT']));
+        if (next !== undefined) note(`more: --after ${next}`);
       }),
     );
 

@@ -12,6 +12,7 @@ import { UnknownThreadError } from '../../client/errors.js';
 import { BEARER, BODY_ERRORS, errorResponses } from '../../api/common.js';
 import {
   CorrectBody,
+  DEFAULT_MEMORY_PAGE,
   MemoryParams,
   RememberBody,
   UserMemoriesQuery,
@@ -58,13 +59,37 @@ async function findMemory(
  * A 404 unless the stored user `user` (the caller's `userId`) has a memory (`known`, when the caller
  * has read them already) or a thread.
  */
-async function requireUser(deps: RouteDeps, user: string, userId: string, known?: MemoryRecord[]) {
-  const memories =
-    known ?? (await run(deps, () => storeOf(deps).list(user, { includeSuperseded: true }), 'memories'));
+async function requireUser(deps: RouteDeps, user: string, userId: string) {
+  const memories = await run(
+    deps,
+    () => deps.memory.userMemories(user).list({ includeSuperseded: true, limit: 1 }),
+    'memories',
+  );
   if (memories.length > 0) return;
   const threads = await run(deps, () => deps.memory.store.listThreads({ userId: user, limit: 1 }), 'threads');
   if (threads.length === 0)
     throw new ApiError(404, 'unknown_user', `user ${JSON.stringify(userId)} does not exist`, 'userId');
+}
+
+/**
+ * A page of the user's memories (the client library's list). `after` is the caller's memory id:
+ * extracted memories are stored with the tenant prefix, a user's own without (as {@link findMemory}).
+ */
+async function listPage(
+  deps: RouteDeps,
+  scope: TenantScope,
+  user: string,
+  options: { includeSuperseded?: boolean; limit: number; after?: string },
+): Promise<MemoryRecord[]> {
+  const list = (after: string | undefined) =>
+    run(deps, () => deps.memory.userMemories(user).list({ ...options, after }), 'memories');
+  if (options.after === undefined) return list(undefined);
+  try {
+    return await list(scope.prefix + options.after);
+  } catch (err) {
+    if (!(err instanceof ValidationError && err.field === 'after')) throw err;
+    return list(options.after); // refused in the caller's words if it is none of the user's either
+  }
 }
 
 /** The user's live memories ranked against `query` by the client library (as MCP `search` is). */
@@ -112,16 +137,28 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
             'includeSuperseded: a search (`query`) ranks live memories only',
             'includeSuperseded',
           );
+        if (query.after !== undefined)
+          throw new ApiError(
+            400,
+            'invalid_option',
+            'after: a search (`query`) ranks the best memories in one answer; it does not page',
+            'after',
+          );
         if (query.query.trim() === '')
           throw new ApiError(400, 'invalid_field', 'query: give words to search for', 'query');
         const found = await search(deps, user, query.query, query.limit);
         if (found.length === 0) await requireUser(deps, user, params.userId);
         return { memories: found.map((m) => ({ ...scope.memory(m), score: m.score })) };
       }
-      const all = await run(deps, () => storeOf(deps).list(user, { includeSuperseded: true }), 'memories');
-      if (all.length === 0) await requireUser(deps, user, params.userId, all);
-      const memories = query.includeSuperseded ? all : all.filter((m) => m.status === 'active');
-      return { memories: memories.slice(0, query.limit).map((m) => scope.memory(m)) };
+      const limit = query.limit ?? DEFAULT_MEMORY_PAGE;
+      const rows = await listPage(deps, scope, user, {
+        includeSuperseded: query.includeSuperseded,
+        limit: limit + 1, // one more: whether a next page exists
+        after: query.after,
+      });
+      if (rows.length === 0 && query.after === undefined) await requireUser(deps, user, params.userId);
+      const memories = rows.slice(0, limit).map((m) => scope.memory(m));
+      return rows.length > limit ? { memories, next: memories[memories.length - 1]!.id } : { memories };
     },
   );
 
