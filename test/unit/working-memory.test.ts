@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { ValidationError } from '../../src/model/errors.js';
 import { parseScope, prepareVersion } from '../../src/memories/working-memory.js';
 import { MAX_WORKING_MEMORY_LENGTH } from '../../src/model/limits.js';
+import { TOOLS } from '../../src/mcp/tools.js';
+import { z } from 'zod';
 import { buildContext, type ContextEntry } from '../../src/thread/build-context.js';
 import { workingMemoryBlock, WORKING_MEMORY_BLOCK_ID } from '../../src/thread/working-memory-block.js';
 import { describeMessage } from '../../src/compaction/message-meta.js';
@@ -25,6 +27,36 @@ const schema = {
   required: ['name'],
   additionalProperties: false,
 };
+
+describe('working memory length: characters are Unicode code points, as the docs and the HTTP schema count', () => {
+  const max = MAX_WORKING_MEMORY_LENGTH;
+  const emoji = '😀'; // one character, two UTF-16 code units
+  it(`takes ${max} non-BMP characters and refuses one more, saying the limit in characters`, () => {
+    assert.equal(prepareVersion(undefined, emoji.repeat(max), { version: 0 }).content, emoji.repeat(max));
+    assert.throws(
+      () => prepareVersion(undefined, emoji.repeat(max + 1), { version: 0 }),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'too_long' &&
+        err.message ===
+          `content: ${(max + 1).toLocaleString('en-US')} characters, more than ${max.toLocaleString('en-US')}`,
+    );
+  });
+  it('counts JSON the same way: its text as JSON.stringify writes it', () => {
+    const value = { n: emoji.repeat(max - '{"n":""}'.length) };
+    assert.deepEqual(prepareVersion(undefined, value, { version: 0 }).content, value);
+    assert.throws(
+      () => prepareVersion(undefined, { n: value.n + emoji }, { version: 0 }),
+      refusedWith('too_long', /^content: its JSON is 100,001 characters, more than 100,000$/u),
+    );
+  });
+  it('the MCP update_working_memory tool takes what the library takes', () => {
+    const update = TOOLS.find((t) => t.name === 'update_working_memory')!;
+    const input = z.object(update.input);
+    assert.ok(input.safeParse({ content: emoji.repeat(max), version: 0 }).success);
+    assert.ok(!input.safeParse({ content: emoji.repeat(max + 1), version: 0 }).success);
+  });
+});
 
 describe('prepareVersion', () => {
   it('text is Markdown, anything else JSON; a schema makes it JSON and stays in force', () => {
