@@ -15,6 +15,7 @@ import {
   MAX_JSON_DEPTH,
   MAX_WORKING_MEMORY_LENGTH,
   MAX_WORKING_MEMORY_SCHEMA_LENGTH,
+  characterCount,
 } from '../model/limits.js';
 import { nestedDeeperThan } from '../model/validation.js';
 import { assertStorableText } from '../store/internal/prepare.js';
@@ -298,8 +299,11 @@ function schemaProblems(schema: JsonSchema, value: unknown): string | undefined 
 
 /** Checks text a store can keep within `max` characters. */
 function checkText(text: string, field: string, max: number): void {
-  if (text.length > max)
-    throw new ValidationError('too_long', `${field}: longer than ${max} characters`, { field });
+  const length = overLimit(text, max);
+  if (length !== undefined)
+    throw new ValidationError('too_long', `${field}: ${fmt(length)} characters, more than ${fmt(max)}`, {
+      field,
+    });
   try {
     assertStorableText(text, {});
   } catch (err) {
@@ -308,6 +312,15 @@ function checkText(text: string, field: string, max: number): void {
     throw err;
   }
 }
+
+/** A text's characters (code points) when more than `max`, else undefined (a short text is not counted). */
+function overLimit(text: string, max: number): number | undefined {
+  if (text.length <= max) return undefined; // never more code points than code units
+  const length = characterCount(text);
+  return length > max ? length : undefined;
+}
+
+const fmt = (n: number): string => n.toLocaleString('en-US');
 
 /** `value` as the JSON it stands for (a copy), checked for depth, size and storable text. */
 function checkJson(value: unknown, field: string, max: number): unknown {
@@ -318,8 +331,13 @@ function checkJson(value: unknown, field: string, max: number): unknown {
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined)
     throw new ValidationError('invalid_option', `${field}: expected a JSON value`, { field });
-  if (text.length > max)
-    throw new ValidationError('too_long', `${field}: its JSON is longer than ${max} characters`, { field });
+  const length = overLimit(text, max);
+  if (length !== undefined)
+    throw new ValidationError(
+      'too_long',
+      `${field}: its JSON is ${fmt(length)} characters, more than ${fmt(max)}`,
+      { field },
+    );
   const copy: unknown = JSON.parse(text);
   try {
     assertStorableText(copy, {});

@@ -68,10 +68,13 @@ export const MAX_RECALL_QUERY = 4000;
 /** Most memories one search of a user's memories returns. */
 export const MAX_MEMORY_SEARCH_LIMIT = 50;
 
-/** Longest working memory, in characters of its Markdown text or of its JSON (as `JSON.stringify` writes it). */
+/**
+ * Longest working memory, in characters (Unicode code points, {@link characterCount}) of its Markdown
+ * text or of its JSON (as `JSON.stringify` writes it).
+ */
 export const MAX_WORKING_MEMORY_LENGTH = 100_000;
 
-/** Longest JSON Schema of a working memory, in characters of its JSON. */
+/** Longest JSON Schema of a working memory, in characters (code points) of its JSON. */
 export const MAX_WORKING_MEMORY_SCHEMA_LENGTH = 20_000;
 
 /** Most versions of a working memory one `history` read returns. */
@@ -79,3 +82,23 @@ export const MAX_WORKING_MEMORY_HISTORY = 100;
 
 /** Longest `reason` of a retraction, in characters (a word or a phrase, such as `popItem`). */
 export const MAX_RETRACT_REASON_LENGTH = 200;
+
+/**
+ * The characters of a text as a limit counts them: Unicode code points, as JSON Schema's `maxLength`
+ * counts (so the HTTP API's schemas and the library agree), not UTF-16 code units (`.length`, which
+ * counts an emoji or a rare CJK character twice).
+ */
+export function characterCount(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - pairs;
+}
