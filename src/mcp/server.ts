@@ -13,6 +13,18 @@ import { TOOLS, type ToolContext } from './tools.js';
 /** The name the server gives itself in the MCP handshake. */
 export const MCP_SERVER_NAME = 'durable-memory';
 
+/**
+ * What a client shows its model before the tools: each tool by name (test/unit/mcp-instructions.test.ts
+ * checks that every registered tool is named here).
+ */
+export const MCP_INSTRUCTIONS =
+  'Durable memory of conversations. `search` the user’s long-term memories (facts learned from their ' +
+  'threads); `remember` a fact the user confirmed; `forget` one that stopped being true; `context` reads ' +
+  'what a thread sends the model now; `list_threads` lists the caller’s threads. Working memory is one ' +
+  'block of notes per user, resource or thread, pinned in the context: `get_working_memory` reads it ' +
+  'with its version, `update_working_memory` replaces it on top of the version you read (a `conflict` ' +
+  'means someone wrote since: read again, merge, retry).';
+
 /** Options of {@link createMcpServer}. */
 export type McpServerOptions = ToolContext & {
   /** Told of failures that are not the caller's fault (a backend down, a bug), for the log. */
@@ -24,9 +36,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: packageVersion() },
     {
-      instructions:
-        'Durable memory of conversations: search the user’s memories and a thread’s context, remember ' +
-        'facts the user confirmed, forget ones that stopped being true, read a thread’s context, list threads.',
+      instructions: MCP_INSTRUCTIONS,
     },
   );
   for (const tool of TOOLS) {
