@@ -534,3 +534,26 @@ test("the list and the thread page say whether a thread's workflow is open or cl
   assert.equal(await page.locator('.facts li.workflow').innerText(), 'Workflow open');
   assert.deepEqual(errors, [], 'no script errors');
 });
+
+test('counts say one message, one token, not "1 messages" (the facts, the history heading, the status line)', async () => {
+  await api('POST', '/v1/threads/one-message/messages', {
+    messages: [{ id: 'om1', role: 'user', content: 'hi' }],
+  });
+  await api('PATCH', '/v1/threads/one-message', { budget: 1 });
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/ui#/threads/one-message?token=${encodeURIComponent(token)}`);
+  await page.getByRole('heading', { name: 'Thread one-message', exact: true }).waitFor();
+  const facts = await page.locator('.facts').innerText();
+  assert.match(facts, /History 1 message, 0 excluded/u);
+  assert.match(facts, /Budget 1 token\b/u);
+  assert.equal(await page.locator('#history-title').innerText(), 'History (1 message, 0 excluded)');
+  await page.locator('#status', { hasText: 'Thread one-message:' }).waitFor();
+  assert.match(
+    await page.locator('#status').innerText(),
+    /^Thread one-message: 1 message, \d[\d,]* tokens? in view\.$/u,
+  );
+  assert.doesNotMatch(await page.locator('body').innerText(), /\b1 (messages|tokens)\b/u);
+  assert.deepEqual(errors, []);
+});
