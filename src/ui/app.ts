@@ -8,7 +8,7 @@
  * log): it is removed from the address bar but not used, and the page says why.
  */
 import { Api, ApiError, type ThreadData } from './api.js';
-import { button, h, num } from './dom.js';
+import { button, count, h, num } from './dom.js';
 import { memoriesView, threadRows, workflowText } from './memories-model.js';
 import { memoriesSection } from './render-memories.js';
 import { budgetView, historyColumn, viewColumn } from './render-thread.js';
@@ -31,8 +31,6 @@ const apiBase = document.body.dataset['api'] ?? '/v1';
 
 /** Threads per page of the list (the API pages; `#/?limit=` overrides it). */
 const LIST_PAGE = 50;
-
-const count = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
 
 /** Bumped by every navigation: a load that finishes after the person moved on is not shown. */
 let generation = 0;
@@ -211,8 +209,8 @@ function threadFacts(data: ThreadData): HTMLElement {
     { class: 'facts' },
     fact('User', s.userId ?? '—'),
     fact('Model', s.config.model),
-    fact('History', `${num(data.history.length)} messages, ${num(excluded)} excluded`),
-    fact('Budget', `${num(s.config.budget)} tokens`),
+    fact('History', `${count(data.history.length, 'message')}, ${num(excluded)} excluded`),
+    fact('Budget', count(s.config.budget, 'token')),
     fact('Compactions', num(s.compactions)),
     fact('Pending', s.pending.length > 0 ? s.pending.join(', ') : 'nothing'),
     // Closed after idling: everything is stored; the next append or command opens it again.
@@ -331,7 +329,7 @@ async function openThread(api: Api, threadId: string, gen: number): Promise<void
   if (gen !== generation) return;
   renderThread(api, threadId, data);
   say(
-    `Thread ${threadId}: ${num(data.history.length)} messages, ${num(data.context.tokens)} tokens in view.`,
+    `Thread ${threadId}: ${count(data.history.length, 'message')}, ${count(data.context.tokens, 'token')} in view.`,
   );
 }
 
@@ -352,7 +350,7 @@ async function compactNow(api: Api, threadId: string, trigger: HTMLButtonElement
           ? 'Compacted: nothing to do, the view already fits.'
           : `Compacted (${result.strategy}): ${count(result.excludedGroups, 'group')} excluded, ` +
             `${count(result.summaries, 'summary', 'summaries')} written, ` +
-            `${num(result.includedTokensBefore)} → ${num(result.includedTokensAfter)} tokens in view.`,
+            `${num(result.includedTokensBefore)} → ${count(result.includedTokensAfter, 'token')} in view.`,
     );
   } catch (err) {
     trigger.disabled = false;

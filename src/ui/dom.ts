@@ -70,3 +70,11 @@ export function disclosure(
 export function num(n: number): string {
   return n.toLocaleString('en-US');
 }
+
+/**
+ * A count with its noun, singular for one: `1 message`, `2 messages`, `3 summaries` (given `many`).
+ * Every count the inspector shows goes through it.
+ */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}

@@ -4,7 +4,7 @@
  * them) beside the view (what the next model call gets), plus the budget bar. Rendering only:
  * the shapes come from `view-model.ts`.
  */
-import { disclosure, h, num, type Child } from './dom.js';
+import { count, disclosure, h, num, type Child } from './dom.js';
 import type { BudgetBar } from './budget-model.js';
 import type { ExclusionMark, HistoryBlock, ViewBlock } from './view-model.js';
 import { messageText, recalledWhy } from './view-model.js';
@@ -14,15 +14,13 @@ let ids = 0;
 /** A fresh element id (message ids may hold characters that make poor ids). */
 const freshId = (prefix: string) => `${prefix}-${++ids}`;
 
-const plural = (n: number, one: string, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
-
 /** One message: a meta line (seq, role, id, tokens) and its text. */
 function messageView(m: Message & Partial<Pick<StoredMessage, 'seq' | 'tokens'>>): HTMLElement {
   const meta = [
     m.seq !== undefined ? `#${m.seq}` : undefined,
     m.role,
     m.id,
-    m.tokens !== undefined ? plural(m.tokens, 'token') : undefined,
+    m.tokens !== undefined ? count(m.tokens, 'token') : undefined,
   ].filter((x) => x !== undefined);
   return h(
     'div',
@@ -36,7 +34,7 @@ function messageView(m: Message & Partial<Pick<StoredMessage, 'seq' | 'tokens'>>
 function blockTitle(kind: string, messages: readonly Message[]): string {
   if (kind === 'tool_call') {
     const names = messages.flatMap((m) => m.parts.filter((p) => p.type === 'tool_call').map((p) => p.name));
-    return `Tool call: ${names.join(', ')} (${plural(messages.length - 1, 'result')})`;
+    return `Tool call: ${names.join(', ')} (${count(messages.length - 1, 'result')})`;
   }
   return kind === 'message' ? messages[0]!.role : kind;
 }
@@ -78,7 +76,7 @@ export function historyColumn(blocks: readonly HistoryBlock[], total: number): H
   return h(
     'section',
     { class: 'column', 'aria-labelledby': 'history-title' },
-    h('h3', { id: 'history-title' }, `History (${plural(total, 'message')}, ${num(excluded)} excluded)`),
+    h('h3', { id: 'history-title' }, `History (${count(total, 'message')}, ${num(excluded)} excluded)`),
     blocks.map((b) => {
       const x = b.excluded;
       return h(
@@ -99,7 +97,7 @@ export function historyColumn(blocks: readonly HistoryBlock[], total: number): H
 /** The pinned working memory's title: whose, which version, its tokens of its share, cut or whole. */
 function workingMemoryTitle(ctx: ContextResult, tokens: number): string {
   const wm = ctx.workingMemory;
-  if (!wm) return `Working memory · ${plural(tokens, 'token')}`;
+  if (!wm) return `Working memory · ${count(tokens, 'token')}`;
   const whose =
     wm.threadId !== undefined
       ? "the thread's"
@@ -107,7 +105,7 @@ function workingMemoryTitle(ctx: ContextResult, tokens: number): string {
         ? `${wm.userId ?? ''}'s for ${wm.resourceId}`
         : `${wm.userId ?? ''}'s`;
   const cut = wm.truncated ? ', cut to fit' : '';
-  return `Working memory (${whose}, version ${wm.version}, ${wm.format}) · ${plural(tokens, 'token')} of ${wm.maxTokens}${cut}`;
+  return `Working memory (${whose}, version ${wm.version}, ${wm.format}) · ${count(tokens, 'token')} of ${wm.maxTokens}${cut}`;
 }
 
 function truncate(text: string, max: number): string {
@@ -117,33 +115,33 @@ function truncate(text: string, max: number): string {
 
 /** The view column; each summary can be expanded to the history messages it replaced. */
 export function viewColumn(blocks: readonly ViewBlock[], ctx: ContextResult, threadId: string): HTMLElement {
-  const count = blocks.reduce((n, b) => n + b.messages.length, 0);
+  const messages = blocks.reduce((n, b) => n + b.messages.length, 0);
   const dropped = ctx.droppedOnRead ?? 0;
   return h(
     'section',
     { class: 'column', 'aria-labelledby': 'view-title' },
-    h('h3', { id: 'view-title' }, `View (${plural(count, 'message')}, ${plural(ctx.tokens, 'token')})`),
+    h('h3', { id: 'view-title' }, `View (${count(messages, 'message')}, ${count(ctx.tokens, 'token')})`),
     // Everything before the memories and recalled blocks stays the same from call to call.
     ctx.cache &&
       h(
         'p',
         { class: 'cache', title: `prefix sha256 ${ctx.cache.prefixHash}` },
-        `Stable prefix: ${plural(ctx.cache.stableTokens, 'token')} of ${ctx.tokens} (prefix ${ctx.cache.prefixHash.slice(0, 8)}), kept by a provider's prompt cache while it does not change.`,
+        `Stable prefix: ${count(ctx.cache.stableTokens, 'token')} of ${ctx.tokens} (prefix ${ctx.cache.prefixHash.slice(0, 8)}), kept by a provider's prompt cache while it does not change.`,
       ),
     // Compaction has not caught up with the budget: the read itself left the oldest groups out.
     dropped > 0 &&
-      h('p', { class: 'exclusion' }, `${plural(dropped, 'older group')} left out on read to fit the budget.`),
+      h('p', { class: 'exclusion' }, `${count(dropped, 'older group')} left out on read to fit the budget.`),
     blocks.map((b) => {
       const title =
         b.kind === 'summary'
-          ? `Summary (${b.strategy}) · ${plural(b.tokens, 'token')}`
+          ? `Summary (${b.strategy}) · ${count(b.tokens, 'token')}`
           : b.kind === 'working_memory'
             ? workingMemoryTitle(ctx, b.tokens)
             : b.kind === 'memories'
-              ? `Long-term memories · ${plural(b.tokens, 'token')}`
+              ? `Long-term memories · ${count(b.tokens, 'token')}`
               : b.kind === 'recalled'
-                ? `Recalled history · ${plural(ctx.recalled?.length ?? 0, 'message')} · ${plural(b.tokens, 'token')}`
-                : `${blockTitle(b.kind, b.messages)} · ${plural(b.tokens, 'token')}`;
+                ? `Recalled history · ${count(ctx.recalled?.length ?? 0, 'message')} · ${count(b.tokens, 'token')}`
+                : `${blockTitle(b.kind, b.messages)} · ${count(b.tokens, 'token')}`;
       let expand: Child = null;
       if (b.kind === 'recalled') {
         // Why each message is there: the search hit (which ranker, what score) or the hit it came with.
@@ -158,8 +156,8 @@ export function viewColumn(blocks: readonly ViewBlock[], ctx: ContextResult, thr
         const [toggle, region] = disclosure(
           freshId('replaced'),
           {
-            show: `Show the ${plural(replaced.length, 'message')} it replaced`,
-            hide: `Hide the ${plural(replaced.length, 'message')} it replaced`,
+            show: `Show the ${count(replaced.length, 'message')} it replaced`,
+            hide: `Hide the ${count(replaced.length, 'message')} it replaced`,
           },
           h('div', { class: 'replaced' }, replaced.map(messageView)),
         );
@@ -185,7 +183,7 @@ const placed = (el: HTMLElement, percent: number) => (
 
 /** The budget bar with a legend; the bar itself is decoration, the legend carries the numbers. */
 export function budgetView(bar: BudgetBar): HTMLElement {
-  const title = `Token budget: ${num(bar.tokens)} of ${num(bar.budget)} tokens used`;
+  const title = `Token budget: ${num(bar.tokens)} of ${count(bar.budget, 'token')} used`;
   return h(
     'section',
     { 'aria-labelledby': 'budget-title' },
@@ -208,15 +206,10 @@ export function budgetView(bar: BudgetBar): HTMLElement {
           'li',
           { 'data-segment': s.key },
           h('i', { class: `seg-${s.key}` }),
-          `${s.label}: ${plural(s.tokens, 'token')}`,
+          `${s.label}: ${count(s.tokens, 'token')}`,
         ),
       ),
-      h(
-        'li',
-        { 'data-segment': 'free' },
-        h('i', { class: 'seg-free' }),
-        `Free: ${plural(bar.free, 'token')}`,
-      ),
+      h('li', { 'data-segment': 'free' }, h('i', { class: 'seg-free' }), `Free: ${count(bar.free, 'token')}`),
     ),
   );
 }
