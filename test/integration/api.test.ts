@@ -883,6 +883,24 @@ describe('PATCH, compact, GET state', () => {
     assert.equal(res.body.model, 'gpt-4o');
   });
 
+  test("PATCH with another user's userId is refused (400 invalid_option userId), changing nothing", async () => {
+    const created = await acme.post('/v1/threads/owned-by-ann/messages', {
+      userId: 'ann',
+      message: text('o1', 'user', 'hello'),
+    });
+    assert.equal(created.status, 200, created.text);
+    const refused = await acme.patch('/v1/threads/owned-by-ann', { userId: 'ben', budget: 5000 });
+    assertError(refused, 400, 'invalid_option', 'userId');
+    assert.match(refused.body.error.message, /another user/u);
+    assert.doesNotMatch(refused.body.error.message, /acme:/u, 'no stored id in the text');
+    const exported = (await acme.get('/v1/threads/owned-by-ann/export')).body;
+    assert.equal(exported.thread.userId, 'ann');
+    assert.notEqual(exported.thread.config?.budget, 5000, 'nothing was configured');
+    // The owner itself, or no userId, configures as before.
+    assert.equal((await acme.patch('/v1/threads/owned-by-ann', { userId: 'ann', budget: 5000 })).status, 200);
+    assert.equal((await acme.patch('/v1/threads/owned-by-ann', { budget: 6000 })).status, 200);
+  });
+
   test('PATCH rejects bad settings naming them, and unknown settings', async () => {
     assertError(await acme.patch('/v1/threads/compacting', { budget: 0 }), 400, 'invalid_field', 'budget');
     assertError(
