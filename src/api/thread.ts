@@ -26,10 +26,14 @@ const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description
 export const ConfigurePatch = Type.Object(
   {
     userId: Type.Optional(
-      userIdSchema("The thread's owner, when this request creates the thread (later ones are ignored)."),
+      userIdSchema(
+        "The thread's owner, when this request creates the thread. For an existing thread it must be its owner: another user (or any, for a thread without one) is 400 `invalid_option` naming `userId`, as the owner is set at creation and never changes.",
+      ),
     ),
     resourceId: Type.Optional(
-      userIdSchema("Narrows the owner's long-term memories to one resource; set like `userId`."),
+      userIdSchema(
+        "Narrows the owner's long-term memories to one resource, when this request creates the thread (later ones are ignored).",
+      ),
     ),
     budget: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BUDGET })),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MODEL_LENGTH })),

@@ -527,12 +527,16 @@ export class ThreadHandle {
    * Changes budget, model, strategy, service binding, … A bad value throws ValidationError naming the
    * setting (`field`: `idleMs`, `service.maxAgeMs`) and changes nothing.
    * A thread with no message yet is created, with this handle's userId and resourceId.
+   * @throws ValidationError `invalid_option` naming `userId` when the handle's userId is not the
+   *   existing thread's user (another user's, or none): a thread's user is set when it is created
+   *   and never changes, so configuring it for another is refused rather than silently ignored.
    */
   async configure(patch: ConfigPatch): Promise<ThreadConfig> {
     // The workflow's validator checks it again by the same rule (mergeConfig), but its rejection comes
     // back with the code alone; checked here first, the caller gets the field, and Temporal no call.
     mergeConfig(DEFAULT_CONFIG, patch);
     checkStrategyOptions(patch.strategy); // here only: the workflow's check must accept what it did
+    if (this.options.userId !== undefined) await this.checkOwner(this.options.userId);
     // The workflow's validator takes the nulls (mergeConfig); the update's declared type predates them.
     const config = await this.update(configureUpdate, [patch as Partial<ThreadConfig>]);
     this.deps.models.set(this.threadId, config.model);
@@ -721,6 +725,23 @@ export class ThreadHandle {
   /** The thread's bookkeeping (owner, resource, counts, configuration); UnknownThreadError if none. */
   info(): Promise<ThreadInfo> {
     return this.requireThread();
+  }
+
+  /**
+   * Refuses a userId that is not the existing thread's user. Not `conflict` (409): that says "read
+   * again and retry", and no retry makes a thread another user's. No id in the text: callers above
+   * (the API, MCP) show their own ids, not stored ones.
+   */
+  private async checkOwner(userId: string): Promise<void> {
+    const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
+    if (!info || info.userId === userId) return; // a new thread is created for this user
+    throw new ValidationError(
+      'invalid_option',
+      info.userId === undefined
+        ? "userId: the thread has no user; a thread's user is set when it is created and never changes"
+        : "userId: the thread belongs to another user; a thread's user is set when it is created and never changes",
+      { field: 'userId' },
+    );
   }
 
   private async requireThread(): Promise<ThreadInfo> {

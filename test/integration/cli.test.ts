@@ -703,3 +703,15 @@ test('api --json prints one JSON ready line on stdout, and serves there', async 
   }
   assert.doesNotMatch(server.stdout(), /durable-memory api ready/u);
 });
+
+test("thread configure --user of another user's thread is refused (exit 2, naming userId), configuring nothing", async () => {
+  await p.memory.thread('cli-owned', { userId: 'ann' }).append({ id: 'o1', role: 'user', content: 'hi' });
+  const refused = await cli('thread', 'configure', 'cli-owned', '--user', 'ben', '--budget', '4321');
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /userId: the thread belongs to another user/u);
+  const info = await p.memory.thread('cli-owned').info();
+  assert.equal(info.userId, 'ann');
+  assert.notEqual((await p.memory.thread('cli-owned').state()).config.budget, 4321);
+  const ok = await cli('thread', 'configure', 'cli-owned', '--user', 'ann', '--budget', '4321');
+  assert.equal(ok.code, 0, ok.stderr);
+});

@@ -167,7 +167,10 @@ export function registerThread(program: Command, session: Session): void {
       "retention: erase the thread after this long idle (0: never; default: the worker's default)",
       msOrDefault,
     )
-    .option('--user <userId>', "the thread's owner, when this creates the thread")
+    .option(
+      '--user <userId>',
+      "the thread's owner, when this creates the thread (an existing thread's own, else refused)",
+    )
     .option('--resource <resourceId>', "narrows the owner's memories to one resource (like --user)")
     .action(session.action((id: string, o: ConfigureOptions) => configure(session, id, o)));
 
