@@ -21,11 +21,12 @@ import { ref } from './shared.js';
 /** Maximum messages in one append. */
 export const MAX_BATCH = 1000;
 
-/** Where recall and search look: the thread, also the owner's threads of its resource, or all of them. */
+/**
+ * Where recall and search look: the thread, also the owner's threads of its resource, or all of them
+ * (the library's RECALL_SCOPES, src/recall/options.ts, which the command line offers).
+ */
 const RecallScope = Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')]);
 
-/** The scopes, in order (the command line's choices). */
-export const RECALL_SCOPES = RecallScope.anyOf.map((literal) => literal.const);
 
 /** Largest page of history or threads. */
 export const MAX_PAGE = 1000;

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
-import { RECALL_SCOPES } from '../api/message.js';
+import { RECALL_SCOPES } from '../recall/options.js';
 import { UsageError } from './errors.js';
 
 /** A whole number ≥ 1 (`--limit`, `--budget`). */
@@ -52,7 +52,7 @@ export function json(value: string): unknown {
   }
 }
 
-/** A scope of recall or search, as the API names them (src/api/message.ts). */
+/** A scope of recall or search. */
 type Scope = (typeof RECALL_SCOPES)[number];
 
 /** A `--scope` of a history search. */

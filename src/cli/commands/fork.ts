@@ -3,7 +3,6 @@
  * a message, which then goes on on its own (ThreadHandle.fork; the shared part is copied).
  */
 import type { Command } from 'commander';
-import { checkFork } from '../../client/fork.js';
 import { ValidationError } from '../../model/errors.js';
 import { int, printJson, printLines } from '../output.js';
 import type { Session } from '../session.js';
@@ -25,6 +24,8 @@ async function fork(session: Session, id: string, newId: string, o: { at?: strin
   let handle;
   try {
     // The library's checks first, so a bad argument is a usage error (exit 2) before any server is asked.
+    // (Imported here: the client's fork module reaches the JSON Schema checker, which --help need not load.)
+    const { checkFork } = await import('../../client/fork.js');
     checkFork(session.stored(id), session.stored(newId), options);
     handle = await (await session.memory()).thread(session.stored(id)).fork(session.stored(newId), options);
   } catch (err) {
