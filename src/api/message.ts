@@ -27,7 +27,6 @@ export const MAX_BATCH = 1000;
  */
 const RecallScope = Type.Union([Type.Literal('thread'), Type.Literal('resource'), Type.Literal('user')]);
 
-
 /** Largest page of history or threads. */
 export const MAX_PAGE = 1000;
 

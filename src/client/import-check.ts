@@ -82,7 +82,7 @@ function checkConfig(config: Record<string, unknown>): void {
  * @throws ValidationError naming the offending field (`messages[3].tokens`, `thread.config.budget`,
  *   `compactions[0].steps`, …); `out_of_range` for a message whose seq does not exceed the one before it.
  */
-export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | undefined {
+export async function checkThreadExport(data: ThreadExport): Promise<WorkingMemoryContent | undefined> {
   // Not an export at all: the store refuses it with its own error (InvalidRecordError).
   if (!isObject(data) || !isObject(data.thread) || !Array.isArray(data.messages)) return;
   if (!Array.isArray(data.compactions)) return;
@@ -151,7 +151,7 @@ export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | un
           assertWholeNumber(summary[key], `${where}.${key}`, 0, MAX_TOKEN_COUNT);
     });
   });
-  const workingMemory = exportedWorkingMemory(data);
+  const workingMemory = await exportedWorkingMemory(data);
   assertJsonDepth(data, 'body', MAX_EXPORT_DEPTH);
   return workingMemory;
 }
@@ -161,7 +161,7 @@ export function checkThreadExport(data: ThreadExport): WorkingMemoryContent | un
  * rules of a write, src/memories/working-memory.ts), or undefined when it has none.
  * @throws ValidationError naming the field (`workingMemory.content`, `workingMemory.schema`, …).
  */
-function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undefined {
+async function exportedWorkingMemory(data: ThreadExport): Promise<WorkingMemoryContent | undefined> {
   const notes: unknown = data.workingMemory;
   if (notes === undefined) return undefined;
   if (!isObject(notes))
@@ -172,7 +172,7 @@ function exportedWorkingMemory(data: ThreadExport): WorkingMemoryContent | undef
   if (notes['updatedAt'] !== undefined) assertTimestamp(notes['updatedAt'], 'workingMemory.updatedAt');
   const { format, content, schema } = notes;
   try {
-    return prepareVersion(undefined, content, {
+    return await prepareVersion(undefined, content, {
       version: 0,
       format: format as WorkingMemoryContent['format'],
       ...(schema === undefined ? {} : { schema: schema as WorkingMemoryContent['schema'] }),

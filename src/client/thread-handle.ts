@@ -613,7 +613,7 @@ export class ThreadHandle {
    * counted again with the thread's tokenizer, as an append counts it.
    */
   async import(file: ThreadExport, options: ImportOptions = {}): Promise<ImportResult & ImportedState> {
-    const notes = checkThreadExport(file); // all of it, before anything is written
+    const notes = await checkThreadExport(file); // all of it, before anything is written
     const data = await this.recounted(file);
     const { chunkSize = Infinity, onProgress } = options;
     const messages = data.messages; // in seq order: the check refuses seqs that disagree with it

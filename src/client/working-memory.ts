@@ -88,7 +88,7 @@ export function workingMemory(
       const previous = version > 0 ? await store.version(parsed, version) : undefined;
       if (version > 0 && !previous)
         throw new VersionConflictError(version, (await store.get(parsed))?.version ?? 0);
-      return store.set(parsed, version, prepareVersion(previous, content, options));
+      return store.set(parsed, version, await prepareVersion(previous, content, options));
     },
     history(options = {}) {
       const { limit, before } = options;

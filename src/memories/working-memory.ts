@@ -8,8 +8,9 @@
  * - A version's schema stays in force for the next ones until a write gives another (or `null`).
  * - Deleting a thread erases its working memory; erasing a user erases the user's (and their threads').
  * Pure (no I/O): what a version may hold is decided here, once, for the client and every store.
+ * The JSON Schema validator loads the first time a schema is in play (see {@link loadValidator}).
  */
-import Schema from 'typebox/schema';
+import type Schema from 'typebox/schema';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import {
   MAX_JSON_DEPTH,
@@ -147,18 +148,19 @@ export function assertVersion(version: unknown): asserts version is number {
 /**
  * The version a write makes of `content` on top of `previous` (the version it replaces): the format
  * and schema decided, the content checked. Nothing is stored here.
- * @throws ValidationError `invalid_schema` (the schema is not a JSON Schema), `schema_mismatch` (the
+ * @throws (rejects with) ValidationError `invalid_schema` (the schema is not a JSON Schema), `schema_mismatch` (the
  *   content does not match the schema in force; the message says where and why), `invalid_option` (a
  *   format that does not fit the content), `too_long`, `too_deep`, `nul_byte`, `lone_surrogate`.
  */
-export function prepareVersion(
+export async function prepareVersion(
   previous: WorkingMemoryContent | undefined,
   content: unknown,
   options: SetWorkingMemoryOptions,
-): WorkingMemoryContent {
+): Promise<WorkingMemoryContent> {
   assertVersion(options.version);
-  if (options.schema != null) checkSchema(options.schema);
   const schema = options.schema === undefined ? previous?.schema : (options.schema ?? undefined);
+  const validator = options.schema != null || schema ? await loadValidator() : undefined;
+  if (options.schema != null) checkSchema(validator!, options.schema);
   if (options.format !== undefined && !WORKING_MEMORY_FORMATS.includes(options.format))
     throw new ValidationError(
       'invalid_option',
@@ -184,7 +186,7 @@ export function prepareVersion(
   }
   const json = checkJson(content, 'content', MAX_WORKING_MEMORY_LENGTH);
   if (schema) {
-    const problems = schemaProblems(schema, json);
+    const problems = schemaProblems(validator!, schema, json);
     if (problems)
       throw new ValidationError('schema_mismatch', `content does not match the schema: ${problems}`, {
         field: 'content',
@@ -199,27 +201,44 @@ export function prepareVersion(
  * something else (`exclusiveMaximum: true`), so such a schema would check less than it says.
  */
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
-const META = new Map<string, unknown>(
-  Object.entries(Schema.Meta)
-    .filter(([uri]) => !/draft-0[34]\//u.test(uri))
-    .map(([uri, meta]) => [uri.replace(/#$/u, ''), meta]),
-);
+let META: Map<string, unknown> | undefined;
+function metaSchemas(validator: Validator): Map<string, unknown> {
+  return (META ??= new Map<string, unknown>(
+    Object.entries(validator.Meta)
+      .filter(([uri]) => !/draft-0[34]\//u.test(uri))
+      .map(([uri, meta]) => [uri.replace(/#$/u, ''), meta]),
+  ));
+}
+
+/** typebox's JSON Schema validator (`typebox/schema`). */
+type Validator = typeof Schema;
+let validator: Promise<Validator> | undefined;
+
+/**
+ * The validator, imported the first time a schema is in play: it is some 235 modules, which
+ * everything else that reaches this module (the client library, so every command-line command that
+ * reads a thread) need not load.
+ */
+function loadValidator(): Promise<Validator> {
+  validator ??= import('typebox/schema').then((module) => module.default);
+  return validator;
+}
 
 /**
  * Checks that `schema` is a JSON Schema (an object valid against its meta-schema) of storable size.
  * @throws ValidationError `invalid_schema` saying what is wrong.
  */
-export function checkSchema(schema: unknown): asserts schema is JsonSchema {
+function checkSchema(validator: Validator, schema: unknown): asserts schema is JsonSchema {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema))
     throw invalidSchema('expected a JSON Schema object');
   checkJson(schema, 'schema', MAX_WORKING_MEMORY_SCHEMA_LENGTH);
   const named = (schema as JsonSchema)['$schema'];
-  const meta = META.get(typeof named === 'string' ? named.replace(/#$/u, '') : DRAFT_07);
+  const meta = metaSchemas(validator).get(typeof named === 'string' ? named.replace(/#$/u, '') : DRAFT_07);
   if (named !== undefined && !meta)
     throw invalidSchema(
       `$schema: unknown dialect ${JSON.stringify(named)} (use draft-07, 2019-09 or 2020-12)`,
     );
-  const problems = schemaProblems(meta as JsonSchema, schema);
+  const problems = schemaProblems(validator, meta as JsonSchema, schema);
   if (problems) throw invalidSchema(problems);
   const unresolved = unresolvedRef(schema as JsonSchema);
   if (unresolved !== undefined)
@@ -229,7 +248,7 @@ export function checkSchema(schema: unknown): asserts schema is JsonSchema {
     );
   // A schema can be valid JSON Schema and still not be usable here (a `$ref` to elsewhere).
   try {
-    Schema.Check(schema as Schema.XSchema, null);
+    validator.Check(schema as Schema.XSchema, null);
   } catch (err) {
     throw invalidSchema(`cannot be used: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -280,10 +299,10 @@ function invalidSchema(detail: string): ValidationError {
 }
 
 /** The first few reasons `value` fails `schema`, as one line; undefined when it matches. */
-function schemaProblems(schema: JsonSchema, value: unknown): string | undefined {
+function schemaProblems(validator: Validator, schema: JsonSchema, value: unknown): string | undefined {
   let errors;
   try {
-    const [ok, found] = Schema.Errors(schema as Schema.XSchema, value);
+    const [ok, found] = validator.Errors(schema as Schema.XSchema, value);
     if (ok) return undefined;
     errors = found;
   } catch (err) {

@@ -63,77 +63,77 @@ function exported(): ThreadExport {
 }
 
 /** Asserts the check refuses `data` with `code`, naming `field`. */
-function refuses(data: ThreadExport, code: string, field: string): void {
-  assert.throws(
-    () => checkThreadExport(data),
+async function refuses(data: ThreadExport, code: string, field: string): Promise<void> {
+  await assert.rejects(
+    async () => checkThreadExport(data),
     (err: unknown) => err instanceof ValidationError && err.code === code && err.field === field,
   );
 }
 
 describe('checkThreadExport', () => {
-  test('a valid export passes, summaries named after two long message ids included', () => {
-    checkThreadExport(exported());
+  test('a valid export passes, summaries named after two long message ids included', async () => {
+    await checkThreadExport(exported());
   });
 
-  test('token counts and seqs out of range are out_of_range, named', () => {
+  test('token counts and seqs out of range are out_of_range, named', async () => {
     const data = exported();
     data.messages[1]!.tokens = MAX_TOKEN_COUNT + 1;
-    refuses(data, 'out_of_range', 'messages[1].tokens');
+    await refuses(data, 'out_of_range', 'messages[1].tokens');
     const seq = exported();
     seq.messages[0]!.seq = MAX_SEQ + 2;
-    refuses(seq, 'out_of_range', 'messages[0].seq');
+    await refuses(seq, 'out_of_range', 'messages[0].seq');
     const summary = exported();
     summary.compactions[0]!.summaries[0]!.outputTokens = 2 ** 40;
-    refuses(summary, 'out_of_range', 'compactions[0].summaries[0].outputTokens');
+    await refuses(summary, 'out_of_range', 'compactions[0].summaries[0].outputTokens');
   });
 
-  test("seqs must increase in file order (gaps allowed): the file's order is the history's", () => {
+  test("seqs must increase in file order (gaps allowed): the file's order is the history's", async () => {
     const gaps = exported();
     gaps.messages[1]!.seq = 40;
-    checkThreadExport(gaps);
+    await checkThreadExport(gaps);
     const before = exported();
     before.messages[0]!.seq = 3;
-    refuses(before, 'out_of_range', 'messages[1].seq');
+    await refuses(before, 'out_of_range', 'messages[1].seq');
     const repeated = exported();
     repeated.messages[1]!.seq = 1;
-    refuses(repeated, 'out_of_range', 'messages[1].seq');
+    await refuses(repeated, 'out_of_range', 'messages[1].seq');
   });
 
-  test('messages are checked as an append checks them', () => {
+  test('messages are checked as an append checks them', async () => {
     const data = exported();
     data.messages[0]!.parts = [];
-    refuses(data, 'empty_message', 'messages[0]');
+    await refuses(data, 'empty_message', 'messages[0]');
     const nul = exported();
     nul.messages[1]!.metadata = { note: 'a\u0000b' };
-    refuses(nul, 'nul_byte', 'messages[1]');
+    await refuses(nul, 'nul_byte', 'messages[1]');
   });
 
-  test('the configuration is checked as configure checks it, naming the setting', () => {
+  test('the configuration is checked as configure checks it, naming the setting', async () => {
     const data = exported();
     data.thread.config = { ...data.thread.config, idleMs: -1 };
-    refuses(data, 'invalid_option', 'thread.config.idleMs');
+    await refuses(data, 'invalid_option', 'thread.config.idleMs');
     const unknown = exported();
     unknown.thread.config = { colour: 'red' };
-    refuses(unknown, 'invalid_option', 'thread.config.colour');
+    await refuses(unknown, 'invalid_option', 'thread.config.colour');
   });
 
-  test('compactions: ids, timestamps, steps and warnings', () => {
+  test('compactions: ids, timestamps, steps and warnings', async () => {
     const id = exported();
     id.compactions[0]!.id = 'c'.repeat(301);
-    refuses(id, 'invalid_id', 'compactions[0].id');
+    await refuses(id, 'invalid_id', 'compactions[0].id');
     const at = exported();
     at.compactions[0]!.createdAt = '-200000-01-01T00:00:00Z';
-    refuses(at, 'invalid_message', 'compactions[0].createdAt');
+    await refuses(at, 'invalid_message', 'compactions[0].createdAt');
     const steps = exported();
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 10_000; i++) deep = { d: deep };
     steps.compactions[0]!.steps = [deep as never];
-    refuses(steps, 'too_deep', 'compactions[0].steps');
+    await refuses(steps, 'too_deep', 'compactions[0].steps');
     const old = exported(); // an export from before compactions held their steps
     delete (old.compactions[0] as Partial<(typeof old.compactions)[0]>).steps;
-    refuses(old, 'invalid_message', 'compactions[0].steps');
+    await refuses(old, 'invalid_message', 'compactions[0].steps');
   });
-  test("a working memory that breaks a write's rules is refused, its message naming the field once", () => {
+  test("a working memory that breaks a write's rules is refused, its message naming the field once", async () => {
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
     const cases: [Record<string, unknown>, string, string, RegExp][] = [
       [
@@ -163,8 +163,8 @@ describe('checkThreadExport', () => {
     ];
     for (const [notes, code, field, message] of cases) {
       const data = { ...exported(), workingMemory: { ...notes, version: 1 } } as ThreadExport;
-      assert.throws(
-        () => checkThreadExport(data),
+      await assert.rejects(
+        async () => checkThreadExport(data),
         (err: unknown) =>
           err instanceof ValidationError &&
           err.code === code &&

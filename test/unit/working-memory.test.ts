@@ -59,47 +59,47 @@ describe('working memory length: characters are Unicode code points, as the docs
 });
 
 describe('prepareVersion', () => {
-  it('text is Markdown, anything else JSON; a schema makes it JSON and stays in force', () => {
-    assert.deepEqual(prepareVersion(undefined, '# Notes', { version: 0 }), {
+  it('text is Markdown, anything else JSON; a schema makes it JSON and stays in force', async () => {
+    assert.deepEqual(await prepareVersion(undefined, '# Notes', { version: 0 }), {
       format: 'markdown',
       content: '# Notes',
     });
-    assert.deepEqual(prepareVersion(undefined, { a: 1 }, { version: 0 }), {
+    assert.deepEqual(await prepareVersion(undefined, { a: 1 }, { version: 0 }), {
       format: 'json',
       content: { a: 1 },
     });
-    const first = prepareVersion(undefined, { name: 'Ada' }, { version: 0, schema });
+    const first = await prepareVersion(undefined, { name: 'Ada' }, { version: 0, schema });
     assert.deepEqual(first, { format: 'json', content: { name: 'Ada' }, schema });
     // Absent: the previous schema still holds; null drops it.
-    assert.throws(
-      () => prepareVersion(first, { nam: 'typo' }, { version: 1 }),
+    await assert.rejects(
+      async () => prepareVersion(first, { nam: 'typo' }, { version: 1 }),
       refusedWith('schema_mismatch'),
     );
-    assert.deepEqual(prepareVersion(first, 'free text', { version: 1, schema: null }), {
+    assert.deepEqual(await prepareVersion(first, 'free text', { version: 1, schema: null }), {
       format: 'markdown',
       content: 'free text',
     });
   });
 
-  it('content that does not match the schema is refused, saying where and why', () => {
-    assert.throws(
-      () => prepareVersion(undefined, { name: 'Ada', trips: [3] }, { version: 0, schema }),
+  it('content that does not match the schema is refused, saying where and why', async () => {
+    await assert.rejects(
+      async () => prepareVersion(undefined, { name: 'Ada', trips: [3] }, { version: 0, schema }),
       refusedWith('schema_mismatch', /\/trips\/0 must be string/u),
     );
-    assert.throws(
-      () => prepareVersion(undefined, { trips: [] }, { version: 0, schema }),
+    await assert.rejects(
+      async () => prepareVersion(undefined, { trips: [] }, { version: 0, schema }),
       refusedWith('schema_mismatch', /name/u),
     );
   });
 
-  it('a schema that is not a JSON Schema is refused before the content is looked at', () => {
+  it('a schema that is not a JSON Schema is refused before the content is looked at', async () => {
     for (const bad of [{ type: 'strin' }, { type: 5 }, { minimum: 'x' }, { $schema: 'urn:nothing' }, []])
-      assert.throws(
-        () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
+      await assert.rejects(
+        async () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
         refusedWith('invalid_schema'),
         JSON.stringify(bad),
       );
-    assert.doesNotThrow(() =>
+    await assert.doesNotReject(async () =>
       prepareVersion(
         undefined,
         {},
@@ -111,7 +111,7 @@ describe('prepareVersion', () => {
     );
   });
 
-  it('a schema of draft-04 or older is refused: the validator reads it by draft-07 rules', () => {
+  it('a schema of draft-04 or older is refused: the validator reads it by draft-07 rules', async () => {
     // It was taken, and checked as draft-07: draft-04's `exclusiveMaximum: true` (a boolean there)
     // was ignored, so { n: 5 } passed a schema that says n < 5.
     for (const draft of [
@@ -123,15 +123,15 @@ describe('prepareVersion', () => {
         type: 'object',
         properties: { n: { type: 'number', maximum: 5, exclusiveMaximum: true } },
       };
-      assert.throws(
-        () => prepareVersion(undefined, { n: 5 }, { version: 0, schema }),
+      await assert.rejects(
+        async () => prepareVersion(undefined, { n: 5 }, { version: 0, schema }),
         (err: unknown) =>
           refusedWith('invalid_schema')(err) && /draft-07, 2019-09 or 2020-12/u.test((err as Error).message),
         draft,
       );
     }
-    assert.throws(
-      () =>
+    await assert.rejects(
+      async () =>
         prepareVersion(
           undefined,
           { n: 5 },
@@ -147,7 +147,7 @@ describe('prepareVersion', () => {
     );
   });
 
-  it('a $ref the schema cannot resolve is an invalid_schema naming it; refs within the schema work', () => {
+  it('a $ref the schema cannot resolve is an invalid_schema naming it; refs within the schema work', async () => {
     // It was taken, and every content then failed with `/ schema is false` (schema_mismatch): a ref
     // to elsewhere is never fetched, and a missing definition matched nothing.
     for (const [bad, ref] of [
@@ -155,8 +155,8 @@ describe('prepareVersion', () => {
       [{ $ref: '#/definitions/missing' }, '#/definitions/missing'],
       [{ type: 'object', properties: { x: { $ref: 'other.json' } } }, 'other.json'],
     ] as const)
-      assert.throws(
-        () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
+      await assert.rejects(
+        async () => prepareVersion(undefined, {}, { version: 0, schema: bad as never }),
         (err: unknown) =>
           refusedWith('invalid_schema')(err) &&
           (err as Error).message.includes(`$ref ${JSON.stringify(ref)}`),
@@ -171,39 +171,48 @@ describe('prepareVersion', () => {
       },
       { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#' } } } },
     ])
-      assert.doesNotThrow(
-        () => prepareVersion(undefined, {}, { version: 0, schema: good }),
+      await assert.doesNotReject(
+        async () => prepareVersion(undefined, {}, { version: 0, schema: good }),
         JSON.stringify(good),
       );
   });
 
-  it('refuses what does not fit: a format against the content, a bad version, too long, NUL', () => {
-    assert.throws(
-      () => prepareVersion(undefined, { a: 1 }, { version: 0, format: 'markdown' }),
+  it('refuses what does not fit: a format against the content, a bad version, too long, NUL', async () => {
+    await assert.rejects(
+      async () => prepareVersion(undefined, { a: 1 }, { version: 0, format: 'markdown' }),
       refusedWith('invalid_option'),
     );
-    assert.throws(
-      () => prepareVersion(undefined, 'x', { version: 0, format: 'markdown', schema }),
+    await assert.rejects(
+      async () => prepareVersion(undefined, 'x', { version: 0, format: 'markdown', schema }),
       refusedWith('invalid_option', /schema needs format json/u),
     );
     for (const version of [-1, 1.5, '1', undefined])
-      assert.throws(
-        () => prepareVersion(undefined, 'x', { version: version as never }),
+      await assert.rejects(
+        async () => prepareVersion(undefined, 'x', { version: version as never }),
         refusedWith('invalid_option'),
       );
-    assert.throws(
-      () => prepareVersion(undefined, 'x'.repeat(MAX_WORKING_MEMORY_LENGTH + 1), { version: 0 }),
+    await assert.rejects(
+      async () => prepareVersion(undefined, 'x'.repeat(MAX_WORKING_MEMORY_LENGTH + 1), { version: 0 }),
       refusedWith('too_long'),
     );
-    assert.throws(() => prepareVersion(undefined, 'a\u0000b', { version: 0 }), refusedWith('nul_byte'));
-    assert.throws(
-      () => prepareVersion(undefined, { k: 'a\u0000b' }, { version: 0 }),
+    await assert.rejects(
+      async () => prepareVersion(undefined, 'a\u0000b', { version: 0 }),
+      refusedWith('nul_byte'),
+    );
+    await assert.rejects(
+      async () => prepareVersion(undefined, { k: 'a\u0000b' }, { version: 0 }),
       refusedWith('nul_byte'),
     );
     let deep: unknown = 1;
     for (let i = 0; i < 100; i++) deep = [deep];
-    assert.throws(() => prepareVersion(undefined, deep, { version: 0 }), refusedWith('too_deep'));
-    assert.throws(() => prepareVersion(undefined, () => 1, { version: 0 }), refusedWith('invalid_option'));
+    await assert.rejects(
+      async () => prepareVersion(undefined, deep, { version: 0 }),
+      refusedWith('too_deep'),
+    );
+    await assert.rejects(
+      async () => prepareVersion(undefined, () => 1, { version: 0 }),
+      refusedWith('invalid_option'),
+    );
   });
 });
 

@@ -62,7 +62,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = as
         ? scope.scoped(query.threadId, 'threadId')
         : scope.scoped(body.thread.threadId, 'thread.threadId');
       // Checked as sent, before ids are mapped: errors name the fields as the caller wrote them.
-      checkThreadExport(body as ThreadExportData);
+      await checkThreadExport(body as ThreadExportData);
       const data = scope.importData(body as ThreadExportData, storedId);
       const handle = deps.memory.thread(storedId, { userId: data.thread.userId });
       try {
