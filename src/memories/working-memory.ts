@@ -147,10 +147,12 @@ export function assertVersion(version: unknown): asserts version is number {
 
 /**
  * The version a write makes of `content` on top of `previous` (the version it replaces): the format
- * and schema decided, the content checked. Nothing is stored here.
- * @throws (rejects with) ValidationError `invalid_schema` (the schema is not a JSON Schema), `schema_mismatch` (the
- *   content does not match the schema in force; the message says where and why), `invalid_option` (a
- *   format that does not fit the content), `too_long`, `too_deep`, `nul_byte`, `lone_surrogate`.
+ * and schema decided, the content checked. Nothing is stored here. Async only because the JSON Schema
+ * validator is imported the first time a schema is in play.
+ * @throws ValidationError (a rejection) `invalid_schema` (the schema is not a JSON Schema),
+ *   `schema_mismatch` (the content does not match the schema in force; the message says where and
+ *   why), `invalid_option` (a format that does not fit the content), `too_long`, `too_deep`,
+ *   `nul_byte`, `lone_surrogate`.
  */
 export async function prepareVersion(
   previous: WorkingMemoryContent | undefined,
