@@ -31,10 +31,13 @@ const schema = {
 describe('working memory length: characters are Unicode code points, as the docs and the HTTP schema count', () => {
   const max = MAX_WORKING_MEMORY_LENGTH;
   const emoji = '😀'; // one character, two UTF-16 code units
-  it(`takes ${max} non-BMP characters and refuses one more, saying the limit in characters`, () => {
-    assert.equal(prepareVersion(undefined, emoji.repeat(max), { version: 0 }).content, emoji.repeat(max));
-    assert.throws(
-      () => prepareVersion(undefined, emoji.repeat(max + 1), { version: 0 }),
+  it(`takes ${max} non-BMP characters and refuses one more, saying the limit in characters`, async () => {
+    assert.equal(
+      (await prepareVersion(undefined, emoji.repeat(max), { version: 0 })).content,
+      emoji.repeat(max),
+    );
+    await assert.rejects(
+      async () => prepareVersion(undefined, emoji.repeat(max + 1), { version: 0 }),
       (err: unknown) =>
         err instanceof ValidationError &&
         err.code === 'too_long' &&
@@ -42,11 +45,11 @@ describe('working memory length: characters are Unicode code points, as the docs
           `content: ${(max + 1).toLocaleString('en-US')} characters, more than ${max.toLocaleString('en-US')}`,
     );
   });
-  it('counts JSON the same way: its text as JSON.stringify writes it', () => {
+  it('counts JSON the same way: its text as JSON.stringify writes it', async () => {
     const value = { n: emoji.repeat(max - '{"n":""}'.length) };
-    assert.deepEqual(prepareVersion(undefined, value, { version: 0 }).content, value);
-    assert.throws(
-      () => prepareVersion(undefined, { n: value.n + emoji }, { version: 0 }),
+    assert.deepEqual((await prepareVersion(undefined, value, { version: 0 })).content, value);
+    await assert.rejects(
+      async () => prepareVersion(undefined, { n: value.n + emoji }, { version: 0 }),
       refusedWith('too_long', /^content: its JSON is 100,001 characters, more than 100,000$/u),
     );
   });
