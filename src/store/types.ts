@@ -220,6 +220,13 @@ export interface SearchHit {
    * query). Absent from rankings by meaning.
    */
   match?: number;
+  /** ISO-8601: when the message was created (every store's searches give it). */
+  createdAt?: string;
+  /**
+   * Whether it opens its day in its thread: the message before it (seq − 1) is of another UTC day, or
+   * there is none (every store's searches give it; recall's day lift, src/recall/fuse.ts).
+   */
+  opensDay?: boolean;
 }
 
 export type { ServiceResponse } from '../model/service.js';

@@ -16,7 +16,7 @@ import {
 } from '../internal/prepare.js';
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy, type ForkBackend } from '../internal/fork.js';
-import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
+import { inRange, messagesAtByPage, searchThreads, withDays } from '../internal/term-search.js';
 import { sortView } from '../internal/view-order.js';
 import { assertEmbeddings, assertVectorSearch, byScore, topByCosine } from '../../model/vectors.js';
 import type { ThreadStore } from '../thread-store.js';
@@ -329,7 +329,10 @@ export class InMemoryThreadStore implements ThreadStore {
         .filter(([seq]) => inRange(state.rows[seq - 1]!.stored, range))
         .map(([seq, v]) => [{ threadId: state.info.threadId, seq }, v] as const),
     );
-    return topByCosine(vector, candidates, limit, byScore);
+    return withDays(
+      topByCosine(vector, candidates, limit, byScore),
+      (threadId, seq) => this.threads.get(threadId)?.rows[seq - 1]?.stored.createdAt,
+    );
   }
 
   /** @inheritDoc ThreadStore.delete */

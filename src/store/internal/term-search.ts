@@ -115,13 +115,37 @@ export async function searchThreads(
   const limit = options.limit ?? DEFAULT_SEARCH_HITS;
   if (termsOf(query).length === 0) return [];
   const documents: SearchDocument[] = [];
+  const dates = new Map<string, Map<number, string>>();
   for (const threadId of await threadsIn(store, options.scope)) {
-    for (const m of withoutRetractions((await store.history(threadId)).messages)) {
+    const { messages } = await store.history(threadId);
+    dates.set(threadId, new Map(messages.map((m) => [m.seq, m.createdAt])));
+    for (const m of withoutRetractions(messages)) {
       if (!inRange(m, options)) continue;
       documents.push({ threadId, seq: m.seq, text: searchableText(m) });
     }
   }
-  return rankByTerms(query, documents, limit);
+  return withDays(rankByTerms(query, documents, limit), (threadId, seq) => dates.get(threadId)?.get(seq));
+}
+
+/** The UTC date of an ISO-8601 instant. */
+function utcDay(at: string): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/**
+ * `hits` with their `createdAt` and `opensDay` (SearchHit), from `createdAt(threadId, seq)`: a
+ * message's date, undefined for none (a hit without one is left as it is).
+ */
+export function withDays(
+  hits: readonly SearchHit[],
+  createdAt: (threadId: string, seq: number) => string | undefined,
+): SearchHit[] {
+  return hits.map((hit) => {
+    const at = createdAt(hit.threadId, hit.seq);
+    if (at === undefined) return hit;
+    const before = createdAt(hit.threadId, hit.seq - 1);
+    return { ...hit, createdAt: at, opensDay: before === undefined || utcDay(before) !== utcDay(at) };
+  });
 }
 
 /** Whether `message` was created within `range` (both ends included). */

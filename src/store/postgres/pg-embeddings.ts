@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { vectorParam, vectorSearch, VectorTable } from '../../postgres/vectors.js';
 import { assertEmbeddings, assertVectorSearch } from '../../model/vectors.js';
 import type { SearchHit, SearchScope, MessageEmbedding, TimeRange } from '../types.js';
-import { instant, threadsToName } from './pg-search.js';
+import { instant, opensDaySql, threadsToName } from './pg-search.js';
 
 const TABLE = 'message_embeddings';
 
@@ -98,18 +98,38 @@ export class PgEmbeddings {
         ]
       : ['', '', []];
     // Ranked twice: the inner ORDER BY is what an index serves, the outer one is exact.
-    const rows = await vectorSearch<{ thread_id: string; seq: string; score: number }>(
+    const thread = 'threadId' in scope;
+    // Each hit's date and whether it opens its day: a primary-key probe for it and one for the message
+    // before it (pg-search.ts opensDaySql), a thread's named beside the join ($4) for its partition.
+    const rows = await vectorSearch<{
+      thread_id: string;
+      seq: string;
+      score: number;
+      created_at: Date;
+      opens_day: boolean;
+    }>(
       this.pool,
       sql,
-      `SELECT * FROM (
+      `SELECT hits.thread_id, hits.seq, hits.score, live.created_at, ${opensDaySql(thread ? 'p.thread_id = $4' : '')} AS opens_day
+       FROM (
          SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
          FROM ${from}${joinRange}
          WHERE ${where} AND e.model = $1 AND e.dims = ${dims}${whereRange}
          ORDER BY ${sql.order('e.embedding', '$2', dims)}, e.thread_id, e.seq
          LIMIT $3) hits
-       ORDER BY score DESC, thread_id, seq`,
+       CROSS JOIN LATERAL (
+         SELECT m.thread_id, m.seq, m.created_at FROM messages m
+         WHERE m.thread_id = hits.thread_id AND m.seq = hits.seq${thread ? ' AND m.thread_id = $4' : ''}
+       ) live
+       ORDER BY hits.score DESC, hits.thread_id, hits.seq`,
       [model, vectorParam(vector), limit, ...params, ...rangeParams],
     );
-    return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: Number(r.score) }));
+    return rows.map((r) => ({
+      threadId: r.thread_id,
+      seq: Number(r.seq),
+      score: Number(r.score),
+      createdAt: r.created_at.toISOString(),
+      opensDay: r.opens_day,
+    }));
   }
 }

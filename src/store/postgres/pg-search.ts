@@ -49,6 +49,18 @@ function notRetracted(also = ''): string {
       SELECT 1 FROM messages r WHERE r.thread_id = m.thread_id AND r.id = '${retractionId('')}' || m.id${also})`;
 }
 
+/**
+ * Whether the message `live` (thread_id, seq, created_at) opens its day in its thread
+ * (`SearchHit.opensDay`): one probe of the primary key for the message before it. `named`, when
+ * given, is a condition naming the thread searched beside the join (partitions, above).
+ */
+export function opensDaySql(named = ''): string {
+  return `NOT EXISTS (
+    SELECT 1 FROM messages p
+    WHERE p.thread_id = live.thread_id${named ? ` AND ${named}` : ''} AND p.seq = live.seq - 1
+      AND (p.created_at AT TIME ZONE 'UTC')::date = (live.created_at AT TIME ZONE 'UTC')::date)`;
+}
+
 /** BM25's usual constants: term-frequency saturation and length normalization. */
 const K1 = 1.2;
 const B = 0.75;
@@ -115,10 +127,11 @@ ranked AS MATERIALIZED (
   ORDER BY score DESC, h.seq DESC, h.thread_id
   LIMIT $6 * ${RETRACTED_SLACK}
 )
-SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match
+SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match, live.created_at,
+  ${opensDaySql('($1::text IS NULL OR p.thread_id = $1)')} AS opens_day
 FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
-  SELECT 1 FROM messages m
+  SELECT m.thread_id, m.seq, m.created_at FROM messages m
   WHERE m.thread_id = r.thread_id AND ($1::text IS NULL OR m.thread_id = $1)
     AND ($9::text[] IS NULL OR m.thread_id = ANY($9)) AND m.seq = r.seq
     AND ${notRetracted(' AND ($9::text[] IS NULL OR r.thread_id = ANY($9))')}
@@ -137,7 +150,14 @@ export async function searchPg(
 ): Promise<SearchHit[]> {
   const { scope } = options;
   const range = [instant(options.since), instant(options.until)];
-  let rows: { thread_id: string; seq: string; score: number; match: number }[];
+  let rows: {
+    thread_id: string;
+    seq: string;
+    score: number;
+    match: number;
+    created_at: Date;
+    opens_day: boolean;
+  }[];
   if ('threadId' in scope) {
     ({ rows } = await pool.query({
       name: 'dm-search',
@@ -160,7 +180,14 @@ export async function searchPg(
           },
     ));
   }
-  return rows.map((r) => ({ threadId: r.thread_id, seq: Number(r.seq), score: r.score, match: r.match }));
+  return rows.map((r) => ({
+    threadId: r.thread_id,
+    seq: Number(r.seq),
+    score: r.score,
+    match: r.match,
+    createdAt: r.created_at.toISOString(),
+    opensDay: r.opens_day,
+  }));
 }
 
 /**

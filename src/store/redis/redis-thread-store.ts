@@ -11,7 +11,7 @@ import { assertStorableText, prepareEntries, prepareRecord } from '../internal/p
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy } from '../internal/fork.js';
 import { redisForkBackend } from './fork.js';
-import { inRange, messagesAtByPage, searchThreads } from '../internal/term-search.js';
+import { inRange, messagesAtByPage, searchThreads, withDays } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { latestResponse, markResponseLost, recordResponse } from './service.js';
@@ -239,7 +239,7 @@ export class RedisThreadStore implements ThreadStore {
     const ranged = range.since !== undefined || range.until !== undefined;
     const within = async (threadId: string, seqs: number[]) =>
       new Set((await this.messagesAt(threadId, seqs)).filter((m) => inRange(m, range)).map((m) => m.seq));
-    return searchByEmbedding(
+    const hits = await searchByEmbedding(
       this.client,
       this.keys,
       scope,
@@ -248,6 +248,14 @@ export class RedisThreadStore implements ThreadStore {
       limit,
       ranged ? within : undefined,
     );
+    // Each hit's date and its predecessor's, one read per thread.
+    const dates = new Map<string, Map<number, string>>();
+    for (const threadId of new Set(hits.map((h) => h.threadId))) {
+      const seqs = hits.filter((h) => h.threadId === threadId).flatMap((h) => [h.seq - 1, h.seq]);
+      const read = await this.messagesAt(threadId, seqs);
+      dates.set(threadId, new Map(read.map((m) => [m.seq, m.createdAt])));
+    }
+    return withDays(hits, (threadId, seq) => dates.get(threadId)?.get(seq));
   }
 
   /** @inheritDoc ThreadStore.delete */
