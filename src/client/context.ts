@@ -38,6 +38,7 @@ import {
   type ResolvedRecall,
 } from '../recall/options.js';
 import {
+  fuseHistory,
   rankHistory,
   recallMessages,
   type EarlySearch,
@@ -46,7 +47,7 @@ import {
   type RecalledMessage,
   type RecallReport,
 } from './recall.js';
-import { fuse, fuseItems, messageKey } from '../recall/fuse.js';
+import { fuseItems, messageKey } from '../recall/fuse.js';
 import { RECALL_VOLATILE_ID } from '../recall/block.js';
 import { gateRankings } from '../recall/gate.js';
 import { parseStableState, planStable, STABLE_RECALL, type StableRecallState } from '../recall/stable.js';
@@ -568,7 +569,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       rankings,
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
-      fused: fuse(rankings, ranked.first),
+      fused: fuseHistory(rankings, ranked.first),
     };
     // Its share's `volatileMax` and the room the view leaves unused, within what both blocks may take.
     const all = Math.max(maxTokens, input.spare);

@@ -130,12 +130,28 @@ async function namedDates(
   const [newest] = await store.messagesAt(info.threadId, [info.lastSeq]);
   const window = newest && timeWindow(query, Date.parse(newest.createdAt));
   if (!window) return undefined;
-  await readWindows(store, fuse(rankings), 0, windows);
+  await readWindows(store, fuseHistory(rankings), 0, windows);
   return (threadId, seq) => {
     const m = windows.messages.get(messageKey(threadId, seq));
     const at = m ? Date.parse(m.createdAt) : NaN;
     return at >= window.since && at <= window.until;
   };
+}
+
+/**
+ * `fuse(rankings, first)` as recall fuses the history's rankings. The recall benchmark compares the
+ * day lift against its absence question by question with DURABLE_MEMORY_RECALL_NO_DAY_LIFT=1 (read at
+ * each call; a benchmark's switch, not an option of the product).
+ */
+export function fuseHistory(
+  rankings: readonly Ranking[],
+  first?: (threadId: string, seq: number) => boolean,
+): FusedHit[] {
+  return fuse(
+    rankings,
+    first,
+    process.env['DURABLE_MEMORY_RECALL_NO_DAY_LIFT'] === '1' ? { dayLift: false } : {},
+  );
 }
 
 /** The rankers' answers, and the messages read around their best hits. */
@@ -183,7 +199,7 @@ export async function rankHistory(
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
   // widened windows are read now too, in the same statement, and kept aside until asked for.
-  const fused = fuse(rankings, first);
+  const fused = fuseHistory(rankings, first);
   const early = Math.min(limit, EARLY_WINDOWS);
   const widens = recall.range > 0 && Math.min(fused.length, limit) <= early;
   await readWindows(
