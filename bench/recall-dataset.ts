@@ -95,6 +95,12 @@ export interface DatasetOptions {
    * agent, and the kept block meets questions on other topics (what `minCover` is for).
    */
   chat?: boolean;
+  /**
+   * The hybrid row also asks each question without the day lift (src/recall/fuse.ts DAY_LIFT, through
+   * DURABLE_MEMORY_RECALL_NO_DAY_LIFT=1), right after, in this process: the report adds that row and
+   * the questions each way found that the other did not.
+   */
+  againstNoDayLift?: boolean;
 }
 
 /** The rows, in print order: the baselines, then ours. */
@@ -163,6 +169,8 @@ export async function datasetRecall(
       found.set(k, (found.get(k) ?? 0) + 1);
   };
   const asked = new Map<string, number>();
+  /** With againstNoDayLift, per budget: `without/B` found without it, `won/B` / `lost/B` with it. */
+  const compared = new Map<string, number>();
   const details: string[] | undefined = options.details ? [] : undefined;
   // With details: where each evidence turn ranks in each of our rankers and their fusion (up to 1,000).
   const store = options.details ? await PostgresThreadStore.connect(pipeline.stack.databaseUrl) : undefined;
@@ -285,6 +293,26 @@ export async function datasetRecall(
             mine['ourRanks'] = q.evidence.map((id) => hits.findIndex((h) => h.message.id === id));
           }
           detail[row] = mine;
+          if (options.againstNoDayLift && row === 'hybrid' && !options.chat && !options.stable) {
+            process.env['DURABLE_MEMORY_RECALL_NO_DAY_LIFT'] = '1';
+            try {
+              const without = await thread.context({
+                budget,
+                query: q.question,
+                ...(options.recall ? { recall: options.recall } : {}),
+              });
+              const seenWithout = contextText(without);
+              const okWithout = evidence.every((i) => seenWithout.includes(l.texts[i]!));
+              if (okWithout) compared.set(`without/${budget}`, (compared.get(`without/${budget}`) ?? 0) + 1);
+              if (ok !== okWithout) {
+                const k = `${ok ? 'won' : 'lost'}/${budget}`;
+                compared.set(k, (compared.get(k) ?? 0) + 1);
+              }
+              mine['foundWithoutDayLift'] = okWithout;
+            } finally {
+              delete process.env['DURABLE_MEMORY_RECALL_NO_DAY_LIFT'];
+            }
+          }
         }
         if (details) details.push(JSON.stringify(detail));
       }
@@ -346,6 +374,17 @@ export async function datasetRecall(
       (c) => `| ${c} | ${asked.get(c)} | ${ROWS.map((r) => p(rate(r, b4, c))).join(' | ')} |`,
     ),
     '',
+    ...(options.againstNoDayLift
+      ? [
+          `Against the same row without the day lift, asked right after each question (\`--against-no-day-lift\`): ${budgets
+            .map(
+              (b) =>
+                `${b}: ${p(rate('hybrid', b))} with, ${p((compared.get(`without/${b}`) ?? 0) / Math.max(1, questions))} without (questions won / lost: ${compared.get(`won/${b}`) ?? 0} / ${compared.get(`lost/${b}`) ?? 0})`,
+            )
+            .join('; ')}.`,
+          '',
+        ]
+      : []),
     ...(options.stable
       ? [
           `Stable recalled block (\`--stable\`: each call passes the previous call's \`cache\` at its budget${options.chat ? '; `--chat`: each question a new turn of a chat' : ''}), per budget: ${budgets

@@ -27,6 +27,7 @@
  * `--recall '{"range":2}'` passes recall options to our `context()` calls; `--stable` makes each of our calls pass the
  * previous call's `cache` at the same budget (`context({ previous })`, the stable recalled block); `--chat` asks each
  * question as a new turn of a chat (our rows append it to their own fork of the conversation, then a short reply).
+ * `--against-no-day-lift` also asks the hybrid row each question without the day lift, right after (won / lost per budget).
  *
  * Progress goes to stderr; the report (markdown) to stdout. A target not met is printed as MISSED.
  */
@@ -323,6 +324,7 @@ async function main(): Promise<void> {
             ...(flag('--ours') ? { ours: flag('--ours')!.split(',') } : {}),
             ...(flag('--recall') ? { recall: JSON.parse(flag('--recall')!) as RecallOptions } : {}),
             ...(flag('--recall-share') ? { recallShare: Number(flag('--recall-share')) } : {}),
+            ...(process.argv.includes('--against-no-day-lift') ? { againstNoDayLift: true } : {}),
             ...(args.includes('--stable') ? { stable: true } : {}),
             ...(args.includes('--chat') ? { chat: true } : {}),
           })
