@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  dayLifts,
   fuse,
   fuseItems,
   recallBlock,
@@ -125,6 +126,77 @@ describe('fuse', () => {
       (_t, seq) => seq % 2 === 0,
     );
     assert.deepEqual(seqs(fused), [2, 4, 1, 3]);
+  });
+});
+
+describe('the day lift', () => {
+  const day = (d: number, hour = 12) => new Date(Date.UTC(2024, 0, d, hour)).toISOString();
+
+  it('adds 0.15 x the mean of the best three other sums of its day, and 0.1 to a day opener', () => {
+    const lifts = dayLifts([
+      { threadId: T, createdAt: day(1), sum: 0.9, opensDay: true },
+      { threadId: T, createdAt: day(1, 13), sum: 0.5 },
+      { threadId: T, createdAt: day(1, 14), sum: 0.3 },
+      { threadId: T, createdAt: day(1, 15), sum: 0.1 },
+      { threadId: T, createdAt: day(2), sum: 0.8 }, // alone on its day
+      { threadId: 'other', createdAt: day(1), sum: 0.7 }, // another thread's day
+      { threadId: T, sum: 0.6, opensDay: true }, // no date: nothing
+    ]);
+    const expected = [
+      0.15 * ((0.5 + 0.3 + 0.1) / 3) + 0.1,
+      0.15 * ((0.9 + 0.3 + 0.1) / 3),
+      0.15 * ((0.9 + 0.5 + 0.1) / 3),
+      0.15 * ((0.9 + 0.5 + 0.3) / 3),
+      0,
+      0,
+      0,
+    ];
+    lifts.forEach((x, i) => assert.ok(Math.abs(x - expected[i]!) < 1e-12, `${i}: ${x} vs ${expected[i]}`));
+  });
+
+  /** By meaning: a lone hit on day 9 (seq 20) a little above three hits of day 1, none adjacent. */
+  const byMeaning = (opens: number[] = []) => ({
+    ranker: 'embedding' as const,
+    hits: [
+      [20, 9, 0.8],
+      [2, 1, 0.78],
+      [5, 1, 0.75],
+      [8, 1, 0.74],
+      [30, 12, 0.1],
+    ].map(([seq, d, score]) => ({
+      threadId: T,
+      seq: seq!,
+      score: score!,
+      createdAt: day(d!),
+      opensDay: opens.includes(seq!),
+    })),
+  });
+
+  it('lifts the hits of a day that matches as a whole above a lone better hit', () => {
+    assert.deepEqual(
+      fuse([byMeaning()]).map((h) => h.seq),
+      [2, 5, 8, 20, 30],
+    );
+    assert.deepEqual(
+      fuse([byMeaning()], undefined, { dayLift: false }).map((h) => h.seq),
+      [20, 2, 5, 8, 30],
+    );
+  });
+
+  it("lifts a day's first message", () => {
+    // Seq 20 opens its day: 0.1 more puts it back above the day 1 hits.
+    assert.deepEqual(
+      fuse([byMeaning([20])]).map((h) => h.seq),
+      [20, 2, 5, 8, 30],
+    );
+  });
+
+  it('leaves a full-text ranking alone', () => {
+    const fulltext = { ...byMeaning(), ranker: 'fulltext' as const };
+    assert.deepEqual(
+      fuse([fulltext]).map((h) => h.seq),
+      [20, 2, 5, 8, 30],
+    );
   });
 });
 

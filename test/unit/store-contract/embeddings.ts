@@ -68,6 +68,32 @@ export function embeddingsContract(store: GetStore): void {
     assert.deepEqual(await store().searchByEmbedding({ threadId: t }, 'other-model', v(2), 5), []);
   });
 
+  it('gives each hit its createdAt and whether it opens its day (UTC) in its thread', async () => {
+    const t = threadId('days');
+    const at = [
+      '2024-01-01T10:00:00.000Z',
+      '2024-01-01T23:30:00.000Z',
+      '2024-01-02T00:10:00.000Z',
+      '2024-01-02T01:00:00.000Z',
+    ];
+    await store().append(t, entries(...conversation('o', 4).map((m, i) => ({ ...m, createdAt: at[i]! }))));
+    // Seq 1 has no vector: seq 2 still reads it to know it is not its day's first.
+    await store().saveEmbeddings(
+      t,
+      'm',
+      [1, 2, 3].map((i) => ({ seq: i + 1, vector: v(i) })),
+    );
+    const hits = await store().searchByEmbedding({ threadId: t }, 'm', v(0), 10);
+    assert.deepEqual(
+      hits.map((h) => [h.seq, h.createdAt, h.opensDay]).sort((a, b) => Number(a[0]) - Number(b[0])),
+      [
+        [2, at[1], false],
+        [3, at[2], true], // 40 minutes after seq 2, but the next UTC day
+        [4, at[3], false],
+      ],
+    );
+  });
+
   it('ranks only messages created within since/until', async () => {
     const t = threadId('range');
     const at = (day: number) => new Date(Date.UTC(2024, 0, day)).toISOString();

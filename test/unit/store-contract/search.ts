@@ -109,6 +109,32 @@ export function searchContract(store: GetStore): void {
     );
   });
 
+  it('gives each hit its createdAt and whether it opens its day (UTC) in its thread', async () => {
+    const thread = threadId();
+    const at = [
+      '2024-01-01T10:00:00.000Z',
+      '2024-01-01T23:30:00.000Z',
+      '2024-01-02T00:10:00.000Z',
+      '2024-01-02T01:00:00.000Z',
+    ];
+    await store().append(
+      thread,
+      entries(
+        ...at.map((createdAt, i) => ({ ...text(`d${i + 1}`, `the violin, part ${i + 1}`), createdAt })),
+      ),
+    );
+    const hits = await store().search('violin', { scope: { threadId: thread }, limit: 10 });
+    assert.deepEqual(
+      hits.map((h) => [h.seq, h.createdAt, h.opensDay]).sort((a, b) => Number(a[0]) - Number(b[0])),
+      [
+        [1, at[0], true],
+        [2, at[1], false],
+        [3, at[2], true], // 40 minutes after seq 2, but the next UTC day
+        [4, at[3], false],
+      ],
+    );
+  });
+
   it('searches only messages created within since/until, however many outside them match', async () => {
     const thread = threadId();
     const at = (day: number) => new Date(Date.UTC(2024, 0, day)).toISOString();
