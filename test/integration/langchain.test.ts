@@ -25,7 +25,13 @@ import {
 } from '../../src/adapters/langchain.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
-import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
+import {
+  assertStable,
+  nextTurn,
+  seedFactAndDistractor,
+  seedRecallThread,
+  STABLE_BUDGET,
+} from '../support/stable-recall.js';
 
 let p: TestPipeline;
 let llm: LlmServer;
@@ -129,32 +135,6 @@ test('stableRecall: the recalled block stays in place from one getMessages() to 
   }
 });
 
-/** A thread of 200 exchanges: a fact far back, and the newest user turn asking about something else. */
-async function seedFactAndDistractor(threadId: string): Promise<void> {
-  const messages = [];
-  for (let i = 0; i < 200; i++) {
-    const content =
-      i === 3
-        ? 'My sister Ingrid lives in Trondheim now.'
-        : i === 100
-          ? 'My cat is called Mochi.'
-          : `Let us talk about topic ${i}.`;
-    messages.push(
-      { id: `${threadId}-u${i}`, role: 'user' as const, content },
-      {
-        id: `${threadId}-a${i}`,
-        role: 'assistant' as const,
-        content: `Sure, here is something on item ${i}.`,
-      },
-    );
-  }
-  messages.push(
-    { id: `${threadId}-cat`, role: 'user' as const, content: 'What is my cat called?' },
-    { id: `${threadId}-mochi`, role: 'assistant' as const, content: 'Mochi.' },
-  );
-  await p.memory.thread(threadId).append(messages);
-}
-
 /** A prompt with its own system message, the history, then the new input, to the test server. */
 function chatChain() {
   const prompt = ChatPromptTemplate.fromMessages([
@@ -183,7 +163,7 @@ test('DurableMemoryRunnableWithMessageHistory recalls for the question being ask
     historyMessagesKey: 'history',
   });
 
-  await seedFactAndDistractor('lc-query-plain');
+  await seedFactAndDistractor(p.memory, 'lc-query-plain');
   llm.reset();
   llm.script({ reply: 'ok' });
   await new RunnableWithMessageHistory(fields(1000)).invoke(
@@ -195,7 +175,7 @@ test('DurableMemoryRunnableWithMessageHistory recalls for the question being ask
   assert.match(plain, /My cat is called Mochi/, 'recall answered the previous user turn');
   assert.doesNotMatch(plain, /Ingrid lives in Trondheim/);
 
-  await seedFactAndDistractor('lc-query-asked');
+  await seedFactAndDistractor(p.memory, 'lc-query-asked');
   llm.reset();
   llm.script({ reply: 'In Trondheim.' });
   const chain = new adapter.DurableMemoryRunnableWithMessageHistory(fields(1000));
@@ -220,7 +200,7 @@ test('DurableMemoryRunnableWithMessageHistory recalls for the question being ask
 
 test('a prompt with its own system message: the model gets one system message, first; the working memory and the recalled block come as context in the user role, where the context places them', async () => {
   const threadId = 'lc-system-first';
-  await seedFactAndDistractor(threadId);
+  await seedFactAndDistractor(p.memory, threadId);
   await p.memory.workingMemory({ threadId }).set('# Trip\n- Oslo in June', { version: 0 });
   const chain = new DurableMemoryRunnableWithMessageHistory({
     runnable: chatChain(),
@@ -271,7 +251,7 @@ test('without historyMessagesKey, a turn whose question recalls nothing is store
   // That read no longer carries the question: had it answered with one message more (a recalled block
   // for the previous question, a working memory written during the run), the new question was cut.
   const threadId = 'lc-no-history-key';
-  await seedFactAndDistractor(threadId);
+  await seedFactAndDistractor(p.memory, threadId);
   const chain = new DurableMemoryRunnableWithMessageHistory({
     runnable: new ChatOpenAI({
       model: 'gpt-4o-mini',

@@ -11,7 +11,13 @@ import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { DurableMemorySession } from '../../src/adapters/openai-agents.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
-import { assertStable, nextTurn, seedRecallThread, STABLE_BUDGET } from '../support/stable-recall.js';
+import {
+  assertStable,
+  nextTurn,
+  seedFactAndDistractor,
+  seedRecallThread,
+  STABLE_BUDGET,
+} from '../support/stable-recall.js';
 
 let workerLlm: LlmServer;
 let agentLlm: LlmServer;
@@ -351,30 +357,7 @@ test('stableRecall: the recalled block stays in place from one request to the ne
 
 test('session.run recalls for the question being asked; a plain run reads the session before it knows the input, so it recalls for the previous one', async () => {
   // Two facts far outside a small budget's view; the newest stored user turn asks about the cat.
-  const seed = async (threadId: string) => {
-    const messages = [];
-    for (let i = 0; i < 200; i++) {
-      const content =
-        i === 3
-          ? 'My sister Ingrid lives in Trondheim now.'
-          : i === 100
-            ? 'My cat is called Mochi.'
-            : `Let us talk about topic ${i}.`;
-      messages.push(
-        { id: `${threadId}-u${i}`, role: 'user' as const, content },
-        {
-          id: `${threadId}-a${i}`,
-          role: 'assistant' as const,
-          content: `Sure, here is something on item ${i}.`,
-        },
-      );
-    }
-    messages.push(
-      { id: `${threadId}-cat`, role: 'user' as const, content: 'What is my cat called?' },
-      { id: `${threadId}-mochi`, role: 'assistant' as const, content: 'Mochi.' },
-    );
-    await p.memory.thread(threadId).append(messages);
-  };
+  const seed = (threadId: string) => seedFactAndDistractor(p.memory, threadId);
   const agent = new Agent({ name: 'plain', model: 'gpt-4o-mini' });
   const runner = agentRunner();
   const question = 'Where does Ingrid live?';

@@ -72,3 +72,33 @@ export function assertStable<T>(
     assert.equal(b, after.length - 2, 'moved before the newest user message');
   }
 }
+
+/**
+ * A thread of 200 exchanges: a fact far back ("My sister Ingrid lives in Trondheim now."), another
+ * ("My cat is called Mochi."), and the newest user turn asking about the cat: recall for the newest
+ * stored turn finds the cat, recall for "Where does Ingrid live?" the sister.
+ */
+export async function seedFactAndDistractor(memory: DurableMemory, threadId: string): Promise<void> {
+  const messages = [];
+  for (let i = 0; i < 200; i++) {
+    const content =
+      i === 3
+        ? 'My sister Ingrid lives in Trondheim now.'
+        : i === 100
+          ? 'My cat is called Mochi.'
+          : `Let us talk about topic ${i}.`;
+    messages.push(
+      { id: `${threadId}-u${i}`, role: 'user' as const, content },
+      {
+        id: `${threadId}-a${i}`,
+        role: 'assistant' as const,
+        content: `Sure, here is something on item ${i}.`,
+      },
+    );
+  }
+  messages.push(
+    { id: `${threadId}-cat`, role: 'user' as const, content: 'What is my cat called?' },
+    { id: `${threadId}-mochi`, role: 'assistant' as const, content: 'Mochi.' },
+  );
+  await memory.thread(threadId).append(messages);
+}
