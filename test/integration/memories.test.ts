@@ -15,6 +15,8 @@ import { MEMORY_BLOCK_HEADER } from '../../src/thread/memory-block.js';
 import { countMessageTokens } from '../../src/tokenizers/tokenizer.js';
 import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
 import type { Message } from '../../src/model/message.js';
+import { startApi } from '../../src/server/api-server.js';
+import { Api } from '../../src/ui/api.js';
 
 let p: TestPipeline;
 before(async () => {
@@ -198,5 +200,24 @@ test('an LLM proposing a 4 KB fact: stored at once, never retried; a fact over t
     await memory.close();
     await worker.stop();
     await llm.close();
+  }
+});
+
+test("the inspector reads all of a user's memories, past the API's first page", async () => {
+  const userId = 'ui-many';
+  const api = await startApi({ memory: p.memory, tokens: undefined, host: '127.0.0.1', logger: false });
+  try {
+    for (let i = 0; i < 60; i++) {
+      const res = await fetch(`${api.url}/v1/users/${userId}/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: `Fact number ${i} about the user` }),
+      });
+      assert.equal(res.status, 201, await res.text());
+    }
+    const memories = await new Api(null, `${api.url}/v1`).memories(userId);
+    assert.equal(memories.length, 60, 'every memory, not the first page of 50');
+  } finally {
+    await api.close();
   }
 });
