@@ -122,8 +122,17 @@ export class Api {
 
   /** A user's memories, superseded versions included (the inspector shows their history). */
   async memories(userId: string): Promise<MemoryRecord[]> {
-    const path = `/users/${enc(userId)}/memories?includeSuperseded=true`;
-    return (await this.request<{ memories: MemoryRecord[] }>(path)).memories;
+    const all: MemoryRecord[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.request<{ memories: MemoryRecord[]; next?: string }>(
+        `/users/${enc(userId)}/memories?includeSuperseded=true${after ? `&after=${enc(after)}` : ''}`,
+      );
+      all.push(...page.memories);
+      // The API pages them (by memory id) as it pages threads: read until it says there is no more.
+      if (page.next === undefined || page.next === after || page.memories.length === 0) return all;
+      after = page.next;
+    }
   }
 
   /** Everything the thread page shows, fetched in parallel. */
