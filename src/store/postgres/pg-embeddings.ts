@@ -85,22 +85,25 @@ export class PgEmbeddings {
     // A time range joins each row's message (its primary key) for its date; without one, no join. A
     // user's join names the user's thread ids where that prunes partitions (pg-search.ts).
     const ranged = range.since !== undefined || range.until !== undefined;
-    const threads = ranged && 'userId' in scope ? await threadsToName(this.pool, scope) : undefined;
+    // Each hit's message is read (its date, the message before it), so a user's ids are named always.
+    const threads = 'userId' in scope ? await threadsToName(this.pool, scope) : undefined;
     if (threads?.length === 0) return [];
     const at = params.length + 4;
+    const named = threads ? `ANY($${at + (ranged ? 2 : 0)}::text[])` : undefined;
     const [joinRange, whereRange, rangeParams] = ranged
       ? [
           ' JOIN messages m ON m.thread_id = e.thread_id AND m.seq = e.seq' +
-            (threads ? ` AND m.thread_id = ANY($${at + 2}::text[])` : ''),
+            (named ? ` AND m.thread_id = ${named}` : ''),
           ` AND ($${at}::timestamptz IS NULL OR m.created_at >= $${at})` +
             ` AND ($${at + 1}::timestamptz IS NULL OR m.created_at <= $${at + 1})`,
-          [instant(range.since), instant(range.until), ...(threads ? [threads] : [])],
+          [instant(range.since), instant(range.until)],
         ]
       : ['', '', []];
     // Ranked twice: the inner ORDER BY is what an index serves, the outer one is exact.
     const thread = 'threadId' in scope;
+    const owner = thread ? '$4' : named;
     // Each hit's date and whether it opens its day: a primary-key probe for it and one for the message
-    // before it (pg-search.ts opensDaySql), a thread's named beside the join ($4) for its partition.
+    // before it (pg-search.ts opensDaySql), the thread (or the user's threads) named for its partitions.
     const rows = await vectorSearch<{
       thread_id: string;
       seq: string;
@@ -110,7 +113,7 @@ export class PgEmbeddings {
     }>(
       this.pool,
       sql,
-      `SELECT hits.thread_id, hits.seq, hits.score, live.created_at, ${opensDaySql(thread ? 'p.thread_id = $4' : '')} AS opens_day
+      `SELECT hits.thread_id, hits.seq, hits.score, live.created_at, ${opensDaySql(owner ? `p.thread_id = ${owner}` : '')} AS opens_day
        FROM (
          SELECT e.thread_id, e.seq, ${sql.similarity('e.embedding', '$2', dims)} AS score
          FROM ${from}${joinRange}
@@ -119,10 +122,10 @@ export class PgEmbeddings {
          LIMIT $3) hits
        CROSS JOIN LATERAL (
          SELECT m.thread_id, m.seq, m.created_at FROM messages m
-         WHERE m.thread_id = hits.thread_id AND m.seq = hits.seq${thread ? ' AND m.thread_id = $4' : ''}
+         WHERE m.thread_id = hits.thread_id AND m.seq = hits.seq${owner ? ` AND m.thread_id = ${owner}` : ''}
        ) live
        ORDER BY hits.score DESC, hits.thread_id, hits.seq`,
-      [model, vectorParam(vector), limit, ...params, ...rangeParams],
+      [model, vectorParam(vector), limit, ...params, ...rangeParams, ...(threads ? [threads] : [])],
     );
     return rows.map((r) => ({
       threadId: r.thread_id,

@@ -128,7 +128,7 @@ ranked AS MATERIALIZED (
   LIMIT $6 * ${RETRACTED_SLACK}
 )
 SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match, live.created_at,
-  ${opensDaySql('($1::text IS NULL OR p.thread_id = $1)')} AS opens_day
+  ${opensDaySql('($1::text IS NULL OR p.thread_id = $1) AND ($9::text[] IS NULL OR p.thread_id = ANY($9))')} AS opens_day
 FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
   SELECT m.thread_id, m.seq, m.created_at FROM messages m
