@@ -7,7 +7,8 @@
  * valid in any position of an OpenAI conversation.
  */
 import type { Message } from '../model/message.js';
-import { dayOf, type RecalledItem } from './select.js';
+import { dayOf } from './fuse.js';
+import type { RecalledItem } from './select.js';
 
 /** Header of the block. */
 export const RECALL_BLOCK_HEADER =

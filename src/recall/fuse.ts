@@ -95,7 +95,7 @@ export function dayLifts(
   lift: { day: number; opener: number; best: number } = DAY_LIFT,
 ): number[] {
   const dayKey = (c: { threadId: string; createdAt?: string }) =>
-    c.createdAt === undefined ? undefined : `${c.createdAt.slice(0, 10)}\u0000${c.threadId}`;
+    c.createdAt === undefined ? undefined : dayOf({ threadId: c.threadId, createdAt: c.createdAt });
   // Per day, the best `best + 1` sums: a candidate's others are these less itself.
   const tops = new Map<string, number[]>();
   for (const c of candidates) {
@@ -117,6 +117,14 @@ export function dayLifts(
     const mean = others.length > 0 ? others.reduce((a, b) => a + b, 0) / others.length : 0;
     return lift.day * mean + (c.opensDay ? lift.opener : 0);
   });
+}
+
+/**
+ * A message's day (UTC) in its thread: what shares one date line of the recalled block, and what the
+ * {@link DAY_LIFT} groups candidates by.
+ */
+export function dayOf(item: { threadId: string; createdAt: string }): string {
+  return `${item.createdAt.slice(0, 10)}\u0000${item.threadId}`;
 }
 
 /**

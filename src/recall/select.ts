@@ -16,7 +16,7 @@
  * Pure: metas in, items out; the caller loads the messages and counts the block.
  */
 import type { MessageShape } from '../compaction/message-meta.js';
-import { messageKey, type FusedHit, type Ranker } from './fuse.js';
+import { dayOf, messageKey, type FusedHit, type Ranker } from './fuse.js';
 
 /** What selection needs to know of a history message near a hit (no body). */
 export interface RecallMeta {
@@ -88,11 +88,6 @@ export interface WorthPacking {
   sharpness: number;
   /** What a neighbour is worth per step away from its hit, relative to the hit (0 < decay < 1). */
   decay: number;
-}
-
-/** What shares one date line of the block: the message's day (UTC), in its thread. */
-export function dayOf(item: { threadId: string; createdAt: string }): string {
-  return `${item.createdAt.slice(0, 10)}\u0000${item.threadId}`;
 }
 
 /** A message of the block: `m`, recalled for `hit` as `reason`. */
