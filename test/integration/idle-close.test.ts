@@ -152,7 +152,7 @@ for (const command of ['configure', 'compact', 'sync'] as const) {
   });
 }
 
-test('a reopened thread keeps what the closed run had counted: extractions, the last extraction and compaction, the LLM', async () => {
+test('a reopened thread keeps what the closed run had counted: extractions, the last extraction and compaction, the LLM, when the last message came', async () => {
   const t = p.memory.thread('idle-counters', { userId: 'idle-counters-user' });
   await t.configure({ strategy: slidingWindow({ keepTurns: 1 }), closeAfterIdleMs: CLOSE_MS });
   for (let i = 0; i < 3; i++) await t.append(turn(t.threadId, i));
@@ -172,6 +172,11 @@ test('a reopened thread keeps what the closed run had counted: extractions, the 
   assert.equal(reopened.llm, closed.llm);
   assert.equal(reopened.compactions, closed.compactions);
   assert.deepEqual(reopened.lastCompaction, closed.lastCompaction);
+  // When the last message came: the store's time of the newest message (the closed run's own clock
+  // saw its announcement a moment later), not 0 as if the thread had never had an append.
+  const newest = (await t.history()).messages.at(-1)!;
+  assert.equal(reopened.extraction.lastAppendAt, Date.parse(newest.createdAt));
+  assert.ok(closed.extraction.lastAppendAt >= reopened.extraction.lastAppendAt);
 });
 
 test("listThreads' open (one visibility query a page) says what each workflow says: open, closed, asleep", async () => {
