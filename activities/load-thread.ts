@@ -1,6 +1,6 @@
 /**
  * What a new run of a thread's workflow starts from (not a continue-as-new, which carries its state):
- * the stored configuration, owner and extraction progress (and the counts its state shows of the work
+ * the stored configuration, owner, extraction progress and when its last message came (and the counts its state shows of the work
  * done before it, with the worker's LLM and its embedding model's vectors of the thread), and, for a
  * thread that was compacted (imported, or whose workflow ended and started again), the index of its
  * stored view. Without the view the run would count every stored message as in the view, and compact
@@ -38,6 +38,8 @@ export function loadThreadActivity(deps: {
     // A fork's shared messages are its parent's to learn from (their memories name the parent's
     // messages): its own extraction starts after them, so it learns nothing twice.
     const extractedSeq = Math.max(extractions?.upToSeq ?? 0, info?.forkedFrom?.seq ?? 0);
+    const [newest] = info && info.lastSeq > 0 ? await store.messagesAt(threadId, [info.lastSeq]) : [];
+    const lastAppendAt = newest ? Date.parse(newest.createdAt) : NaN;
     const stored: StoredThread = {
       config: info?.config,
       userId: info?.userId,
@@ -49,6 +51,7 @@ export function loadThreadActivity(deps: {
       ...(extractions?.last ? { lastExtraction: extractions.last } : {}),
       ...(deps.llm === undefined ? {} : { llm: deps.llm }),
       ...(vectors > 0 ? { embeddedMessages: vectors } : {}),
+      ...(Number.isFinite(lastAppendAt) ? { lastAppendAt } : {}),
     };
     if (!info || records.length === 0) return stored;
 

@@ -90,6 +90,11 @@ export interface StoredThread {
   embeddedMessages?: number;
   /** The store's last seq of the thread (absent from workers before idle close). */
   lastSeq?: number;
+  /**
+   * When the newest stored message was appended (ms since the epoch; absent for a thread without
+   * messages, and from workers before 2026-11-28): what a new run's state shows as its last append.
+   */
+  lastAppendAt?: number;
   /** The worker's defaults (closeAfterIdleMs, retention); absent from workers before idle close. */
   defaults?: ThreadDefaults;
   /** For a thread that was compacted: its stored view, which the run's index starts from. */

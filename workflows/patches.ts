@@ -20,4 +20,9 @@ export const PATCHES = {
    * budget: compaction fires earlier (src/thread/config.ts `viewBudget`).
    */
   compactAtViewBudget: 'compact-at-view-budget',
+  /**
+   * A new run (a closed thread opened again, an import) takes its last append's time from the store
+   * (`StoredThread.lastAppendAt`) instead of 0: the idle timer of pending extraction counts from it.
+   */
+  lastAppendFromStore: 'last-append-from-store',
 } as const satisfies Readonly<Record<string, string>>;

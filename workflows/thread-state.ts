@@ -90,6 +90,8 @@ export class ThreadState {
    * workflow); false in runs from before it, whose histories compact at the whole budget.
    */
   compactAtViewBudget = false;
+  /** Patch `last-append-from-store`: {@link resume} takes the last append's time from the store. */
+  lastAppendFromStore = false;
 
   constructor(input: ThreadWorkflowInput) {
     this.threadId = input.threadId;
@@ -149,7 +151,8 @@ export class ThreadState {
    * run or imported) over the input's, its owner (the store's first writer wins, as for appends) and
    * where memory extraction stopped, with the counts of the work done before (a thread that closed
    * after idling and opened again shows what it showed before). A stored configuration that is no
-   * longer valid is ignored, and the error shown. Changes no command: the stored fields only fill state.
+   * longer valid is ignored, and the error shown. The stored fields only fill state; of them only the
+   * last append's time can move a timer (pending extraction's idle time), hence its patch.
    */
   resume(stored: StoredThread): void {
     this.userId = stored.userId ?? this.userId;
@@ -164,6 +167,9 @@ export class ThreadState {
     }
     this.extraction.extractedSeq = Math.max(this.extraction.extractedSeq, stored.extractedSeq);
     this.extraction.extractions = Math.max(this.extraction.extractions, stored.extractions ?? 0);
+    if (this.lastAppendFromStore) {
+      this.extraction.lastAppendAt = Math.max(this.extraction.lastAppendAt, stored.lastAppendAt ?? 0);
+    }
     this.extraction.lastExtraction ??= stored.lastExtraction;
     this.llm ??= stored.llm;
     // A count only (what state() shows): the lane's own progress starts over and finds nothing missing.

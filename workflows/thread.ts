@@ -42,6 +42,7 @@ const CAN_EVENTS = 150;
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<void> {
   const state = new ThreadState(input);
   state.compactAtViewBudget = patched(PATCHES.compactAtViewBudget);
+  state.lastAppendFromStore = patched(PATCHES.lastAppendFromStore);
   const lanes = new Lanes(state, { heartbeatTimeoutMs: input.heartbeatTimeoutMs });
   const idleClose = patched(PATCHES.idleClose)
     ? new IdleClose(state, lanes, Date.now(), patched(PATCHES.extractOnClose))

@@ -104,7 +104,10 @@ const ExtractionProgress = Type.Object(
   {
     extractedSeq: Int(),
     turnsSince: Int(),
-    lastAppendAt: Type.Number(),
+    lastAppendAt: Type.Number({
+      description:
+        'When the last message was appended (ms since the epoch; a run opened again starts from the newest stored message; 0: none yet)',
+    }),
     extractions: Int(),
     failedAt: Type.Optional(Int()),
     lastExtraction: Type.Optional(

@@ -17,7 +17,9 @@
  * path again, and a thread that closes after idling and opens again, and one that sleeps until its
  * retention erases it); `extract` (patch `extract-on-close`: every path again, and a thread with a user
  * that closes before its `idleMs`, extracting first); `viewbudget` (patch `compact-at-view-budget`:
- * every path again, the default strategy compacting at the budget less `recallShare`).
+ * every path again, the default strategy compacting at the budget less `recallShare`); `lastappend`
+ * (patch `last-append-from-store`: every path again, a reopened run taking its last append's time from
+ * the store).
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -522,6 +522,8 @@ class ExtractionProgress(TypedDict):
     extractedSeq: int
     turnsSince: int
     lastAppendAt: float
+    """When the last message was appended (ms since the epoch; a run opened again starts from
+    the newest stored message; 0: none yet)"""
     extractions: int
     failedAt: NotRequired[int]
     lastExtraction: NotRequired[ExtractionSummary]
