@@ -62,3 +62,41 @@ test('remember refuses an expiresAt that is not in the future, naming it; nothin
   const later = await alice.remember('Alice is in Rome this week', { expiresAt: '2999-01-01T00:00:00Z' });
   assert.equal(later.expiresAt, '2999-01-01T00:00:00.000Z');
 });
+
+test('remember refuses an expiresAt that is no date and time of the calendar, or has no time zone; nothing is stored', async () => {
+  // Date.parse rolls 30 February over into 2 March and reads a time without a zone in the process's
+  // own zone: the library stored another expiry than the one given, which the HTTP API refuses.
+  const { alice } = await setUp();
+  for (const expiresAt of [
+    '2030-02-30T00:00:00Z',
+    '2029-02-29T00:00:00Z',
+    '2030-06-31T12:00:00Z',
+    '2030-13-01T00:00:00Z',
+    '2030-01-01T24:00:00Z',
+    '2030-01-01T12:60:00Z',
+    '2030-01-01T12:00:60Z',
+    '2030-01-01T00:00:00+24:00',
+    '2030-01-01T00:00:00',
+    '2030-01-01T00:00Z',
+  ])
+    await assert.rejects(
+      alice.remember('Alice has a cold', { expiresAt }),
+      (err: unknown) =>
+        err instanceof ValidationError &&
+        err.code === 'invalid_option' &&
+        err.field === 'expiresAt' &&
+        err.message.includes(JSON.stringify(expiresAt)),
+      expiresAt,
+    );
+  assert.deepEqual(await alice.list(), []);
+  // What RFC 3339 (JSON Schema's date-time, as the HTTP API checks it) allows is taken, normalized.
+  const given = {
+    '2028-02-29T00:00:00Z': '2028-02-29T00:00:00.000Z',
+    '2030-01-01t00:00:00z': '2030-01-01T00:00:00.000Z',
+    '2030-01-01T00:00:00.5+02:00': '2029-12-31T22:00:00.500Z',
+  };
+  for (const [expiresAt, stored] of Object.entries(given)) {
+    const memory = await alice.remember(`Alice is away until ${expiresAt}`, { expiresAt });
+    assert.equal(memory.expiresAt, stored, expiresAt);
+  }
+});
