@@ -406,16 +406,48 @@ export type RememberedMemory = Required<Pick<MemoryRecord, 'sourceMessageIds'>> 
     | 'expiresAt'
   > & { extractionId: string };
 
+/** An RFC 3339 date and time (JSON Schema's `date-time`, as the HTTP API checks it): its fields. */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/iu;
+
 /**
- * Validates a memory's `expiresAt`: an ISO-8601 date and time (a past one hides the memory at once).
+ * Whether `value` is an RFC 3339 date and time that names itself: a day the month has, a time of
+ * the day, a zone. `Date` alone rolls 30 February over into March and 24:00 into the next day, and
+ * reads a time without a zone in the process's own: another expiry than the one given.
+ */
+function calendarDateTime(value: string): boolean {
+  const fields = DATE_TIME.exec(value);
+  if (!fields) return false;
+  const [y, mo, d, h, mi, s] = fields.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const day = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const sameFields =
+    day.getUTCFullYear() === y &&
+    day.getUTCMonth() === mo - 1 &&
+    day.getUTCDate() === d &&
+    day.getUTCHours() === h &&
+    day.getUTCMinutes() === mi &&
+    day.getUTCSeconds() === s;
+  return sameFields && (fields[9] === undefined || (Number(fields[9]) <= 23 && Number(fields[10]) <= 59));
+}
+
+/**
+ * Validates a memory's `expiresAt`: an RFC 3339 date and time with its zone (2030-01-31T00:00:00Z;
+ * a past one hides the memory at once).
  * @returns it normalized (`toISOString`). @throws ValidationError `invalid_option` naming `expiresAt`.
  */
 export function parseExpiresAt(value: unknown): string {
-  const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/u.test(value) ? new Date(value) : undefined;
+  const date =
+    typeof value === 'string' && calendarDateTime(value) ? new Date(value.toUpperCase()) : undefined;
   if (!date || Number.isNaN(date.getTime()))
     throw new ValidationError(
       'invalid_option',
-      `expiresAt: expected an ISO-8601 date and time (2030-01-31T00:00:00Z), got ${JSON.stringify(value) ?? 'nothing'}`,
+      `expiresAt: expected an ISO-8601 date and time with its time zone (2030-01-31T00:00:00Z), got ${JSON.stringify(value) ?? 'nothing'}`,
       { field: 'expiresAt' },
     );
   return date.toISOString();

@@ -100,7 +100,10 @@ export function registerMemories(program: Command, session: Session): void {
     .command('remember <text>')
     .description('store a fact the user confirmed; prints the memory holding it')
     .requiredOption('--user <userId>', 'whose memory')
-    .option('--expires-at <date>', 'ISO-8601 date and time after which no read returns it')
+    .option(
+      '--expires-at <date>',
+      'ISO-8601 date and time with its zone (2030-01-31T00:00:00Z) after which no read returns it',
+    )
     .option('--category <name>', 'free-form grouping, e.g. preference')
     .option('--thread <threadId>', "the thread it came from (one of the user's)")
     .option('--message-ids <messageId...>', 'the messages of --thread it came from')
