@@ -460,6 +460,47 @@ test('working-memory get, set and versions, with and without --json; a stale ver
   assert.equal((await cli('working-memory', 'get')).code, 2);
 });
 
+test('working-memory set on a JSON working memory parses the text as JSON, as update_working_memory does', async () => {
+  // It stored the text as Markdown: a JSON working memory became the string '{"city":"Osaka"}' in
+  // silence, and under a schema the write was refused with "/ must be object" for valid JSON.
+  const wm = (...args: string[]) => cli('working-memory', ...args, '--user', 'wm-json');
+  const first = await wm('set', '{"city":"Oslo"}', '--replaces', '0', '--format', 'json');
+  assert.equal(first.code, 0, first.stderr);
+  const plain = parseJson<{ version: number; format: string; content: unknown }>(
+    await wm('set', '{"city":"Osaka"}', '--replaces', '1', '--json'),
+  );
+  assert.deepEqual([plain.version, plain.format, plain.content], [2, 'json', { city: 'Osaka' }]);
+  const schema = await wm('set', '{"city":"Kyoto"}', '--replaces', '2', '--schema', '{"required":["city"]}');
+  assert.equal(schema.code, 0, schema.stderr);
+  const underSchema = parseJson<{ version: number; format: string; content: unknown }>(
+    await wm('set', '{"city":"Bergen","nights":2}', '--replaces', '3', '--json'),
+  );
+  assert.deepEqual(
+    [underSchema.version, underSchema.format, underSchema.content],
+    [4, 'json', { city: 'Bergen', nights: 2 }],
+  );
+  const notJson = await wm('set', 'Bergen, two nights', '--replaces', '4');
+  assert.equal(notJson.code, 2, notJson.stderr);
+  assert.match(notJson.stderr, /content: expected JSON/u);
+  // Dropping the schema keeps a JSON working memory JSON.
+  const noSchema = parseJson<{ version: number; format: string; content: unknown; schema?: unknown }>(
+    await wm('set', '{"city":"Bergen"}', '--replaces', '4', '--no-schema', '--json'),
+  );
+  assert.deepEqual(
+    [noSchema.version, noSchema.format, noSchema.content, noSchema.schema],
+    [5, 'json', { city: 'Bergen' }, undefined],
+  );
+  // Back to Markdown: said with --format, as before.
+  const markdown = parseJson<{ version: number; format: string; content: unknown }>(
+    await wm('set', '# Bergen', '--replaces', '5', '--format', 'markdown', '--json'),
+  );
+  assert.deepEqual([markdown.version, markdown.format, markdown.content], [6, 'markdown', '# Bergen']);
+  const text = parseJson<{ version: number; format: string; content: unknown }>(
+    await wm('set', '{"not":"json here"}', '--replaces', '6', '--json'),
+  );
+  assert.deepEqual([text.version, text.format, text.content], [7, 'markdown', '{"not":"json here"}']);
+});
+
 test('memories remember, optionally expiring; a past --expires-at is refused, nothing stored', async () => {
   const kept = parseJson<{ memory: { id: string; expiresAt: string } }>(
     await cli(
