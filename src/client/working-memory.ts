@@ -8,6 +8,7 @@ import {
   emptyWorkingMemory,
   parseScope,
   prepareVersion,
+  takesJsonText,
   VersionConflictError,
   type SetWorkingMemoryOptions,
   type WorkingMemory,
@@ -179,10 +180,8 @@ export async function updateFromTool(
   version: number,
 ): Promise<string> {
   try {
-    const current = await handle.get();
-    const json = current.format === 'json' || current.schema !== undefined;
     let value: unknown = content;
-    if (json) {
+    if (takesJsonText(await handle.get())) {
       try {
         value = JSON.parse(content) as unknown;
       } catch {

@@ -135,6 +135,15 @@ export function contentText(version: WorkingMemoryContent): string {
   return version.format === 'markdown' ? (version.content as string) : JSON.stringify(version.content);
 }
 
+/**
+ * Whether a write given as text (a tool's argument, the command line's) is JSON text to parse: the
+ * working memory it replaces is JSON, or a schema is in force (only JSON can match one). Otherwise
+ * the text is Markdown.
+ */
+export function takesJsonText(current: Pick<WorkingMemory, 'format' | 'schema'>): boolean {
+  return current.format === 'json' || current.schema !== undefined;
+}
+
 /** Checks a version number a caller gives (a whole number, 0 or more). */
 export function assertVersion(version: unknown): asserts version is number {
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0)

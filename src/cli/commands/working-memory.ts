@@ -72,7 +72,10 @@ export function registerWorkingMemory(program: Command, session: Session): void 
       nonNegativeInt,
     )
     .option('--file <path>', 'read the content from this file (`-` reads stdin)')
-    .option('--format <format>', 'markdown (default for text) or json (the content is parsed as JSON)')
+    .option(
+      '--format <format>',
+      'markdown or json (the content is parsed as JSON); default: json when the working memory is JSON, else markdown',
+    )
     .option('--schema <json>', 'a JSON Schema the JSON content must match from now on', json)
     .option('--no-schema', 'drop the schema in force')
     .action(
@@ -86,12 +89,21 @@ export function registerWorkingMemory(program: Command, session: Session): void 
           if (content === undefined && o.file === undefined)
             throw new UsageError('give the content as an argument or with --file');
           const text = content ?? (await readTextFile(o.file!));
-          // --format json or a schema: the text is JSON (a usage error if it is not).
-          const isJson = o.format === 'json' || (o.format === undefined && typeof o.schema === 'object');
-          const value = isJson ? jsonContent(text) : text;
           const schema = o.schema === false ? null : (o.schema as Record<string, unknown> | undefined);
-          const scope = scopeOf(session, o);
-          const written = await (await session.memory()).workingMemory(scope).set(value, {
+          const scope = scopeOf(session, o); // a usage error before any connection
+          // The text is JSON (a usage error if it is not) with --format json or a schema, Markdown
+          // with --format markdown; without either, JSON when the working memory it replaces is
+          // (as update_working_memory reads a tool's text; with --no-schema, by its format alone).
+          const flagged = o.format !== undefined ? o.format === 'json' : schema ? true : undefined;
+          const given = flagged === undefined ? undefined : { value: flagged ? jsonContent(text) : text };
+          const handle = (await session.memory()).workingMemory(scope);
+          const replacesJson = async () => {
+            const { takesJsonText } = await import('../../memories/working-memory.js');
+            const current = await handle.get();
+            return takesJsonText(schema === null ? { format: current.format } : current);
+          };
+          const value = given ? given.value : (await replacesJson()) ? jsonContent(text) : text;
+          const written = await handle.set(value, {
             version: o.replaces,
             ...(o.format !== undefined ? { format: o.format as WorkingMemory['format'] } : {}),
             ...(schema !== undefined ? { schema } : {}),
