@@ -570,6 +570,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
       windows: ranked.windows,
       ...(ranked.first ? { first: ranked.first } : {}),
       fused: fuseHistory(rankings, ranked.first),
+      ...(ranked.isCopy ? { isCopy: ranked.isCopy } : {}),
     };
     // Its share's `volatileMax` and the room the view leaves unused, within what both blocks may take.
     const all = Math.max(maxTokens, input.spare);

@@ -31,6 +31,7 @@ import {
 } from '../recall/index.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import { rankByEmbedding, type EmbeddingSources } from './embedding-ranker.js';
+import { mergeForkCopies } from './fork-copies.js';
 import type { SearchHit, SearchOptions, SearchScope, StoredMessage, ThreadInfo } from '../store/types.js';
 import { isThreadId } from '../thread/thread-id.js';
 
@@ -162,6 +163,11 @@ export interface Ranked {
   first?: (threadId: string, seq: number) => boolean;
   /** `fuse(rankings, first)`, once: a context uses it two or three times. */
   fused: FusedHit[];
+  /**
+   * Whether a message read is a copy, made by a fork, of one recall takes from another thread: never
+   * recalled (fork-copies.ts). Absent when the search was of one thread.
+   */
+  isCopy?: (threadId: string, seq: number) => boolean;
 }
 
 /**
@@ -193,8 +199,11 @@ export async function rankHistory(
     begun && sameSearch(begun, query, search) ? begun.hits : sources.store.search(query, search),
     sources.embedder ? rankByEmbedding(sources, { scope, query, limit: candidates, range }) : [],
   ]);
-  const rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
+  let rankings: Ranking[] = [{ ranker: 'fulltext', hits: fulltext }];
   if (embedding.length > 0) rankings.push({ ranker: 'embedding', hits: embedding });
+  // Several threads: a message forks share is found once per copy; recall takes one (fork-copies.ts).
+  const copies = 'threadId' in scope ? undefined : await mergeForkCopies(sources.store, info, rankings);
+  if (copies) rankings = copies.rankings;
   const first = windows.inRange ? undefined : await namedDates(sources.store, info, query, rankings, windows);
   // ±range only: the tool slack is read once the hits to recall are known (recallMessages). When
   // these are all the hits there are, they rarely fill the share and their excerpts widen next: the
@@ -209,7 +218,13 @@ export async function rankHistory(
     windows,
     widens ? recall.range + RECALL_WIDEN : recall.range,
   );
-  return { rankings, windows, ...(first ? { first } : {}), fused };
+  return {
+    rankings,
+    windows,
+    ...(first ? { first } : {}),
+    fused,
+    ...(copies ? { isCopy: copies.isCopy } : {}),
+  };
 }
 
 /**
@@ -300,12 +315,16 @@ export async function recallMessages(
   const byKey = ranked.windows.messages;
   // What selection reads of each message read so far, in the order read (`byKey` only grows): made
   // once per message, not per choice.
+  // Copies a fork made of a message recall takes from another thread are left out (fork-copies.ts).
   const metaList: RecallMeta[] = [];
+  let metasRead = 0;
   const metas = () => {
-    if (metaList.length < byKey.size) {
+    if (metasRead < byKey.size) {
       let i = 0;
       for (const m of byKey.values()) {
-        if (i++ < metaList.length) continue;
+        if (i++ < metasRead) continue;
+        metasRead++;
+        if (ranked.isCopy?.(m.threadId, m.seq)) continue;
         const shape = shapeOf(m);
         const callIds = callIdsOf(m, shape);
         metaList.push({
