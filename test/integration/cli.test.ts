@@ -501,6 +501,18 @@ test('working-memory set on a JSON working memory parses the text as JSON, as up
   assert.deepEqual([text.version, text.format, text.content], [7, 'markdown', '{"not":"json here"}']);
 });
 
+test('working-memory versions counts characters as the limit does: JSON as stored, code points', async () => {
+  // It counted the indented JSON it prints (20 for {"city":"Oslo"}, stored as 15) and UTF-16 units
+  // (4 for two emoji), where the 100,000-character limit counts 15 and 2.
+  const wm = (...args: string[]) => cli('working-memory', ...args, '--user', 'wm-count');
+  assert.equal((await wm('set', '{"city":"Oslo"}', '--replaces', '0', '--format', 'json')).code, 0);
+  assert.equal((await wm('set', '😀😀', '--replaces', '1', '--format', 'markdown')).code, 0);
+  const listed = await wm('versions');
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^version 2 .* markdown +2 chars$/mu);
+  assert.match(listed.stdout, /^version 1 .* json +15 chars$/mu);
+});
+
 test('memories remember, optionally expiring; a past --expires-at is refused, nothing stored', async () => {
   const kept = parseJson<{ memory: { id: string; expiresAt: string } }>(
     await cli(
