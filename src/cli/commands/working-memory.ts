@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import type { WorkingMemory, WorkingMemoryScope } from '../../memories/working-memory.js';
 import { renderWorkingMemory } from '../../thread/working-memory-block.js';
+import { characterCount } from '../../model/limits.js';
 import { json, nonNegativeInt, positiveInt, readTextFile } from '../args.js';
 import { UsageError } from '../errors.js';
 import { printJson, printLines } from '../output.js';
@@ -127,10 +128,12 @@ export function registerWorkingMemory(program: Command, session: Session): void 
           .workingMemory(scope)
           .history({ limit: o.limit, before: o.before });
         if (session.json) return printJson({ versions: versions.map((v) => shown(session, v)) });
+        // Characters as the limit counts them: of the text stored, in code points.
+        const { contentText } = await import('../../memories/working-memory.js');
         await printLines(
           versions.map(
             (v) =>
-              `version ${v.version}  ${v.updatedAt ?? ''}  ${v.format}  ${renderWorkingMemory(v).length} chars`,
+              `version ${v.version}  ${v.updatedAt ?? ''}  ${v.format}  ${characterCount(contentText(v))} chars`,
           ),
         );
       }),
