@@ -276,6 +276,18 @@ describe('workingMemoryBlock', () => {
     assert.ok(Number(/: (\d+) of/u.exec(textOf(longer.message))![1]) <= shown + 1);
   });
 
+  it('its marker counts characters as the limit does, in code points', () => {
+    // It counted UTF-16 units: 300 emoji were "of 600 characters", where the limit counts 300.
+    const content = '😀'.repeat(300);
+    const block = workingMemoryBlock({ format: 'markdown', content, version: 2 }, 60, count)!;
+    assert.equal(block.truncated, true);
+    const text = textOf(block.message);
+    const [, shown, total] = /: (\d+) of (\d+) characters shown\]$/u.exec(text)!;
+    assert.equal(Number(total), 300);
+    const body = text.split('\n')[1]!;
+    assert.equal(Number(shown), Array.from(body).length, body);
+  });
+
   it('nothing for version 0, empty content, a share of 0, or a share too small for the header', () => {
     assert.equal(workingMemoryBlock({ format: 'markdown', content: '', version: 0 }, 100, count), undefined);
     assert.equal(
