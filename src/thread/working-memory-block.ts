@@ -4,6 +4,7 @@
  * memory does, so the provider's prompt cache keeps it. Over its share it is cut, with a marker
  * saying so, never dropped silently. Pure: the caller counts tokens.
  */
+import { characterCount } from '../model/limits.js';
 import type { Message } from '../model/message.js';
 
 /** The id of the pinned working memory message (never a history message). */
@@ -59,9 +60,11 @@ export function workingMemoryBlock(
   const whole = make(text);
   const tokens = count(whole);
   if (tokens <= maxTokens) return { message: whole, tokens, truncated: false };
+  // The marker counts characters as the limit does (code points); `length` is in UTF-16 units.
+  const total = characterCount(text);
   const cut = (length: number) =>
     make(
-      `${text.slice(0, length)}\n[… working memory cut to fit its share of the context: ${length} of ${text.length} characters shown]`,
+      `${text.slice(0, length)}\n[… working memory cut to fit its share of the context: ${characterCount(text.slice(0, length))} of ${total} characters shown]`,
     );
   // The longest start that fits, by bisection (tokens grow with the length, give or take a token).
   let lo = 0;
