@@ -194,6 +194,37 @@ test('durable-memory start: a bad DURABLE_MEMORY_* setting is refused (exit 2) b
       { DURABLE_MEMORY_API_LOG_LEVEL: 'loud' },
       'DURABLE_MEMORY_API_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     ],
+    [
+      { DURABLE_MEMORY_API_PORT: 'abc' },
+      'DURABLE_MEMORY_API_PORT: expected a port number (0–65535), got "abc"',
+    ],
+    [
+      { DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS: '5' },
+      'DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS: expected a whole number of milliseconds from 1,000 to 120,000, got 5',
+    ],
+    [
+      { DURABLE_MEMORY_API_TOKEN: 'short' },
+      'DURABLE_MEMORY_API_TOKEN: expected "dm_" and 43 characters of A-Z, a-z, 0-9, - and _ (32 random bytes ' +
+        "in base64url). Make one with node -e \"console.log('dm_' + require('crypto').randomBytes(32).toString('base64url'))\"",
+    ],
+    [
+      { DURABLE_MEMORY_API_TOKEN: `dm_${'A'.repeat(43)}`, DURABLE_MEMORY_API_TENANT: 'Acme Corp' },
+      'DURABLE_MEMORY_API_TENANT: expected 1–40 of a-z, 0-9 and -, got "Acme Corp"',
+    ],
+    [
+      { DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: '9464' },
+      'DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: expected an IP address and port (e.g. 0.0.0.0:9464), got "9464"',
+    ],
+    [
+      // The SDK's core binds an IP address only: a host name is refused as the core would.
+      { DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: 'localhost:9464' },
+      'DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: expected an IP address and port (e.g. 0.0.0.0:9464), got "localhost:9464"',
+    ],
+    [
+      { DURABLE_MEMORY_API_HOST: 'not-a-host.invalid' },
+      'DURABLE_MEMORY_API_HOST: cannot listen on "not-a-host.invalid": no such host; give an address of ' +
+        'this machine (127.0.0.1: loopback only; 0.0.0.0: every interface) or unset it',
+    ],
   ];
   for (const [extra, message] of cases) {
     const r = await runCli(['start'], env({ TEMPORAL_ADDRESS: `127.0.0.1:${closed}`, ...extra }));
