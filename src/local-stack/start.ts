@@ -22,14 +22,15 @@ import { createWorker, workerEnvironment } from '../worker/worker.js';
 import { openPostgresStores, type Stores } from '../backends/postgres.js';
 import {
   apiHost,
-  apiLogLevel,
   apiPortInUse,
+  checkApiEnvironment,
   configuredApiPort,
   DEFAULT_API_PORT,
   serveApi,
   type ServedApi,
 } from '../server/serve.js';
 import { isPortFree, pickPort } from './ports.js';
+import { workflowTaskTimeoutMs } from '../settings/workflow-tasks.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -80,7 +81,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   // Every other setting the worker and the API read, read now: a bad value is refused before
   // anything starts, rather than after the stack came up (and then stopped again).
   const workerEnv = workerEnvironment(env);
-  apiLogLevel(env);
+  await checkApiEnvironment(env);
+  workflowTaskTimeoutMs(undefined, env); // the API's client starts thread workflows with it
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
   // An API port asked for and taken fails now, before the stack and the worker start (seconds).

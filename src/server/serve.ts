@@ -20,7 +20,9 @@ import { noDatabaseConfigured, reach, SettingError } from '../settings/errors.js
 import { readEnv, whereLooked, type Settings } from '../settings/settings.js';
 import { registerInspector } from '../ui/route.js';
 import { startApi, type RunningApi } from './api-server.js';
-import { TokenStore } from '../tenancy/token-store.js';
+import { isTokenShaped, TOKEN_SHAPE_WORDS, TokenStore } from '../tenancy/token-store.js';
+import { TENANT_PATTERN } from '../tenancy/tenant-scope.js';
+import { createServer } from 'node:net';
 import { pinoStream } from '../observability/log.js';
 
 /** The API's default port (as in the Dockerfile and docker-compose.yml). */
@@ -29,21 +31,84 @@ export const DEFAULT_API_PORT = 8080;
 /** Tenant of the bootstrap token when DURABLE_MEMORY_API_TENANT is not set. */
 export const DEFAULT_BOOTSTRAP_TENANT = 'default';
 
+/** How to make a token, said after every refusal of DURABLE_MEMORY_API_TOKEN. */
+const MAKE_TOKEN = `Make one with node -e "console.log('dm_' + require('crypto').randomBytes(32).toString('base64url'))"`;
+
+/**
+ * The bootstrap token of `env` and its tenant, if a token is set, each checked without a database:
+ * callers check it before they start anything. The token's value itself is never repeated.
+ * @throws ValidationError naming DURABLE_MEMORY_API_TOKEN or DURABLE_MEMORY_API_TENANT
+ */
+export function bootstrapToken(env: NodeJS.ProcessEnv): { token: string; tenant: string } | undefined {
+  const token = readEnv(env, 'DURABLE_MEMORY_API_TOKEN');
+  if (!token) return undefined;
+  if (!isTokenShaped(token))
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_API_TOKEN: expected ${TOKEN_SHAPE_WORDS}. ${MAKE_TOKEN}`,
+      { field: 'DURABLE_MEMORY_API_TOKEN' },
+    );
+  const tenant = readEnv(env, 'DURABLE_MEMORY_API_TENANT') ?? DEFAULT_BOOTSTRAP_TENANT;
+  if (!TENANT_PATTERN.test(tenant))
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_API_TENANT: expected 1–40 of a-z, 0-9 and -, got ${JSON.stringify(tenant)}`,
+      { field: 'DURABLE_MEMORY_API_TENANT' },
+    );
+  return { token, tenant };
+}
+
 /** Stores the bootstrap token of `env`, if any; see the module comment. */
 export async function ensureBootstrapToken(tokens: TokenStore, env: NodeJS.ProcessEnv): Promise<void> {
-  const token = readEnv(env, 'DURABLE_MEMORY_API_TOKEN');
-  if (!token) return;
-  const tenant = readEnv(env, 'DURABLE_MEMORY_API_TENANT') ?? DEFAULT_BOOTSTRAP_TENANT;
+  const bootstrap = bootstrapToken(env);
+  if (!bootstrap) return;
   try {
-    await tokens.ensure(token, tenant, 'DURABLE_MEMORY_API_TOKEN');
+    await tokens.ensure(bootstrap.token, bootstrap.tenant, 'DURABLE_MEMORY_API_TOKEN');
   } catch (err) {
+    // Another tenant's or a revoked token: the message says so, and how to make another.
     const message = err instanceof Error ? err.message : String(err);
-    // The message says how to make a valid one; the variable's value itself is never repeated.
-    throw new Error(
-      `DURABLE_MEMORY_API_TOKEN: ${message}. Make one with ` +
-        `node -e "console.log('dm_' + require('crypto').randomBytes(32).toString('base64url'))"`,
-    );
+    throw new Error(`DURABLE_MEMORY_API_TOKEN: ${message}. ${MAKE_TOKEN}`);
   }
+}
+
+/**
+ * Checks every setting the API reads from `env` (address, port, log level, bootstrap token), so
+ * that `npm start` and `durable-memory api` refuse a bad one before they start or connect to
+ * anything (CLI exit 2), not after the stack came up.
+ * @throws ValidationError naming the variable
+ */
+export async function checkApiEnvironment(env: NodeJS.ProcessEnv): Promise<void> {
+  configuredApiPort(env);
+  apiLogLevel(env);
+  bootstrapToken(env);
+  await checkApiHost(apiHost(env));
+}
+
+/**
+ * Whether the API can listen on `host` at all (a port the system picks, released at once): a host
+ * name that does not resolve, or an address of another machine, is refused naming `name`.
+ * @throws ValidationError naming `name`
+ */
+export async function checkApiHost(host: string, name = 'DURABLE_MEMORY_API_HOST'): Promise<void> {
+  const failure = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', resolve);
+    server.listen({ port: 0, host, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+  if (!failure) return;
+  const why =
+    failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN'
+      ? 'no such host'
+      : failure.code === 'EADDRNOTAVAIL'
+        ? 'not an address of this machine'
+        : failure.message;
+  throw new ValidationError(
+    'invalid_option',
+    `${name}: cannot listen on ${JSON.stringify(host)}: ${why}; give an address of this machine ` +
+      '(127.0.0.1: loopback only; 0.0.0.0: every interface) or unset it',
+    { field: name },
+  );
 }
 
 /** Options of {@link serveApi}. */
@@ -77,8 +142,12 @@ export function configuredApiPort(env: NodeJS.ProcessEnv): number | undefined {
   const raw = readEnv(env, 'DURABLE_MEMORY_API_PORT');
   if (!raw) return undefined;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new Error(`DURABLE_MEMORY_API_PORT must be a port number (0–65535), got "${raw}"`);
+  if (!/^\d+$/u.test(raw) || port > 65_535)
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_API_PORT: expected a port number (0–65535), got ${JSON.stringify(raw)}`,
+      { field: 'DURABLE_MEMORY_API_PORT' },
+    );
   return port;
 }
 

@@ -29,6 +29,14 @@ export const TOKEN_PREFIX = 'dm_';
 /** A token: the prefix and 32 random bytes in base64url. */
 const TOKEN_SHAPE = /^dm_[A-Za-z0-9_-]{43}$/u;
 
+/** What a token must look like, in the words of every refusal of one. */
+export const TOKEN_SHAPE_WORDS = `"${TOKEN_PREFIX}" and 43 characters of A-Z, a-z, 0-9, - and _ (32 random bytes in base64url)`;
+
+/** Whether `token` has the shape {@link TokenStore.create} makes (checked before any query). */
+export function isTokenShaped(token: string): boolean {
+  return TOKEN_SHAPE.test(token);
+}
+
 /** Characters of the hash shown as a token's id. */
 const ID_LENGTH = 12;
 
@@ -148,11 +156,8 @@ export class TokenStore {
    */
   async ensure(token: string, tenant: string, label?: string): Promise<TokenInfo> {
     assertTenant(tenant);
-    if (!TOKEN_SHAPE.test(token))
-      throw new ValidationError(
-        'invalid_option',
-        `token: expected "${TOKEN_PREFIX}" and 43 characters of A-Z, a-z, 0-9, - and _ (32 random bytes in base64url)`,
-      );
+    if (!isTokenShaped(token))
+      throw new ValidationError('invalid_option', `token: expected ${TOKEN_SHAPE_WORDS}`);
     const hash = hashToken(token);
     await this.pool.query(
       `INSERT INTO api_tokens (token_hash, tenant, label) VALUES ($1, $2, $3)

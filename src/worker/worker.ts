@@ -10,7 +10,7 @@ import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime
 import type { ThreadDefaults } from '../thread/config.js';
 import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import { stderrLog, type RuntimeLog } from '../observability/log.js';
-import { installTemporalRuntime } from './temporal-runtime.js';
+import { installTemporalRuntime, temporalMetricsAddress } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 import { temporalWorkerTracing } from '../observability/tracing.js';
@@ -55,9 +55,11 @@ export interface WorkerEnvironment {
  * Reads every setting a worker takes from the environment, each checked, at once: `npm start` calls
  * it before it starts anything, so a bad value is refused before the stack is up, not after.
  * @throws ValidationError naming the variable (DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS,
- *   DURABLE_MEMORY_DELETE_AFTER_IDLE_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS, DURABLE_MEMORY_LLM_TIMEOUT_MS)
+ *   DURABLE_MEMORY_DELETE_AFTER_IDLE_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS, DURABLE_MEMORY_LLM_TIMEOUT_MS,
+ *   DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS)
  */
 export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): WorkerEnvironment {
+  temporalMetricsAddress(env); // the process's Temporal runtime reads it at the first connection
   return {
     llm: llmRuntimeFromEnv(env),
     embedder: embedderFromEnv(env) ?? null,

@@ -615,7 +615,7 @@ describe('open local mode (no token exists)', () => {
       );
       // A malformed value, another tenant, a revoked token: refused, and the value is never echoed.
       const refusals: [Record<string, string>, RegExp][] = [
-        [{ DURABLE_MEMORY_API_TOKEN: 'too-short-secret' }, /token: expected "dm_" and 43 characters/u],
+        [{ DURABLE_MEMORY_API_TOKEN: 'too-short-secret' }, /TOKEN: expected "dm_" and 43 characters/u],
         [{ DURABLE_MEMORY_API_TENANT: 'other' }, /already belongs to tenant "ops", not "other"/u],
       ];
       await tokens.revoke(id);

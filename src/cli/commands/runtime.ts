@@ -69,26 +69,43 @@ export function registerRuntime(program: Command, session: Session): void {
     .option('--port <port>', 'port (else DURABLE_MEMORY_API_PORT, 8080 if free, any free port)')
     .action(
       session.action(async (o: { host?: string; port?: string }) => {
-        const settings = (session.settings = await resolveConnection(session.global));
-        requireDatabase(settings);
         const [
-          { apiHost, apiPortInUse, configuredApiPort, DEFAULT_API_PORT, serveApi },
+          {
+            apiHost,
+            apiLogLevel,
+            apiPortInUse,
+            bootstrapToken,
+            checkApiHost,
+            configuredApiPort,
+            DEFAULT_API_PORT,
+            serveApi,
+          },
           { isPortFree, pickPort },
           { shutdownTracing },
+          { workflowTaskTimeoutMs },
         ] = await Promise.all([
           import('../../server/serve.js'),
           import('../../local-stack/ports.js'),
           import('../../observability/tracing.js'),
+          import('../../settings/workflow-tasks.js'),
         ]);
         const env = { ...process.env };
         if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
         if (o.port) env['DURABLE_MEMORY_API_PORT'] = o.port;
+        // Every setting checked before anything is connected to: a bad one is a usage error (exit 2).
         let port: number | undefined;
         try {
           port = configuredApiPort(env);
         } catch (err) {
-          throw new UsageError((err as Error).message);
+          if (!o.port) throw err;
+          throw new UsageError(`--port: expected a port number (0–65535), got ${JSON.stringify(o.port)}`);
         }
+        await checkApiHost(apiHost(env), o.host ? '--host' : undefined);
+        apiLogLevel(env);
+        bootstrapToken(env);
+        workflowTaskTimeoutMs(undefined, env);
+        const settings = (session.settings = await resolveConnection(session.global));
+        requireDatabase(settings);
         // An explicit port is used as given, and checked before connecting; else 8080 if free, else any.
         if (port && !(await isPortFree(port, apiHost(env))))
           throw apiPortInUse(port, apiHost(env), o.port ? '--port' : 'DURABLE_MEMORY_API_PORT');
