@@ -234,3 +234,28 @@ test('durable-memory start: a bad DURABLE_MEMORY_* setting is refused (exit 2) b
     assert.doesNotMatch(r.stderr, /cannot reach Temporal|PostgreSQL|home: /u);
   }
 });
+
+test('durable-memory worker: a bad DURABLE_MEMORY_* setting is refused (exit 2) before connecting', async () => {
+  // PostgreSQL is unreachable: a setting checked only after connecting would meet that first.
+  const database = `postgres://app:s3cret@127.0.0.1:${closed}/app`;
+  const cases: [NodeJS.ProcessEnv, string][] = [
+    [
+      { DURABLE_MEMORY_METRICS_PORT: 'abc' },
+      'DURABLE_MEMORY_METRICS_PORT: expected a TCP port (1–65535), got "abc"',
+    ],
+    [
+      { DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc' },
+      'DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "abc"',
+    ],
+    [
+      { DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: '9464' },
+      'DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS: expected an IP address and port (e.g. 0.0.0.0:9464), got "9464"',
+    ],
+  ];
+  for (const [extra, message] of cases) {
+    const r = await runCli(['worker'], env({ DATABASE_URL: database, ...extra }));
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(lastLine(r.stderr), `durable-memory: ${message}`);
+    assert.doesNotMatch(r.stderr, /cannot reach/u);
+  }
+});
