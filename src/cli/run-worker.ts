@@ -5,7 +5,7 @@
  * `npm start` (see src/settings/settings.ts). Run as many as you like; SIGINT/SIGTERM drain
  * in-flight activities, then it returns.
  */
-import { createWorker } from '../worker/worker.js';
+import { createWorker, workerEnvironment } from '../worker/worker.js';
 import { openPostgresStores } from '../backends/postgres.js';
 import { reach } from '../settings/errors.js';
 import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';
@@ -13,6 +13,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serveMetrics } from '../observability/metrics.js';
 import { readEnv } from '../settings/settings.js';
+import { ValidationError } from '../model/errors.js';
 
 /**
  * Runs a worker until a signal stops it.
@@ -28,6 +29,9 @@ export async function runWorker(
 ): Promise<void> {
   const settings = await resolveConnection(options);
   const database = requireDatabase(settings);
+  // Every setting the worker reads, checked before anything is connected to (a bad one: CLI exit 2).
+  const metricsPort = metricsPortFromEnv(process.env);
+  const environment = workerEnvironment(process.env);
   const stores = await reach('postgres', database, () =>
     openPostgresStores(database.value, { migrate: true }),
   );
@@ -35,7 +39,6 @@ export async function runWorker(
   let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
   try {
     // A worker has no API: its metrics and probes get a listener of their own when asked for.
-    const metricsPort = metricsPortFromEnv(process.env);
     if (metricsPort !== undefined)
       metrics = await serveMetrics(metricsPort, '0.0.0.0', () => worker?.getState() === 'RUNNING');
     const created = await createWorker({
@@ -44,6 +47,7 @@ export async function runWorker(
       taskQueue: settings.taskQueue.value,
       store: stores.threads,
       memories: stores.memories,
+      ...environment,
     });
     worker = created.worker;
     const { connection } = created;
@@ -64,13 +68,17 @@ export async function runWorker(
 
 /**
  * DURABLE_MEMORY_METRICS_PORT: where a worker serves `/metrics` (unset: nowhere).
- * @throws Error naming the variable when it is not a port number
+ * @throws ValidationError naming the variable when it is not a port number
  */
 export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   const value = readEnv(env, 'DURABLE_MEMORY_METRICS_PORT');
   if (value === undefined) return undefined;
   const port = Number(value);
   if (!/^\d+$/u.test(value) || port < 1 || port > 65535)
-    throw new Error(`DURABLE_MEMORY_METRICS_PORT=${value}: expected a TCP port (1–65535), or leave it unset`);
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_METRICS_PORT: expected a TCP port (1–65535), got ${JSON.stringify(value)}`,
+      { field: 'DURABLE_MEMORY_METRICS_PORT' },
+    );
   return port;
 }

@@ -125,7 +125,7 @@ describe('/metrics', () => {
     assert.equal(metricsPortFromEnv({ DURABLE_MEMORY_METRICS_PORT: '9464' }), 9464);
     assert.throws(
       () => metricsPortFromEnv({ DURABLE_MEMORY_METRICS_PORT: 'abc' }),
-      /DURABLE_MEMORY_METRICS_PORT=abc/u,
+      /DURABLE_MEMORY_METRICS_PORT: expected a TCP port \(1–65535\), got "abc"/u,
     );
     let running = true;
     const server = await serveMetrics(await freePort(), '127.0.0.1', () => running);
