@@ -401,7 +401,8 @@ test('memories ls --limit pages: next in --json and a "more" line, then --after 
   );
   const bad = await cli('memories', 'ls', '--user', 'pager', '--after', 'no-such-memory');
   assert.equal(bad.code, 2, bad.stderr);
-  assert.match(bad.stderr, /after: "no-such-memory" is none of this user's memories/u);
+  // The flag's name, as every other refusal of the command line says it.
+  assert.match(bad.stderr, /^durable-memory: --after: "no-such-memory" is none of this user's memories/mu);
 });
 
 test('working-memory get, set and versions, with and without --json; a stale version is refused', async () => {
@@ -526,7 +527,7 @@ test('memories remember, optionally expiring; a past --expires-at is refused, no
     ...['--expires-at', '2001-01-01T00:00:00Z'],
   );
   assert.equal(past.code, 2, past.stderr);
-  assert.match(past.stderr, /expiresAt: expected a time in the future, got 2001-01-01T00:00:00.000Z/u);
+  assert.match(past.stderr, /--expires-at: expected a time in the future, got 2001-01-01T00:00:00.000Z/u);
   const listed = parseJson<{ memories: { id: string }[] }>(
     await cli('memories', 'ls', '--user', 'carol', '--json'),
   );

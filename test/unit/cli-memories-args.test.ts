@@ -23,3 +23,16 @@ test('memories remember takes --thread, --message-ids and --tool-call-id (it goe
   assert.equal(code, 4, stderr);
   assert.doesNotMatch(stderr, /unknown option/u);
 });
+
+test('memories remember names --expires-at, not the library’s expiresAt, when it refuses the date (exit 2)', async () => {
+  for (const [value, why] of [
+    ['tomorrow', 'expected an ISO-8601 date and time (2030-01-31T00:00:00Z), got "tomorrow"'],
+    ['2001-01-01T00:00:00Z', 'expected a time in the future, got 2001-01-01T00:00:00.000Z'],
+  ] as const) {
+    const { code, stderr } = await cli(
+      ...['memories', 'remember', 'User had a cold', '--user', 'bo', '--expires-at', value],
+    );
+    assert.equal(code, 2, stderr);
+    assert.ok(stderr.startsWith(`durable-memory: --expires-at: ${why}`), stderr);
+  }
+});
