@@ -31,6 +31,16 @@ interface ListFlags {
 }
 
 /**
+ * A refusal of the library's `field` told by the flag that gave it (`expiresAt` is `--expires-at`),
+ * as every other refusal of the command line is; any other error as it is.
+ */
+function byFlag(err: unknown, field: string, flag: string): unknown {
+  if (!(err instanceof ValidationError) || err.field !== field || !err.message.startsWith(`${field}:`))
+    return err;
+  return new ValidationError(err.code, `${flag}${err.message.slice(field.length)}`, { ...err, field: flag });
+}
+
+/**
  * A page of the user's memories (every one without --limit), as the caller's ids, and the id the next
  * page starts after. With a tenant, `--after` is an extracted memory's id (stored with the tenant's
  * prefix) or a remembered one's (stored as is), as the HTTP API takes it.
@@ -49,14 +59,18 @@ async function listMemories(
       ...(after === undefined ? {} : { after }),
     });
   let rows: MemoryRecord[];
-  if (o.after === undefined || !scope) rows = await list(o.after);
-  else
-    try {
-      rows = await list(scope.prefix + o.after);
-    } catch (err) {
-      if (!(err instanceof ValidationError && err.field === 'after')) throw err;
-      rows = await list(o.after);
-    }
+  try {
+    if (o.after === undefined || !scope) rows = await list(o.after);
+    else
+      try {
+        rows = await list(scope.prefix + o.after);
+      } catch (err) {
+        if (!(err instanceof ValidationError && err.field === 'after')) throw err;
+        rows = await list(o.after);
+      }
+  } catch (err) {
+    throw byFlag(err, 'after', '--after');
+  }
   const more = o.limit !== undefined && rows.length > o.limit;
   const page = (more ? rows.slice(0, o.limit) : rows).map((m) => (scope ? scope.memory(m) : m));
   return more ? { list: page, next: page[page.length - 1]!.id } : { list: page };
@@ -111,7 +125,12 @@ export function registerMemories(program: Command, session: Session): void {
     .action(
       session.action(async (text: string, o: RememberFlags) => {
         // Checked before any server is asked: a bad date is a usage error.
-        if (o.expiresAt !== undefined) parseFutureExpiresAt(o.expiresAt, Date.now());
+        if (o.expiresAt !== undefined)
+          try {
+            parseFutureExpiresAt(o.expiresAt, Date.now());
+          } catch (err) {
+            throw byFlag(err, 'expiresAt', '--expires-at');
+          }
         if (o.messageIds !== undefined && o.thread === undefined)
           throw new ValidationError(
             'invalid_option',
