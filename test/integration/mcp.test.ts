@@ -532,7 +532,8 @@ describe('durable-memory mcp (stdio)', () => {
         code: 'invalid_id',
         exitCode: 2,
         // The tenant's prefix (acme:) takes 5 of the 128 characters a stored id may have.
-        message: `userId: expected 1–${tenant.length > 0 ? 123 : 128} characters of letters, digits and . _ : @ -`,
+        // The flag given, as every refusal of the command line names it (not the tools' userId).
+        message: `--user: expected 1–${tenant.length > 0 ? 123 : 128} characters of letters, digits and . _ : @ -`,
       });
     }
   });
