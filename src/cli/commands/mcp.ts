@@ -20,7 +20,7 @@ export function registerMcp(program: Command, session: Session): void {
     .action(
       session.action(async (o: { user?: string }) => {
         const scope = session.scope ?? UNSCOPED;
-        if (o.user !== undefined) scope.scoped(o.user, 'userId'); // a bad --user fails now, not per call
+        if (o.user !== undefined) scope.scoped(o.user, '--user'); // a bad --user fails now, not per call
         const memory = await session.memory();
         // The MCP SDK (and zod) load with the command that serves it, not with every command.
         const { serveStdio } = await import('../../mcp/stdio.js');
