@@ -58,7 +58,7 @@ const NOT_RAW = /tonic|transport::Error|ECONNREFUSED|ENOTFOUND|getaddrinfo/u;
 
 test('npm start: an unreachable TEMPORAL_ADDRESS is named, with its origin and what to do', async () => {
   const { code, output } = await npmStart({ TEMPORAL_ADDRESS: `127.0.0.1:${closed}` });
-  assert.equal(code, 1, output);
+  assert.equal(code, 4, output); // the command line's code: the servers are not there
   const line = lastLine(output);
   assert.equal(
     line,
@@ -72,7 +72,7 @@ test('npm start: an unreachable TEMPORAL_ADDRESS is named, with its origin and w
 test('npm start: an unreachable DATABASE_URL is named without its password', async () => {
   const url = `postgres://app:s3cret@127.0.0.1:${closed}/app`;
   const { code, output } = await npmStart({ DATABASE_URL: url });
-  assert.equal(code, 1, output);
+  assert.equal(code, 4, output);
   assert.equal(
     lastLine(output),
     `durable-memory: cannot reach PostgreSQL at postgres://app:***@127.0.0.1:${closed}/app (from DATABASE_URL): ` +
@@ -85,7 +85,7 @@ test('npm start: an unreachable DATABASE_URL is named without its password', asy
 
 test('npm start: DATABASE_URL=notaurl says it is no PostgreSQL URL and what one looks like', async () => {
   const { code, output } = await npmStart({ DATABASE_URL: 'notaurl' });
-  assert.equal(code, 1, output);
+  assert.equal(code, 2, output); // the command line's code: fix the value
   assert.equal(
     lastLine(output),
     'durable-memory: DATABASE_URL is not a PostgreSQL URL: "notaurl"; give one like ' +
@@ -129,7 +129,7 @@ test('npm start: a DURABLE_MEMORY_API_PORT in use is named before any server sta
       DURABLE_MEMORY_API_PORT: String(busy.port),
       TEMPORAL_ADDRESS: `127.0.0.1:${closed}`,
     });
-    assert.equal(code, 1, output);
+    assert.equal(code, 2, output);
     assert.equal(
       lastLine(output),
       `durable-memory: DURABLE_MEMORY_API_PORT asks for a port in use on 127.0.0.1: "${busy.port}"; stop ` +
@@ -258,4 +258,16 @@ test('durable-memory worker: a bad DURABLE_MEMORY_* setting is refused (exit 2) 
     assert.equal(lastLine(r.stderr), `durable-memory: ${message}`);
     assert.doesNotMatch(r.stderr, /cannot reach/u);
   }
+});
+
+test('npm start: a bad DURABLE_MEMORY_* setting exits 2, as durable-memory start does', async () => {
+  const { code, output } = await npmStart({
+    TEMPORAL_ADDRESS: `127.0.0.1:${closed}`,
+    DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc',
+  });
+  assert.equal(code, 2, output);
+  assert.equal(
+    lastLine(output),
+    'durable-memory: DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "abc"',
+  );
 });
