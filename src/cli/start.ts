@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { start } from '../local-stack/start.js';
 import { startTracingFromEnv } from '../observability/tracing.js';
+import { exitCodeOf } from './errors.js';
 
 const { values } = parseArgs({ options: { headless: { type: 'boolean', default: false } } });
 
@@ -10,5 +11,6 @@ startTracingFromEnv()
   .then(() => start(process.env, { headless: values.headless }))
   .catch((err: unknown) => {
     console.error(`durable-memory: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
+    // The command line's codes, as `durable-memory start` exits: 2 a setting to fix, 4 a server not there.
+    process.exit(exitCodeOf(err));
   });
