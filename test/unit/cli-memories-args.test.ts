@@ -26,7 +26,10 @@ test('memories remember takes --thread, --message-ids and --tool-call-id (it goe
 
 test('memories remember names --expires-at, not the library’s expiresAt, when it refuses the date (exit 2)', async () => {
   for (const [value, why] of [
-    ['tomorrow', 'expected an ISO-8601 date and time (2030-01-31T00:00:00Z), got "tomorrow"'],
+    [
+      'tomorrow',
+      'expected an ISO-8601 date and time with its time zone (2030-01-31T00:00:00Z), got "tomorrow"',
+    ],
     ['2001-01-01T00:00:00Z', 'expected a time in the future, got 2001-01-01T00:00:00.000Z'],
   ] as const) {
     const { code, stderr } = await cli(
