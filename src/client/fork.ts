@@ -19,7 +19,7 @@ import type { WorkingMemoryStore } from '../memories/working-memory-store.js';
 import type { ThreadStore } from '../store/thread-store.js';
 import type { ForkedFrom } from '../store/types.js';
 import { validateThreadId } from '../thread/thread-id.js';
-import { MAX_ID_LENGTH } from '../model/limits.js';
+import { MAX_ID_LENGTH, characterCount } from '../model/limits.js';
 import { UnknownThreadError } from './errors.js';
 import { checkOptionKeys } from './option-keys.js';
 import { seedWorkingMemory } from './working-memory.js';
@@ -49,7 +49,7 @@ export function checkFork(sourceId: string, newId: unknown, options: ThreadForkO
     });
   checkOptionKeys(options, ['at'], '{ at: messageId }');
   const { at } = options;
-  if (at !== undefined && (typeof at !== 'string' || at === '' || at.length > MAX_ID_LENGTH))
+  if (at !== undefined && (typeof at !== 'string' || at === '' || characterCount(at) > MAX_ID_LENGTH))
     throw new ValidationError('invalid_id', `at: expected a message id of 1 to ${MAX_ID_LENGTH} characters`, {
       field: 'at',
     });

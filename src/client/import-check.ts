@@ -13,6 +13,7 @@ import {
   MAX_RECORD_ID_LENGTH,
   MAX_SEQ,
   MAX_TOKEN_COUNT,
+  characterCount,
 } from '../model/limits.js';
 import type { MessageInput } from '../model/message.js';
 import {
@@ -58,7 +59,7 @@ function within(field: string, check: () => void): void {
 
 /** Throws `invalid_id` naming `field` unless `value` is 1 to `max` characters of storable text. */
 function checkId(value: unknown, field: string, max = MAX_RECORD_ID_LENGTH): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > max)
+  if (typeof value !== 'string' || value.length === 0 || characterCount(value) > max)
     throw new ValidationError('invalid_id', `${field}: expected 1–${max} characters`, { field });
   within(field, () => assertStorableText(value, {}));
 }

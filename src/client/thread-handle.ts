@@ -33,7 +33,7 @@ import {
 } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
 import { checkLostReason, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
-import { MAX_RETRACT_REASON_LENGTH } from '../model/limits.js';
+import { MAX_RETRACT_REASON_LENGTH, characterCount } from '../model/limits.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
   compactUpdate,
@@ -259,7 +259,11 @@ export class ThreadHandle {
    * @throws ValidationError `invalid_response_id` or `service_not_bound`, before anything is stored.
    */
   private async serviceModel(responseId: unknown): Promise<string> {
-    if (typeof responseId !== 'string' || responseId === '' || responseId.length > MAX_RESPONSE_ID_LENGTH)
+    if (
+      typeof responseId !== 'string' ||
+      responseId === '' ||
+      characterCount(responseId) > MAX_RESPONSE_ID_LENGTH
+    )
       throw new ValidationError(
         'invalid_response_id',
         `responseId: expected the provider's response id, 1 to ${MAX_RESPONSE_ID_LENGTH} characters`,
@@ -331,7 +335,7 @@ export class ThreadHandle {
     const { reason } = options;
     if (
       reason !== undefined &&
-      (typeof reason !== 'string' || !reason || reason.length > MAX_RETRACT_REASON_LENGTH)
+      (typeof reason !== 'string' || !reason || characterCount(reason) > MAX_RETRACT_REASON_LENGTH)
     ) {
       const got = typeof reason === 'string' ? `${reason.length} characters` : `a ${typeof reason}`;
       throw new ValidationError(

@@ -13,7 +13,7 @@
  */
 import type OpenAI from 'openai';
 import type { Message } from '../model/message.js';
-import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
+import { MAX_MEMORY_TEXT_LENGTH, characterCount } from '../model/limits.js';
 import { MEMORY_SCHEMA, parseMemoryReply, type MemoryCategory } from './memory-schema.js';
 import { complete } from './complete.js';
 import { renderTranscript } from './transcript.js';
@@ -140,7 +140,7 @@ function toProposals(facts: ReturnType<typeof parseMemoryReply>, req: ExtractReq
   const out: MemoryProposal[] = [];
   for (const fact of facts) {
     const text = fact.text.trim();
-    if (!text || text.length > MAX_MEMORY_TEXT_LENGTH || seen.has(normalize(text))) continue;
+    if (!text || characterCount(text) > MAX_MEMORY_TEXT_LENGTH || seen.has(normalize(text))) continue;
     seen.add(normalize(text));
     const proposal: MemoryProposal = {
       text,

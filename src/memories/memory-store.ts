@@ -12,7 +12,7 @@
  *   resource's memories plus the user-wide ones (no resource); reads without one see all of the user's.
  */
 import { ValidationError } from '../model/errors.js';
-import { MAX_MEMORY_TEXT_LENGTH } from '../model/limits.js';
+import { MAX_MEMORY_TEXT_LENGTH, characterCount } from '../model/limits.js';
 import { assertModel, assertVector } from '../model/vectors.js';
 import { assertStorableText } from '../store/internal/prepare.js';
 import type { WorkingMemoryStore } from './working-memory-store.js';
@@ -354,10 +354,10 @@ export function assertMemoryText(text: unknown, index?: number): asserts text is
   const where = index === undefined ? {} : { index };
   if (typeof text !== 'string' || text.trim().length === 0)
     throw new ValidationError('empty_message', 'memory text must be a non-empty string', where);
-  if (text.length > MAX_MEMORY_TEXT_LENGTH)
+  if (characterCount(text) > MAX_MEMORY_TEXT_LENGTH)
     throw new ValidationError(
       'too_long',
-      `memory text is ${text.length} characters long, more than ${MAX_MEMORY_TEXT_LENGTH}`,
+      `memory text is ${characterCount(text)} characters long, more than ${MAX_MEMORY_TEXT_LENGTH}`,
       where,
     );
   assertStorableText(text, where);
@@ -513,7 +513,7 @@ export function forgetReason(reason: unknown): string {
   if (reason === undefined) return FORGOTTEN_BY_USER;
   if (typeof reason !== 'string' || reason.trim().length === 0)
     throw new ValidationError('invalid_option', 'reason must be a non-empty string');
-  if (reason.length > MAX_MEMORY_TEXT_LENGTH)
+  if (characterCount(reason) > MAX_MEMORY_TEXT_LENGTH)
     throw new ValidationError('too_long', `reason is longer than ${MAX_MEMORY_TEXT_LENGTH} characters`);
   assertStorableText(reason, {});
   return reason;

@@ -6,7 +6,7 @@
  * nested JSON, a PostgreSQL `integer` column or a btree index row, a timer beyond any use.
  */
 
-/** Longest message id, in UTF-16 code units. */
+/** Longest message id, in characters (code points, {@link characterCount}, as every limit here counts). */
 export const MAX_ID_LENGTH = 200;
 
 /**

@@ -4,6 +4,7 @@
  * record, and the limits of what callers send.
  */
 import { ValidationError } from './errors.js';
+import { characterCount } from './limits.js';
 
 /** The kinds of provider-stored conversation a thread can be bound to. */
 export const SERVICE_KINDS = ['openai-responses'] as const;
@@ -28,7 +29,7 @@ export const MAX_LOST_REASON_LENGTH = 500;
  * @throws ValidationError `invalid_option` naming `reason`.
  */
 export function checkLostReason(reason: unknown): asserts reason is string {
-  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_LOST_REASON_LENGTH)
+  if (typeof reason !== 'string' || reason.trim() === '' || characterCount(reason) > MAX_LOST_REASON_LENGTH)
     throw new ValidationError(
       'invalid_option',
       `reason: expected why the chain is unusable, 1 to ${MAX_LOST_REASON_LENGTH} characters`,

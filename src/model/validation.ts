@@ -5,7 +5,7 @@
  * Pure on purpose: deterministic code imports it, so no Node built-ins, no clock, no randomness.
  */
 import { ValidationError, type ValidationCode } from './errors.js';
-import { MAX_CREATED_AT, MAX_ID_LENGTH, MAX_JSON_DEPTH, MIN_CREATED_AT } from './limits.js';
+import { MAX_CREATED_AT, MAX_ID_LENGTH, MAX_JSON_DEPTH, MIN_CREATED_AT, characterCount } from './limits.js';
 import { ROLES } from './message.js';
 import type { Message, MessageInput, Part, Role, ToolResultPart } from './message.js';
 
@@ -242,7 +242,8 @@ function messageId(raw: Record<string, unknown>, index: number, prefix: string):
   const at: At = { index, id: typeof id === 'string' ? id : undefined };
   if (typeof id !== 'string' || id === '') fail('invalid_id', at, 'id must be a non-empty string');
   checkText(id, at, 'id');
-  if (id.length > MAX_ID_LENGTH) fail('invalid_id', at, `id is longer than ${MAX_ID_LENGTH} characters`);
+  if (characterCount(id) > MAX_ID_LENGTH)
+    fail('invalid_id', at, `id is longer than ${MAX_ID_LENGTH} characters`);
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\u0000-\u001f\u007f-\u009f]/.test(id)) fail('invalid_id', at, 'id contains a control character');
   return id;

@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../model/errors.js';
 import { firstBadChar } from '../model/validation.js';
-import { MAX_RECALL_LIMIT, MAX_RECALL_QUERY, MAX_RECALL_RANGE } from '../model/limits.js';
+import { MAX_RECALL_LIMIT, MAX_RECALL_QUERY, MAX_RECALL_RANGE, characterCount } from '../model/limits.js';
 
 /** Where recall searches: the thread, or also the owner's other threads (of its resource, or all). */
 export type RecallScope = 'thread' | 'resource' | 'user';
@@ -253,7 +253,7 @@ export function instant(value: unknown, field: string, endOfDay: boolean): numbe
  */
 export function parseQuery(query: unknown): string | undefined {
   if (query === undefined) return undefined;
-  if (typeof query !== 'string' || query.length > MAX_RECALL_QUERY) {
+  if (typeof query !== 'string' || characterCount(query) > MAX_RECALL_QUERY) {
     throw new ValidationError(
       'invalid_option',
       `query: expected a string of at most ${MAX_RECALL_QUERY} characters`,

@@ -12,6 +12,7 @@ import {
   MAX_MODEL_LENGTH,
   MAX_STRATEGY_DEPTH,
   MAX_RECALL_SHARE,
+  characterCount,
 } from '../model/limits.js';
 import { firstBadChar, nestedDeeperThan } from '../model/validation.js';
 import { SERVICE_KINDS, type ServiceKind } from '../model/service.js';
@@ -296,7 +297,7 @@ export function parseBudget(name: string, value: unknown): number {
 
 /** A model name (it picks the tokenizer): 1–{@link MAX_MODEL_LENGTH} characters. As {@link parseBudget}. */
 export function parseModel(name: string, value: unknown): string {
-  if (typeof value !== 'string' || !value || value.length > MAX_MODEL_LENGTH) {
+  if (typeof value !== 'string' || !value || characterCount(value) > MAX_MODEL_LENGTH) {
     throw new ValidationError(
       'invalid_option',
       `${name}: expected a model name of 1 to ${MAX_MODEL_LENGTH} characters`,
