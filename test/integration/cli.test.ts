@@ -355,6 +355,9 @@ test('thread fork at a message and at the latest (with and without --json); bad 
   assert.match(taken.stderr, /thread 'cli-show' already exists/);
   assert.equal((await cli('thread', 'fork', 'cli-none', 'cli-fork-2')).code, 3);
   assert.equal((await cli('thread', 'show', 'cli-fork-2')).code, 3, 'nothing was written');
+  const first = await cli('thread', 'fork', 'cli-long', 'cli-fork-first', '--at', 'h1');
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /at message h1 \(seq 1\): 1 message shared$/m);
 });
 
 test('memories ls and rm, with and without --json', async () => {

@@ -25,3 +25,21 @@ test('fork options may be left out or empty', () => {
   checkFork('a', 'b', {});
   checkFork('a', 'b', { at: 'm1' });
 });
+
+test('forking a thread without messages and without `at` names the thread, not the `at` it was not given', async () => {
+  const { InMemoryThreadStore } = await import('../../src/store/in-memory/in-memory-thread-store.js');
+  const store = new InMemoryThreadStore();
+  await store.setConfig('empty', { budget: 1000 });
+  await assert.rejects(
+    store.fork('empty', 'copy'),
+    (err: unknown) =>
+      err instanceof ValidationError &&
+      err.field === undefined &&
+      err.message === 'thread empty has no message to fork at',
+  );
+  // Given an `at`, the refusal is the option's.
+  await assert.rejects(
+    store.fork('empty', 'copy', { at: 'm1' }),
+    (err: unknown) => err instanceof ValidationError && err.field === 'at',
+  );
+});
