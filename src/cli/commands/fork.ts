@@ -39,6 +39,6 @@ async function fork(session: Session, id: string, newId: string, o: { at?: strin
   if (session.json) return printJson({ threadId: newId, forkedFrom });
   await printLines([
     `forked ${id} into ${newId} at message ${origin.messageId} (seq ${int(origin.seq)}): ` +
-      `${int(origin.seq)} messages shared`,
+      `${int(origin.seq)} message${origin.seq === 1 ? '' : 's'} shared`,
   ]);
 }

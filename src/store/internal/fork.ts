@@ -50,14 +50,13 @@ export function forkPoint(
   at: string | undefined,
   found: { messageId: string; seq: number } | undefined,
 ): ForkedFrom {
+  // Without `at` the source thread is what is wanting (it has no message): no option to name.
+  if (!found && at === undefined)
+    throw new ValidationError('invalid_id', `thread ${sourceId} has no message to fork at`);
   if (!found)
-    throw new ValidationError(
-      'invalid_id',
-      at === undefined
-        ? `at: thread ${sourceId} has no message to fork at`
-        : `at: no message ${JSON.stringify(at)} in thread ${sourceId}`,
-      { field: 'at' },
-    );
+    throw new ValidationError('invalid_id', `at: no message ${JSON.stringify(at)} in thread ${sourceId}`, {
+      field: 'at',
+    });
   return { threadId: sourceId, messageId: found.messageId, seq: found.seq };
 }
 

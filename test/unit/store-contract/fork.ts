@@ -133,7 +133,7 @@ export function forkContract(store: GetStore): void {
     assert.equal((await store().thread(fork))!.forkedFrom?.threadId, source);
   });
 
-  it('refuses an unknown or impossible message, or an empty source, with invalid_id (field at), writing nothing', async () => {
+  it('refuses an unknown or impossible message, with invalid_id (field at), or an empty source (invalid_id, naming no option), writing nothing', async () => {
     const source = await compacted(store);
     const fork = threadId('fork-bad');
     await assert.rejects(
@@ -147,9 +147,11 @@ export function forkContract(store: GetStore): void {
       );
     const empty = threadId('fork-empty');
     await store().setConfig(empty, {});
+    // No `at` was given: the source is what is wanting, so no option is named.
     await assert.rejects(
       store().fork(empty, fork),
-      (err: unknown) => err instanceof ValidationError && err.code === 'invalid_id' && err.field === 'at',
+      (err: unknown) =>
+        err instanceof ValidationError && err.code === 'invalid_id' && err.field === undefined,
     );
     assert.equal(await store().thread(fork), undefined);
     assert.equal(await store().fork(threadId('fork-none'), fork), undefined);
