@@ -95,13 +95,17 @@ const ENTRY_POINTS: Record<string, string> = {
 
 /**
  * A TypeScript snippet as a module under `dir`: its imports of the package point at the sources, so
- * it is checked and run against the code of this checkout, never a stale build.
+ * it is checked and run against the code of this checkout, never a stale build. With `built`, they
+ * point at the build's files instead (`dist/src/…`, whose `.d.ts` are the types a user's import
+ * gets): for a type check when dist/ was built from these sources (cli.ts's distIsFresh), which
+ * then reads the declarations rather than type-checking every source file again.
  */
-export function snippetModule(code: string, dir: string): string {
+export function snippetModule(code: string, dir: string, options: { built?: boolean } = {}): string {
   return code.replace(/from '(durable-memory(?:\/[\w-]+)?)'/gu, (whole, name: string) => {
     const entry = ENTRY_POINTS[name];
     if (!entry) return whole;
-    const rel = path.relative(dir, path.join(REPO_ROOT, entry)).replace(/\.ts$/u, '.js');
+    const file = options.built ? path.join('dist', entry) : entry;
+    const rel = path.relative(dir, path.join(REPO_ROOT, file)).replace(/\.ts$/u, '.js');
     return `from '${rel.startsWith('.') ? rel : `./${rel}`}'`;
   });
 }

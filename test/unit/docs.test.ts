@@ -95,6 +95,13 @@ test('snippets: languages, "not run" reasons and expected output are read from t
     snippetModule("import { A } from 'durable-memory/langchain';", path.join(REPO_ROOT, '.tmp', 'x')),
     "import { A } from '../../src/adapters/langchain.js';",
   );
+  // For a type check against a fresh build: the build's files (whose .d.ts a user's import gets).
+  assert.equal(
+    snippetModule("import { connect } from 'durable-memory';", path.join(REPO_ROOT, '.tmp', 'x'), {
+      built: true,
+    }),
+    "import { connect } from '../../dist/src/index.js';",
+  );
 });
 
 test('every page parses, and a block that is not run says why', async () => {
