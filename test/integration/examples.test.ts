@@ -1,6 +1,6 @@
 /**
  * The runnable examples under examples/, each run as a user runs it (its own process, importing the
- * built package as `durable-memory`) against a real pipeline and the local OpenAI-compatible test
+ * built package as `durable-memory`; the example itself bundled by esbuild, see bundle.ts) against a real pipeline and the local OpenAI-compatible test
  * server; each test then checks what the example left in the thread, not only that it exited 0.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +17,7 @@ import { startApi } from '../../src/server/api-server.js';
 import { writeEndpoints } from '../../src/local-stack/home.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
 import { startApiFixture, type ApiFixture } from '../support/api.js';
+import { bundled } from '../support/bundle.js';
 import { cliEnv } from '../support/cli.js';
 import { startLlmServer, type LlmServer } from '../support/llm-server.js';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
@@ -69,8 +70,12 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const tsx = (example: string, env: NodeJS.ProcessEnv) =>
-  run(process.execPath, ['--import', 'tsx', `examples/${example}`], env);
+/**
+ * Runs an example as `npx tsx examples/<example>` would, but bundled once (bundle.ts: tsx's hooks on
+ * every module an agent framework loads doubled each run's start; esbuild transpiles either way).
+ */
+const runExample = async (example: string, env: NodeJS.ProcessEnv) =>
+  run(process.execPath, [await bundled(`examples/${example}`)], env);
 
 test('agent-loop.ts: context, model, a tool call and its result, answer; every turn on the thread', async () => {
   llm.reset();
@@ -79,7 +84,7 @@ test('agent-loop.ts: context, model, a tool call and its result, answer; every t
     { reply: 'It is sunny in Paris, 18°C.' },
     { reply: 'No umbrella needed today.' },
   );
-  const result = await tsx('agent-loop.ts', {
+  const result = await runExample('agent-loop.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: llm.baseURL,
     OPENAI_API_KEY: 'test',
@@ -108,7 +113,7 @@ test('agent-loop.ts: context, model, a tool call and its result, answer; every t
 });
 
 test('agent-loop.ts without a model endpoint: says which settings it needs, appends nothing', async () => {
-  const result = await tsx('agent-loop.ts', {
+  const result = await runExample('agent-loop.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: undefined,
     OPENAI_API_KEY: undefined,
@@ -125,7 +130,7 @@ test('agent-loop.ts without a model endpoint: says which settings it needs, appe
 for (const example of ['ai-sdk-chat', 'langchain-history', 'openai-agents-session']) {
   test(`${example}.ts without a model endpoint: one line saying what to set, exit 1, nothing appended`, async () => {
     const threadId = `example-${example}-no-llm`;
-    const result = await tsx(`${example}.ts`, {
+    const result = await runExample(`${example}.ts`, {
       ...cliEnv(p),
       OPENAI_BASE_URL: undefined,
       OPENAI_API_KEY: undefined,
@@ -143,7 +148,7 @@ for (const example of ['ai-sdk-chat', 'langchain-history', 'openai-agents-sessio
 
 test('agent-loop.ts with an unreachable model endpoint: names the URL it tried', async () => {
   const closed = await closedPort();
-  const result = await tsx('agent-loop.ts', {
+  const result = await runExample('agent-loop.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,
     OPENAI_API_KEY: 'test',
@@ -158,7 +163,7 @@ test('agent-loop.ts with an unreachable model endpoint: names the URL it tried',
 });
 
 test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thread show`', async () => {
-  const result = await tsx('tool-heavy-session.ts', { ...cliEnv(p), THREAD_ID: 'example-tools' });
+  const result = await runExample('tool-heavy-session.ts', { ...cliEnv(p), THREAD_ID: 'example-tools' });
   assert.equal(result.code, 0, result.stderr);
   const views = [...result.stdout.matchAll(/the view holds (\d+) of (\d+) tokens/g)];
   assert.equal(views.length, 20);
@@ -199,7 +204,7 @@ test('resume-after-outage.ts: the stack stops mid-conversation, starts again, th
   const home = await mkdtemp(path.join(tmpdir(), 'dm-example-resume-'));
   try {
     const cli = await findTemporalCli(TEST_CLI_HOME);
-    const result = await tsx('resume-after-outage.ts', {
+    const result = await runExample('resume-after-outage.ts', {
       DURABLE_MEMORY_HOME: home,
       TEMPORAL_CLI_PATH: cli.path,
       // Its own stack's worker summarizes and extracts through the local LLM test server, as every
@@ -278,7 +283,7 @@ test('http_api.py: Python with only the standard library appends, reads the cont
 
 test('openai-agents-session.ts: an Agents SDK agent on a thread, turn two sees turn one', async () => {
   llm.reset();
-  const result = await tsx('openai-agents-session.ts', {
+  const result = await runExample('openai-agents-session.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: llm.baseURL,
     OPENAI_API_KEY: 'test',
@@ -300,7 +305,7 @@ test('openai-agents-session.ts: an Agents SDK agent on a thread, turn two sees t
 
 test('ai-sdk-chat.ts: streamText on the context, the whole chat saved each turn, each message once', async () => {
   llm.reset();
-  const result = await tsx('ai-sdk-chat.ts', {
+  const result = await runExample('ai-sdk-chat.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: llm.baseURL,
     OPENAI_API_KEY: 'test',
@@ -328,7 +333,7 @@ test("ai-sdk-chat.ts on a chat with a pinned working memory: the context's syste
   await p.memory
     .workingMemory({ threadId: 'example-ai-sdk-wm' })
     .set('# Trip\n- Paris in May', { version: 0 });
-  const result = await tsx('ai-sdk-chat.ts', {
+  const result = await runExample('ai-sdk-chat.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: llm.baseURL,
     OPENAI_API_KEY: 'test',
@@ -347,7 +352,7 @@ test("ai-sdk-chat.ts on a chat with a pinned working memory: the context's syste
 
 test('langchain-history.ts: RunnableWithMessageHistory on a thread, turn two sees turn one', async () => {
   llm.reset();
-  const result = await tsx('langchain-history.ts', {
+  const result = await runExample('langchain-history.ts', {
     ...cliEnv(p),
     OPENAI_BASE_URL: llm.baseURL,
     OPENAI_API_KEY: 'test',
@@ -381,7 +386,7 @@ test('mcp-client.ts: an MCP client over streamable HTTP remembers, finds and for
       databaseUrl: p.stack.databaseUrl,
       apiUrl: api.url,
     });
-    const result = await tsx('mcp-client.ts', {
+    const result = await runExample('mcp-client.ts', {
       DURABLE_MEMORY_API_URL: undefined,
       DURABLE_MEMORY_HOME: home,
       DURABLE_MEMORY_API_TOKEN: token,
