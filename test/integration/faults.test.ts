@@ -23,7 +23,8 @@ import proto from '@temporalio/proto';
 import { connect, type DurableMemory } from '../../src/client/connect.js';
 import { workflowIdFor, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import { workflowBundle } from '../support/pipeline.js';
-import { spawnTsx, type TestChild } from '../support/processes.js';
+import { bundled } from '../support/bundle.js';
+import { spawnNode, type TestChild } from '../support/processes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { assertIntact, bounded, Stream, threadsFor, until } from '../support/append-stream.js';
 
@@ -56,7 +57,7 @@ after(async () => {
 
 /** Starts a worker child on `taskQueue` and waits until it polls. */
 async function startWorkerChild(taskQueue: string, env: Record<string, string> = {}): Promise<TestChild> {
-  const child = spawnTsx('test/support/worker-child.ts', [], {
+  const child = spawnNode([await bundled('test/support/worker-child.ts')], {
     env: {
       ...stack.env,
       DURABLE_MEMORY_TASK_QUEUE: taskQueue,
@@ -343,8 +344,7 @@ describe('faults, each as a real process kill', { timeout: 600_000 }, () => {
 
   test('one of two workers killed under appends and frequent hand-overs: every append announced, but where the dead worker held a hand-over', async () => {
     const queue = `faults-${process.pid}-${++queues}`;
-    const first = await startWorkerChild(queue);
-    const second = await startWorkerChild(queue);
+    const [first, second] = await Promise.all([startWorkerChild(queue), startWorkerChild(queue)]);
     // Hand-overs (continue-as-new) every few dozen events: the kill likely lands during one.
     const memory = await connect({
       temporalAddress: stack.temporalAddress,

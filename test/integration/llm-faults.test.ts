@@ -21,7 +21,8 @@ import type { ThreadHandle } from '../../src/client/thread-handle.js';
 import { workflowIdFor, type ThreadStateView, type ThreadWorkflowInput } from '../../workflows/shared.js';
 import { MEMORY_SCHEMA } from '../../src/llm/memory-schema.js';
 import { workflowBundle } from '../support/pipeline.js';
-import { spawnTsx, type TestChild } from '../support/processes.js';
+import { bundled } from '../support/bundle.js';
+import { spawnNode, type TestChild } from '../support/processes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { startLlmServer, type LlmServer, type RecordedRequest } from '../support/llm-server.js';
 
@@ -123,7 +124,7 @@ function llmEnv(llm: LlmServer, timeoutMs: number, model = MODEL): Record<string
 
 /** Starts a worker child on `taskQueue` (its LLM from `env`) and waits until it polls. */
 async function startWorkerChild(taskQueue: string, env: Record<string, string>): Promise<TestChild> {
-  const child = spawnTsx('test/support/worker-child.ts', [], {
+  const child = spawnNode([await bundled('test/support/worker-child.ts')], {
     env: {
       ...stack.env,
       DURABLE_MEMORY_TASK_QUEUE: taskQueue,

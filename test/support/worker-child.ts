@@ -1,11 +1,13 @@
 /**
  * A worker as its own process, for fault tests that kill it with SIGKILL and start another:
- * `spawnTsx('test/support/worker-child.ts', [], { env })`. Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+ * `spawnNode([await bundled('test/support/worker-child.ts')], { env })` (bundle.ts; under tsx it
+ * took twice the CPU to start). Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
  * DATABASE_URL and DURABLE_MEMORY_TASK_QUEUE; prints `worker ready` once it polls, and on SIGTERM or
  * SIGINT drains in-flight activities, prints `worker stopped` and exits 0.
  *
  * Test hooks (environment):
- * - DURABLE_MEMORY_WORKFLOW_BUNDLE: path of a prebuilt workflow bundle (saves bundling per start).
+ * - DURABLE_MEMORY_WORKFLOW_BUNDLE: path of a prebuilt workflow bundle (saves bundling per start;
+ *   bundled, the worker finds no workflows of its own beside it: give one).
  * - DURABLE_MEMORY_HOLD_COMPACTION_MS: the compaction activity prints `compaction in flight <id>`
  *   just before it records its decision, then waits this long, so a test can kill the worker while
  *   an activity is running and has not committed yet.
