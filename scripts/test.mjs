@@ -24,6 +24,8 @@ const STATIC = [
   ['unit tests', ['run', 'test:unit']],
   // Not a check: the integration tests' Python venv, made meanwhile (test/support/prepare-python.ts).
   ['python venv', ['exec', '--', 'node', '--import', 'tsx', 'test/support/prepare-python.ts']],
+  // Nor this: the workflow bundles the integration tests load (test/support/prepare-bundles.ts).
+  ['workflow bundles', ['exec', '--', 'node', '--import', 'tsx', 'test/support/prepare-bundles.ts']],
 ];
 
 /** Runs `npm <args>`; with `capture` the output is returned instead of shown as it comes. */
