@@ -449,3 +449,34 @@ test('a bound thread whose run changes the working memory: the next turn gives t
   );
   assert.match(seenBy(3), pinned);
 });
+
+test('a bound thread whose working memory someone else writes between runs: the next run sends the full context with it pinned', async () => {
+  agentLlm.reset();
+  const s = new DurableMemorySession({ memory: p.memory, threadId: 'agents-service-wm-between' });
+  await s.thread.configure({ service: { kind: 'openai-responses' } });
+  const agent = new Agent({ name: 'planner', instructions: 'Keep notes.', model: 'gpt-4o-mini' });
+  const runner = agentRunner();
+  const request = (i: number) => agentLlm.requests[i]!.body as { previous_response_id?: string };
+  const seenBy = (i: number) => {
+    const previous = request(i).previous_response_id;
+    return texts([...(previous ? agentLlm.conversation(previous)! : []), ...inputOf(i)] as InputItem[]);
+  };
+  const notes = p.memory.workingMemory({ threadId: 'agents-service-wm-between' });
+  await notes.set('# Trip\n- Paris in May', { version: 0 });
+
+  agentLlm.script({ reply: 'Hello.' }, { reply: 'Sure.' });
+  await s.run(runner, agent, 'Hi.');
+  const second = await s.run(runner, agent, 'Plan my trip.');
+  assert.ok(request(1).previous_response_id, 'nothing changed: the second run chains');
+  assert.equal((await s.thread.state()).service?.response?.lost, undefined);
+
+  // Between runs, another client rewrites the working memory (HTTP, CLI, another agent).
+  await notes.set('# Trip\n- Rome in June', { version: 1 });
+  agentLlm.script({ reply: 'Rome in June.' });
+  await s.run(runner, agent, 'Where do I go?');
+  assert.equal(request(2).previous_response_id, undefined, 'the full context went out');
+  assert.match(seenBy(2), /Working memory \(version 2;[^"]*\\n# Trip\\n- Rome in June/u);
+  assert.doesNotMatch(seenBy(2), /Paris in May/);
+  assert.equal((await s.thread.state()).service?.usable, true, 'its response starts a new chain');
+  void second;
+});
