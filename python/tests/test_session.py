@@ -305,6 +305,34 @@ async def test_run_on_a_bound_thread_that_changes_the_working_memory_sends_it_pi
     assert [i["content"] for i in bodies()[3]["input"]] == ["When?"]
 
 
+async def test_run_on_a_bound_thread_whose_working_memory_changed_between_runs_sends_the_full_context(
+    aclient: AsyncClient, llm: Any, thread_id: str
+) -> None:
+    session = DurableMemorySession(aclient, thread_id)
+    await aclient.configure_thread(thread_id, service={"kind": "openai-responses"})
+    await aclient.set_thread_working_memory(thread_id, "# Trip\n- Paris in May", 0)
+    agent = weather_agent()
+
+    def bodies() -> list[dict[str, Any]]:
+        return [r["body"] for r in llm.requests() if r["path"].endswith("/responses")]
+
+    llm.script({"reply": "Hello."}, {"reply": "Sure."})
+    await session.run(agent, "Hi.")
+    second = await session.run(agent, "Plan my trip.")
+    assert bodies()[1]["previous_response_id"], "nothing changed: the second run chains"
+
+    # Between runs, another client rewrites the working memory (HTTP, CLI, another agent).
+    await aclient.set_thread_working_memory(thread_id, "# Trip\n- Rome in June", 1)
+    llm.script({"reply": "Rome in June."})
+    third = await session.run(agent, "Where do I go?")
+    assert "previous_response_id" not in bodies()[2], "the full context went out"
+    sent = str(bodies()[2]["input"])
+    assert "Working memory (version 2;" in sent and "Rome in June" in sent and "Paris in May" not in sent, sent
+    service = (await aclient.get_thread(thread_id))["service"]
+    assert service["usable"] is True and service["response"]["responseId"] == third.last_response_id
+    assert second.last_response_id != third.last_response_id
+
+
 def test_chain_gone_only_for_a_404_or_400_naming_the_response() -> None:
     rid = "resp_abc"
     message = f"Previous response with id '{rid}' not found."
