@@ -38,6 +38,7 @@ import { UnknownThreadError } from '../client/errors.js';
 import type { ThreadHandle } from '../client/thread-handle.js';
 import { stableRecallOf, type AdapterContexts, type StableRecallOption } from './stable-recall.js';
 import type { Message, MessageInput, PartInput } from '../model/message.js';
+import type { StoredMessage } from '../store/types.js';
 import { DEFAULT_MIN_MATCH } from '../recall/options.js';
 import { MEMORY_BLOCK_ID } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
@@ -53,6 +54,12 @@ import {
 
 /** Where a message keeps the item it was made from. */
 export const AGENTS_ITEM_KEY = 'agentsItem';
+
+/**
+ * Where the message a recorded response ends keeps the working memory that response's provider
+ * conversation was built with (`<scope> v<version>`, '' for none), so a later run can tell it is stale.
+ */
+export const CHAINED_WORKING_MEMORY_KEY = 'chainedWorkingMemory';
 
 /** Options of {@link DurableMemorySession}. */
 export interface DurableMemorySessionOptions {
@@ -175,8 +182,10 @@ export class DurableMemorySession implements Session {
    * items are appended with the run's `lastResponseId`. Without a usable chain (none recorded yet,
    * lost, expired, the model changed) the full context goes out, and its response starts a new chain.
    * When the provider answers 404 or 400 naming the chained response, the chain is marked lost
-   * (`serviceLost`) and the run is made again with the full context. Either way recall asks about
-   * this input's user text, not the thread's previous user turn.
+   * (`serviceLost`) and the run is made again with the full context. When the working memory the
+   * context pins is not the one the chained response was recorded with (someone wrote it between
+   * runs), the chain is marked lost too and the full context goes out, the new working memory pinned.
+   * Either way recall asks about this input's user text, not the thread's previous user turn.
    */
   async run<TAgent extends AnyAgent, TContext = undefined>(
     runner: Runner,
@@ -191,10 +200,17 @@ export class DurableMemorySession implements Session {
       return query === undefined ? plain() : this.asking.run(query, plain);
     }
     const turn: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
-    const pinned = await this.pinnedWorkingMemory();
+    // The working memory this run's context pins: its own report, else (none, or a share of 0) a read.
+    const pinned = context.workingMemory
+      ? pinnedKey(context.workingMemory, context.workingMemory.version)
+      : await this.pinnedWorkingMemory();
     const chain = context.service;
-    if (chain) {
-      const since = await this.itemsAfter(chain.afterSeq);
+    const { builtWith, since } = chain ? await this.chainedSince(chain.afterSeq) : { since: [] };
+    if (chain && builtWith !== undefined && builtWith !== pinned) {
+      await this.thread.serviceLost(
+        `working memory changed since the chained response (${builtWith || 'none'} to ${pinned || 'none'})`,
+      );
+    } else if (chain) {
       try {
         const chained = { ...options, previousResponseId: chain.previousResponseId };
         return await this.record(turn, await runner.run(agent, [...since, ...turn], chained), pinned);
@@ -228,9 +244,13 @@ export class DurableMemorySession implements Session {
     const responseId = result.lastResponseId;
     // Recorded under the session's model, the one its contexts ask for, so the next run chains to it.
     const { model } = this.options;
+    const messages = items.slice(0, covered).map(itemToMessage);
+    // The response ends with the last of them: it carries the working memory the chain was built with.
+    const last = messages[covered - 1];
+    if (responseId && last) last.metadata = { ...last.metadata, [CHAINED_WORKING_MEMORY_KEY]: pinned };
     if (covered > 0)
       await this.thread.append(
-        items.slice(0, covered).map(itemToMessage),
+        messages,
         responseId ? { responseId, ...(model === undefined ? {} : { model }) } : {},
       );
     if (covered < items.length) await this.thread.append(items.slice(covered).map(itemToMessage));
@@ -252,22 +272,29 @@ export class DurableMemorySession implements Session {
     const info = await this.thread.info();
     for (const scope of workingMemoryScopes(info)) {
       const { version } = await this.options.memory.workingMemory(scope).get();
-      if (version > 0) return `${Object.values(scope).join('/')} v${version}`;
+      if (version > 0) return pinnedKey(scope, version);
     }
     return '';
   }
 
-  /** History after `seq` as items, retracted ones (and their markers) left out. */
-  private async itemsAfter(seq: number): Promise<AgentInputItem[]> {
-    const messages: Message[] = [];
-    for (let after: number | undefined = seq; after !== undefined;) {
+  /**
+   * For the chained response ending at `seq`: the working memory its conversation was built with
+   * (undefined when its message does not say: recorded by another client) and the history after it
+   * as items, retracted ones (and their markers) left out.
+   */
+  private async chainedSince(seq: number): Promise<{ builtWith?: string; since: AgentInputItem[] }> {
+    const messages: StoredMessage[] = [];
+    for (let after: number | undefined = seq - 1; after !== undefined;) {
       const page = await this.thread.history({ after });
       messages.push(...page.messages);
       after = page.messages.length > 0 ? page.next : undefined;
     }
-    return withoutRetracted(messages.map((message) => ({ message }))).flatMap((e) =>
+    const chained = messages[0]?.seq === seq ? messages.shift() : undefined;
+    const mark = chained?.metadata?.[CHAINED_WORKING_MEMORY_KEY];
+    const since = withoutRetracted(messages.map((message) => ({ message }))).flatMap((e) =>
       messageToItems(e.message),
     );
+    return typeof mark === 'string' ? { builtWith: mark, since } : { since };
   }
 
   /** The context's messages; none for a thread that does not exist yet. */
@@ -295,6 +322,18 @@ export class DurableMemorySession implements Session {
       throw err;
     }
   }
+}
+
+/** A pinned working memory as `<scope> v<version>` (its owner ids joined by '/'). */
+function pinnedKey(
+  owner: { threadId?: string; userId?: string; resourceId?: string },
+  version: number,
+): string {
+  const scope =
+    owner.threadId !== undefined
+      ? [owner.threadId]
+      : [owner.userId, owner.resourceId].filter((id) => id !== undefined);
+  return `${scope.join('/')} v${version}`;
 }
 
 /** The user text of a run's input (what recall asks about), or undefined when it has none. */
