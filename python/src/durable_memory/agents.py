@@ -55,6 +55,10 @@ if TYPE_CHECKING:
 #: Where a message keeps the item it was made from (the TypeScript adapter's is ``agentsItem``).
 RESPONSES_ITEM_KEY = "responsesItem"
 
+#: Where the message a recorded response ends keeps the working memory that response's provider
+#: conversation was built with (``<scope> v<version>``, '' for none), so a later run can tell it is stale.
+CHAINED_WORKING_MEMORY_KEY = "chainedWorkingMemory"
+
 #: The id of the long-term memory block, right before the context's newest user message (never popped).
 MEMORY_BLOCK_ID = "long-term-memory"
 
@@ -188,7 +192,10 @@ class DurableMemorySession:
         Without a usable chain (none recorded yet, lost, expired, the model changed) the full context
         goes out and its response starts a new chain. When the provider answers 404 or 400 naming the
         chained response, the chain is marked lost (``service_lost``) and the run made again with the
-        full context. Either way recall asks about this input's user text, not the previous user turn.
+        full context. When the working memory the context pins is not the one the chained response was
+        recorded with (someone wrote it between runs), the chain is marked lost too and the full context
+        goes out, the new working memory pinned. Either way recall asks about this input's user text,
+        not the previous user turn.
         """
         if runner is None:
             from agents import Runner as runner  # noqa: N813 (the SDK's class, loaded only to run)
@@ -201,8 +208,17 @@ class DurableMemorySession:
             finally:
                 _asking.reset(token)
         turn: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
-        pinned = await self._pinned_working_memory()
+        # The working memory this run's context pins: its own report, else (none, or a share of 0) a read.
+        report = context.get("workingMemory")
+        pinned = _pinned_key(report) if report is not None else await self._pinned_working_memory()
         chain = context.get("service")
+        if chain is not None:
+            built_with = await self._chained_working_memory(chain["afterSeq"])
+            if built_with is not None and built_with != pinned:
+                change = f"{built_with or 'none'} to {pinned or 'none'}"
+                reason = f"working memory changed since the chained response ({change})"
+                await self.client.service_lost(self.session_id, reason)
+                chain = None
         if chain is not None:
             previous = chain["previousResponseId"]
             try:
@@ -231,7 +247,7 @@ class DurableMemorySession:
         covered = len(items)
         while covered > 0 and _is_tool_output(items[covered - 1]):
             covered -= 1
-        await self._append(items[:covered], result.last_response_id)
+        await self._append(items[:covered], result.last_response_id, pinned)
         await self._append(items[covered:], None)
         if covered > 0 and result.last_response_id:
             now = await self._pinned_working_memory()
@@ -259,9 +275,21 @@ class DurableMemorySession:
                 return f"{scope} v{version}"
         return ""
 
-    async def _append(self, items: list[Any], response_id: str | None) -> None:
-        """Appends items in batches; the response id goes with the last one."""
+    async def _chained_working_memory(self, seq: int) -> str | None:
+        """The working memory the chained response ending at ``seq`` was built with; None when its
+        message does not say (recorded by another client)."""
+        page = await self.client.history(self.session_id, after=seq - 1, limit=1)
+        messages = [m for m in page["messages"] if m["seq"] == seq]
+        mark = (messages[0].get("metadata") or {}).get(CHAINED_WORKING_MEMORY_KEY) if messages else None
+        return mark if isinstance(mark, str) else None
+
+    async def _append(self, items: list[Any], response_id: str | None, pinned: str = "") -> None:
+        """Appends items in batches; the response id goes with the last one, which keeps ``pinned`` (the
+        working memory the response's conversation was built with)."""
         messages = [item_to_message(item) for item in items]
+        if response_id is not None and messages:
+            last_message = messages[-1]
+            last_message["metadata"] = {**last_message.get("metadata", {}), CHAINED_WORKING_MEMORY_KEY: pinned}
         for start in range(0, len(messages), MAX_BATCH):
             last = start + MAX_BATCH >= len(messages)
             await self.client.append(
@@ -305,6 +333,15 @@ class DurableMemorySession:
             if err.code == "unknown_thread":
                 return None
             raise
+
+
+def _pinned_key(report: Any) -> str:
+    """A context's pinned working memory as ``<scope> v<version>`` (its owner ids joined by '/')."""
+    if report.get("threadId") is not None:
+        scope = report["threadId"]
+    else:
+        scope = "/".join(i for i in (report.get("userId"), report.get("resourceId")) if i is not None)
+    return f"{scope} v{report['version']}"
 
 
 def chain_gone(err: object, response_id: str) -> str | None:
