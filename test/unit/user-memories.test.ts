@@ -45,19 +45,28 @@ test('remember refuses message ids the thread does not have, naming them; nothin
   assert.deepEqual(await alice.list(), []);
 });
 
+/** `remember` with `expiresAt` is refused as `invalid_option` naming it, its message as `says` wants. */
+async function refusesExpiry(
+  memories: { remember(text: string, options: { expiresAt: string }): Promise<unknown> },
+  expiresAt: string,
+  says: (message: string) => boolean,
+): Promise<void> {
+  await assert.rejects(
+    memories.remember('Alice has a cold', { expiresAt }),
+    (err: unknown) =>
+      err instanceof ValidationError &&
+      err.code === 'invalid_option' &&
+      err.field === 'expiresAt' &&
+      says(err.message),
+    expiresAt,
+  );
+}
+
 test('remember refuses an expiresAt that is not in the future, naming it; nothing is stored', async () => {
   // It once stored the memory and hid it at once: the caller saw a success and never the fact again.
   const { alice } = await setUp();
   for (const expiresAt of ['2001-01-01T00:00:00Z', new Date(Date.now() - 60_000).toISOString()])
-    await assert.rejects(
-      alice.remember('Alice has a cold', { expiresAt }),
-      (err: unknown) =>
-        err instanceof ValidationError &&
-        err.code === 'invalid_option' &&
-        err.field === 'expiresAt' &&
-        /^expiresAt: expected a time in the future/u.test(err.message),
-      expiresAt,
-    );
+    await refusesExpiry(alice, expiresAt, (m) => /^expiresAt: expected a time in the future/u.test(m));
   assert.deepEqual(await alice.list(), []);
   const later = await alice.remember('Alice is in Rome this week', { expiresAt: '2999-01-01T00:00:00Z' });
   assert.equal(later.expiresAt, '2999-01-01T00:00:00.000Z');
@@ -79,15 +88,7 @@ test('remember refuses an expiresAt that is no date and time of the calendar, or
     '2030-01-01T00:00:00',
     '2030-01-01T00:00Z',
   ])
-    await assert.rejects(
-      alice.remember('Alice has a cold', { expiresAt }),
-      (err: unknown) =>
-        err instanceof ValidationError &&
-        err.code === 'invalid_option' &&
-        err.field === 'expiresAt' &&
-        err.message.includes(JSON.stringify(expiresAt)),
-      expiresAt,
-    );
+    await refusesExpiry(alice, expiresAt, (m) => m.includes(JSON.stringify(expiresAt)));
   assert.deepEqual(await alice.list(), []);
   // What RFC 3339 (JSON Schema's date-time, as the HTTP API checks it) allows is taken, normalized.
   const given = {
