@@ -30,7 +30,6 @@ import {
   type ServedApi,
 } from '../server/serve.js';
 import { isPortFree, pickPort } from './ports.js';
-import { workflowTaskTimeoutMs } from '../settings/workflow-tasks.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -82,7 +81,6 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   // anything starts, rather than after the stack came up (and then stopped again).
   const workerEnv = workerEnvironment(env);
   await checkApiEnvironment(env);
-  workflowTaskTimeoutMs(undefined, env); // the API's client starts thread workflows with it
   const home = settings.home.value;
   const taskQueue = settings.taskQueue.value;
   // An API port asked for and taken fails now, before the stack and the worker start (seconds).

@@ -24,6 +24,7 @@ import { isTokenShaped, TOKEN_SHAPE_WORDS, TokenStore } from '../tenancy/token-s
 import { TENANT_PATTERN } from '../tenancy/tenant-scope.js';
 import { createServer } from 'node:net';
 import { pinoStream } from '../observability/log.js';
+import { workflowTaskTimeoutMs } from '../settings/workflow-tasks.js';
 
 /** The API's default port (as in the Dockerfile and docker-compose.yml). */
 export const DEFAULT_API_PORT = 8080;
@@ -72,16 +73,18 @@ export async function ensureBootstrapToken(tokens: TokenStore, env: NodeJS.Proce
 }
 
 /**
- * Checks every setting the API reads from `env` (address, port, log level, bootstrap token), so
- * that `npm start` and `durable-memory api` refuse a bad one before they start or connect to
- * anything (CLI exit 2), not after the stack came up.
+ * Checks every setting the API reads from `env` (address, port, log level, bootstrap token, and the
+ * workflow task timeout its client starts threads with), so that `npm start` and `durable-memory api`
+ * refuse a bad one before they start or connect to anything (CLI exit 2), not after the stack came up.
+ * `hostName`: what to call the address in a refusal (a flag that set it).
  * @throws ValidationError naming the variable
  */
-export async function checkApiEnvironment(env: NodeJS.ProcessEnv): Promise<void> {
+export async function checkApiEnvironment(env: NodeJS.ProcessEnv, hostName?: string): Promise<void> {
   configuredApiPort(env);
   apiLogLevel(env);
   bootstrapToken(env);
-  await checkApiHost(apiHost(env));
+  workflowTaskTimeoutMs(undefined, env);
+  await checkApiHost(apiHost(env), hostName);
 }
 
 /**

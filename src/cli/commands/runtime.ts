@@ -70,24 +70,13 @@ export function registerRuntime(program: Command, session: Session): void {
     .action(
       session.action(async (o: { host?: string; port?: string }) => {
         const [
-          {
-            apiHost,
-            apiLogLevel,
-            apiPortInUse,
-            bootstrapToken,
-            checkApiHost,
-            configuredApiPort,
-            DEFAULT_API_PORT,
-            serveApi,
-          },
+          { apiHost, apiPortInUse, checkApiEnvironment, configuredApiPort, DEFAULT_API_PORT, serveApi },
           { isPortFree, pickPort },
           { shutdownTracing },
-          { workflowTaskTimeoutMs },
         ] = await Promise.all([
           import('../../server/serve.js'),
           import('../../local-stack/ports.js'),
           import('../../observability/tracing.js'),
-          import('../../settings/workflow-tasks.js'),
         ]);
         const env = { ...process.env };
         if (o.host) env['DURABLE_MEMORY_API_HOST'] = o.host;
@@ -100,10 +89,7 @@ export function registerRuntime(program: Command, session: Session): void {
           if (!o.port) throw err;
           throw new UsageError(`--port: expected a port number (0–65535), got ${JSON.stringify(o.port)}`);
         }
-        await checkApiHost(apiHost(env), o.host ? '--host' : undefined);
-        apiLogLevel(env);
-        bootstrapToken(env);
-        workflowTaskTimeoutMs(undefined, env);
+        await checkApiEnvironment(env, o.host ? '--host' : undefined);
         const settings = (session.settings = await resolveConnection(session.global));
         requireDatabase(settings);
         // An explicit port is used as given, and checked before connecting; else 8080 if free, else any.
