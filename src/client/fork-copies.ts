@@ -38,7 +38,7 @@ export async function mergeForkCopies(
     const read = await Promise.all(ids.map((id) => store.thread(id)));
     ids.forEach((id, i) => infos.set(id, read[i]));
     missing = new Set();
-    for (const info of [...infos.values(), self]) {
+    for (const info of infos.values()) {
       const parent = info?.forkedFrom?.threadId;
       if (parent !== undefined && !infos.has(parent)) missing.add(parent);
     }

@@ -406,7 +406,10 @@ export type RememberedMemory = Required<Pick<MemoryRecord, 'sourceMessageIds'>> 
     | 'expiresAt'
   > & { extractionId: string };
 
-/** An RFC 3339 date and time (JSON Schema's `date-time`, as the HTTP API checks it): its fields. */
+/**
+ * An RFC 3339 date and time (JSON Schema's `date-time`, which the HTTP API checks with typebox's
+ * IsDateTime; not imported here: the client library loads no typebox, cli-startup.test.ts): its fields.
+ */
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/iu;
 
 /**
