@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ValidationError } from '../../../src/model/errors.js';
+import { normalizeMessages } from '../../../src/model/validation.js';
+import { retractionMarker } from '../../../src/thread/retraction.js';
 import { conversation, entries, threadId, type GetStore } from './helpers.js';
 
 /** A unit vector along axis `i` of 4, tilted slightly towards axis `j`. */
@@ -91,6 +93,27 @@ export function embeddingsContract(store: GetStore): void {
         [3, at[2], true], // 40 minutes after seq 2, but the next UTC day
         [4, at[3], false],
       ],
+    );
+  });
+
+  it("counts a retracted message before a hit as that hit's predecessor for opensDay", async () => {
+    // The message at seq − 1 decides (types.ts SearchHit.opensDay), taken back or not, as
+    // PostgreSQL's probe of the primary key reads it.
+    const t = threadId('days-retracted');
+    const at = ['2024-01-01T10:00:00.000Z', '2024-01-02T09:00:00.000Z', '2024-01-02T10:00:00.000Z'];
+    const marker = normalizeMessages([retractionMarker('r2')])[0]!;
+    await store().append(
+      t,
+      entries(...conversation('r', 3).map((m, i) => ({ ...m, createdAt: at[i]! })), {
+        ...marker,
+        createdAt: '2024-01-02T11:00:00.000Z',
+      }),
+    );
+    await store().saveEmbeddings(t, 'm', [{ seq: 3, vector: v(0) }]);
+    const hits = await store().searchByEmbedding({ threadId: t }, 'm', v(0), 10);
+    assert.deepEqual(
+      hits.map((h) => [h.seq, h.opensDay]),
+      [[3, false]],
     );
   });
 
