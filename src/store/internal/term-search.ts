@@ -118,7 +118,7 @@ export async function searchThreads(
   const dates = new Map<string, Map<number, string>>();
   for (const threadId of await threadsIn(store, options.scope)) {
     const { messages } = await store.history(threadId);
-    dates.set(threadId, new Map(messages.map((m) => [m.seq, m.createdAt])));
+    dates.set(threadId, datesBySeq(messages));
     for (const m of withoutRetractions(messages)) {
       if (!inRange(m, options)) continue;
       documents.push({ threadId, seq: m.seq, text: searchableText(m) });
@@ -146,6 +146,14 @@ export function withDays(
     const before = createdAt(hit.threadId, hit.seq - 1);
     return { ...hit, createdAt: at, opensDay: before === undefined || utcDay(before) !== utcDay(at) };
   });
+}
+
+/**
+ * Each message's `createdAt` by seq, retracted ones and markers included: {@link withDays} asks for
+ * the message at seq − 1, whatever became of it (as PostgreSQL's probe of the primary key reads it).
+ */
+export function datesBySeq(messages: readonly StoredMessage[]): Map<number, string> {
+  return new Map(messages.map((m) => [m.seq, m.createdAt]));
 }
 
 /** Whether `message` was created within `range` (both ends included). */

@@ -11,7 +11,7 @@ import { assertStorableText, prepareEntries, prepareRecord } from '../internal/p
 import { exportThread, importThread } from '../internal/transfer.js';
 import { forkByCopy } from '../internal/fork.js';
 import { redisForkBackend } from './fork.js';
-import { inRange, messagesAtByPage, searchThreads, withDays } from '../internal/term-search.js';
+import { datesBySeq, inRange, messagesAtByPage, searchThreads, withDays } from '../internal/term-search.js';
 import { runAppend, runCompaction, runDelete, runView, type StoredBody } from './commands.js';
 import { RedisKeys } from './keys.js';
 import { latestResponse, markResponseLost, recordResponse } from './service.js';
@@ -248,12 +248,11 @@ export class RedisThreadStore implements ThreadStore {
       limit,
       ranged ? within : undefined,
     );
-    // Each hit's date and its predecessor's, one read per thread.
+    // Each hit's date and its predecessor's, one read per thread; not through messagesAt, which
+    // leaves out a retracted predecessor.
     const dates = new Map<string, Map<number, string>>();
     for (const threadId of new Set(hits.map((h) => h.threadId))) {
-      const seqs = hits.filter((h) => h.threadId === threadId).flatMap((h) => [h.seq - 1, h.seq]);
-      const read = await this.messagesAt(threadId, seqs);
-      dates.set(threadId, new Map(read.map((m) => [m.seq, m.createdAt])));
+      dates.set(threadId, datesBySeq((await this.history(threadId)).messages));
     }
     return withDays(hits, (threadId, seq) => dates.get(threadId)?.get(seq));
   }
