@@ -59,8 +59,8 @@ async function onQueue(queue: string, workflowInput: object, withModel: boolean)
 }
 
 /** Appends `count` messages one per call: each is a signal, so the thread runs through several runs. */
-async function appendOneByOne(t: ThreadHandle, prefix: string, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
+async function appendOneByOne(t: ThreadHandle, prefix: string, count: number, from = 0): Promise<void> {
+  for (let i = from; i < from + count; i++) {
     await t.append({
       id: `${prefix}${i}`,
       role: i % 2 ? 'assistant' : 'user',
@@ -97,12 +97,23 @@ test('without an embedding model the lane asks the worker once, not once per run
 test('with an embedding model every message is embedded, across runs', async () => {
   const q = await onQueue('model', {}, true);
   const t = q.memory.thread('on-runs');
-  await appendOneByOne(t, 'on', 40);
+  // Embedded in one run first; then messages appended once a later run has begun can only be
+  // embedded by a later run (how fast the lane catches up decides nothing: all 40 appended before it
+  // ran once left one run doing all of it).
+  await appendOneByOne(t, 'on', 20);
+  const first = await waitForState(t, 'the first 20 embedded', (v) => v.embedding.embeddedSeq === 20);
+  let count = 20;
+  for (let run = first.run; run === first.run; run = (await t.state()).run) {
+    await appendOneByOne(t, 'on', 1, count++);
+  }
+  await appendOneByOne(t, 'on', 3, count);
+  count += 3;
   const s = await waitForState(
     t,
     'everything embedded over several runs',
-    (v) => v.run >= 3 && v.embedding.embeddedSeq === 40 && v.pending.length === 0,
+    (v) => v.embedding.embeddedSeq === count && v.pending.length === 0,
   );
+  assert.ok(s.run > first.run);
   assert.equal(s.embedding.model, 'emb-a');
   assert.deepEqual(await p.memory.store.unembedded(t.threadId, 'emb-a'), []);
   const perRun = await embedThreadRuns(q.memory, t);
