@@ -8,8 +8,9 @@
  * failing. Flat, not exponential: a backoff overshoots the hand-over's end (20 ms growing by 1.7
  * reached 660 ms by the seventh try), and that overshoot was the p99 of appends under load.
  */
-import { status as grpcStatus, type Interceptor, type StatusObject } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { Interceptor, StatusObject } from '@grpc/grpc-js';
+import { temporalSdk } from '../settings/temporal-connection.js';
+import { GRPC_FAILED_PRECONDITION, GRPC_NOT_FOUND, GRPC_RESOURCE_EXHAUSTED } from './typed-errors.js';
 
 /** Delay between retries of a hand-over answer, and how long they go on (6 s: a slow hand-over). */
 export const HAND_OVER_RETRY_MS = 25;
@@ -22,10 +23,10 @@ const HAND_OVER_ATTEMPTS = 6000 / HAND_OVER_RETRY_MS;
  * run continued as new. None of them ran anything, so the same call can be sent again.
  */
 const HAND_OVER: [number, string][] = [
-  [grpcStatus.RESOURCE_EXHAUSTED, 'workflow is closing'],
-  [grpcStatus.FAILED_PRECONDITION, 'Workflow Task in failed state'],
-  [grpcStatus.FAILED_PRECONDITION, 'unexpected workflow task failure'],
-  [grpcStatus.NOT_FOUND, 'aborted by closing workflow'],
+  [GRPC_RESOURCE_EXHAUSTED, 'workflow is closing'],
+  [GRPC_FAILED_PRECONDITION, 'Workflow Task in failed state'],
+  [GRPC_FAILED_PRECONDITION, 'unexpected workflow task failure'],
+  [GRPC_NOT_FOUND, 'aborted by closing workflow'],
 ];
 
 /** True for an answer of {@link HAND_OVER}. */
@@ -51,6 +52,7 @@ export function isHandOverError(err: unknown): boolean {
 
 /** The retry interceptor every client connection uses. */
 export function retryInterceptor(): Interceptor {
+  const { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } = temporalSdk();
   const sdk = defaultGrpcRetryOptions();
   return makeGrpcRetryInterceptor({
     retryableDecider: (attempt, status) =>

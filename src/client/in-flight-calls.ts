@@ -7,8 +7,18 @@
  * This interceptor sits outside the retry interceptor, so a call counts as in flight until its last
  * attempt has ended.
  */
-import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { createRequire } from 'node:module';
+import type * as Grpc from '@grpc/grpc-js';
+import type { Interceptor } from '@grpc/grpc-js';
 import { retryInterceptor } from './hand-over-retry.js';
+
+/**
+ * grpc-js's InterceptingCall, required at the first call rather than imported: a process that never
+ * calls Temporal (a CLI read) never loads grpc-js (see temporalSdk()).
+ */
+let interceptingCall: typeof Grpc.InterceptingCall | undefined;
+const grpcInterceptingCall = () =>
+  (interceptingCall ??= (createRequire(import.meta.url)('@grpc/grpc-js') as typeof Grpc).InterceptingCall);
 
 /** Counts calls from start to final status; {@link idle} waits for none to be left. */
 export class InFlightCalls {
@@ -26,7 +36,7 @@ export class InFlightCalls {
   }
 
   private readonly interceptor: Interceptor = (options, nextCall) =>
-    new InterceptingCall(nextCall(options), {
+    new (grpcInterceptingCall())(nextCall(options), {
       start: (metadata, _listener, next) => {
         let ended = false;
         const end = () => {

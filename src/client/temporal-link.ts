@@ -25,7 +25,8 @@ interface Link {
 
 /** A lazily connected, re-targetable Temporal client; see the module comment. */
 export class TemporalLink {
-  private link: Link;
+  /** The connection, made on first need (making one loads the Temporal SDK; reads never do). */
+  private made?: Link;
   private readonly retiring = new Set<Promise<void>>();
   private readonly deadlines = new AsyncLocalStorage<number>();
 
@@ -34,8 +35,10 @@ export class TemporalLink {
     private readonly namespace: string,
     /** Asked after an "unavailable": true when the address moved (then the call is tried once more). */
     private readonly moved: () => Promise<boolean> = async () => false,
-  ) {
-    this.link = this.make();
+  ) {}
+
+  private get link(): Link {
+    return (this.made ??= this.make());
   }
 
   private make(): Link {
@@ -73,8 +76,8 @@ export class TemporalLink {
       await link.ready;
     } catch (err) {
       // The SDK remembers a failed check: the next call gets a fresh connection.
-      if (this.link === link) {
-        this.link = this.make();
+      if (this.made === link) {
+        this.made = undefined;
         this.retire(link, 0);
       }
       throw err;
@@ -115,9 +118,9 @@ export class TemporalLink {
   /** Points the link at another address; the old connection closes once its calls have ended. */
   retarget(target: Setting): void {
     this.target = target;
-    const old = this.link;
-    this.link = this.make();
-    this.retire(old, RETIRE_GRACE_MS);
+    const old = this.made;
+    this.made = undefined;
+    if (old) this.retire(old, RETIRE_GRACE_MS);
   }
 
   private retire(link: Link, graceMs: number): void {
@@ -130,7 +133,7 @@ export class TemporalLink {
 
   /** Closes the connection once calls in flight have ended (at most `graceMs`). */
   async close(graceMs: number): Promise<void> {
-    this.retire(this.link, graceMs);
+    if (this.made) this.retire(this.made, graceMs);
     await Promise.all([...this.retiring]);
   }
 }

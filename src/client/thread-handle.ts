@@ -4,7 +4,7 @@
  * signal-with-start. Reads go to the store; commands that answer are workflow updates.
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message, MessageInput } from '../model/message.js';
@@ -56,6 +56,7 @@ import { searchHistory, type HistoryHit } from './recall.js';
 import { parseQuery, parseSearchOptions } from '../recall/options.js';
 import type { RecallOptions } from '../recall/index.js';
 import { toClientError } from './typed-errors.js';
+import { temporalSdk } from '../settings/temporal-connection.js';
 import { retractedBy, retractionId, retractionMarker } from '../thread/retraction.js';
 import { ValidationError } from '../model/errors.js';
 import { Announcer } from './announcer.js';
@@ -574,7 +575,7 @@ export class ThreadHandle {
         return [answer, retriesOf((await handle.describe()).raw.pendingActivities)];
       }, Date.now() + ms);
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'state query');
+      if (!(err instanceof temporalSdk().WorkflowNotFoundError)) throw this.typed(err, 'state query');
       view = await this.sync(); // stored but never announced (e.g. imported): start it and catch up
     }
     // The service state is the store's, not the workflow's: response ids never travel through it.
@@ -717,7 +718,7 @@ export class ThreadHandle {
     try {
       await this.command((client) => client.workflow.getHandle(this.workflowId).executeUpdate(deleteUpdate));
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw this.typed(err, 'delete update');
+      if (!(err instanceof temporalSdk().WorkflowNotFoundError)) throw this.typed(err, 'delete update');
     }
     // Also when no workflow ran (or it ended before erasing): the same erasure as its activity.
     await this.storeCall(() =>
@@ -774,7 +775,7 @@ export class ThreadHandle {
       return await this.command((client) =>
         startVisible(this.input(), this.deps.workflowTaskTimeoutMs, (visibility) => {
           // An operation is used once, so each attempt makes its own.
-          const start = new WithStartWorkflowOperation('threadWorkflow', {
+          const start = new (temporalSdk().WithStartWorkflowOperation)('threadWorkflow', {
             workflowId: this.workflowId,
             taskQueue: this.deps.taskQueue,
             args: [this.input()],

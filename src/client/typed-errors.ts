@@ -5,16 +5,16 @@
  * A library caller sees ValidationError, UnknownThreadError, BackendUnavailableError or
  * TimeoutError instead of the SDK's wrappers; anything else passes through unchanged.
  */
-import {
-  ApplicationFailure,
-  isGrpcServiceError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-} from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/client';
+import { temporalSdk } from '../settings/temporal-connection.js';
 import { DurableMemoryError, ValidationError, type ValidationCode } from '../model/errors.js';
 import { BackendUnavailableError, TimeoutError, UnknownThreadError } from './errors.js';
 
-/** gRPC status codes the client names. */
+/** gRPC status codes the client names (as numbers: grpc-js's `status` loads with the Temporal SDK only). */
 export const GRPC_DEADLINE_EXCEEDED = 4;
+export const GRPC_NOT_FOUND = 5;
+export const GRPC_RESOURCE_EXHAUSTED = 8;
+export const GRPC_FAILED_PRECONDITION = 9;
 export const GRPC_UNAVAILABLE = 14;
 
 /** What a failed command was, for the typed error's message. */
@@ -34,6 +34,7 @@ export interface CommandContext {
  * workflow's answer and are left alone.
  */
 export function workflowRejection(err: unknown): ApplicationFailure | undefined {
+  const { ApplicationFailure } = temporalSdk();
   if (err instanceof ApplicationFailure) return err;
   const cause = (err as { cause?: unknown } | undefined)?.cause;
   return cause instanceof ApplicationFailure ? cause : undefined;
@@ -41,6 +42,7 @@ export function workflowRejection(err: unknown): ApplicationFailure | undefined 
 
 /** The gRPC status code in `err` or one of its causes, if any. */
 export function grpcCodeIn(err: unknown): number | undefined {
+  const { isGrpcServiceError } = temporalSdk();
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 6; depth++) {
     if (isGrpcServiceError(e)) return (e as { code?: number }).code;
     e = (e as { cause?: unknown }).cause;
@@ -62,7 +64,8 @@ function validationCodeOf(failure: ApplicationFailure): ValidationCode {
  */
 export function toClientError(err: unknown, ctx: CommandContext): unknown {
   if (err instanceof DurableMemoryError) return err; // typed already (e.g. Temporal unreachable on connect)
-  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return new TimeoutError(ctx.what, ctx.ms);
+  if (err instanceof temporalSdk().WorkflowUpdateRPCTimeoutOrCancelledError)
+    return new TimeoutError(ctx.what, ctx.ms);
   const failure = workflowRejection(err);
   if (failure?.type === 'ValidationError') {
     const typed = new ValidationError(validationCodeOf(failure), failure.message);

@@ -7,13 +7,29 @@
  * listens there: a stopped server is reported at once as "connection refused" instead of after the
  * SDK's 5 s of retries, or as the worker's raw `tonic::transport::Error(…)`.
  */
+import { createRequire } from 'node:module';
 import type { Interceptor } from '@grpc/grpc-js';
-import { Client, Connection } from '@temporalio/client';
+import type * as TemporalClientSdk from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { temporalClientInterceptors } from '../observability/tracing.js';
 import { BackendUnavailableError } from './errors.js';
 import type { Setting } from './origin.js';
 import { PROBE_TIMEOUT_MS, probeTcp, splitAddress } from './probe.js';
+
+const require = createRequire(import.meta.url);
+let sdk: typeof TemporalClientSdk | undefined;
+
+/**
+ * The Temporal client SDK (`@temporalio/client`), loaded on first use rather than imported: it and
+ * the gRPC and protobuf packages it loads took about half a second of every start of a process using
+ * the client library, each CLI command included, though reads (history, export, listing) never talk
+ * to Temporal. Required, not imported, so synchronous code can use it (`instanceof` on an error,
+ * {@link lazyTemporalClient}); it is CommonJS, so this is the very module an `import` of it gets.
+ */
+export function temporalSdk(): typeof TemporalClientSdk {
+  return (sdk ??= require('@temporalio/client') as typeof TemporalClientSdk);
+}
 
 /** How long the SDK's own first contact may take (after the TCP probe). */
 export const TEMPORAL_CONNECT_TIMEOUT_MS = 5_000;
@@ -33,13 +49,14 @@ export interface TemporalClientOptions {
  * {@link ensureTemporalClient} for a clear error rather than a call's UNAVAILABLE.
  */
 export function lazyTemporalClient(target: TemporalTarget, options: TemporalClientOptions): Client {
-  const connection = Connection.lazy({
+  const temporal = temporalSdk();
+  const connection = temporal.Connection.lazy({
     address: addressOf(target),
     connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS,
     interceptors: options.interceptors,
   });
   // Tracing on: start, signal and update calls get spans, and their context travels in Temporal headers.
-  return new Client({
+  return new temporal.Client({
     connection,
     namespace: options.namespace,
     interceptors: { workflow: temporalClientInterceptors() },

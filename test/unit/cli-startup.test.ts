@@ -24,9 +24,15 @@ export async function resolve(specifier, context, next) {
   appendFileSync(process.env.RECORD_IMPORTS, resolved.url + '\\n');
   return resolved;
 }`;
-const REGISTER = `import { register } from 'node:module'; register(${JSON.stringify(
-  `data:text/javascript,${encodeURIComponent(HOOK)}`,
-)});`;
+/**
+ * Registers {@link HOOK}, and on exit appends the files `require` loaded (a CommonJS package the code
+ * requires rather than imports, as temporalSdk() does, never passes through an import hook).
+ */
+const REGISTER = `import { createRequire, register } from 'node:module';
+import { appendFileSync } from 'node:fs';
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});
+const required = createRequire(process.cwd() + '/');
+process.on('exit', () => appendFileSync(process.env.RECORD_IMPORTS, Object.keys(required.cache).join('\\n') + '\\n'));`;
 
 /** The packages the CLI loads when run with `args`. */
 async function packagesLoaded(args: string[], { mayFail = false } = {}): Promise<Set<string>> {
@@ -80,14 +86,17 @@ for (const args of [['--help'], ['thread', 'show', '--help'], ['token', 'create'
 // A command that reads the store (here with nothing listening, so it fails fast) loads the client
 // library, not the worker's packages (its bundler alone was about a fifth of each command's start-up)
 // nor the LLM client: every CLI call in a script paid for them. Nor typebox: the client checks a
-// working memory's JSON Schema with it, which a read never does.
-test('durable-memory thread ls loads neither the worker nor the LLM client packages', async () => {
+// working memory's JSON Schema with it, which a read never does. Nor Temporal's client SDK and its
+// gRPC: a read never talks to Temporal, and they were about a third of such a command's start.
+test('durable-memory thread ls loads neither Temporal nor the worker nor the LLM client packages', async () => {
   const loaded = await packagesLoaded(['thread', 'ls', '--database-url', 'postgres://127.0.0.1:1/none'], {
     mayFail: true,
   });
   assert.ok(loaded.has('pg'), 'the command ran far enough to load its store');
   assert.deepEqual(
     [
+      '@temporalio/client',
+      '@grpc/grpc-js',
       '@temporalio/worker',
       'openai',
       'fastify',
