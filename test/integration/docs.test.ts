@@ -24,6 +24,7 @@ import { format } from 'node:util';
 import { after, before, test } from 'node:test';
 import { build } from 'esbuild';
 import pg from 'pg';
+import { register } from 'tsx/esm/api';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { startApi } from '../../src/server/api-server.js';
@@ -194,12 +195,20 @@ after(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+/** Set once tsx's loader is registered in this process (this file itself runs bundled, without it). */
+let tsxRegistered = false;
+
 /**
  * Runs a TypeScript block in this process, as a module imported with the reader's working directory
  * and environment: a process per block would load the whole client (and tsx) again each time, which
- * on a busy CI machine costs more than everything the blocks do. What it logs is its output.
+ * on a busy CI machine costs more than everything the blocks do. What it logs is its output. tsx
+ * loads the blocks (and the sources they import), registered at the first one.
  */
 async function importSnippet(file: string) {
+  if (!tsxRegistered) {
+    register();
+    tsxRegistered = true;
+  }
   const saved = { log: console.log, cwd: process.cwd(), env: { ...process.env } };
   let stdout = '';
   console.log = (...args: unknown[]) => void (stdout += `${format(...args)}\n`);

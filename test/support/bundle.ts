@@ -1,5 +1,6 @@
 /**
- * TypeScript programs that tests start as children, bundled with esbuild (what tsx transpiles with)
+ * TypeScript programs that tests start as children (and the integration test files themselves, which
+ * run-integration.ts runs so), bundled with esbuild (what tsx transpiles with)
  * into one JavaScript file each that plain `node` runs: a child under `node --import tsx` pays for
  * tsx's hooks on every module it loads, its packages' too, which doubled the start of an example
  * that loads an agent framework (langchain-history.ts: 4.7 s of CPU through tsx, 2.0 s bundled) and
