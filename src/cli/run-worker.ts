@@ -5,7 +5,8 @@
  * `npm start` (see src/settings/settings.ts). Run as many as you like; SIGINT/SIGTERM drain
  * in-flight activities, then it returns.
  */
-import { createWorker, workerEnvironment } from '../worker/worker.js';
+import { createWorker } from '../worker/worker.js';
+import { workerEnvironment } from '../worker/environment.js';
 import { openPostgresStores } from '../backends/postgres.js';
 import { reach } from '../settings/errors.js';
 import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';

@@ -7,7 +7,6 @@
  * started again, on the same ports and data. Ctrl-C (SIGINT) or SIGTERM stops everything cleanly;
  * a second start on the same home resumes every thread.
  */
-import { startEmbeddedStack } from './embedded-stack.js';
 import { readRuntimeState, updateRuntimeState, writeEndpoints } from './home.js';
 import { endpointsPath } from '../settings/endpoints.js';
 import { reach, SettingError } from '../settings/errors.js';
@@ -17,18 +16,17 @@ import { isConfigured, resolveSettings, type GivenSettings } from '../settings/s
 import { stderrLog } from '../observability/log.js';
 import { writeLog } from '../observability/log.js';
 import { shutdownTracing } from '../observability/tracing.js';
-import { supervise, type Supervision } from './supervisor.js';
-import { createWorker, workerEnvironment } from '../worker/worker.js';
-import { openPostgresStores, type Stores } from '../backends/postgres.js';
+import type { Supervision } from './supervisor.js';
+import { workerEnvironment } from '../worker/environment.js';
+import type { Stores } from '../backends/postgres.js';
+import type { ServedApi } from '../server/serve.js';
 import {
   apiHost,
   apiPortInUse,
   checkApiEnvironment,
   configuredApiPort,
   DEFAULT_API_PORT,
-  serveApi,
-  type ServedApi,
-} from '../server/serve.js';
+} from '../server/api-settings.js';
 import { isPortFree, pickPort } from './ports.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
@@ -86,6 +84,16 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
   // An API port asked for and taken fails now, before the stack and the worker start (seconds).
   const askedPort = configuredApiPort(env);
   if (askedPort && !(await isPortFree(askedPort, apiHost(env)))) throw apiPortInUse(askedPort, apiHost(env));
+  // Loaded once the settings passed: a refused start never loads the servers, the worker and their
+  // packages (about 2 s of CPU).
+  const [{ startEmbeddedStack }, { supervise }, { createWorker }, { openPostgresStores }, { serveApi }] =
+    await Promise.all([
+      import('./embedded-stack.js'),
+      import('./supervisor.js'),
+      import('../worker/worker.js'),
+      import('../backends/postgres.js'),
+      import('../server/serve.js'),
+    ]);
   log(`home: ${home}`);
   const stack = await startEmbeddedStack({
     home,

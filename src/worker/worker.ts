@@ -6,11 +6,10 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { TASK_QUEUE } from '../../workflows/shared.js';
-import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
-import type { ThreadDefaults } from '../thread/config.js';
-import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
+import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
+import { embedderFromEnv } from '../llm/embeddings.js';
 import { stderrLog, type RuntimeLog } from '../observability/log.js';
-import { installTemporalRuntime, temporalMetricsAddress } from './temporal-runtime.js';
+import { installTemporalRuntime } from './temporal-runtime.js';
 import { loadWorkflowBundle } from './workflow-bundle.js';
 import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal-connection.js';
 import { temporalWorkerTracing } from '../observability/tracing.js';
@@ -40,33 +39,6 @@ export interface CreateWorkerOptions extends ActivityDeps {
 }
 
 export { workflowsPath } from './workflows-path.js';
-
-/** What a worker reads from the environment: its LLM, embedder, thread defaults and task slots. */
-export interface WorkerEnvironment {
-  llm: LlmRuntime;
-  /** null: embeddings off. */
-  embedder: Embedder | null;
-  threadDefaults: ThreadDefaults;
-  /** undefined: the SDK's default. */
-  workflowTaskSlots: number | undefined;
-}
-
-/**
- * Reads every setting a worker takes from the environment, each checked, at once: `npm start` calls
- * it before it starts anything, so a bad value is refused before the stack is up, not after.
- * @throws ValidationError naming the variable (DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS,
- *   DURABLE_MEMORY_DELETE_AFTER_IDLE_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS, DURABLE_MEMORY_LLM_TIMEOUT_MS,
- *   DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS)
- */
-export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): WorkerEnvironment {
-  temporalMetricsAddress(env); // the process's Temporal runtime reads it at the first connection
-  return {
-    llm: llmRuntimeFromEnv(env),
-    embedder: embedderFromEnv(env) ?? null,
-    threadDefaults: threadDefaultsFromEnv(env),
-    workflowTaskSlots: workflowTaskSlots(undefined, env),
-  };
-}
 
 /** Creates (does not run) a worker. Call `run()` on it; `shutdown()` stops it gracefully. */
 export async function createWorker(options: CreateWorkerOptions): Promise<{

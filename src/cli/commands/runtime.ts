@@ -70,11 +70,11 @@ export function registerRuntime(program: Command, session: Session): void {
     .action(
       session.action(async (o: { host?: string; port?: string }) => {
         const [
-          { apiHost, apiPortInUse, checkApiEnvironment, configuredApiPort, DEFAULT_API_PORT, serveApi },
+          { apiHost, apiPortInUse, checkApiEnvironment, configuredApiPort, DEFAULT_API_PORT },
           { isPortFree, pickPort },
           { shutdownTracing },
         ] = await Promise.all([
-          import('../../server/serve.js'),
+          import('../../server/api-settings.js'),
           import('../../local-stack/ports.js'),
           import('../../observability/tracing.js'),
         ]);
@@ -96,6 +96,7 @@ export function registerRuntime(program: Command, session: Session): void {
         if (port && !(await isPortFree(port, apiHost(env))))
           throw apiPortInUse(port, apiHost(env), o.port ? '--port' : 'DURABLE_MEMORY_API_PORT');
         port ??= await pickPort([DEFAULT_API_PORT], apiHost(env));
+        const { serveApi } = await import('../../server/serve.js');
         const api = await serveApi({ settings, env, port });
         if (session.json)
           readyLine({
