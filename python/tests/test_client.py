@@ -217,6 +217,18 @@ def test_memories_list_correct_delete_and_user_erasure(client: Client, thread_id
     assert [m["text"] for m in client.list_memories(user)["memories"]] == ["User lives in Bergen"]
     assert len(client.list_memories(user, include_superseded=True)["memories"]) == 2
 
+    forgotten = client.forget_memory(user, corrected["id"], reason="User moved away")
+    assert (forgotten["status"], forgotten["supersededReason"]) == ("superseded", "User moved away")
+    assert "supersededBy" not in forgotten, "forgotten: superseded without a replacement"
+    assert client.list_memories(user)["memories"] == []
+    assert len(client.list_memories(user, include_superseded=True)["memories"]) == 2, "kept in history"
+    with pytest.raises(ConflictError) as again:
+        client.forget_memory(user, corrected["id"])
+    assert again.value.code == "memory_superseded"
+    with pytest.raises(NotFoundError) as unknown:
+        client.forget_memory(user, "no-such-memory")
+    assert (unknown.value.code, unknown.value.field) == ("unknown_memory", "memoryId")
+
     client.delete_memory(user, corrected["id"])
     with pytest.raises(NotFoundError) as gone:
         client.get_memory(user, corrected["id"])
@@ -312,6 +324,9 @@ async def test_the_async_client_remembers_searches_lists_and_deletes_memories(
     found = await aclient.search_memories(user, "night train")
     assert [m["id"] for m in found] == [memory["id"]] and found[0]["score"] > 0
     assert (await aclient.get_memory(user, memory["id"]))["text"] == "User takes the night train"
+    forgotten = await aclient.forget_memory(user, memory["id"])
+    assert forgotten["supersededReason"] == "forgotten by user"
+    assert await aclient.list_memories(user) == {"memories": []}
     assert await aclient.delete_memory(user, memory["id"]) is None
     assert await aclient.list_memories(user) == {"memories": []}
     with pytest.raises(NotFoundError) as gone:

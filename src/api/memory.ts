@@ -90,6 +90,21 @@ export const CorrectBody = Type.Object(
 );
 export type CorrectBody = Static<typeof CorrectBody>;
 
+/** POST …/forget body: why, kept as the memory's `supersededReason`. */
+export const ForgetBody = Type.Object(
+  {
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_MEMORY_TEXT_LENGTH,
+        description: 'Why, kept as its `supersededReason` (default `forgotten by user`).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ForgetBody = Static<typeof ForgetBody>;
+
 /** POST body: a fact the user confirmed, and where it came from. */
 export const RememberBody = Type.Object(
   {

@@ -511,14 +511,24 @@ export function checkRememberInput(userId: unknown, input: RememberInput): Remem
   };
 }
 
-/** Checks the reason of {@link MemoryStore.forget}; returns it or the default. */
+/**
+ * Checks the reason of {@link MemoryStore.forget}; returns it or the default.
+ * @throws ValidationError naming `reason` (its message starts `reason:`, so the API and the command
+ *   line can tell it in their own words: the body's `reason`, `--reason`)
+ */
 export function forgetReason(reason: unknown): string {
   if (reason === undefined) return FORGOTTEN_BY_USER;
+  const field = { field: 'reason' };
   if (typeof reason !== 'string' || reason.trim().length === 0)
-    throw new ValidationError('invalid_option', 'reason must be a non-empty string');
+    throw new ValidationError('invalid_option', 'reason: expected a non-empty string', field);
   if (characterCount(reason) > MAX_MEMORY_TEXT_LENGTH)
-    throw new ValidationError('too_long', `reason is longer than ${MAX_MEMORY_TEXT_LENGTH} characters`);
-  assertStorableText(reason, {});
+    throw new ValidationError('too_long', `reason: longer than ${MAX_MEMORY_TEXT_LENGTH} characters`, field);
+  try {
+    assertStorableText(reason, {});
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new ValidationError(err.code, `reason: ${err.message.replace(/^text /u, '')}`, field);
+  }
   return reason;
 }
 

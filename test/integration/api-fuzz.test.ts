@@ -50,6 +50,7 @@ before(async () => {
     proposals: [
       { text: 'Fuzzer likes odd input', sourceMessageIds: ['m1'] },
       { text: 'Fuzzer deletes things', sourceMessageIds: ['m2'] },
+      { text: 'Fuzzer forgets things', sourceMessageIds: ['m3'] },
     ],
   });
   const doomed = await f.acme.post('/v1/threads/fuzz-doomed/messages', {
@@ -183,6 +184,10 @@ function baseRequests(): Record<string, { path: string; query?: Record<string, s
     'PATCH /v1/users/{userId}/memories/{memoryId}': {
       path: '/v1/users/fuzzer/memories/fuzz:x:1-8:0',
       body: { text: 'Fuzzer likes odd input a lot' },
+    },
+    'POST /v1/users/{userId}/memories/{memoryId}/forget': {
+      path: '/v1/users/fuzzer/memories/fuzz:x:1-8:2/forget',
+      body: { reason: 'Fuzzer stopped' },
     },
     'DELETE /v1/users/{userId}': { path: '/v1/users/fuzz-erased' },
     'DELETE /v1/users/{userId}/memories/{memoryId}': { path: '/v1/users/fuzzer/memories/fuzz:x:1-8:1' },

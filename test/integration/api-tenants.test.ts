@@ -111,6 +111,12 @@ function everyOperation(): { key: string; method: string; path: string; body?: u
       body: { text: 'x' },
     },
     {
+      key: 'POST /v1/users/{userId}/memories/{memoryId}/forget',
+      method: 'POST',
+      path: `/v1/users/alice/memories/${MEMORY}/forget`,
+      body: {},
+    },
+    {
       key: 'DELETE /v1/users/{userId}/memories/{memoryId}',
       method: 'DELETE',
       path: `/v1/users/alice/memories/${MEMORY}`,
@@ -293,6 +299,7 @@ describe('tenant isolation', () => {
       'POST /v1/users/{userId}/memories': [404, 'unknown_thread'],
       'GET /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'PATCH /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
+      'POST /v1/users/{userId}/memories/{memoryId}/forget': [404, 'unknown_memory'],
       'DELETE /v1/users/{userId}/memories/{memoryId}': [404, 'unknown_memory'],
       'GET /v1/threads/{id}/working-memory': [404, 'unknown_thread'],
       'PUT /v1/threads/{id}/working-memory': [404, 'unknown_thread'],

@@ -1276,6 +1276,56 @@ describe('memories', () => {
     );
   });
 
+  test('POST …/forget supersedes a memory without a replacement: kept in history, with why', async () => {
+    await seed('mem-erin', 2, { userId: 'erin' });
+    await f.p.memory.memoryStore!.applyExtraction({
+      extractionId: 'acme:mem-erin:x:1-2',
+      userId: 'acme:erin',
+      threadId: 'acme:mem-erin',
+      fromSeq: 1,
+      toSeq: 2,
+      model: 'test',
+      proposals: [{ text: 'Erin drinks coffee', sourceMessageIds: ['m1'] }],
+    });
+    const tea = (await acme.post('/v1/users/erin/memories', { text: 'Erin drinks tea' })).body;
+    const forget = (id: string, body: unknown = {}) =>
+      acme.post(`/v1/users/erin/memories/${encodeURIComponent(id)}/forget`, body);
+    // An extracted memory, by the caller's id (stored with the tenant prefix), with a reason.
+    const coffee = await forget('mem-erin:x:1-2:0', { reason: 'Erin quit coffee' });
+    assert.equal(coffee.status, 200, coffee.text);
+    assert.equal(coffee.body.id, 'mem-erin:x:1-2:0');
+    assert.equal(coffee.body.userId, 'erin');
+    assert.equal(coffee.body.status, 'superseded');
+    assert.equal(coffee.body.supersededReason, 'Erin quit coffee');
+    assert.equal(coffee.body.supersededBy, undefined, 'no replacement');
+    // A remembered one (a UUID, stored as is), without a reason: the default.
+    const forgotten = await forget(tea.id);
+    assert.equal(forgotten.status, 200, forgotten.text);
+    assert.equal(forgotten.body.supersededReason, 'forgotten by user');
+    assert.deepEqual((await acme.get('/v1/users/erin/memories')).body, { memories: [] });
+    const history = (await acme.get('/v1/users/erin/memories?includeSuperseded=true')).body.memories;
+    assert.deepEqual(history.map((m: { id: string }) => m.id).sort(), [tea.id, 'mem-erin:x:1-2:0'].sort());
+    assertError(await forget(tea.id), 409, 'memory_superseded', 'memoryId');
+    assertError(await forget('no-such-memory'), 404, 'unknown_memory', 'memoryId');
+    assertError(await forget('x', { reason: 'why' }), 404, 'unknown_memory', 'memoryId');
+  });
+
+  test('POST …/forget refuses a bad reason naming `reason`, forgetting nothing', async () => {
+    const kept = (await acme.post('/v1/users/fay/memories', { text: 'Fay sings' })).body;
+    const forget = (body: unknown) => acme.post(`/v1/users/fay/memories/${kept.id}/forget`, body);
+    assertError(
+      await forget({ reason: 'x'.repeat(MAX_MEMORY_TEXT_LENGTH + 1) }),
+      400,
+      'invalid_field',
+      'reason',
+    );
+    assertError(await forget({ reason: '   ' }), 400, 'invalid_option', 'reason');
+    assertError(await forget({ reason: 'a\u0000b' }), 400, 'nul_byte', 'reason');
+    assertError(await forget({ reason: 7 }), 400, 'invalid_field', 'reason');
+    assertError(await forget({ why: 'x' }), 400, 'unknown_field', 'why');
+    assert.equal((await acme.get(`/v1/users/fay/memories/${kept.id}`)).body.status, 'active');
+  });
+
   test('POST remembers a fact the user confirmed, with provenance; it survives its thread', async () => {
     await seed('mem-confirm', 2, { userId: 'alice' });
     const res = await acme.post('/v1/users/alice/memories', {

@@ -380,6 +380,34 @@ test('memories ls and rm, with and without --json', async () => {
   assert.equal((await cli('memories', 'rm', 'cli-x:0', '--user', 'alice')).code, 3);
 });
 
+test('memories forget: superseded without a replacement, kept in history (ls --all); again or unknown refused', async () => {
+  const user = p.memory.userMemories('forgetter');
+  const tea = await user.remember('Forgetter drinks tea');
+  const coffee = await user.remember('Forgetter drinks coffee');
+  const human = await cli('memories', 'forget', tea.id, '--user', 'forgetter');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, new RegExp(`^forgot memory ${tea.id} of forgetter`, 'mu'));
+  const json = parseJson<{
+    userId: string;
+    memory: { id: string; status: string; supersededReason: string };
+  }>(await cli('memories', 'forget', coffee.id, '--user', 'forgetter', '--reason', 'quit coffee', '--json'));
+  assert.equal(json.userId, 'forgetter');
+  assert.deepEqual(
+    [json.memory.id, json.memory.status, json.memory.supersededReason],
+    [coffee.id, 'superseded', 'quit coffee'],
+  );
+  assert.equal((await user.get(tea.id))?.supersededReason, 'forgotten by user');
+  assert.deepEqual(await user.list(), []);
+  const all = parseJson<{ memories: { id: string }[] }>(
+    await cli('memories', 'ls', '--user', 'forgetter', '--all', '--json'),
+  );
+  assert.deepEqual(all.memories.map((m) => m.id).sort(), [tea.id, coffee.id].sort(), 'kept in history');
+  const again = await cli('memories', 'forget', tea.id, '--user', 'forgetter');
+  assert.equal(again.code, 1, again.stderr);
+  assert.match(again.stderr, /is superseded already/u);
+  assert.equal((await cli('memories', 'forget', 'no-such-memory', '--user', 'forgetter')).code, 3);
+});
+
 test('memories ls --limit pages: next in --json and a "more" line, then --after it', async () => {
   const user = p.memory.userMemories('pager');
   for (const text of ['Pager reads maps', 'Pager sails', 'Pager keeps bees']) await user.remember(text);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cliOffline as cli } from '../support/cli-in-process.js';
+import { MAX_MEMORY_TEXT_LENGTH } from '../../src/model/limits.js';
 
 test('memories remember --message-ids without --thread is a usage error naming both, exit 2', async () => {
   const { code, stderr } = await cli(
@@ -38,4 +39,21 @@ test('memories remember names --expires-at, not the library’s expiresAt, when 
     assert.equal(code, 2, stderr);
     assert.ok(stderr.startsWith(`durable-memory: --expires-at: ${why}`), stderr);
   }
+});
+
+test('memories forget refuses a blank or too long --reason by its flag before connecting (exit 2)', async () => {
+  for (const [reason, why] of [
+    ['  ', 'expected a non-empty string'],
+    ['x'.repeat(MAX_MEMORY_TEXT_LENGTH + 1), `longer than ${MAX_MEMORY_TEXT_LENGTH} characters`],
+  ] as const) {
+    const { code, stderr } = await cli('memories', 'forget', 'm1', '--user', 'bo', '--reason', reason);
+    assert.equal(code, 2, stderr);
+    assert.ok(stderr.startsWith(`durable-memory: --reason: ${why}`), stderr);
+  }
+});
+
+test('memories forget takes a memory id, --user and --reason (it goes on to connect: exit 4)', async () => {
+  const { code, stderr } = await cli('memories', 'forget', 'm1', '--user', 'bo', '--reason', 'moved');
+  assert.equal(code, 4, stderr);
+  assert.doesNotMatch(stderr, /unknown (option|command)/u);
 });

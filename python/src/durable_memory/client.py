@@ -363,6 +363,14 @@ class _Operations:
         return _Call("PATCH", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}", body={"text": text})
 
     @staticmethod
+    def forget_memory(user_id: str, memory_id: str, *, reason: str | None = None) -> _Call[MemoryRecord]:
+        """Takes a live memory out of use without a replacement: it leaves the live memories and stays
+        in history, superseded with when and ``reason`` (default ``forgotten by user``); returned as it
+        is now. Not a delete (:meth:`delete_memory` is); a superseded one is a ConflictError."""
+        path = f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}/forget"
+        return _Call("POST", path, body=_given(reason=reason))
+
+    @staticmethod
     def delete_memory(user_id: str, memory_id: str) -> _Call[None]:
         """Deletes one memory for good (memories it superseded stay superseded)."""
         return _Call("DELETE", f"/v1/users/{_seg(user_id)}/memories/{_seg(memory_id)}")
@@ -592,6 +600,7 @@ class Client:
     remember = _blocking(_OPS.remember)
     get_memory = _blocking(_OPS.get_memory)
     correct_memory = _blocking(_OPS.correct_memory)
+    forget_memory = _blocking(_OPS.forget_memory)
     delete_memory = _blocking(_OPS.delete_memory)
     delete_user = _blocking(_OPS.delete_user)
     export_thread = _blocking(_OPS.export_thread)
@@ -645,6 +654,7 @@ class AsyncClient:
     remember = _awaited(_OPS.remember)
     get_memory = _awaited(_OPS.get_memory)
     correct_memory = _awaited(_OPS.correct_memory)
+    forget_memory = _awaited(_OPS.forget_memory)
     delete_memory = _awaited(_OPS.delete_memory)
     delete_user = _awaited(_OPS.delete_user)
     export_thread = _awaited(_OPS.export_thread)

@@ -1,16 +1,17 @@
 /**
- * `durable-memory memories ls|remember|rm`: a user's long-term memories (facts learned from their
- * threads, shared across them). `remember` stores a fact the user confirmed (optionally expiring);
- * `rm` is a real delete, for a user's request to forget something.
+ * `durable-memory memories ls|remember|forget|rm`: a user's long-term memories (facts learned from
+ * their threads, shared across them). `remember` stores a fact the user confirmed (optionally
+ * expiring); `forget` takes a fact that stopped being true out of the live memories and keeps it in
+ * history (superseded, with why); `rm` is a real delete, for a user's request to erase something.
  */
 import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { clip, note, oneLine, printJson, printLines, table, terminalWidth } from '../output.js';
 import type { Session } from '../session.js';
-import { parseFutureExpiresAt, type MemoryRecord } from '../../memories/memory-store.js';
+import { forgetReason, parseFutureExpiresAt, type MemoryRecord } from '../../memories/memory-store.js';
 import { positiveInt } from '../args.js';
 import { TENANT_HELP } from './thread.js';
-import { ValidationError } from '../../model/errors.js';
+import { DurableMemoryError, ValidationError } from '../../model/errors.js';
 
 /** `memories remember`'s own flags. */
 interface RememberFlags {
@@ -74,6 +75,20 @@ async function listMemories(
   const more = o.limit !== undefined && rows.length > o.limit;
   const page = (more ? rows.slice(0, o.limit) : rows).map((m) => (scope ? scope.memory(m) : m));
   return more ? { list: page, next: page[page.length - 1]!.id } : { list: page };
+}
+
+/**
+ * One memory of the user by the caller's id (live or superseded). With a tenant, an extracted
+ * memory is stored with the tenant's prefix and a remembered one as is, as the HTTP API looks it up.
+ * @throws NotFoundError when the user has neither.
+ */
+async function findMemory(session: Session, user: string, memoryId: string): Promise<MemoryRecord> {
+  const memories = (await session.memory()).userMemories(session.stored(user));
+  const found =
+    (session.scope ? await memories.get(session.stored(memoryId)) : undefined) ??
+    (await memories.get(memoryId));
+  if (!found) throw new NotFoundError(`memory ${memoryId} of user ${user} does not exist`);
+  return found;
 }
 
 /** Registers `memories` and its subcommands. */
@@ -150,6 +165,37 @@ export function registerMemories(program: Command, session: Session): void {
         await printLines([
           `remembered ${memory.id} for ${o.user}` + (memory.expiresAt ? ` until ${memory.expiresAt}` : ''),
         ]);
+      }),
+    );
+
+  memories
+    .command('forget <memoryId>')
+    .description('stop using a memory: it leaves the live ones and stays in history (superseded, with why)')
+    .requiredOption('--user <userId>', 'whose memory')
+    .option('--reason <text>', 'why, kept with it (default "forgotten by user")')
+    .action(
+      session.action(async (memoryId: string, o: { user: string; reason?: string }) => {
+        // Checked before any server is asked (the library's own check): a bad reason is a usage error.
+        try {
+          if (o.reason !== undefined) forgetReason(o.reason);
+        } catch (err) {
+          throw byFlag(err, 'reason', '--reason');
+        }
+        const found = await findMemory(session, o.user, memoryId);
+        const memories = (await session.memory()).userMemories(session.stored(o.user));
+        const forgotten =
+          found.status === 'active'
+            ? await memories.forget(found.id, o.reason === undefined ? {} : { reason: o.reason })
+            : undefined;
+        // Superseded before (or between the lookup and now): history already, nothing to forget.
+        if (!forgotten)
+          throw new DurableMemoryError(
+            'memory_superseded',
+            `memory ${memoryId} of user ${o.user} is superseded already (see memories ls --all)`,
+          );
+        const memory = session.scope ? session.scope.memory(forgotten) : forgotten;
+        if (session.json) return printJson({ userId: o.user, memory });
+        await printLines([`forgot memory ${memoryId} of ${o.user} (kept in history: memories ls --all)`]);
       }),
     );
 

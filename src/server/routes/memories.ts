@@ -1,6 +1,6 @@
 /**
  * A user's long-term memories: list, remember a fact the user confirmed, read one, correct its text
- * (the old one is kept, superseded), delete. Users are scoped like threads (`<tenant>:<userId>`), so another tenant's user simply does
+ * (the old one is kept, superseded), forget one (superseded without a replacement), delete. Users are scoped like threads (`<tenant>:<userId>`), so another tenant's user simply does
  * not exist here.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -13,6 +13,7 @@ import { BEARER, BODY_ERRORS, errorResponses } from '../../api/common.js';
 import {
   CorrectBody,
   DEFAULT_MEMORY_PAGE,
+  ForgetBody,
   MemoryParams,
   RememberBody,
   UserMemoriesQuery,
@@ -106,6 +107,11 @@ async function search(
     if (err instanceof ValidationError) throw validationFailure(err, 'query');
     throw err;
   }
+}
+
+/** 409: a superseded memory is history; it cannot be forgotten again. */
+function forgottenAlready(): ApiError {
+  return new ApiError(409, 'memory_superseded', 'a superseded memory cannot be forgotten', 'memoryId');
 }
 
 /** The memory routes. */
@@ -275,6 +281,48 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       if (!corrected)
         throw new ApiError(409, 'memory_superseded', 'a superseded memory cannot be corrected', 'memoryId');
       return scope.memory(corrected);
+    },
+  );
+
+  app.post(
+    '/users/:userId/memories/:memoryId/forget',
+    {
+      schema: {
+        summary: 'Forget a memory (kept in history)',
+        description:
+          'The memory leaves the live memories (lists, search, context) and stays in history, ' +
+          'superseded without a replacement, with when and `reason` (default `forgotten by user`); ' +
+          'answers it as it is now. Not a delete (DELETE is). A superseded memory cannot be forgotten ' +
+          'again (409 `memory_superseded`); send `{}` for no reason.',
+        tags: ['memories'],
+        security: BEARER,
+        params: MemoryParams,
+        body: ForgetBody,
+        response: {
+          200: ref('MemoryRecord', 'The memory, superseded.'),
+          ...errorResponses(404, 409, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { scope, params, body } = request;
+      const found = await findMemory(deps, scope, params.userId, params.memoryId);
+      if (found.status !== 'active') throw forgottenAlready();
+      let forgotten: MemoryRecord | undefined;
+      try {
+        forgotten = await run(
+          deps,
+          () => deps.memory.userMemories(found.userId).forget(found.id, { reason: body.reason }),
+          'forget',
+        );
+      } catch (err) {
+        // The schema bounds the length; what is left is the reason's text (blank, NUL, a lone surrogate).
+        if (err instanceof ValidationError) throw validationFailure(err, 'reason');
+        throw err;
+      }
+      // Superseded between the lookup and now (an extraction or another caller raced us).
+      if (!forgotten) throw forgottenAlready();
+      return scope.memory(forgotten);
     },
   );
 
