@@ -1940,7 +1940,11 @@ describe('working memory', () => {
       versions.body.versions.map((v: { version: number }) => v.version),
       [2, 1],
     );
-    assert.deepEqual((await acme.get(`${USER}/versions?before=2&limit=1`)).body.versions, [first.body]);
+    assert.equal(versions.body.next, undefined, 'one page: no next');
+    // A page that is not the last says where the next starts (`next`, passed as `before`), as the
+    // memory and thread lists do.
+    assert.deepEqual((await acme.get(`${USER}/versions?limit=1`)).body, { versions: [second.body], next: 2 });
+    assert.deepEqual((await acme.get(`${USER}/versions?before=2&limit=1`)).body, { versions: [first.body] });
     // A resource's working memory is its own.
     const resource = await acme.get(`${USER}?resourceId=trip`);
     assert.equal(resource.body.version, 0);

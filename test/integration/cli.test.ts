@@ -533,6 +533,28 @@ test('working-memory set on a JSON working memory parses the text as JSON, as up
   assert.deepEqual([text.version, text.format, text.content], [7, 'markdown', '{"not":"json here"}']);
 });
 
+test('working-memory versions --limit pages: next in --json and a "more" line, then --before it', async () => {
+  const wm = (...args: string[]) => cli('working-memory', ...args, '--user', 'wm-pager');
+  for (const version of [0, 1, 2])
+    assert.equal((await wm('set', `v${version + 1}`, '--replaces', `${version}`)).code, 0);
+  const first = parseJson<{ versions: { version: number }[]; next?: number }>(
+    await wm('versions', '--limit', '2', '--json'),
+  );
+  assert.deepEqual([first.versions.map((v) => v.version), first.next], [[3, 2], 2]);
+  const human = await wm('versions', '--limit', '2');
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stderr + human.stdout, /more: --before 2/u);
+  const last = parseJson<{ versions: { version: number }[]; next?: number }>(
+    await wm('versions', '--limit', '2', '--before', '2', '--json'),
+  );
+  assert.deepEqual(last, { versions: last.versions });
+  assert.deepEqual(
+    last.versions.map((v) => v.version),
+    [1],
+  );
+  assert.doesNotMatch((await wm('versions', '--before', '2')).stderr, /more:/u);
+});
+
 test('working-memory versions counts characters as the limit does: JSON as stored, code points', async () => {
   // It counted the indented JSON it prints (20 for {"city":"Oslo"}, stored as 15) and UTF-16 units
   // (4 for two emoji), where the 100,000-character limit counts 15 and 2.
