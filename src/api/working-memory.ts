@@ -29,8 +29,16 @@ export type WorkingMemory = Static<typeof WorkingMemory>;
 
 /** The versions kept, newest first. */
 export const WorkingMemoryVersions = Type.Object(
-  { versions: Type.Array(WorkingMemory) },
-  { title: 'WorkingMemoryVersions', description: 'Versions, newest first.' },
+  {
+    versions: Type.Array(WorkingMemory),
+    next: Type.Optional(
+      Type.Integer({
+        minimum: 2,
+        description: 'Pass as `before` for the next page (absent on the last page).',
+      }),
+    ),
+  },
+  { title: 'WorkingMemoryVersions', description: 'Versions, newest first, a page at a time.' },
 );
 export type WorkingMemoryVersions = Static<typeof WorkingMemoryVersions>;
 

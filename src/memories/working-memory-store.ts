@@ -16,6 +16,18 @@ export interface WorkingMemoryHistoryOptions {
 /** Default {@link WorkingMemoryHistoryOptions.limit}. */
 export const DEFAULT_HISTORY_LIMIT = 20;
 
+/**
+ * The `before` of the page after `versions` (a page of {@link WorkingMemoryStore.history}, newest
+ * first), or undefined when it is the last. A scope's versions are 1, 2, … with none missing (a
+ * write is the version after the one it replaces, and only a whole scope is ever deleted), so more
+ * exist exactly when the page ends above version 1: no extra read, and no `limit + 1` past the
+ * largest page.
+ */
+export function nextBefore(versions: readonly { version: number }[]): number | undefined {
+  const last = versions[versions.length - 1];
+  return last !== undefined && last.version > 1 ? last.version : undefined;
+}
+
 /** A durable home for working memories. */
 export interface WorkingMemoryStore {
   /** The latest version of `scope`, or undefined before its first write. */

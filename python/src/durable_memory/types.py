@@ -689,6 +689,8 @@ class WorkingMemory(TypedDict):
 
 
 class WorkingMemoryVersions(TypedDict):
-    """Versions, newest first."""
+    """Versions, newest first, a page at a time."""
 
     versions: list[WorkingMemory]
+    next: NotRequired[int]
+    """Pass as `before` for the next page (absent on the last page)."""

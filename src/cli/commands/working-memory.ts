@@ -8,10 +8,11 @@
 import type { Command } from 'commander';
 import type { WorkingMemory, WorkingMemoryScope } from '../../memories/working-memory.js';
 import { renderWorkingMemory } from '../../thread/working-memory-block.js';
+import { nextBefore } from '../../memories/working-memory-store.js';
 import { characterCount } from '../../model/limits.js';
 import { json, nonNegativeInt, positiveInt, readTextFile } from '../args.js';
 import { UsageError } from '../errors.js';
-import { printJson, printLines } from '../output.js';
+import { note, printJson, printLines } from '../output.js';
 import type { Session } from '../session.js';
 import { TENANT_HELP } from './thread.js';
 
@@ -117,7 +118,11 @@ export function registerWorkingMemory(program: Command, session: Session): void 
 
   withScopeOptions(wm.command('versions'))
     .description('list the versions kept, newest first')
-    .option('--limit <n>', 'at most this many (default 20)', positiveInt)
+    .option(
+      '--limit <n>',
+      'at most this many (default 20; then it says where the next page starts)',
+      positiveInt,
+    )
     .option('--before <version>', 'only versions older than this one', positiveInt)
     .action(
       session.action(async (o: ScopeOptions & { limit?: number; before?: number }) => {
@@ -127,7 +132,12 @@ export function registerWorkingMemory(program: Command, session: Session): void 
         )
           .workingMemory(scope)
           .history({ limit: o.limit, before: o.before });
-        if (session.json) return printJson({ versions: versions.map((v) => shown(session, v)) });
+        const next = nextBefore(versions);
+        if (session.json)
+          return printJson({
+            versions: versions.map((v) => shown(session, v)),
+            ...(next === undefined ? {} : { next }),
+          });
         // Characters as the limit counts them: of the text stored, in code points.
         const { contentText } = await import('../../memories/working-memory.js');
         await printLines(
@@ -136,6 +146,7 @@ export function registerWorkingMemory(program: Command, session: Session): void 
               `version ${v.version}  ${v.updatedAt ?? ''}  ${v.format}  ${characterCount(contentText(v))} chars`,
           ),
         );
+        if (next !== undefined) note(`more: --before ${next}`);
       }),
     );
 }

@@ -15,7 +15,11 @@ import {
   WorkingMemoryVersions,
   WorkingMemoryVersionsQuery,
 } from '../../api/working-memory.js';
-import type { WorkingMemoryScope } from '../../memories/working-memory.js';
+import type {
+  WorkingMemory as StoredWorkingMemory,
+  WorkingMemoryScope,
+} from '../../memories/working-memory.js';
+import { nextBefore } from '../../memories/working-memory-store.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { requireThread, run, type RouteDeps } from './deps.js';
 
@@ -25,6 +29,13 @@ const SET_DESCRIPTION =
   'write came first): nothing is written; read again and write on top of the new version. JSON content ' +
   'is checked against the schema in force (400 `schema_mismatch` saying where), a new schema against ' +
   'JSON Schema itself (400 `invalid_schema`). Every version is kept.';
+
+/** A page of versions as the caller sees them, with the `before` of the next page when more follow. */
+function versionsPage(scope: TenantScope, versions: StoredWorkingMemory[]) {
+  const next = nextBefore(versions);
+  const shown = versions.map((v) => scope.workingMemory(v));
+  return next === undefined ? { versions: shown } : { versions: shown, next };
+}
 
 /** The working memory routes. */
 export const workingMemoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = async (app, { deps }) => {
@@ -91,7 +102,8 @@ export const workingMemoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }>
     {
       schema: {
         summary: "A user's working memory versions",
-        description: 'Every version kept, newest first (page with `before`).',
+        description:
+          'Every version kept, newest first, `limit` at a time (default 20); `next`, when more follow, is the `before` of the next page.',
         tags: ['working memory'],
         security: BEARER,
         params: UserParams,
@@ -107,7 +119,7 @@ export const workingMemoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }>
         () => handle(userScope(scope, params.userId, resourceId)).history(options),
         'working memory versions',
       );
-      return { versions: versions.map((v) => scope.workingMemory(v)) };
+      return versionsPage(scope, versions);
     },
   );
 
@@ -165,7 +177,8 @@ export const workingMemoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }>
     {
       schema: {
         summary: "A thread's working memory versions",
-        description: 'Every version kept, newest first (page with `before`).',
+        description:
+          'Every version kept, newest first, `limit` at a time (default 20); `next`, when more follow, is the `before` of the next page.',
         tags: ['working memory'],
         security: BEARER,
         params: ThreadParams,
@@ -182,7 +195,7 @@ export const workingMemoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }>
         'working memory versions',
         params.id,
       );
-      return { versions: versions.map((v) => scope.workingMemory(v)) };
+      return versionsPage(scope, versions);
     },
   );
 };
