@@ -1401,6 +1401,21 @@ describe('memories', () => {
     assertError(await acme.get('/v1/users/dora/memories?query=bees&after=x'), 400, 'invalid_option', 'after');
   });
 
+  test('list paging goes on when the memory a page ended on is deleted before the next page', async () => {
+    for (const text of ['gus reads Tolstoy', 'gus sails', 'gus keeps bees', 'gus rows'])
+      assert.equal((await acme.post('/v1/users/gus/memories', { text })).status, 201);
+    const all = (await acme.get('/v1/users/gus/memories')).body.memories;
+    const first = await acme.get('/v1/users/gus/memories?limit=2');
+    assert.deepEqual(first.body.memories, all.slice(0, 2));
+    // The memory the page ended on goes (the user deleted it in another tab).
+    assert.equal((await acme.delete(`/v1/users/gus/memories/${all[1].id}`)).status, 204);
+    const second = await acme.get(
+      `/v1/users/gus/memories?limit=2&after=${encodeURIComponent(first.body.next)}`,
+    );
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(second.body, { memories: all.slice(2) });
+  });
+
   test('POST takes expiresAt: the memory says when; a past one is refused, nothing stored', async () => {
     const post = (body: unknown) => acme.post('/v1/users/carol/memories', body);
     const later = await post({ text: 'carol is in Rome this week', expiresAt: '2999-01-01T00:00:00Z' });
