@@ -70,6 +70,8 @@ export type {
   ScoredMemory,
   RememberInput,
   MemoryEmbedding,
+  MemoryPage,
+  ListMemoriesOptions,
 } from './memories/memory-store.js';
 export { CONFIRMED_BY_USER, FORGOTTEN_BY_USER } from './memories/memory-store.js';
 export type { UserMemories, RememberOptions } from './client/user-memories.js';

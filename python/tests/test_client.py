@@ -293,7 +293,7 @@ def test_search_memories_ranks_live_memories_by_relevance(client: Client, other_
     everything = client.list_memories(user)
     assert len(everything["memories"]) == 3 and "next" not in everything
     page = client.list_memories(user, limit=2)
-    assert page["memories"] == everything["memories"][:2] and page["next"] == page["memories"][1]["id"]
+    assert page["memories"] == everything["memories"][:2] and page["next"].startswith("~")
     assert client.list_memories(user, limit=2, after=page["next"]) == {"memories": everything["memories"][2:]}
 
     client.correct_memory(user, allergy["id"], "User is allergic to cashews")

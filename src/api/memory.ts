@@ -50,7 +50,7 @@ export const UserMemoriesQuery = Type.Object({
       minLength: 1,
       maxLength: 300,
       description:
-        'The last memory id of the previous page (its `next`): the memories after it. Not with `query` (a search does not page).',
+        'The previous page’s `next`: the memories after the place it holds (even if the memory there was deleted since). The last memory id of the previous page is taken too, while that memory exists. Not with `query` (a search does not page).',
     }),
   ),
 });
@@ -72,7 +72,8 @@ export const UserMemoryList = Type.Object(
     memories: Type.Array(ref('ScoredMemory')),
     next: Type.Optional(
       Type.String({
-        description: 'Pass as `after` for the next page (a list only: a search does not page).',
+        description:
+          'Pass as `after` for the next page (a list only: a search does not page). An opaque token holding the last memory’s place, so paging goes on if that memory is deleted in between.',
       }),
     ),
   },

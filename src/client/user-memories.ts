@@ -10,6 +10,7 @@ import {
   assertId,
   parseFutureExpiresAt,
   type ListMemoriesOptions,
+  type MemoryPage,
   type MemoryRecord,
   type MemoryStore,
   type ScoredMemory,
@@ -44,11 +45,17 @@ export interface RememberOptions {
 export interface UserMemories {
   /**
    * Newest first; live ones unless `includeSuperseded`. A page at a time with `limit`: pass the last
-   * id of a page as `after` for the next one.
+   * id of a page as `after` for the next one (or use {@link page}, whose `next` outlives that memory).
    * @throws ValidationError `invalid_option` naming `limit` (not a whole number ≥ 1) or `after` (none
    *   of the user's memories: another user's, or deleted since the page was read)
    */
   list(options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
+  /**
+   * A page of {@link list} (`limit` required) and, when more follow, `next`: pass it as `after` for
+   * the next page. It holds the last memory's place, not its id, so paging goes on even if that
+   * memory is deleted in between (an id as `after` is refused then).
+   */
+  page(options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage>;
   /** One memory, live or superseded, or undefined. */
   get(memoryId: string): Promise<MemoryRecord | undefined>;
   /**
@@ -85,6 +92,10 @@ export function userMemories(
     list: async (options) => {
       checkOptionKeys(options, ['includeSuperseded', 'resourceId', 'limit', 'after'], '{ limit: 50, after }');
       return store.list(userId, options);
+    },
+    page: async (options) => {
+      checkOptionKeys(options, ['includeSuperseded', 'resourceId', 'limit', 'after'], '{ limit: 50, after }');
+      return store.page(userId, options);
     },
     get: (memoryId) => store.get(userId, memoryId),
     // Checked here, for every caller: the store would hand a NUL to PostgreSQL, which refuses it.

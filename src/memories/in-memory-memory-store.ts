@@ -25,7 +25,11 @@ import {
   type ExtractionInput,
   type ListMemoriesOptions,
   assertListLimit,
+  assertPageLimit,
+  pageToken,
+  parsePageToken,
   unknownAfter,
+  type MemoryPage,
   type MemoryEmbedding,
   type MemoryRecord,
   type MemoryStore,
@@ -167,21 +171,42 @@ export class InMemoryMemoryStore implements MemoryStore {
 
   /** @inheritDoc MemoryStore.list */
   async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
+    return this.listed(userId, options).map((entry) => structuredClone(entry.record));
+  }
+
+  /** @inheritDoc MemoryStore.page */
+  async page(userId: string, options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage> {
+    assertPageLimit(options?.limit);
+    const rows = this.listed(userId, { ...options, limit: options.limit + 1 }); // one more: is there a next?
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    const memories = page.map((entry) => structuredClone(entry.record));
+    // The order here is `ord` alone; the time is carried for the token's shape (PostgreSQL's needs it).
+    return rows.length > options.limit && last
+      ? { memories, next: pageToken(Date.parse(last.record.createdAt) * 1000, last.ord) }
+      : { memories };
+  }
+
+  /** The entries of a list, newest first. */
+  private listed(userId: string, options?: ListMemoriesOptions): Entry[] {
     assertId(userId, 'userId');
     assertListLimit(options?.limit);
     const after = options?.after;
     let before = Infinity; // the newest first: only entries older than `after`'s
     if (after !== undefined) {
       assertId(after, 'after');
-      const anchor = this.memories.get(after);
-      if (anchor?.record.userId !== userId) throw unknownAfter(after);
-      before = anchor.ord;
+      const place = parsePageToken(after);
+      if (place) before = Number(place.ord);
+      else {
+        const anchor = this.memories.get(after);
+        if (anchor?.record.userId !== userId) throw unknownAfter(after);
+        before = anchor.ord;
+      }
     }
     return this.scope(userId, options?.resourceId)
       .filter((entry) => entry.ord < before)
       .filter((entry) => options?.includeSuperseded || entry.record.status === 'active')
-      .slice(0, options?.limit ?? Infinity)
-      .map((entry) => structuredClone(entry.record));
+      .slice(0, options?.limit ?? Infinity);
   }
 
   /** @inheritDoc MemoryStore.get */

@@ -137,10 +137,49 @@ export interface ListMemoriesOptions {
   /** At most this many (a whole number ≥ 1; default: all). */
   limit?: number;
   /**
-   * Only the memories after this one in the list's order (newest first): the id of the last memory
-   * of the previous page. Live, superseded or expired, it must be one of the user's memories.
+   * Only the memories after this place in the list's order (newest first): the previous page's
+   * `next` ({@link MemoryStore.page}), which holds the place itself, so paging goes on even if that
+   * memory was deleted since; or the id of the last memory of the previous page, which must then
+   * still be one of the user's memories (live, superseded or expired).
    */
   after?: string;
+}
+
+/** A page of {@link MemoryStore.page}. */
+export interface MemoryPage {
+  memories: MemoryRecord[];
+  /**
+   * When more follow: pass it as `after` for the next page. A token (`~…`) holding the last memory's
+   * place in the order (its creation time and insertion order), not its id: the next page goes on
+   * from there even if that memory is deleted in between.
+   */
+  next?: string;
+}
+
+/** A page token: `~<creation time, µs since the epoch>.<insertion order>`. */
+const PAGE_TOKEN = /^~(\d{1,18})\.(\d{1,18})$/u;
+
+/** The page token of a memory at `atMicros` (creation, µs since the epoch) and insertion order `ord`. */
+export function pageToken(atMicros: bigint | number | string, ord: bigint | number | string): string {
+  return `~${atMicros}.${ord}`;
+}
+
+/**
+ * The place an `after` names when it is a page token, undefined when it is a memory id. No memory id
+ * starts with `~`: an extracted memory's starts with its thread's id (letters, digits, `. _ : @ -`),
+ * a remembered or corrected one's is a UUID.
+ * @throws ValidationError `invalid_option` naming `after` for a `~…` that is no page token
+ */
+export function parsePageToken(after: string): { atMicros: string; ord: string } | undefined {
+  if (!after.startsWith('~')) return undefined;
+  const match = PAGE_TOKEN.exec(after);
+  if (!match)
+    throw new ValidationError(
+      'invalid_option',
+      `after: ${JSON.stringify(after)} is not a page's next; list from the start again`,
+      { field: 'after' },
+    );
+  return { atMicros: match[1]!, ord: match[2]! };
 }
 
 /**
@@ -152,6 +191,18 @@ export function assertListLimit(limit: unknown): void {
     throw new ValidationError('invalid_option', `limit: expected a whole number ≥ 1, got ${String(limit)}`, {
       field: 'limit',
     });
+}
+
+/**
+ * Checks a page's `limit` ({@link MemoryStore.page}): required, a whole number ≥ 1.
+ * @throws ValidationError `invalid_option` naming `limit`
+ */
+export function assertPageLimit(limit: unknown): asserts limit is number {
+  if (limit === undefined)
+    throw new ValidationError('invalid_option', 'limit: a page needs one (a whole number ≥ 1)', {
+      field: 'limit',
+    });
+  assertListLimit(limit);
 }
 
 /** The error of an `after` that is none of the user's memories (another user's, or deleted since). */
@@ -203,6 +254,12 @@ export interface MemoryStore {
 
   /** The user's memories, newest first. */
   list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]>;
+
+  /**
+   * A page of {@link list} (the same options, `limit` required), with the `next` page's token when
+   * more follow.
+   */
+  page(userId: string, options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage>;
 
   /** One memory of the user (live or superseded), or undefined. */
   get(userId: string, memoryId: string): Promise<MemoryRecord | undefined>;

@@ -38,7 +38,11 @@ import {
   type ExtractionInput,
   type ListMemoriesOptions,
   assertListLimit,
+  assertPageLimit,
   unknownAfter,
+  pageToken,
+  parsePageToken,
+  type MemoryPage,
   type MemoryEmbedding,
   type MemoryRecord,
   type ThreadExtractions,
@@ -100,6 +104,9 @@ type NewMemory = Pick<
 > & { extractionId: string };
 
 type RecordRow = { record: MemoryRecord };
+
+/** A list's row with its place in the order: creation in µs since the epoch, and insertion order. */
+type PlacedRow = RecordRow & { at_us: string; ord: string };
 
 /** The furthest extraction of a thread, with the thread's count and highest seq. */
 type ExtractionRow = {
@@ -279,29 +286,56 @@ export class PostgresMemoryStore implements MemoryStore {
 
   /** @inheritDoc MemoryStore.list */
   async list(userId: string, options?: ListMemoriesOptions): Promise<MemoryRecord[]> {
+    return (await this.listed(userId, options)).map((row) => row.record);
+  }
+
+  /** @inheritDoc MemoryStore.page */
+  async page(userId: string, options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage> {
+    assertPageLimit(options?.limit);
+    const rows = await this.listed(userId, { ...options, limit: options.limit + 1 }); // one more: is there a next?
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    const memories = page.map((row) => row.record);
+    return rows.length > options.limit && last
+      ? { memories, next: pageToken(last.at_us, last.ord) }
+      : { memories };
+  }
+
+  /** The rows of a list, newest first, with each one's place in the order (a page token's parts). */
+  private async listed(userId: string, options?: ListMemoriesOptions): Promise<PlacedRow[]> {
     assertId(userId, 'userId');
     assertListLimit(options?.limit);
     const after = options?.after;
     if (after !== undefined) assertId(after, 'after');
-    // `after` is a place in the order (created_at, ord), wherever that memory now stands (superseded,
-    // expired): the page after it goes on from there.
-    const { rows } = await this.pool.query<RecordRow>(
-      `WITH anchor AS (SELECT created_at, ord FROM memories WHERE id = $4 AND user_id = $1)
-       SELECT ${RECORD} FROM memories
+    const place = after === undefined ? undefined : parsePageToken(after);
+    // `after` is a place in the order (created_at, ord): a page token's, or the memory's wherever it
+    // now stands (superseded, expired), and the page after it goes on from there. A token's place
+    // needs no memory: the one it came from may be gone.
+    const { rows } = await this.pool.query<PlacedRow>(
+      `WITH anchor AS (
+         SELECT created_at, ord FROM memories WHERE id = $4 AND user_id = $1
+         UNION ALL
+         SELECT 'epoch'::timestamptz + $6::bigint * interval '1 microsecond', $7::bigint WHERE $6::bigint IS NOT NULL
+       )
+       SELECT ${RECORD}, (extract(epoch FROM created_at) * 1000000)::bigint::text AS at_us, ord::text AS ord
+       FROM memories
        WHERE user_id = $1 AND ${IN_SCOPE} AND ($3 OR status = 'active') AND ${UNEXPIRED}
-         AND ($4::text IS NULL OR (created_at, ord) < (SELECT created_at, ord FROM anchor))
+         AND (NOT $8 OR (created_at, ord) < (SELECT created_at, ord FROM anchor))
        ORDER BY created_at DESC, ord DESC LIMIT $5`,
       [
         userId,
         options?.resourceId ?? null,
         options?.includeSuperseded ?? false,
-        after ?? null,
+        place ? null : (after ?? null),
         options?.limit ?? null,
+        place?.atMicros ?? null,
+        place?.ord ?? null,
+        after !== undefined,
       ],
     );
-    if (after !== undefined && rows.length === 0 && !(await this.hasMemory(userId, after)))
+    if (after !== undefined && !place && rows.length === 0 && !(await this.hasMemory(userId, after)))
       throw unknownAfter(after);
-    return rows.map((row) => row.record);
+    return rows;
   }
 
   /** Whether the user has a memory of this id, in any state (superseded, expired). */

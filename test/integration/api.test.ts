@@ -1387,7 +1387,7 @@ describe('memories', () => {
     const first = await acme.get('/v1/users/dora/memories?limit=2');
     assert.equal(first.status, 200, first.text);
     assert.deepEqual(first.body.memories, all.memories.slice(0, 2));
-    assert.equal(first.body.next, all.memories[1].id);
+    assert.match(first.body.next, /^~\d+\.\d+$/u, 'a token holding the last memory’s place');
     const second = await acme.get(
       `/v1/users/dora/memories?limit=2&after=${encodeURIComponent(first.body.next)}`,
     );
@@ -1399,6 +1399,12 @@ describe('memories', () => {
       'after',
     );
     assertError(await acme.get('/v1/users/dora/memories?query=bees&after=x'), 400, 'invalid_option', 'after');
+    // The last id of a page still works while that memory exists (the form `next` had before tokens).
+    const byId = await acme.get(
+      `/v1/users/dora/memories?limit=2&after=${encodeURIComponent(all.memories[1].id)}`,
+    );
+    assert.deepEqual(byId.body, { memories: all.memories.slice(2) });
+    assertError(await acme.get('/v1/users/dora/memories?after=~x'), 400, 'invalid_option', 'after');
   });
 
   test('list paging goes on when the memory a page ended on is deleted before the next page', async () => {

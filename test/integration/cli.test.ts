@@ -419,9 +419,9 @@ test('memories ls --limit pages: next in --json and a "more" line, then --after 
     first.memories.map((m) => m.id),
     all.slice(0, 2),
   );
-  assert.equal(first.next, all[1]);
+  assert.match(first.next!, /^~\d+\.\d+$/u, 'a token holding the last memory’s place');
   const human = await cli('memories', 'ls', '--user', 'pager', '--limit', '2');
-  assert.match(human.stderr + human.stdout, new RegExp(`more: --after ${all[1]}`, 'u'));
+  assert.ok((human.stderr + human.stdout).includes(`more: --after '${first.next}'`), human.stderr);
   const second = parseJson<{ memories: { id: string }[]; next?: string }>(
     await cli('memories', 'ls', '--user', 'pager', '--limit', '2', '--after', first.next!, '--json'),
   );

@@ -296,6 +296,49 @@ export function memoryStoreContract(name: string, makeStore: () => Promise<Memor
       for (const limit of [0, 1.5, -1]) await rejectsWith(store.list(user, { limit }), 'invalid_option');
     });
 
+    it('pages with `next`, a token of the last memory’s place: paging goes on when that memory is deleted', async () => {
+      const [user, other] = [fresh('user'), fresh('other')];
+      await store.remember(other, { text: 'Other likes snow' });
+      await store.remember(user, { text: 'User likes tea' });
+      // One extraction: memories of one transaction, alike in creation time, apart in insertion order.
+      const facts = ['User likes jazz', 'User likes rain', 'User likes maps'].map((t) => fact(t));
+      await store.applyExtraction(extraction(user, facts));
+      await store.remember(user, { text: 'User likes figs' });
+      const all = await store.list(user);
+      assert.equal(all.length, 5);
+      const first = await store.page(user, { limit: 2 });
+      assert.deepEqual(first.memories, all.slice(0, 2));
+      assert.match(first.next ?? '', /^~\d+\.\d+$/u);
+      // The memory the page ended on is deleted, then the one after it is corrected: the next page
+      // goes on from the place, and a superseded memory leaves the live list as it would anyway.
+      assert.equal(await store.remove(user, all[1]!.id), true);
+      const second = await store.page(user, { limit: 2, after: first.next! });
+      assert.deepEqual(second.memories, all.slice(2, 4));
+      await store.remove(user, all[3]!.id);
+      const last = await store.page(user, { limit: 2, after: second.next! });
+      assert.deepEqual(last, { memories: all.slice(4) }, 'the last page has no next');
+      // A token holds a place, not a user: another user's list after it holds only that user's.
+      assert.deepEqual(
+        (await store.page(other, { limit: 5, after: first.next! })).memories.map((m) => m.text),
+        ['Other likes snow'],
+      );
+      // The same token as list's `after`; an id still works while its memory exists.
+      assert.deepEqual(await store.list(user, { after: first.next! }), [all[2]!, all[4]!]);
+      assert.deepEqual((await store.page(user, { limit: 5, after: all[0]!.id })).memories, [
+        all[2]!,
+        all[4]!,
+      ]);
+      await rejectsWith(store.page(user, {} as never), 'invalid_option');
+      await rejectsWith(store.page(user, { limit: 0 }), 'invalid_option');
+      for (const after of ['~', '~1.x', '~1', '~-1.2'])
+        await assert.rejects(
+          store.page(user, { limit: 2, after }),
+          (err: unknown) =>
+            err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'after',
+          after,
+        );
+    });
+
     it('scopes by resource: one resource sees its own and user-wide memories, never another’s', async () => {
       const user = fresh('user');
       await store.applyExtraction(extraction(user, [fact('User is vegetarian')]));

@@ -656,7 +656,8 @@ class UserMemoryList(TypedDict):
 
     memories: list[ScoredMemory]
     next: NotRequired[str]
-    """Pass as `after` for the next page (a list only: a search does not page)."""
+    """Pass as `after` for the next page (a list only: a search does not page). An opaque token
+    holding the last memory’s place, so paging goes on if that memory is deleted in between."""
 
 
 class ErasedUser(TypedDict):

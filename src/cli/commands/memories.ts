@@ -42,9 +42,10 @@ function byFlag(err: unknown, field: string, flag: string): unknown {
 }
 
 /**
- * A page of the user's memories (every one without --limit), as the caller's ids, and the id the next
- * page starts after. With a tenant, `--after` is an extracted memory's id (stored with the tenant's
- * prefix) or a remembered one's (stored as is), as the HTTP API takes it.
+ * A page of the user's memories (every one without --limit), as the caller's ids, and where the next
+ * page starts (a token holding the last memory's place, which outlives that memory). `--after` is
+ * that token or, with a tenant, an extracted memory's id (stored with the tenant's prefix) or a
+ * remembered one's (stored as is), as the HTTP API takes them.
  */
 async function listMemories(
   session: Session,
@@ -52,29 +53,27 @@ async function listMemories(
 ): Promise<{ list: MemoryRecord[]; next?: string }> {
   const memories = (await session.memory()).userMemories(session.stored(o.user));
   const scope = session.scope;
-  // With --limit, one more is asked for: whether a next page exists.
-  const list = (after: string | undefined) =>
-    memories.list({
-      includeSuperseded: Boolean(o.all),
-      ...(o.limit === undefined ? {} : { limit: o.limit + 1 }),
-      ...(after === undefined ? {} : { after }),
-    });
-  let rows: MemoryRecord[];
+  const includeSuperseded = Boolean(o.all);
+  const page = async (after: string | undefined): Promise<{ list: MemoryRecord[]; next?: string }> => {
+    const given = after === undefined ? {} : { after };
+    if (o.limit === undefined) return { list: await memories.list({ includeSuperseded, ...given }) };
+    const { memories: list, next } = await memories.page({ includeSuperseded, limit: o.limit, ...given });
+    return next === undefined ? { list } : { list, next };
+  };
+  let found: { list: MemoryRecord[]; next?: string };
   try {
-    if (o.after === undefined || !scope) rows = await list(o.after);
+    if (o.after === undefined || !scope || o.after.startsWith('~')) found = await page(o.after);
     else
       try {
-        rows = await list(scope.prefix + o.after);
+        found = await page(scope.prefix + o.after);
       } catch (err) {
         if (!(err instanceof ValidationError && err.field === 'after')) throw err;
-        rows = await list(o.after);
+        found = await page(o.after);
       }
   } catch (err) {
     throw byFlag(err, 'after', '--after');
   }
-  const more = o.limit !== undefined && rows.length > o.limit;
-  const page = (more ? rows.slice(0, o.limit) : rows).map((m) => (scope ? scope.memory(m) : m));
-  return more ? { list: page, next: page[page.length - 1]!.id } : { list: page };
+  return { ...found, list: found.list.map((m) => (scope ? scope.memory(m) : m)) };
 }
 
 /**
@@ -121,7 +120,8 @@ export function registerMemories(program: Command, session: Session): void {
           clip(oneLine(m.text), textWidth),
         ]);
         await printLines(table(rows, ['ID', 'STATUS', 'CREATED', 'TEXT']));
-        if (next !== undefined) note(`more: --after ${next}`);
+        // Quoted: a shell would expand the token's leading `~` (zsh refuses it unquoted).
+        if (next !== undefined) note(`more: --after '${next}'`);
       }),
     );
 

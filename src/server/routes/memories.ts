@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { MemoryRecord, MemoryStore, ScoredMemory } from '../../memories/memory-store.js';
+import type { MemoryPage, MemoryRecord, MemoryStore, ScoredMemory } from '../../memories/memory-store.js';
 import { ValidationError } from '../../model/errors.js';
 import { ApiError, unknownThread, validationFailure } from '../api-error.js';
 import { UnknownThreadError } from '../../client/errors.js';
@@ -73,23 +73,24 @@ async function requireUser(deps: RouteDeps, user: string, userId: string) {
 }
 
 /**
- * A page of the user's memories (the client library's list). `after` is the caller's memory id:
- * extracted memories are stored with the tenant prefix, a user's own without (as {@link findMemory}).
+ * A page of the user's memories (the client library's page). `after` is a page's `next` (a token,
+ * passed as it is) or, as before tokens, the caller's memory id: extracted memories are stored with
+ * the tenant prefix, a user's own without (as {@link findMemory}).
  */
 async function listPage(
   deps: RouteDeps,
   scope: TenantScope,
   user: string,
   options: { includeSuperseded?: boolean; limit: number; after?: string },
-): Promise<MemoryRecord[]> {
-  const list = (after: string | undefined) =>
-    run(deps, () => deps.memory.userMemories(user).list({ ...options, after }), 'memories');
-  if (options.after === undefined) return list(undefined);
+): Promise<MemoryPage> {
+  const page = (after: string | undefined) =>
+    run(deps, () => deps.memory.userMemories(user).page({ ...options, after }), 'memories');
+  if (options.after === undefined || options.after.startsWith('~')) return page(options.after);
   try {
-    return await list(scope.prefix + options.after);
+    return await page(scope.prefix + options.after);
   } catch (err) {
     if (!(err instanceof ValidationError && err.field === 'after')) throw err;
-    return list(options.after); // refused in the caller's words if it is none of the user's either
+    return page(options.after); // refused in the caller's words if it is none of the user's either
   }
 }
 
@@ -156,15 +157,14 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
         if (found.length === 0) await requireUser(deps, user, params.userId);
         return { memories: found.map((m) => ({ ...scope.memory(m), score: m.score })) };
       }
-      const limit = query.limit ?? DEFAULT_MEMORY_PAGE;
-      const rows = await listPage(deps, scope, user, {
+      const { memories, next } = await listPage(deps, scope, user, {
         includeSuperseded: query.includeSuperseded,
-        limit: limit + 1, // one more: whether a next page exists
+        limit: query.limit ?? DEFAULT_MEMORY_PAGE,
         after: query.after,
       });
-      if (rows.length === 0 && query.after === undefined) await requireUser(deps, user, params.userId);
-      const memories = rows.slice(0, limit).map((m) => scope.memory(m));
-      return rows.length > limit ? { memories, next: memories[memories.length - 1]!.id } : { memories };
+      if (memories.length === 0 && query.after === undefined) await requireUser(deps, user, params.userId);
+      const shown = memories.map((m) => scope.memory(m));
+      return next === undefined ? { memories: shown } : { memories: shown, next };
     },
   );
 
