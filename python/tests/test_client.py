@@ -432,8 +432,8 @@ def test_working_memory_versions_conflicts_schema_and_context(client: Client, th
     with pytest.raises(ValidationError) as mismatch:
         client.set_thread_working_memory(thread_id, {"town": "Kyoto"}, 1)
     assert mismatch.value.code == "schema_mismatch" and mismatch.value.field == "content"
-    assert [v["version"] for v in client.thread_working_memory_versions(thread_id)] == [1]
-    assert [v["version"] for v in client.user_working_memory_versions(user, limit=5)] == [1]
+    assert [v["version"] for v in client.thread_working_memory_versions(thread_id)["versions"]] == [1]
+    assert [v["version"] for v in client.user_working_memory_versions(user, limit=5)["versions"]] == [1]
 
     context = client.context(thread_id)
     assert [m["id"] for m in context["messages"]] == ["working-memory", "w1"]

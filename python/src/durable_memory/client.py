@@ -49,6 +49,7 @@ from .types import (
     UserMemoryList,
     ThreadState,
     WorkingMemory,
+    WorkingMemoryVersions,
 )
 
 MessageInput = dict[str, Any]
@@ -113,10 +114,6 @@ def _hits(answer: Any) -> Any:
 
 def _memories(answer: Any) -> Any:
     return answer["memories"]
-
-
-def _versions(answer: Any) -> Any:
-    return answer["versions"]
 
 
 def _working_memory_body(content: Any, version: int, format: str | None, schema: Any) -> dict[str, Any]:
@@ -409,10 +406,11 @@ class _Operations:
     @staticmethod
     def user_working_memory_versions(
         user_id: str, *, resource_id: str | None = None, limit: int | None = None, before: int | None = None
-    ) -> _Call[list[WorkingMemory]]:
-        """The versions of a user's working memory kept, newest first (page with ``before``)."""
+    ) -> _Call[WorkingMemoryVersions]:
+        """The versions of a user's working memory kept, newest first, a page as it is
+        (``{"versions": [...], "next"?}``: pass ``next`` as ``before`` for the next page)."""
         params = _query(resourceId=resource_id, limit=limit, before=before)
-        return _Call("GET", f"/v1/users/{_seg(user_id)}/working-memory/versions", params, result=_versions)
+        return _Call("GET", f"/v1/users/{_seg(user_id)}/working-memory/versions", params)
 
     @staticmethod
     def get_thread_working_memory(thread_id: str) -> _Call[WorkingMemory]:
@@ -435,10 +433,11 @@ class _Operations:
     @staticmethod
     def thread_working_memory_versions(
         thread_id: str, *, limit: int | None = None, before: int | None = None
-    ) -> _Call[list[WorkingMemory]]:
-        """The versions of a thread's working memory kept, newest first."""
+    ) -> _Call[WorkingMemoryVersions]:
+        """The versions of a thread's working memory kept, newest first, a page as
+        :meth:`user_working_memory_versions` answers it."""
         params = _query(limit=limit, before=before)
-        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/working-memory/versions", params, result=_versions)
+        return _Call("GET", f"/v1/threads/{_seg(thread_id)}/working-memory/versions", params)
 
     # Export and import
     @staticmethod
