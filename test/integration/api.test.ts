@@ -682,6 +682,18 @@ describe('recall through GET /v1/threads/{id}/context', () => {
     );
     const after = await acme.get(`${q}&since=${Date.parse(old) + 1}`);
     assert.ok(!after.body.recalled.some((r: Json) => r.id === 'fact' || r.id === 'ack'));
+    // Eight digits are that date (ISO 8601's basic format), once read as epoch milliseconds in 1970.
+    const basic = await acme.get(`${q}&since=20230501&until=20230501`);
+    assert.equal(basic.status, 200, JSON.stringify(basic.body));
+    assert.deepEqual(basic.body.recalled, within.body.recalled);
+    const search = '/v1/threads/recalling/search?query=Ingrid';
+    const searched = await acme.get(`${search}&until=20230501`);
+    assert.equal(searched.status, 200, JSON.stringify(searched.body));
+    assert.deepEqual(
+      searched.body.hits.map((h: Json) => h.message.id),
+      ['fact'],
+    );
+    assertError(await acme.get(`${search}&since=20230230`), 400, 'invalid_option', 'since');
   });
 
   test('POST: the same context, and with `previous` the recalled block stays in place', async () => {

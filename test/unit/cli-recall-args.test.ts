@@ -10,6 +10,8 @@ import { cliOffline as cli } from '../support/cli-in-process.js';
 
 for (const [flags, refusal] of [
   [['--since', '2026-02-30'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
+  // Eight digits are a date (20260228), never epoch milliseconds: no such day is refused.
+  [['--since', '20260230'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
   [['--until', 'yesterday'], /^durable-memory: --until: expected an ISO 8601 date or time/mu],
   [
     ['--since', '2026-05-09', '--until', '2026-05-08'],
@@ -29,6 +31,7 @@ for (const [flags, refusal] of [
 
 for (const [flags, refusal] of [
   [['--since', '2026-02-30'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
+  [['--until', '20260230'], /^durable-memory: --until: expected an ISO 8601 date or time/mu],
   [
     ['--since', '2026-05-09', '--until', '2026-05-08'],
     /^durable-memory: --until: expected a time at or after --since$/mu,

@@ -86,3 +86,58 @@ describe("ThreadHandle.searchHistory's refusals name its own options", () => {
     });
   }
 });
+
+describe('since/until of eight digits are a date (ISO 8601 basic format)', () => {
+  // `since=20261128` was read as epoch milliseconds (1970-01-01T05:37:41Z), silently: every message
+  // matched `since`, none `until`. It is the date 2026-11-28 written without dashes, as a user means it.
+  async function dated() {
+    const store = new InMemoryThreadStore();
+    const days = ['2026-11-27', '2026-11-28', '2026-11-29'];
+    const messages = normalizeMessages(
+      days.map((day) => ({
+        id: day,
+        role: 'user' as const,
+        content: `the violin lesson on ${day}`,
+        createdAt: `${day}T12:00:00Z`,
+      })),
+    );
+    await store.append(
+      't',
+      messages.map((message) => ({ message, tokens: 10 })),
+    );
+    return { store, info: (await store.thread('t'))! };
+  }
+
+  it('since=20261128 and until=20261128 keep that day alone', async () => {
+    const { store, info } = await dated();
+    const hits = await searchHistory(
+      { store },
+      info,
+      'violin lesson',
+      parseRecall({ since: '20261128', until: '20261128' })!,
+    );
+    assert.deepEqual(
+      hits.map((h) => h.message.id),
+      ['2026-11-28'],
+    );
+  });
+
+  it('reads them as the same instants as the dashed date', () => {
+    assert.deepEqual(
+      parseRecall({ since: '20261128', until: '20261128' }),
+      parseRecall({ since: '2026-11-28', until: '2026-11-28' }),
+    );
+  });
+
+  it('refuses eight digits that are no date, naming the field', () => {
+    assert.throws(
+      () => parseRecall({ since: '20261131' }),
+      (err: unknown) =>
+        err instanceof ValidationError && err.code === 'invalid_option' && err.field === 'recall.since',
+    );
+  });
+
+  it('a number stays epoch milliseconds (only text can be a date)', () => {
+    assert.equal(parseRecall({ since: 20261128 })!.since, 20261128);
+  });
+});
