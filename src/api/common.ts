@@ -10,7 +10,7 @@ export const ID_PATTERN = '^[A-Za-z0-9._:@-]{1,128}$';
 
 /**
  * A `since`/`until` of recall and search: epoch milliseconds, or an ISO 8601 date or time (the
- * library's `instant` then checks that the day exists).
+ * library's `instant` then checks that the day exists, and reads eight digits as a date, 20230508).
  */
 export const TIME_PATTERN = '^(\\d{1,16}|\\d{4}-\\d{2}-\\d{2}([T ][0-9:.]+(Z|[+-]\\d{2}:?\\d{2})?)?)$';
 

@@ -25,7 +25,7 @@ export interface RecallOptions {
   limit?: number;
   /**
    * Only messages created at or after this time: an ISO 8601 date or time (`2023-05-08`, a date alone
-   * is UTC midnight) or epoch milliseconds.
+   * is UTC midnight; a string of eight digits is a date, `20230508`) or epoch milliseconds.
    */
   since?: string | number;
   /** Only messages created at or before this time (as `since`; a date alone is its last millisecond). */
@@ -209,6 +209,11 @@ export function parseSearchOptions(options: unknown): ResolvedRecall {
 
 /** `2023-05-08`: a date alone, which stands for its whole (UTC) day. */
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/u;
+/**
+ * `20230508`: the same date in ISO 8601's basic format. Eight digits as epoch milliseconds would be a
+ * moment of 1970's first day, which nobody means; a user writing them means the date.
+ */
+const BASIC_DATE = /^(\d{4})(\d{2})(\d{2})$/u;
 const DAY_MS = 86_400_000;
 
 /** A time without a zone is UTC (never the machine's zone): the same input, the same instant. */
@@ -223,10 +228,12 @@ function calendarDay(value: string): boolean {
 /**
  * Epoch milliseconds of a caller's `since`/`until`: epoch milliseconds (a number, or digits as a
  * query string carries them) or an ISO 8601 date or time. A date alone is its first millisecond, or
- * with `endOfDay` its last, so `until: '2023-05-08'` includes that day.
+ * with `endOfDay` its last, so `until: '2023-05-08'` includes that day. Eight digits in a string are
+ * a date (`20230508`, ISO 8601's basic format), never milliseconds.
  * @throws ValidationError `invalid_option` naming `field`.
  */
-export function instant(value: unknown, field: string, endOfDay: boolean): number {
+export function instant(given: unknown, field: string, endOfDay: boolean): number {
+  const value = typeof given === 'string' ? given.replace(BASIC_DATE, '$1-$2-$3') : given;
   const ms =
     typeof value === 'number'
       ? value
@@ -240,7 +247,7 @@ export function instant(value: unknown, field: string, endOfDay: boolean): numbe
   if (!Number.isSafeInteger(ms) || ms < 0 || Number.isNaN(new Date(ms).getTime())) {
     throw new ValidationError(
       'invalid_option',
-      `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${String(value).slice(0, 40)}`,
+      `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${String(given).slice(0, 40)}`,
       { field },
     );
   }

@@ -82,7 +82,10 @@ export function registerThread(program: Command, session: Session): void {
     .option('--query <text>', 'what recall searches the history for (default: the latest user turn)')
     .option('--recall <scope>', 'recall from: thread (default), resource, user, or off', recallChoice)
     .option('--range <n>', 'neighbours recalled either side of each hit (default 2)', nonNegativeInt)
-    .option('--since <time>', 'recall only messages created since (ISO 8601 date or time, or epoch ms)')
+    .option(
+      '--since <time>',
+      'recall only messages created since (ISO 8601 date or time, or epoch ms; 8 digits: a date)',
+    )
     .option('--until <time>', 'recall only messages created until then (a date includes its day)')
     .option(
       '--service',
@@ -121,7 +124,10 @@ export function registerThread(program: Command, session: Session): void {
       scopeChoice,
     )
     .option('--limit <n>', `at most this many (default 20, at most ${MAX_RECALL_LIMIT})`, positiveInt)
-    .option('--since <time>', 'only messages created since (ISO 8601 date or time, or epoch ms)')
+    .option(
+      '--since <time>',
+      'only messages created since (ISO 8601 date or time, or epoch ms; 8 digits: a date)',
+    )
     .option('--until <time>', 'only messages created until then (a date includes its day)')
     .action(session.action((id: string, query: string, o: SearchFlags) => search(session, id, query, o)));
 
