@@ -269,11 +269,17 @@ test("HTTP API: an unbound thread's refusals name it as the caller does, and the
   assert.equal(appended.status, 400, appended.text);
   assert.equal(appended.body.error.code, 'service_not_bound');
   assert.match(appended.body.error.message, /^responseId: thread svc-http-bare is not bound/u);
+  // The way to bind it is the HTTP API's, which the caller has; it once named the library's
+  // `configure({ service: … })`.
+  const bindOverHttp =
+    /; bind it first: PATCH \/v1\/threads\/svc-http-bare \{"service": \{"kind": "openai-responses"\}\}$/u;
+  assert.match(appended.body.error.message, bindOverHttp);
   const lost = await acme.post(`${path}/service-lost`, { reason: 'not_found' });
   assert.equal(lost.status, 400, lost.text);
   assert.equal(lost.body.error.code, 'service_not_bound');
   assert.equal(lost.body.error.field, 'service');
   assert.match(lost.body.error.message, /^service: thread svc-http-bare is not bound/u);
+  assert.match(lost.body.error.message, bindOverHttp);
   assert.equal((await acme.get(`${path}/messages`)).body.messages.length, 1, 'nothing stored');
 });
 
@@ -313,4 +319,11 @@ test('CLI: configure --service, context --service, service-lost', async () => {
   const unbind = await cli('thread', 'configure', 'svc-cli', '--no-service', '--json');
   assert.equal(unbind.code, 0, unbind.stderr);
   assert.equal(parseJson<{ config: { service?: unknown } }>(unbind).config.service, undefined);
+  // Unbound, service-lost names the command that binds it (it once said "configure its service first").
+  const unbound = await cli('thread', 'service-lost', 'svc-cli', 'not_found');
+  assert.equal(unbound.code, 2, unbound.stderr);
+  assert.match(
+    unbound.stderr,
+    /^durable-memory: service: thread svc-cli is not bound to a provider-stored conversation; bind it first: durable-memory thread configure svc-cli --service openai-responses$/mu,
+  );
 });
