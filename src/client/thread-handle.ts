@@ -32,7 +32,7 @@ import {
   type ThreadConfig,
 } from '../thread/config.js';
 import { serviceSkip, type ServiceState } from '../thread/service.js';
-import { checkLostReason, MAX_RESPONSE_ID_LENGTH } from '../model/service.js';
+import { checkLostReason, MAX_RESPONSE_ID_LENGTH, SERVICE_KINDS, serviceNotBound } from '../model/service.js';
 import { MAX_RETRACT_REASON_LENGTH, characterCount } from '../model/limits.js';
 import { firstBadChar, normalizeMessages } from '../model/validation.js';
 import {
@@ -99,6 +99,9 @@ export interface ThreadDeps {
   /** The model each thread counts tokens for, as this connection last learned it. */
   models: ThreadModels;
 }
+
+/** How a library caller binds a thread, as a `service_not_bound` refusal names it. */
+const BIND_IN_LIBRARY = `thread.configure({ service: { kind: '${SERVICE_KINDS[0]}' } })`;
 
 /** Appends counted at most this often for a thread whose model keeps changing under them. */
 const MAX_MODEL_ATTEMPTS = 3;
@@ -276,12 +279,7 @@ export class ThreadHandle {
       });
     const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
     const config = { ...DEFAULT_CONFIG, ...(info?.config as Partial<ThreadConfig> | undefined) };
-    if (!config.service)
-      throw new ValidationError(
-        'service_not_bound',
-        `responseId: thread ${this.threadId} is not bound to a provider-stored conversation; configure({ service: { kind: 'openai-responses' } }) first`,
-        { field: 'responseId' },
-      );
+    if (!config.service) throw serviceNotBound('responseId', this.threadId, BIND_IN_LIBRARY);
     return config.model;
   }
 
@@ -298,11 +296,7 @@ export class ThreadHandle {
     const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
     if (!config.service)
       // The thread lacks the setting; the reason given is not at fault.
-      throw new ValidationError(
-        'service_not_bound',
-        `service: thread ${this.threadId} is not bound to a provider-stored conversation; configure its service first`,
-        { field: 'service' },
-      );
+      throw serviceNotBound('service', this.threadId, BIND_IN_LIBRARY);
     await this.storeCall(() => this.deps.store.markResponseLost(this.threadId, reason));
     return (await this.serviceState(info))!;
   }

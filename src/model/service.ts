@@ -38,6 +38,23 @@ export function checkLostReason(reason: unknown): asserts reason is string {
 }
 
 /**
+ * The refusal (`service_not_bound`) of a response id, or of `serviceLost`, on a thread bound to no
+ * provider-stored conversation, naming the caller's own way to bind it: the library names
+ * `configure`, the HTTP API its PATCH, the command line `thread configure --service` (each caller
+ * refuses again with its own words, as it names the thread).
+ * @param field - `responseId` (an append ending a response) or `service` (`serviceLost`)
+ * @param threadId - the thread as the caller names it
+ * @param bindWith - how this caller binds it (`thread.configure({ service: … })`)
+ */
+export function serviceNotBound(field: string, threadId: string, bindWith: string): ValidationError {
+  return new ValidationError(
+    'service_not_bound',
+    `${field}: thread ${threadId} is not bound to a provider-stored conversation; bind it first: ${bindWith}`,
+    { field },
+  );
+}
+
+/**
  * A provider's response id recorded with the append that carried the response: the provider's
  * conversation covers history up to `seq`.
  */

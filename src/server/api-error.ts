@@ -14,6 +14,7 @@ import {
 } from '../store/errors.js';
 import { DeadlineError } from './deadline.js';
 import { VersionConflictError } from '../memories/working-memory.js';
+import { SERVICE_KINDS, serviceNotBound } from '../model/service.js';
 
 /** Seconds a client should wait before retrying after a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -52,6 +53,18 @@ export function validationFailure(err: ValidationError, field = err.field): ApiE
   const detail = err.message.replace(/^Message \d+(?: \(id .*?\))?: /u, '').replace(/^configure\./u, '');
   const message = !field || detail.startsWith(field) ? detail : `${field}: ${detail}`;
   return new ApiError(400, err.code, message, field);
+}
+
+/**
+ * A library refusal as the HTTP API says it: a `service_not_bound` names the PATCH that binds the
+ * thread (the library's names `thread.configure(…)`, which an HTTP caller has not); anything else as
+ * it is.
+ * @param id - the thread as the caller names it (the path's id)
+ */
+export function asHttpRefusal(err: ValidationError, id: string): ValidationError {
+  if (err.code !== 'service_not_bound') return err;
+  const bind = `PATCH /v1/threads/${id} {"service": {"kind": "${SERVICE_KINDS[0]}"}}`;
+  return serviceNotBound(err.field ?? 'service', id, bind);
 }
 
 /** Maps fastify's own errors (body parsing, limits) to ours; undefined for anything else. */

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import type { StoredMessage, ThreadInfo } from '../../store/types.js';
 import { compactionMarkOf } from '../../model/message.js';
 import { MAX_RECALL_LIMIT } from '../../model/limits.js';
-import { checkLostReason, SERVICE_KINDS } from '../../model/service.js';
+import { checkLostReason, SERVICE_KINDS, serviceNotBound } from '../../model/service.js';
 import {
   CONFIG_KEYS,
   DEFAULT_CONFIG,
@@ -415,7 +415,17 @@ async function context(session: Session, id: string, o: ContextFlags) {
 
 async function serviceLost(session: Session, id: string, reason: string) {
   checkLostReason(reason); // a usage error (exit 2) before any server is asked
-  const state = await (await session.memory()).thread(session.stored(id)).serviceLost(reason);
+  const state = await (
+    await session.memory()
+  )
+    .thread(session.stored(id))
+    .serviceLost(reason)
+    .catch((err: unknown) => {
+      // The library's refusal names its configure(); the command line's user binds with a flag.
+      if (!(err instanceof ValidationError) || err.code !== 'service_not_bound') throw err;
+      const bind = `durable-memory thread configure ${id} --service ${SERVICE_KINDS[0]}`;
+      throw serviceNotBound(err.field ?? 'service', id, bind);
+    });
   if (session.json) return printJson({ threadId: id, service: state });
   const lost = state.response?.lost;
   await printLines([

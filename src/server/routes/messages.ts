@@ -7,7 +7,7 @@ import type { ContextOptions } from '../../client/context.js';
 import type { AppendInput } from '../../client/thread-handle.js';
 import { ValidationError } from '../../model/errors.js';
 import { ConflictError } from '../../store/errors.js';
-import { ApiError, validationFailure } from '../api-error.js';
+import { ApiError, asHttpRefusal, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { recallRefusalAs } from '../../recall/options.js';
@@ -71,7 +71,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asy
         );
       } catch (err) {
         if (err instanceof ValidationError)
-          throw validationFailure(err, err.index === undefined ? undefined : fieldAt(err.index));
+          throw validationFailure(
+            asHttpRefusal(err, request.params.id),
+            err.index === undefined ? undefined : fieldAt(err.index),
+          );
         if (err instanceof ConflictError) {
           const at = inputs.findIndex((m) => (m as { id?: unknown }).id === err.messageId);
           throw new ApiError(

@@ -7,7 +7,7 @@ import { ValidationError } from '../../model/errors.js';
 import { assertStorableText } from '../../store/internal/prepare.js';
 import { DEFAULT_CONFIG, mergeConfig } from '../../thread/config.js';
 import { unknownStrategyOption } from '../../compaction/strategy-spec.js';
-import { ApiError, validationFailure } from '../api-error.js';
+import { ApiError, asHttpRefusal, validationFailure } from '../api-error.js';
 import { BEARER, BODY_ERRORS, errorResponses, ThreadParams } from '../../api/common.js';
 import { MemoryList, MemoryListQuery } from '../../api/memory.js';
 import { ref } from '../../api/shared.js';
@@ -185,7 +185,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
           params.id,
         );
       } catch (err) {
-        if (err instanceof ValidationError) throw validationFailure(err);
+        if (err instanceof ValidationError) throw validationFailure(asHttpRefusal(err, params.id));
         throw err;
       }
     },
