@@ -10,7 +10,10 @@ import { z } from 'zod';
 import { MAX_BUDGET } from '../../src/model/limits.js';
 import { TOOLS, type ToolContext } from '../../src/mcp/tools.js';
 import { UNSCOPED } from '../../src/mcp/ids.js';
-import { ToolError } from '../../src/mcp/errors.js';
+import { ToolError, toolErrorText } from '../../src/mcp/errors.js';
+import { userMemories } from '../../src/client/user-memories.js';
+import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
+import { InMemoryThreadStore } from '../../src/store/index.js';
 
 const input = (name: string) => z.object(TOOLS.find((t) => t.name === name)!.input).strict();
 
@@ -50,3 +53,25 @@ for (const range of [{ since: '2024-03-01' }, { until: '2024-03-31' }])
         err.message.includes('threadId'),
     );
   });
+
+// `remember` with messageIds but no threadId answered "invalid_option: messageIds need the threadId
+// they belong to": a sentence, without the field where every other refusal has it (`messageIds: …`,
+// or `(field: …)`), which an assistant reads to know which argument to fix.
+test('remember with messageIds but no threadId is refused naming messageIds, and threadId as the fix', async () => {
+  const remember = TOOLS.find((t) => t.name === 'remember')!;
+  const threads = new InMemoryThreadStore();
+  const memories = new InMemoryMemoryStore();
+  const ctx = {
+    memory: { userMemories: (user: string) => userMemories({ threads, memories }, user) },
+    scope: UNSCOPED,
+    defaultUserId: 'alice',
+  } as unknown as ToolContext;
+  const err = await remember.run(ctx, { text: 'Alice likes tea', messageIds: ['m1'] }).then(
+    () => assert.fail('remembered'),
+    (e: unknown) => e,
+  );
+  const text = toolErrorText(err, (id) => id);
+  assert.ok(text.startsWith('invalid_option: messageIds: ') || text.endsWith('(field: messageIds)'), text);
+  assert.match(text, /threadId/u);
+  assert.deepEqual(await memories.list('alice'), []);
+});
