@@ -151,7 +151,7 @@ async function checkMessageIds(
   messageIds: readonly string[],
 ): Promise<void> {
   if (threadId === undefined)
-    throw new ValidationError('invalid_option', 'messageIds need the threadId they belong to', {
+    throw new ValidationError('invalid_option', 'messageIds: the messages of a thread; give threadId too', {
       field: 'messageIds',
     });
   const missing = new Set(messageIds);

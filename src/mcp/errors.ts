@@ -33,6 +33,10 @@ export function toolErrorText(err: unknown, strip: (id: string) => string): stri
   return line('internal', 'internal error');
 }
 
+/**
+ * `code: message`, the field named in its place: the message's own `field: …`, else `(field: …)`
+ * after it (a message that merely begins with the field's word, `since bounds …`, names it too).
+ */
 function line(code: string, message: string, field?: string): string {
-  return `${code}: ${message}${field && !message.startsWith(field) ? ` (field: ${field})` : ''}`;
+  return `${code}: ${message}${field && !message.startsWith(`${field}:`) ? ` (field: ${field})` : ''}`;
 }
