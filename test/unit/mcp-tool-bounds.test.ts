@@ -13,6 +13,7 @@ import { UNSCOPED } from '../../src/mcp/ids.js';
 import { ToolError, toolErrorText } from '../../src/mcp/errors.js';
 import { userMemories } from '../../src/client/user-memories.js';
 import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
+import { forgetReason } from '../../src/memories/memory-store.js';
 import { InMemoryThreadStore } from '../../src/store/index.js';
 
 const input = (name: string) => z.object(TOOLS.find((t) => t.name === name)!.input).strict();
@@ -74,4 +75,22 @@ test('remember with messageIds but no threadId is refused naming messageIds, and
   assert.ok(text.startsWith('invalid_option: messageIds: ') || text.endsWith('(field: messageIds)'), text);
   assert.match(text, /threadId/u);
   assert.deepEqual(await memories.list('alice'), []);
+});
+
+// The MCP `forget` took a reason of at most 1,000 characters where the library's forget takes 10,000:
+// a reason the library keeps was refused by the tool. One limit, the library's.
+test("forget's reason takes what the library's forget takes, and refuses what it refuses", () => {
+  const forget = input('forget');
+  const library = (reason: string) => {
+    try {
+      forgetReason(reason);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const n of [1, 1000, 1001, 9999, 10_000, 10_001]) {
+    const reason = '😀'.repeat(n); // characters (code points), as the library counts them
+    assert.equal(forget.safeParse({ memoryId: 'm1', reason }).success, library(reason), `${n} characters`);
+  }
 });
