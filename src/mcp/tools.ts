@@ -14,6 +14,7 @@ import type { DurableMemory } from '../client/connect.js';
 import { DEFAULT_SEARCH_LIMIT, type MemoryRecord } from '../memories/memory-store.js';
 import {
   MAX_BUDGET,
+  MAX_FORGET_REASON_LENGTH,
   MAX_ID_LENGTH,
   MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
@@ -250,7 +251,13 @@ const forget = tool({
   input: {
     memoryId: z.string().min(1).max(300).describe('The memory id, as search shows it'),
     userId,
-    reason: z.string().trim().min(1).max(1000).optional().describe('Why (default "forgotten by user")'),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_FORGET_REASON_LENGTH)
+      .optional()
+      .describe('Why (default "forgotten by user")'),
   },
   readOnly: false,
   async run(ctx, args) {

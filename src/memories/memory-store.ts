@@ -12,7 +12,7 @@
  *   resource's memories plus the user-wide ones (no resource); reads without one see all of the user's.
  */
 import { ValidationError } from '../model/errors.js';
-import { MAX_MEMORY_TEXT_LENGTH, characterCount } from '../model/limits.js';
+import { MAX_FORGET_REASON_LENGTH, MAX_MEMORY_TEXT_LENGTH, characterCount } from '../model/limits.js';
 import { assertModel, assertVector } from '../model/vectors.js';
 import { assertStorableText } from '../store/internal/prepare.js';
 import type { WorkingMemoryStore } from './working-memory-store.js';
@@ -578,8 +578,12 @@ export function forgetReason(reason: unknown): string {
   const field = { field: 'reason' };
   if (typeof reason !== 'string' || reason.trim().length === 0)
     throw new ValidationError('invalid_option', 'reason: expected a non-empty string', field);
-  if (characterCount(reason) > MAX_MEMORY_TEXT_LENGTH)
-    throw new ValidationError('too_long', `reason: longer than ${MAX_MEMORY_TEXT_LENGTH} characters`, field);
+  if (characterCount(reason) > MAX_FORGET_REASON_LENGTH)
+    throw new ValidationError(
+      'too_long',
+      `reason: longer than ${MAX_FORGET_REASON_LENGTH} characters`,
+      field,
+    );
   try {
     assertStorableText(reason, {});
   } catch (err) {

@@ -46,6 +46,12 @@ export const MAX_RECORD_ID_LENGTH = 300;
 /** Longest text of one long-term memory, in characters (a fact is one sentence; this is generous). */
 export const MAX_MEMORY_TEXT_LENGTH = 10_000;
 
+/**
+ * Longest `reason` of forgetting a memory, in characters: what its `supersededReason` keeps, as long
+ * as a memory's text (the library's `forget` and the MCP `forget` tool take the same).
+ */
+export const MAX_FORGET_REASON_LENGTH = MAX_MEMORY_TEXT_LENGTH;
+
 /** Earliest and latest `createdAt` of a message: years 1 to 9999 (what every backend can store). */
 export const MIN_CREATED_AT = new Date('0001-01-01T00:00:00.000Z').getTime();
 export const MAX_CREATED_AT = new Date('9999-12-31T23:59:59.999Z').getTime();

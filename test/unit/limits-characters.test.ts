@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  MAX_FORGET_REASON_LENGTH,
   MAX_ID_LENGTH,
   MAX_MEMORY_TEXT_LENGTH,
   MAX_MODEL_LENGTH,
@@ -34,8 +35,8 @@ test('a message id of MAX_ID_LENGTH wide characters is taken; one more is refuse
 test('a memory text and a forget reason of MAX_MEMORY_TEXT_LENGTH wide characters are taken; one more is refused', () => {
   assertMemoryText(wide(MAX_MEMORY_TEXT_LENGTH));
   refuses(() => assertMemoryText(wide(MAX_MEMORY_TEXT_LENGTH + 1)), 'too_long');
-  assert.equal(forgetReason(wide(MAX_MEMORY_TEXT_LENGTH)), wide(MAX_MEMORY_TEXT_LENGTH));
-  refuses(() => forgetReason(wide(MAX_MEMORY_TEXT_LENGTH + 1)), 'too_long');
+  assert.equal(forgetReason(wide(MAX_FORGET_REASON_LENGTH)), wide(MAX_FORGET_REASON_LENGTH));
+  refuses(() => forgetReason(wide(MAX_FORGET_REASON_LENGTH + 1)), 'too_long');
 });
 
 test('a model name, a query and a fork point count characters too', () => {
