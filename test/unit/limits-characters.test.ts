@@ -17,6 +17,9 @@ import { assertMemoryText, forgetReason } from '../../src/memories/memory-store.
 import { parseModel } from '../../src/thread/config.js';
 import { parseQuery } from '../../src/recall/options.js';
 import { checkFork } from '../../src/client/fork.js';
+import { assertModel } from '../../src/model/vectors.js';
+import { TokenStore } from '../../src/tenancy/token-store.js';
+import type pg from 'pg';
 
 /** `n` characters, each outside the BMP (two UTF-16 code units). */
 const wide = (n: number) => '😀'.repeat(n);
@@ -46,4 +49,28 @@ test('a model name, a query and a fork point count characters too', () => {
   refuses(() => parseQuery(wide(MAX_RECALL_QUERY + 1)), 'invalid_option');
   checkFork('source', 'target', { at: wide(MAX_ID_LENGTH) });
   refuses(() => checkFork('source', 'target', { at: wide(MAX_ID_LENGTH + 1) }), 'invalid_id');
+});
+
+// Both counted UTF-16 code units (`.length`), so 101 emoji were "202 characters" and refused.
+test('an embedding model name of MAX_MODEL_LENGTH wide characters is taken; one more is refused', () => {
+  assertModel(wide(MAX_MODEL_LENGTH));
+  refuses(() => assertModel(wide(MAX_MODEL_LENGTH + 1)), 'invalid_option');
+});
+
+test('an API token label of 200 wide characters is taken; one more is refused', async () => {
+  const stored: unknown[] = [];
+  const pool = {
+    query: (_sql: string, values: unknown[]) => {
+      stored.push(values[2]);
+      const row = { token_hash: 'h', tenant: 'acme', label: values[2], created_at: new Date() };
+      return Promise.resolve({ rows: [{ ...row, revoked_at: null, last_used_at: null }] });
+    },
+  };
+  const tokens = new TokenStore(pool as unknown as pg.Pool);
+  assert.equal((await tokens.create('acme', wide(200))).label, wide(200));
+  await assert.rejects(
+    tokens.create('acme', wide(201)),
+    (err: unknown) => (err as { code?: string }).code === 'invalid_option',
+  );
+  assert.deepEqual(stored, [wide(200)], 'the refused one is not stored');
 });
