@@ -31,8 +31,11 @@ export const MAX_AFTER_IDLE_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 /** Largest `extractEveryTurns` of a thread. */
 export const MAX_EXTRACT_EVERY_TURNS = 10_000;
 
-/** Longest model name. */
+/** Longest model name, in characters: a thread's, and the embedding model stored with each vector. */
 export const MAX_MODEL_LENGTH = 200;
+
+/** Longest label of an API token, in characters (a note for people: who holds it). */
+export const MAX_TOKEN_LABEL_LENGTH = 200;
 
 /** Largest token count of one stored message or summary (a PostgreSQL `integer`): 2³¹ − 1. */
 export const MAX_TOKEN_COUNT = 2_147_483_647;

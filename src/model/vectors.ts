@@ -3,6 +3,7 @@
  * numbers, and closeness is cosine similarity. PostgreSQL computes the same in SQL (migration 008). Shared by the thread and memory stores.
  */
 import { ValidationError } from './errors.js';
+import { characterCount, MAX_MODEL_LENGTH } from './limits.js';
 
 /** Most dimensions a stored vector may have (pgvector's `vector` type holds up to 16,000). */
 export const MAX_EMBEDDING_DIMENSIONS = 16_000;
@@ -34,8 +35,8 @@ export function assertVector(vector: unknown, field: string, dims?: number): ass
 
 /** Checks a model name (stored with each vector). @throws ValidationError `invalid_option`. */
 export function assertModel(model: unknown): asserts model is string {
-  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
-    throw new ValidationError('invalid_option', 'model: expected 1–200 characters');
+  if (typeof model !== 'string' || model.length === 0 || characterCount(model) > MAX_MODEL_LENGTH)
+    throw new ValidationError('invalid_option', `model: expected 1–${MAX_MODEL_LENGTH} characters`);
 }
 
 /** Checks a search's limit. @throws ValidationError `invalid_option`. */

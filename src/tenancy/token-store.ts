@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { newPool } from '../postgres/pool.js';
 import { ValidationError } from '../model/errors.js';
+import { characterCount, MAX_TOKEN_LABEL_LENGTH } from '../model/limits.js';
 import { assertTenant } from './tenant-scope.js';
 import { migrate } from '../postgres/migrate.js';
 import { toStoreError } from '../postgres/errors.js';
@@ -136,8 +137,14 @@ export class TokenStore {
    */
   async create(tenant: string, label?: string): Promise<CreatedToken> {
     assertTenant(tenant);
-    if (label !== undefined && (typeof label !== 'string' || label.length > 200 || label.includes('\0')))
-      throw new ValidationError('invalid_option', 'label: expected text of at most 200 characters');
+    if (
+      label !== undefined &&
+      (typeof label !== 'string' || characterCount(label) > MAX_TOKEN_LABEL_LENGTH || label.includes('\0'))
+    )
+      throw new ValidationError(
+        'invalid_option',
+        `label: expected text of at most ${MAX_TOKEN_LABEL_LENGTH} characters`,
+      );
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const { rows } = await this.pool.query<TokenRow>(
       'INSERT INTO api_tokens (token_hash, tenant, label) VALUES ($1, $2, $3) RETURNING *',
