@@ -708,3 +708,15 @@ describe('context() with the stable recalled block (previous)', () => {
     assert.equal(a.recall?.stable?.why, 'none');
   });
 });
+
+describe('the recall query, cut to MAX_RECALL_QUERY characters', () => {
+  // It was cut by UTF-16 code units (`.slice(0, 4000)`): a query of 4,000 characters ending in an
+  // emoji, which the limit takes, lost the emoji's second half, and the lone surrogate left over is
+  // what PostgreSQL's text and the validation refuse.
+  it('keeps a query of MAX_RECALL_QUERY characters whole, ending in an emoji', async () => {
+    const { store, info } = await threadWithFact(5, 1);
+    const query = `${'a '.repeat(1999)}b😀`; // 3,999 + 1 characters, 4,001 code units
+    const ctx = await readContext({ store }, info, { budget: 1000, query });
+    assert.equal(ctx.recall?.query, query);
+  });
+});
