@@ -27,7 +27,7 @@ import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
-import { MAX_RECALL_QUERY } from '../model/limits.js';
+import { firstCharacters, MAX_RECALL_QUERY } from '../model/limits.js';
 import { ValidationError } from '../model/errors.js';
 import {
   DEFAULT_MIN_MATCH,
@@ -250,7 +250,7 @@ function recallSearch(
   if (!recall || recall.scope !== 'thread' || given === undefined) return undefined;
   if (options.budget !== undefined) parseBudget('budget', options.budget);
   const { recallTokens, candidates } = recallSize(options.budget ?? config.budget, config, recall);
-  const query = given.slice(0, MAX_RECALL_QUERY);
+  const query = firstCharacters(given, MAX_RECALL_QUERY);
   if (recallTokens <= 0 || query.trim() === '') return undefined;
   return {
     query,
@@ -342,7 +342,7 @@ async function readFull(
   const { recallTokens, limit, candidates } = recallSize(budget, config, recall);
   const rank = (query: string) =>
     recall && recallTokens > 0 && query.trim() !== ''
-      ? rankHistory(sources, info, query.slice(0, MAX_RECALL_QUERY), recall, limit, candidates)
+      ? rankHistory(sources, info, firstCharacters(query, MAX_RECALL_QUERY), recall, limit, candidates)
       : undefined;
   // A query given by the caller is searched (and its best hits' surroundings read) while the view is
   // read; the default query needs the view.
@@ -356,7 +356,7 @@ async function readFull(
   working?.catch(() => undefined); // as `early`
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const query = (given ?? latestUserText(view)).slice(0, MAX_RECALL_QUERY);
+  const query = firstCharacters(given ?? latestUserText(view), MAX_RECALL_QUERY);
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
   const [block, ranked, current] = await Promise.all([
     rankedMemories(sources, info, view, given, Math.floor(budget * config.memoryShare), count),

@@ -111,3 +111,17 @@ export function characterCount(text: string): number {
   }
   return text.length - pairs;
 }
+
+/**
+ * The first `max` characters of `text` (code points, as {@link characterCount} counts them): a cut
+ * never splits a surrogate pair, whose lone half PostgreSQL's text and validation refuse.
+ */
+export function firstCharacters(text: string, max: number): string {
+  let end = 0;
+  for (let n = 0; n < max && end < text.length; n++) {
+    const unit = text.charCodeAt(end);
+    const next = text.charCodeAt(end + 1);
+    end += unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+  }
+  return text.slice(0, end);
+}
