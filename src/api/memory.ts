@@ -3,6 +3,7 @@
  */
 import Type, { type Static } from 'typebox';
 import {
+  MAX_FORGET_REASON_LENGTH,
   MAX_ID_LENGTH,
   MAX_MEMORY_SEARCH_LIMIT,
   MAX_MEMORY_TEXT_LENGTH,
@@ -97,7 +98,7 @@ export const ForgetBody = Type.Object(
     reason: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: MAX_MEMORY_TEXT_LENGTH,
+        maxLength: MAX_FORGET_REASON_LENGTH,
         description: 'Why, kept as its `supersededReason` (default `forgotten by user`).',
       }),
     ),
