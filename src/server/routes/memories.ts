@@ -5,7 +5,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { MemoryPage, MemoryRecord, MemoryStore, ScoredMemory } from '../../memories/memory-store.js';
+import type { MemoryPage, MemoryRecord, ScoredMemory } from '../../memories/memory-store.js';
+import type { UserMemories } from '../../client/user-memories.js';
 import { ValidationError } from '../../model/errors.js';
 import { ApiError, unknownThread, validationFailure } from '../api-error.js';
 import { UnknownThreadError } from '../../client/errors.js';
@@ -24,11 +25,13 @@ import { ref } from '../../api/shared.js';
 import type { TenantScope } from '../../tenancy/tenant-scope.js';
 import { run, type RouteDeps } from './deps.js';
 
-/** The memory store, which every PostgreSQL-backed connection has. */
-function storeOf(deps: RouteDeps): MemoryStore {
-  const store = deps.memory.memoryStore;
-  if (!store) throw new ApiError(500, 'internal', 'no memory store is configured');
-  return store;
+/**
+ * A user's memories through the client library (the one path to them); a 500 when the connection
+ * has no memory store (every PostgreSQL-backed one has).
+ */
+function memoriesOf(deps: RouteDeps, userId: string): UserMemories {
+  if (!deps.memory.memoryStore) throw new ApiError(500, 'internal', 'no memory store is configured');
+  return deps.memory.userMemories(userId);
 }
 
 /**
@@ -42,12 +45,12 @@ async function findMemory(
   userId: string,
   memoryId: string,
 ): Promise<MemoryRecord> {
-  const store = storeOf(deps);
   const user = scope.scoped(userId, 'userId');
+  const memories = memoriesOf(deps, user);
   try {
     const found =
-      (await run(deps, () => store.get(user, scope.prefix + memoryId), 'memory lookup')) ??
-      (await run(deps, () => store.get(user, memoryId), 'memory lookup'));
+      (await run(deps, () => memories.get(scope.prefix + memoryId), 'memory lookup')) ??
+      (await run(deps, () => memories.get(memoryId), 'memory lookup'));
     if (found) return found;
   } catch (err) {
     if (err instanceof ValidationError) throw validationFailure(err, 'memoryId');
@@ -270,7 +273,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       try {
         corrected = await run(
           deps,
-          () => storeOf(deps).correct(found.userId, found.id, body.text),
+          () => memoriesOf(deps, found.userId).correct(found.id, body.text),
           'correct',
         );
       } catch (err) {
@@ -341,7 +344,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
     async (request, reply) => {
       const { scope, params } = request;
       const found = await findMemory(deps, scope, params.userId, params.memoryId);
-      if (!(await run(deps, () => storeOf(deps).remove(found.userId, found.id), 'delete memory')))
+      if (!(await run(deps, () => memoriesOf(deps, found.userId).remove(found.id), 'delete memory')))
         throw new ApiError(
           404,
           'unknown_memory',
