@@ -624,6 +624,11 @@ test("memories remember --thread --message-ids --tool-call-id records where the 
   assert.match(badThread.stderr, /thread "nosuch" does not exist/u);
   assert.doesNotMatch(badThread.stderr + badMessage.stderr, /shop:/u);
   assert.equal((await p.memory.userMemories('shop:dora').list()).length, 1);
+  // A remembered memory is stored by its own id (no tenant prefix), as the HTTP API stores it: rm
+  // with the tenant finds it as `ls` shows it.
+  const removed = await cli('memories', 'rm', memory.id, '--user', 'dora', '--tenant', 'shop');
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.deepEqual(await p.memory.userMemories('shop:dora').list(), []);
 });
 
 test("thread configure: --close-after-idle-ms and --delete-after-idle-ms go back to the worker's default with `default`", async () => {
