@@ -205,11 +205,9 @@ export function registerMemories(program: Command, session: Session): void {
     .requiredOption('--user <userId>', 'whose memory')
     .action(
       session.action(async (memoryId: string, o: { user: string }) => {
-        const removed = await (
-          await session.memory()
-        )
-          .userMemories(session.stored(o.user))
-          .remove(session.stored(memoryId));
+        // Found as `ls` shows it (with a tenant: extracted ones prefixed, remembered ones as is).
+        const found = await findMemory(session, o.user, memoryId);
+        const removed = await (await session.memory()).userMemories(session.stored(o.user)).remove(found.id);
         if (!removed) throw new NotFoundError(`memory ${memoryId} of user ${o.user} does not exist`);
         if (session.json) return printJson({ userId: o.user, memoryId, removed: true });
         await printLines([`removed memory ${memoryId} of ${o.user}`]);
