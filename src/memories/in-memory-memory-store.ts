@@ -26,6 +26,7 @@ import {
   type ListMemoriesOptions,
   assertListLimit,
   assertPageLimit,
+  pageOf,
   pageToken,
   parsePageToken,
   unknownAfter,
@@ -177,14 +178,13 @@ export class InMemoryMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.page */
   async page(userId: string, options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage> {
     assertPageLimit(options?.limit);
-    const rows = this.listed(userId, { ...options, limit: options.limit + 1 }); // one more: is there a next?
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    const memories = page.map((entry) => structuredClone(entry.record));
     // The order here is `ord` alone; the time is carried for the token's shape (PostgreSQL's needs it).
-    return rows.length > options.limit && last
-      ? { memories, next: pageToken(Date.parse(last.record.createdAt) * 1000, last.ord) }
-      : { memories };
+    return pageOf(
+      this.listed(userId, { ...options, limit: options.limit + 1 }),
+      options.limit,
+      (entry) => structuredClone(entry.record),
+      (entry) => pageToken(Date.parse(entry.record.createdAt) * 1000, entry.ord),
+    );
   }
 
   /** The entries of a list, newest first. */

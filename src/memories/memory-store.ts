@@ -165,6 +165,23 @@ export function pageToken(atMicros: bigint | number | string, ord: bigint | numb
 }
 
 /**
+ * A page of {@link MemoryStore.page} from a list asked for `limit + 1` rows (one more: is there a
+ * next?), `tokenOf` giving a row's page token.
+ */
+export function pageOf<R>(
+  rows: readonly R[],
+  limit: number,
+  recordOf: (row: R) => MemoryRecord,
+  tokenOf: (row: R) => string,
+): MemoryPage {
+  const page = rows.slice(0, limit);
+  const memories = page.map(recordOf);
+  return rows.length > limit && page.length > 0
+    ? { memories, next: tokenOf(page[page.length - 1]!) }
+    : { memories };
+}
+
+/**
  * The place an `after` names when it is a page token, undefined when it is a memory id. No memory id
  * starts with `~`: an extracted memory's starts with its thread's id (letters, digits, `. _ : @ -`),
  * a remembered or corrected one's is a UUID.

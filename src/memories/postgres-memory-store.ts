@@ -40,6 +40,7 @@ import {
   assertListLimit,
   assertPageLimit,
   unknownAfter,
+  pageOf,
   pageToken,
   parsePageToken,
   type MemoryPage,
@@ -292,13 +293,12 @@ export class PostgresMemoryStore implements MemoryStore {
   /** @inheritDoc MemoryStore.page */
   async page(userId: string, options: ListMemoriesOptions & { limit: number }): Promise<MemoryPage> {
     assertPageLimit(options?.limit);
-    const rows = await this.listed(userId, { ...options, limit: options.limit + 1 }); // one more: is there a next?
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    const memories = page.map((row) => row.record);
-    return rows.length > options.limit && last
-      ? { memories, next: pageToken(last.at_us, last.ord) }
-      : { memories };
+    return pageOf(
+      await this.listed(userId, { ...options, limit: options.limit + 1 }),
+      options.limit,
+      (row) => row.record,
+      (row) => pageToken(row.at_us, row.ord),
+    );
   }
 
   /** The rows of a list, newest first, with each one's place in the order (a page token's parts). */

@@ -315,7 +315,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ deps: RouteDeps }> = asyn
       try {
         forgotten = await run(
           deps,
-          () => deps.memory.userMemories(found.userId).forget(found.id, { reason: body.reason }),
+          () => memoriesOf(deps, found.userId).forget(found.id, { reason: body.reason }),
           'forget',
         );
       } catch (err) {
