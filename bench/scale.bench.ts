@@ -468,9 +468,12 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
     };
     const h = victims.map((p) => p.history);
     // A task that left the dead worker (either timeout) waits on the task queue all workers poll.
+    // A thread whose task never timed out (none was on the dead worker's queue then) has no such wait.
     const queued = (x: AfterKill) => {
-      const left = Math.max(x.stickyTimeout ?? -Infinity, x.startTimeout ?? -Infinity);
-      return x.started !== undefined && x.started > left ? x.started - left : undefined;
+      const timeouts = [x.stickyTimeout, x.startTimeout].filter((t): t is number => t !== undefined);
+      if (timeouts.length === 0 || x.started === undefined) return undefined;
+      const left = Math.max(...timeouts);
+      return x.started > left ? x.started - left : undefined;
     };
     lines.push(
       '',
