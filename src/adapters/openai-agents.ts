@@ -8,7 +8,7 @@
  * and text, function calls as tool-call parts, function outputs as tool results, reasoning as reasoning
  * parts. The original item rides along in `metadata.agentsItem`, so what comes back is exactly what
  * went in (provider ids, statuses, images, hosted tool calls and other items our parts do not model).
- * Messages the thread holds from elsewhere (summaries, the long-term memory block, the pinned working
+ * Messages the thread holds from elsewhere (summaries, the memories block, the pinned working
  * memory, appends through the client) are turned into items from their parts.
  * `session.workingMemoryTool()` is an `update_working_memory` function tool for the agent.
  *

@@ -160,7 +160,7 @@ export class TenantScope {
     return out;
   }
 
-  /** The context: its injected memory block names memory ids in its metadata. */
+  /** The context: its injected memories block names memory ids in its metadata. */
   context(ctx: ContextResult): ContextResult {
     return {
       ...ctx,

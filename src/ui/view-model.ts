@@ -65,7 +65,7 @@ export function compactionMark(message: Message): CompactionMarkLike | undefined
     : undefined;
 }
 
-/** True for the injected long-term memory block (a system message listing the memories it holds). */
+/** True for the injected memories block (a system message listing the memories it holds). */
 export function isMemoryBlock(message: Message): boolean {
   return (
     message.role === 'system' &&
@@ -235,7 +235,7 @@ function exclusionOf(
   return excluded;
 }
 
-/** Token counts the API reports per message: history and summaries (the memory block is the rest). */
+/** Token counts the API reports per message: history and summaries (the memories block is the rest). */
 export function tokensById(history: readonly StoredMessage[], exp: ThreadExport): Map<string, number> {
   const tokens = new Map<string, number>();
   for (const m of history) tokens.set(m.id, m.tokens);
@@ -246,7 +246,7 @@ export function tokensById(history: readonly StoredMessage[], exp: ThreadExport)
 /**
  * Tokens of each context message. A count the response carries wins; otherwise the stored one; the
  * recalled block's count is reported with it (`recall.tokens`), the working memory's too
- * (`workingMemory.tokens`); the injected memory block has no
+ * (`workingMemory.tokens`); the injected memories block has no
  * stored count, so it gets what remains of the reported total.
  */
 export function contextTokens(ctx: ContextResult, known: ReadonlyMap<string, number>): Map<string, number> {
