@@ -8,7 +8,7 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { renderTranscript } from '../src/llm/transcript.js';
 import type { Embedder } from '../src/llm/embeddings.js';
-import { MAX_EMBEDDING_INPUT_CHARS } from '../src/llm/embeddings.js';
+import { embeddingInput, MAX_EMBEDDING_INPUT_CHARS } from '../src/llm/embeddings.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { textOf, type Message } from '../src/model/message.js';
@@ -91,7 +91,7 @@ async function run(
     if (memoryStore && input.userId !== undefined) {
       const pending = await memoryStore.unembedded(input.userId, model, MEMORIES_PER_RUN);
       for (const batch of batches(pending, (m) => m.text)) {
-        const vectors = await embed(batch.map((m) => clip(m.text)));
+        const vectors = await embed(batch.map((m) => embeddingInput(m.text)));
         throwIfCancelled();
         memories += await memoryStore.saveEmbeddings(
           model,
@@ -128,11 +128,7 @@ async function bodies(
 function textFor(stored: StoredMessage): string {
   const { seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...message } = stored;
   const text = textOf(message as Message).trim() || renderTranscript([message as Message]).trim();
-  return clip(text || message.role); // an endpoint refuses empty input
-}
-
-function clip(text: string): string {
-  return text.length > MAX_EMBEDDING_INPUT_CHARS ? text.slice(0, MAX_EMBEDDING_INPUT_CHARS) : text;
+  return embeddingInput(text || message.role); // an endpoint refuses empty input
 }
 
 /** Consecutive batches within {@link EMBEDDING_BATCH_INPUTS} texts and {@link EMBEDDING_BATCH_CHARS} characters. */

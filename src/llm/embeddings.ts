@@ -13,6 +13,7 @@
  * call, so Temporal's retry policy is the only one and a 429's Retry-After reaches it.
  */
 import type OpenAI from 'openai';
+import { firstCharacters } from '../model/limits.js';
 import { embeddingRequestsTotal } from '../observability/metrics.js';
 import { llmConfigFromEnv, PLACEHOLDER_API_KEY, type LlmConfig } from './config.js';
 import { LlmReplyError } from './reply.js';
@@ -32,6 +33,11 @@ export interface Embedder {
 
 /** Longest text sent for one input, in characters: well below the 8,192-token limit of OpenAI's models. */
 export const MAX_EMBEDDING_INPUT_CHARS = 8_000;
+
+/** `text` as sent for embedding: its first {@link MAX_EMBEDDING_INPUT_CHARS} characters (code points). */
+export function embeddingInput(text: string): string {
+  return firstCharacters(text, MAX_EMBEDDING_INPUT_CHARS);
+}
 
 /**
  * Reads the embedding configuration from environment variables (see the module comment).
@@ -85,9 +91,7 @@ export async function embed(
   signal?: AbortSignal,
 ): Promise<number[][]> {
   if (texts.length === 0) return [];
-  const input = texts.map((t) =>
-    t.length > MAX_EMBEDDING_INPUT_CHARS ? t.slice(0, MAX_EMBEDDING_INPUT_CHARS) : t,
-  );
+  const input = texts.map(embeddingInput);
   try {
     const reply = await client.embeddings.create(
       { model, input, encoding_format: 'float' },

@@ -20,6 +20,7 @@
  * (`User lives in …`) when the value differs; "likes X" and "dislikes X" supersede each other; within
  * one batch the last value of a one-value fact wins.
  */
+import { characterCount, firstCharacters } from '../model/limits.js';
 import { textOf } from '../model/message.js';
 import type { MemoryCategory } from './memory-schema.js';
 import type {
@@ -232,7 +233,7 @@ function cleanValue(raw: string | undefined): string | undefined {
     .replace(/\bme\b/giu, 'them');
   // "I moved to Berlin last month": the fact is where, not when.
   while (TRAILING_TIME.test(v)) v = v.replace(TRAILING_TIME, '');
-  if (v.length > MAX_VALUE_CHARS) v = v.slice(0, MAX_VALUE_CHARS).replace(/\s+\S*$/u, '');
+  if (characterCount(v) > MAX_VALUE_CHARS) v = firstCharacters(v, MAX_VALUE_CHARS).replace(/\s+\S*$/u, '');
   return v || undefined;
 }
 

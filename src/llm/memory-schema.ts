@@ -3,6 +3,7 @@
  * hand-written check of the reply against it. The check does not trust the server to have enforced
  * the schema: many OpenAI-compatible servers accept `response_format` and ignore it.
  */
+import { firstCharacters } from '../model/limits.js';
 import { LlmReplyError } from './reply.js';
 
 /** Kinds of facts. `name`, `location`, `work` and `occupation` hold one value at a time. */
@@ -81,7 +82,7 @@ export function parseMemoryReply(content: string): RawFact[] {
   try {
     value = JSON.parse(content);
   } catch (err) {
-    throw new LlmReplyError('invalid_json', `memory reply is not JSON: ${content.slice(0, 80)}`, {
+    throw new LlmReplyError('invalid_json', `memory reply is not JSON: ${firstCharacters(content, 80)}`, {
       cause: err,
     });
   }

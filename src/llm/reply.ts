@@ -4,6 +4,7 @@
  * an {@link LlmReplyError} (a failure to retry), never a summary or an empty list of memories.
  */
 import { DurableMemoryError } from '../model/errors.js';
+import { firstCharacters } from '../model/limits.js';
 
 /** Codes of {@link LlmReplyError}. */
 export type LlmReplyCode =
@@ -46,7 +47,8 @@ export interface CompletionReply {
  */
 export function readCompletion(completion: unknown): CompletionReply {
   if (typeof completion !== 'object' || completion === null || Array.isArray(completion)) {
-    const shown = typeof completion === 'string' ? `: ${JSON.stringify(completion.slice(0, 80))}` : '';
+    const shown =
+      typeof completion === 'string' ? `: ${JSON.stringify(firstCharacters(completion, 80))}` : '';
     throw new LlmReplyError('not_a_completion', `LLM reply is not a chat completion${shown}`);
   }
   const c = completion as { choices?: unknown; model?: unknown; usage?: unknown };
@@ -57,7 +59,7 @@ export function readCompletion(completion: unknown): CompletionReply {
   const content = choice?.message?.content;
   if (typeof content !== 'string' || !content.trim()) {
     const refusal = choice?.message?.refusal;
-    const why = typeof refusal === 'string' && refusal ? ` (refusal: ${refusal.slice(0, 200)})` : '';
+    const why = typeof refusal === 'string' && refusal ? ` (refusal: ${firstCharacters(refusal, 200)})` : '';
     throw new LlmReplyError('empty_content', `LLM reply has no text${why}`);
   }
   const usage = (c.usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };

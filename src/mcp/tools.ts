@@ -13,6 +13,8 @@ import { ID_PATTERN, PATTERN_WORDS } from '../api/common.js';
 import type { DurableMemory } from '../client/connect.js';
 import { DEFAULT_SEARCH_LIMIT, type MemoryRecord } from '../memories/memory-store.js';
 import {
+  characterCount,
+  firstCharacters,
   MAX_BUDGET,
   MAX_FORGET_REASON_LENGTH,
   MAX_ID_LENGTH,
@@ -181,7 +183,7 @@ const search = tool({
           seq,
           role: message.role,
           createdAt: message.createdAt,
-          text: text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text,
+          text: characterCount(text) > MAX_SHOWN ? `${firstCharacters(text, MAX_SHOWN)}…` : text,
           score,
           ranker,
         };

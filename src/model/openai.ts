@@ -17,6 +17,7 @@
  */
 import type * as OpenAI from 'openai/resources/chat/completions';
 import { ValidationError } from './errors.js';
+import { firstCharacters } from './limits.js';
 import type { Message, MessageInput, PartInput, TextPart } from './message.js';
 
 type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
@@ -25,7 +26,7 @@ type TextContent = string | OpenAI.ChatCompletionContentPartText[];
 /** A caller's value, shown safely in an error message (JSON.stringify throws on BigInt). */
 function show(x: unknown): string {
   return typeof x === 'string'
-    ? JSON.stringify(x.slice(0, 80))
+    ? JSON.stringify(firstCharacters(x, 80))
     : typeof x === 'object' || typeof x === 'bigint'
       ? typeof x
       : String(x);

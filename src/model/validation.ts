@@ -5,7 +5,14 @@
  * Pure on purpose: deterministic code imports it, so no Node built-ins, no clock, no randomness.
  */
 import { ValidationError, type ValidationCode } from './errors.js';
-import { MAX_CREATED_AT, MAX_ID_LENGTH, MAX_JSON_DEPTH, MIN_CREATED_AT, characterCount } from './limits.js';
+import {
+  MAX_CREATED_AT,
+  MAX_ID_LENGTH,
+  MAX_JSON_DEPTH,
+  MIN_CREATED_AT,
+  characterCount,
+  firstCharacters,
+} from './limits.js';
 import { ROLES } from './message.js';
 import type { Message, MessageInput, Part, Role, ToolResultPart } from './message.js';
 
@@ -57,7 +64,7 @@ export function assertWholeNumber(value: unknown, field: string, min: number, ma
 /** A caller's value, shown safely in an error message (JSON.stringify throws on BigInt). */
 function show(x: unknown): string {
   return typeof x === 'string'
-    ? JSON.stringify(x.slice(0, 80))
+    ? JSON.stringify(firstCharacters(x, 80))
     : typeof x === 'object' || typeof x === 'bigint'
       ? typeof x
       : String(x);
