@@ -856,6 +856,15 @@ describe('GET /v1/threads/{id}/search', () => {
     assert.equal(since.status, 200, JSON.stringify(since.body));
     assert.equal(since.body.hits.length, 2);
     assertError(await acme.get(`${base}&since=yesterday`), 400, 'invalid_field', 'since');
+    // Epoch seconds were read as milliseconds, a moment of 1970, silently: every message matched.
+    const seconds = await acme.get(`${base}&since=1732000000`);
+    assertError(seconds, 400, 'invalid_option', 'since');
+    assert.match(seconds.body.error.message, /^since: .*epoch milliseconds.*seconds/u);
+    const inSeconds = await acme.post('/v1/threads/searching/context', {
+      query: 'Ingrid',
+      until: 1732000000,
+    });
+    assertError(inSeconds, 400, 'invalid_option', 'until');
     // Refusals the library makes name the request's own parameters: they once said `recall.until`
     // and `recall.since` (context's option names) for a request that has `until` and `since`.
     for (const path of [base, '/v1/threads/searching/context?query=Ingrid']) {

@@ -13,6 +13,8 @@ for (const [flags, refusal] of [
   // Eight digits are a date (20260228), never epoch milliseconds: no such day is refused.
   [['--since', '20260230'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
   [['--until', 'yesterday'], /^durable-memory: --until: expected an ISO 8601 date or time/mu],
+  // Epoch seconds were read as milliseconds, a moment of 1970, silently.
+  [['--since', '1732000000'], /^durable-memory: --since: .*epoch milliseconds.*seconds/mu],
   [
     ['--since', '2026-05-09', '--until', '2026-05-08'],
     /^durable-memory: --until: expected a time at or after --since$/mu,
@@ -32,6 +34,7 @@ for (const [flags, refusal] of [
 for (const [flags, refusal] of [
   [['--since', '2026-02-30'], /^durable-memory: --since: expected an ISO 8601 date or time/mu],
   [['--until', '20260230'], /^durable-memory: --until: expected an ISO 8601 date or time/mu],
+  [['--until', '1732000000'], /^durable-memory: --until: .*epoch milliseconds.*seconds/mu],
   [
     ['--since', '2026-05-09', '--until', '2026-05-08'],
     /^durable-memory: --until: expected a time at or after --since$/mu,

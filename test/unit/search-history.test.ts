@@ -137,7 +137,10 @@ describe('since/until of eight digits are a date (ISO 8601 basic format)', () =>
     );
   });
 
-  it('a number stays epoch milliseconds (only text can be a date)', () => {
-    assert.equal(parseRecall({ since: 20261128 })!.since, 20261128);
+  it('a number is no date, nor a moment of 1970 in milliseconds: it is refused (test/unit/epoch-seconds.test.ts)', () => {
+    assert.throws(
+      () => parseRecall({ since: 20261128 }),
+      (err: unknown) => err instanceof ValidationError && err.field === 'recall.since',
+    );
   });
 });
