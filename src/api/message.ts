@@ -191,7 +191,7 @@ export type HistoryPage = Static<typeof HistoryPage>;
 /** What `since`/`until` of recall and search say of themselves. */
 const TIME_BOUND_WORDS = {
   since:
-    'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise; eight digits are a date, 20230508) or epoch milliseconds.',
+    'Only history messages created at or after this time: an ISO 8601 date or time (UTC unless it says otherwise; eight digits are a date, 20230508) or epoch milliseconds (0, or from 100000000000: a smaller number, epoch seconds most likely, is refused).',
   until:
     'Only history messages created at or before this time (a date alone includes its whole day), as `since`.',
 } as const;

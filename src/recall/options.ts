@@ -25,7 +25,8 @@ export interface RecallOptions {
   limit?: number;
   /**
    * Only messages created at or after this time: an ISO 8601 date or time (`2023-05-08`, a date alone
-   * is UTC midnight; a string of eight digits is a date, `20230508`) or epoch milliseconds.
+   * is UTC midnight; a string of eight digits is a date, `20230508`) or epoch milliseconds (from
+   * {@link MIN_EPOCH_MS}, or 0: a smaller number, epoch seconds most likely, is refused).
    */
   since?: string | number;
   /** Only messages created at or before this time (as `since`; a date alone is its last millisecond). */
@@ -215,6 +216,13 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/u;
  */
 const BASIC_DATE = /^(\d{4})(\d{2})(\d{2})$/u;
 const DAY_MS = 86_400_000;
+/**
+ * The smallest epoch milliseconds taken but 0: 1973-03-03. A smaller number is epoch seconds, as
+ * Unix tools and Python's `time.time()` give them (1732000000 is 2024-11-19 in seconds, 1970-01-21 in
+ * milliseconds), and is refused rather than read as a moment of 1970, which nobody means. 0 stays:
+ * the same instant in either unit.
+ */
+export const MIN_EPOCH_MS = 100_000_000_000;
 
 /** A time without a zone is UTC (never the machine's zone): the same input, the same instant. */
 const zoned = (v: string) => (DATE_ONLY.test(v) || /(Z|[+-]\d{2}:?\d{2})$/u.test(v) ? v : `${v}Z`);
@@ -229,7 +237,8 @@ function calendarDay(value: string): boolean {
  * Epoch milliseconds of a caller's `since`/`until`: epoch milliseconds (a number, or digits as a
  * query string carries them) or an ISO 8601 date or time. A date alone is its first millisecond, or
  * with `endOfDay` its last, so `until: '2023-05-08'` includes that day. Eight digits in a string are
- * a date (`20230508`, ISO 8601's basic format), never milliseconds.
+ * a date (`20230508`, ISO 8601's basic format), never milliseconds; a number from 1 to
+ * {@link MIN_EPOCH_MS} is refused (epoch seconds, most likely).
  * @throws ValidationError `invalid_option` naming `field`.
  */
 export function instant(given: unknown, field: string, endOfDay: boolean): number {
@@ -248,6 +257,14 @@ export function instant(given: unknown, field: string, endOfDay: boolean): numbe
     throw new ValidationError(
       'invalid_option',
       `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${String(given).slice(0, 40)}`,
+      { field },
+    );
+  }
+  if (ms > 0 && ms < MIN_EPOCH_MS) {
+    const at = (t: number) => new Date(t).toISOString().replace('.000Z', 'Z');
+    throw new ValidationError(
+      'invalid_option',
+      `${field}: expected epoch milliseconds (or an ISO 8601 date or time), got ${ms}, which is ${at(ms)} in milliseconds: if it is epoch seconds, give ${ms * 1000} (${at(ms * 1000)})`,
       { field },
     );
   }
