@@ -260,6 +260,30 @@ test('durable-memory worker: a bad DURABLE_MEMORY_* setting is refused (exit 2) 
   }
 });
 
+// `worker` looked for its database (and loaded the worker, PostgreSQL's client and Temporal's SDK)
+// before it read its settings: with none configured it answered "no PostgreSQL configured" (exit 4),
+// and `npm run worker` "durable-memory worker: …" (exit 1), where `start` refuses the setting (exit 2).
+test('durable-memory worker and npm run worker: a bad setting is refused first, as start refuses it', async () => {
+  const message =
+    'durable-memory: DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: expected a whole number of milliseconds, got "abc"';
+  const bad = env({ DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc' }); // no database, no endpoints.json
+  const started = await runCli(['start'], { ...bad, TEMPORAL_ADDRESS: `127.0.0.1:${closed}` });
+  assert.equal(started.code, 2, started.stderr);
+  assert.equal(lastLine(started.stderr), message);
+  const cli = await runCli(['worker'], bad);
+  assert.equal(cli.code, 2, cli.stderr);
+  assert.equal(lastLine(cli.stderr), message);
+  const child = spawnNode(cliProgram('worker'), { env: bad });
+  const timer = setTimeout(() => child.child.kill('SIGKILL'), 60_000);
+  try {
+    const { code } = await child.exited;
+    assert.equal(code, 2, child.output());
+    assert.equal(lastLine(child.output()), message);
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
 test('npm start: a bad DURABLE_MEMORY_* setting exits 2, as durable-memory start does', async () => {
   const { code, output } = await npmStart({
     TEMPORAL_ADDRESS: `127.0.0.1:${closed}`,

@@ -53,7 +53,7 @@ export function distIsFresh(): boolean {
  * `npm start`): its built JS when dist/ is fresh, else its source through tsx, which takes about
  * three times as long to load; tests start the command line hundreds of times.
  */
-export function cliProgram(name: 'main' | 'start'): string[] {
+export function cliProgram(name: 'main' | 'start' | 'worker'): string[] {
   return distIsFresh()
     ? [path.join(REPO_ROOT, 'dist/src/cli', `${name}.js`)]
     : ['--import', 'tsx', `src/cli/${name}.ts`];
