@@ -5,16 +5,21 @@
  * `npm start` (see src/settings/settings.ts). Run as many as you like; SIGINT/SIGTERM drain
  * in-flight activities, then it returns.
  */
-import { createWorker } from '../worker/worker.js';
-import { workerEnvironment } from '../worker/environment.js';
-import { openPostgresStores } from '../backends/postgres.js';
+import type { Worker } from '@temporalio/worker';
+import { metricsPortFromEnv, workerEnvironment } from '../worker/environment.js';
 import { reach } from '../settings/errors.js';
 import { requireDatabase, resolveConnection, type GlobalOptions } from './connection.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serveMetrics } from '../observability/metrics.js';
-import { readEnv } from '../settings/settings.js';
-import { ValidationError } from '../model/errors.js';
+
+/**
+ * Every setting a worker reads from the environment, checked (as `start` checks them) without loading
+ * or connecting to anything.
+ * @throws ValidationError naming the variable (CLI exit 2)
+ */
+export function workerSettings(env: NodeJS.ProcessEnv) {
+  return { metricsPort: metricsPortFromEnv(env), environment: workerEnvironment(env) };
+}
 
 /**
  * Runs a worker until a signal stops it.
@@ -28,16 +33,21 @@ export async function runWorker(
   options: GlobalOptions = {},
   ready: (line: string) => void = (line) => console.log(line),
 ): Promise<void> {
+  // Every setting the worker reads, checked first, as `start` checks them: a bad one is refused (CLI
+  // exit 2) before the servers are looked for and before the worker and its packages load (seconds).
+  const { metricsPort, environment } = workerSettings(process.env);
   const settings = await resolveConnection(options);
   const database = requireDatabase(settings);
-  // Every setting the worker reads, checked before anything is connected to (a bad one: CLI exit 2).
-  const metricsPort = metricsPortFromEnv(process.env);
-  const environment = workerEnvironment(process.env);
+  const [{ createWorker }, { openPostgresStores }, { serveMetrics }] = await Promise.all([
+    import('../worker/worker.js'),
+    import('../backends/postgres.js'),
+    import('../observability/metrics.js'),
+  ]);
   const stores = await reach('postgres', database, () =>
     openPostgresStores(database.value, { migrate: true }),
   );
   let metrics: Server | undefined;
-  let worker: Awaited<ReturnType<typeof createWorker>>['worker'] | undefined;
+  let worker: Worker | undefined;
   try {
     // A worker has no API: its metrics and probes get a listener of their own when asked for.
     if (metricsPort !== undefined)
@@ -65,21 +75,4 @@ export async function runWorker(
     metrics?.close();
     await stores.close();
   }
-}
-
-/**
- * DURABLE_MEMORY_METRICS_PORT: where a worker serves `/metrics` (unset: nowhere).
- * @throws ValidationError naming the variable when it is not a port number
- */
-export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  const value = readEnv(env, 'DURABLE_MEMORY_METRICS_PORT');
-  if (value === undefined) return undefined;
-  const port = Number(value);
-  if (!/^\d+$/u.test(value) || port < 1 || port > 65535)
-    throw new ValidationError(
-      'invalid_option',
-      `DURABLE_MEMORY_METRICS_PORT: expected a TCP port (1–65535), got ${JSON.stringify(value)}`,
-      { field: 'DURABLE_MEMORY_METRICS_PORT' },
-    );
-  return port;
 }

@@ -5,12 +5,15 @@
  * `npm start`). The same as `durable-memory worker`; see run-worker.ts.
  */
 import { shutdownTracing, startTracingFromEnv } from '../observability/tracing.js';
+import { exitCodeOf } from './errors.js';
 import { runWorker } from './run-worker.js';
 
 startTracingFromEnv()
   .then(() => runWorker())
   .then(shutdownTracing)
   .catch((err: unknown) => {
-    console.error(`durable-memory worker: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
+    console.error(`durable-memory: ${err instanceof Error ? err.message : String(err)}`);
+    // The command line's codes, as `durable-memory worker` and `npm start` exit: 2 a setting to fix,
+    // 4 a server not there.
+    process.exit(exitCodeOf(err));
   });

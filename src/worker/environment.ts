@@ -1,7 +1,8 @@
 /**
- * What a worker reads from the environment, checked without loading the worker: `npm start` and
- * `durable-memory start` refuse a bad value before they load the worker, the servers and their packages
- * (about 2 s of CPU that a refused start paid for nothing), let alone start anything.
+ * What a worker reads from the environment, checked without loading the worker: `npm start`,
+ * `durable-memory start`, `durable-memory worker` and `npm run worker` refuse a bad value before they
+ * load the worker, the servers and their packages (about 2 s of CPU that a refused start paid for
+ * nothing), let alone start or connect to anything.
  */
 import { isIP } from 'node:net';
 import { llmRuntimeFromEnv, type LlmRuntime } from '../../activities/llm-runtime.js';
@@ -34,6 +35,24 @@ export function temporalMetricsAddress(env: NodeJS.ProcessEnv = process.env): st
       { field: METRICS_ADDRESS },
     );
   return value;
+}
+
+/**
+ * DURABLE_MEMORY_METRICS_PORT: where a worker of its own (`durable-memory worker`, which has no API)
+ * serves `/metrics` (unset: nowhere).
+ * @throws ValidationError naming the variable when it is not a port number
+ */
+export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const value = readEnv(env, 'DURABLE_MEMORY_METRICS_PORT');
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/u.test(value) || port < 1 || port > 65535)
+    throw new ValidationError(
+      'invalid_option',
+      `DURABLE_MEMORY_METRICS_PORT: expected a TCP port (1–65535), got ${JSON.stringify(value)}`,
+      { field: 'DURABLE_MEMORY_METRICS_PORT' },
+    );
+  return port;
 }
 
 /** What a worker reads from the environment: its LLM, embedder, thread defaults and task slots. */

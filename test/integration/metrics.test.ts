@@ -12,7 +12,7 @@ import { complete } from '../../src/llm/complete.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
 import { serveMetrics } from '../../src/observability/metrics.js';
-import { metricsPortFromEnv } from '../../src/cli/run-worker.js';
+import { metricsPortFromEnv } from '../../src/worker/environment.js';
 import { installTemporalRuntime } from '../../src/worker/temporal-runtime.js';
 import { freePort } from '../../src/local-stack/ports.js';
 import { startApiFixture, text, type ApiFixture } from '../support/api.js';

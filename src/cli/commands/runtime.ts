@@ -51,8 +51,9 @@ export function registerRuntime(program: Command, session: Session): void {
     .description('run a worker against running servers (flags, env, else endpoints.json) until Ctrl-C')
     .action(
       session.action(async () => {
+        const { runWorker, workerSettings } = await import('../run-worker.js');
+        workerSettings(process.env); // a bad setting is refused first (exit 2), as `start` refuses it
         session.settings = await resolveConnection(session.global); // errors name what was tried
-        const { runWorker } = await import('../run-worker.js');
         // Log lines go to stderr so that `--json` callers keep a clean stdout.
         await runWorker(session.global, (line) => (session.json ? console.error(line) : console.log(line)));
       }),
