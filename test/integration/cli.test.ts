@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
-import { cliEnv, parseJson, runCli, spawnCli } from '../support/cli.js';
+import { cliEnv, parseJson, runCli, spawnCli, type CliResult } from '../support/cli.js';
 import { waitForState } from '../support/wait-for-state.js';
 import { conversation } from '../support/conversation.js';
 import { startApi } from '../../src/server/api-server.js';
@@ -19,6 +19,14 @@ let p: TestPipeline;
 let env: NodeJS.ProcessEnv;
 let dir: string;
 const cli = (...args: string[]) => runCli(args, env);
+/**
+ * Runs reads that change nothing side by side, each its own process as one after another would be:
+ * a CLI start is most of a test's time (about a second of CPU), and the runs do not depend on each
+ * other. Never for a run whose result another one's assertion relies on (a write, or a refusal that
+ * must leave nothing behind).
+ */
+const reads = <T extends string[][]>(...runs: T) =>
+  Promise.all(runs.map((args) => runCli(args, env))) as Promise<{ [K in keyof T]: CliResult }>;
 
 before(async () => {
   p = await startPipeline();
@@ -62,13 +70,18 @@ after(async () => {
 const columns = (line: string) => Array.from(line).length;
 
 test('thread ls, with and without --json', async () => {
-  const human = await cli('thread', 'ls');
+  const [human, jsonRun, limitedRun, cut, restRun, whole] = await reads(
+    ['thread', 'ls'],
+    ['thread', 'ls', '--json', '--user', 'alice'],
+    ['thread', 'ls', '--json', '--limit', '1', '--user', 'alice'],
+    ['thread', 'ls', '--limit', '1', '--user', 'alice'],
+    ['thread', 'ls', '--json', '--user', 'alice', '--after', 'cli-long', '--limit', '1'],
+    ['thread', 'ls', '--user', 'alice'],
+  );
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /^THREAD\s+USER\s+MESSAGES/m);
   assert.match(human.stdout, /^cli-long\s+alice\s+250\s/m);
-  const json = parseJson<{ threads: { threadId: string; messageCount: number }[] }>(
-    await cli('thread', 'ls', '--json', '--user', 'alice'),
-  );
+  const json = parseJson<{ threads: { threadId: string; messageCount: number }[] }>(jsonRun);
   assert.deepEqual(
     json.threads.map((t) => [t.threadId, t.messageCount]),
     [
@@ -76,46 +89,41 @@ test('thread ls, with and without --json', async () => {
       ['cli-show', 49],
     ],
   );
-  const limited = parseJson<{ threads: { threadId: string }[]; next?: string }>(
-    await cli('thread', 'ls', '--json', '--limit', '1', '--user', 'alice'),
-  );
+  const limited = parseJson<{ threads: { threadId: string }[]; next?: string }>(limitedRun);
   assert.equal(limited.threads.length, 1);
   // As thread history's page, HTTP's and MCP's: a cut list says where the next page starts (it said
   // nothing: no `next`, no note, as if the list were whole).
   assert.equal(limited.next, 'cli-long');
-  const cut = await cli('thread', 'ls', '--limit', '1', '--user', 'alice');
   assert.match(cut.stderr, /more: --after cli-long/);
-  const rest = parseJson<{ threads: { threadId: string }[]; next?: string }>(
-    await cli('thread', 'ls', '--json', '--user', 'alice', '--after', 'cli-long', '--limit', '1'),
-  );
+  const rest = parseJson<{ threads: { threadId: string }[]; next?: string }>(restRun);
   assert.deepEqual(
     rest.threads.map((t) => t.threadId),
     ['cli-show'],
   );
   assert.equal(rest.next, undefined, 'the last page');
-  assert.doesNotMatch((await cli('thread', 'ls', '--user', 'alice')).stderr, /more:/);
+  assert.doesNotMatch(whole.stderr, /more:/);
 });
 
 test('thread history prints the whole history unless --limit or --after', async () => {
-  const all = await cli('thread', 'history', 'cli-long');
+  const [all, jsonRun, page, restRun] = await reads(
+    ['thread', 'history', 'cli-long'],
+    ['thread', 'history', 'cli-long', '--json'],
+    ['thread', 'history', 'cli-long', '--limit', '10'],
+    ['thread', 'history', 'cli-long', '--after', '240', '--json'],
+  );
   assert.equal(all.code, 0, all.stderr);
   const lines = all.stdout.trimEnd().split('\n');
   assert.equal(lines.length, 250, 'every message, no limit');
   assert.match(lines[0]!, /^\s+1\s+user\s+question 0$/);
   assert.match(lines[249]!, /^\s+250\s+assistant\s+answer 124$/);
-  const json = parseJson<{ messages: { seq: number; id: string }[] }>(
-    await cli('thread', 'history', 'cli-long', '--json'),
-  );
+  const json = parseJson<{ messages: { seq: number; id: string }[] }>(jsonRun);
   assert.deepEqual(
     json.messages.map((m) => m.seq),
     Array.from({ length: 250 }, (_, i) => i + 1),
   );
-  const page = await cli('thread', 'history', 'cli-long', '--limit', '10');
   assert.equal(page.stdout.trimEnd().split('\n').length, 10);
   assert.match(page.stderr, /more: --after 10/);
-  const rest = parseJson<{ messages: { seq: number }[]; next?: number }>(
-    await cli('thread', 'history', 'cli-long', '--after', '240', '--json'),
-  );
+  const rest = parseJson<{ messages: { seq: number }[]; next?: number }>(restRun);
   assert.deepEqual(rest.messages.map((m) => m.seq)[0], 241);
   assert.equal(rest.messages.length, 10);
   assert.equal(rest.next, undefined);
@@ -148,6 +156,7 @@ test('configure and compact (with and without --json), then show: excluded, summ
   );
   assert.ok(compactJson.compaction.id);
 
+  // One after the other: show waits 5 s for the workflow's state, which the lines below assert.
   const shown = await cli('thread', 'show', 'cli-show');
   assert.equal(shown.code, 0, shown.stderr);
   const lines = shown.stdout.trimEnd().split('\n');
@@ -177,13 +186,14 @@ test('configure and compact (with and without --json), then show: excluded, summ
 });
 
 test('thread context, with and without --json', async () => {
-  const human = await cli('thread', 'context', 'cli-long', '--budget', '200');
+  const [human, jsonRun] = await reads(
+    ['thread', 'context', 'cli-long', '--budget', '200'],
+    ['thread', 'context', 'cli-long', '--json'],
+  );
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /^context of cli-long: \d+ \/ 200 tokens, \d+ messages/);
   assert.match(human.stdout, /^assistant\s+answer 124$/m);
-  const json = parseJson<{ tokens: number; budget: number; messages: unknown[]; openai: unknown[] }>(
-    await cli('thread', 'context', 'cli-long', '--json'),
-  );
+  const json = parseJson<{ tokens: number; budget: number; messages: unknown[]; openai: unknown[] }>(jsonRun);
   assert.equal(json.budget, 8000);
   assert.ok(json.tokens <= json.budget);
   assert.equal(json.openai.length, json.messages.length);
@@ -191,7 +201,11 @@ test('thread context, with and without --json', async () => {
 
 test('thread context --query recalls old turns and says why; --recall off; a bad --recall is a usage error', async () => {
   const args = ['thread', 'context', 'cli-long', '--budget', '200', '--query', 'question 7'];
-  const human = await cli(...args, '--range', '0');
+  const [human, off, bad] = await reads(
+    [...args, '--range', '0'],
+    [...args, '--recall', 'off'],
+    [...args, '--recall', 'tenant'],
+  );
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /, 2 messages recalled$/m);
   assert.match(
@@ -199,10 +213,8 @@ test('thread context --query recalls old turns and says why; --recall off; a bad
     /^recalled {2}seq 15 \d{4}-\d\d-\d\d \d\d:\d\d hit \(fulltext, score [\d.]+\)$/m,
   );
   assert.match(human.stdout, /^system\s+Recalled from earlier in the conversation/m);
-  const off = await cli(...args, '--recall', 'off');
   assert.equal(off.code, 0, off.stderr);
   assert.doesNotMatch(off.stdout, /recalled/);
-  const bad = await cli(...args, '--recall', 'tenant');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--recall/);
 });
@@ -256,15 +268,16 @@ test('thread context --previous keeps the recalled block in place; a bad file is
   assert.match(over.stderr, /--min-cover: expected a number from 0 to 1/);
   const list = path.join(dir, 'list.json');
   await writeFile(list, '[1]');
-  for (const [file, message] of [
+  const badFiles = [
     [list, /list\.json: expected a context's JSON/],
     [path.join(dir, 'missing.json'), /cannot read .*missing\.json/],
     [dir, /cannot read/],
-  ] as const) {
-    const bad = await cli(...args, '--previous', file);
-    assert.equal(bad.code, 2, bad.stderr);
-    assert.match(bad.stderr, message);
-  }
+  ] as const;
+  const badRuns = await reads(...badFiles.map(([file]) => [...args, '--previous', file]));
+  badFiles.forEach(([, message], i) => {
+    assert.equal(badRuns[i]!.code, 2, badRuns[i]!.stderr);
+    assert.match(badRuns[i]!.stderr, message);
+  });
   await writeFile(list, 'not json');
   const notJson = await cli(...args, '--previous', list);
   assert.equal(notJson.code, 2);
@@ -273,7 +286,12 @@ test('thread context --previous keeps the recalled block in place; a bad file is
 
 test('thread search finds history best first, with --json and --limit; a bad --scope or an empty query is an error', async () => {
   // "question" is in more than 100 of the thread's messages: the rare "7" decides (seq 15 and 16).
-  const human = await cli('thread', 'search', 'cli-long', 'question 7', '--limit', '1');
+  const [human, jsonRun, bad, empty] = await reads(
+    ['thread', 'search', 'cli-long', 'question 7', '--limit', '1'],
+    ['thread', 'search', 'cli-long', 'question 7', '--json'],
+    ['thread', 'search', 'cli-long', 'x', '--scope', 'tenant'],
+    ['thread', 'search', 'cli-long', '  '],
+  );
   assert.equal(human.code, 0, human.stderr);
   const lines = human.stdout.trim().split('\n');
   assert.equal(lines.length, 1, human.stdout);
@@ -281,26 +299,23 @@ test('thread search finds history best first, with --json and --limit; a bad --s
     lines[0]!,
     /^ *1[56] {2}(user|assistant) +(question|answer) 7 {2}\(\d{4}-\d\d-\d\d \d\d:\d\d, fulltext [\d.]+\)$/,
   );
-  const json = parseJson<{ hits: { seq: number; ranker: string; message: { id: string } }[] }>(
-    await cli('thread', 'search', 'cli-long', 'question 7', '--json'),
-  );
+  const json = parseJson<{ hits: { seq: number; ranker: string; message: { id: string } }[] }>(jsonRun);
   assert.deepEqual(json.hits.map((h) => h.seq).sort(), [15, 16]);
-  const bad = await cli('thread', 'search', 'cli-long', 'x', '--scope', 'tenant');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--scope/);
-  const empty = await cli('thread', 'search', 'cli-long', '  ');
   assert.notEqual(empty.code, 0);
   assert.match(empty.stderr, /query/);
 });
 
 test('export, import into a new id, delete (with and without --json)', async () => {
   const file = path.join(dir, 'long.json');
-  const exported = await cli('thread', 'export', 'cli-long', '--out', file);
+  const [exported, toStdoutRun] = await reads(
+    ['thread', 'export', 'cli-long', '--out', file],
+    ['thread', 'export', 'cli-long'],
+  );
   assert.equal(exported.code, 0, exported.stderr);
   assert.match(exported.stdout, /exported cli-long: 250 messages/);
-  const toStdout = parseJson<{ version: number; messages: unknown[] }>(
-    await cli('thread', 'export', 'cli-long'),
-  );
+  const toStdout = parseJson<{ version: number; messages: unknown[] }>(toStdoutRun);
   assert.equal(toStdout.messages.length, 250);
 
   const imported = await cli('thread', 'import', file, '--id', 'cli-copy');
@@ -361,12 +376,13 @@ test('thread fork at a message and at the latest (with and without --json); bad 
 });
 
 test('memories ls and rm, with and without --json', async () => {
-  const human = await cli('memories', 'ls', '--user', 'alice');
+  const [human, jsonRun] = await reads(
+    ['memories', 'ls', '--user', 'alice'],
+    ['memories', 'ls', '--user', 'alice', '--json'],
+  );
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /^cli-x:0\s+live\s+.*User is vegetarian$/m);
-  const json = parseJson<{ memories: { id: string; text: string }[] }>(
-    await cli('memories', 'ls', '--user', 'alice', '--json'),
-  );
+  const json = parseJson<{ memories: { id: string; text: string }[] }>(jsonRun);
   assert.deepEqual(json.memories.map((m) => m.id).sort(), ['cli-x:0', 'cli-x:1']);
   const removed = await cli('memories', 'rm', 'cli-x:0', '--user', 'alice');
   assert.equal(removed.code, 0, removed.stderr);
@@ -420,17 +436,18 @@ test('memories ls --limit pages: next in --json and a "more" line, then --after 
     all.slice(0, 2),
   );
   assert.match(first.next!, /^~\d+\.\d+$/u, 'a token holding the last memory’s place');
-  const human = await cli('memories', 'ls', '--user', 'pager', '--limit', '2');
-  assert.ok((human.stderr + human.stdout).includes(`more: --after '${first.next}'`), human.stderr);
-  const second = parseJson<{ memories: { id: string }[]; next?: string }>(
-    await cli('memories', 'ls', '--user', 'pager', '--limit', '2', '--after', first.next!, '--json'),
+  const [human, secondRun, bad] = await reads(
+    ['memories', 'ls', '--user', 'pager', '--limit', '2'],
+    ['memories', 'ls', '--user', 'pager', '--limit', '2', '--after', first.next!, '--json'],
+    ['memories', 'ls', '--user', 'pager', '--after', 'no-such-memory'],
   );
+  assert.ok((human.stderr + human.stdout).includes(`more: --after '${first.next}'`), human.stderr);
+  const second = parseJson<{ memories: { id: string }[]; next?: string }>(secondRun);
   assert.deepEqual(second, { userId: 'pager', memories: second.memories });
   assert.deepEqual(
     second.memories.map((m) => m.id),
     all.slice(2),
   );
-  const bad = await cli('memories', 'ls', '--user', 'pager', '--after', 'no-such-memory');
   assert.equal(bad.code, 2, bad.stderr);
   // The flag's name, as every other refusal of the command line says it.
   assert.match(bad.stderr, /^durable-memory: --after: "no-such-memory" is none of this user's memories/mu);
@@ -537,22 +554,24 @@ test('working-memory versions --limit pages: next in --json and a "more" line, t
   const wm = (...args: string[]) => cli('working-memory', ...args, '--user', 'wm-pager');
   for (const version of [0, 1, 2])
     assert.equal((await wm('set', `v${version + 1}`, '--replaces', `${version}`)).code, 0);
-  const first = parseJson<{ versions: { version: number }[]; next?: number }>(
-    await wm('versions', '--limit', '2', '--json'),
+  const versions = (...args: string[]) => ['working-memory', 'versions', ...args, '--user', 'wm-pager'];
+  const [firstRun, human, lastRun, whole] = await reads(
+    versions('--limit', '2', '--json'),
+    versions('--limit', '2'),
+    versions('--limit', '2', '--before', '2', '--json'),
+    versions('--before', '2'),
   );
+  const first = parseJson<{ versions: { version: number }[]; next?: number }>(firstRun);
   assert.deepEqual([first.versions.map((v) => v.version), first.next], [[3, 2], 2]);
-  const human = await wm('versions', '--limit', '2');
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stderr + human.stdout, /more: --before 2/u);
-  const last = parseJson<{ versions: { version: number }[]; next?: number }>(
-    await wm('versions', '--limit', '2', '--before', '2', '--json'),
-  );
+  const last = parseJson<{ versions: { version: number }[]; next?: number }>(lastRun);
   assert.deepEqual(last, { versions: last.versions });
   assert.deepEqual(
     last.versions.map((v) => v.version),
     [1],
   );
-  assert.doesNotMatch((await wm('versions', '--before', '2')).stderr, /more:/u);
+  assert.doesNotMatch(whole.stderr, /more:/u);
 });
 
 test('working-memory versions counts characters as the limit does: JSON as stored, code points', async () => {
@@ -719,58 +738,61 @@ test('--tenant: threads and memories written through the HTTP API, by the ids th
   }
 
   // Without --tenant, ids are the client library's: not there, and the error says what to do.
-  const plain = await cli('thread', 'show', 'support-42');
+  const unknownThread = [
+    ['thread', 'history', 'nosuch', '--tenant', 'local'],
+    ['working-memory', 'get', '--thread', 'nosuch', '--tenant', 'local'],
+  ];
+  const [plain, shown, shownJson, ...missingRuns] = await reads(
+    ['thread', 'show', 'support-42'],
+    ['thread', 'show', 'support-42', '--tenant', 'local'],
+    ['thread', 'show', 'support-42', '--tenant', 'local', '--json'],
+    ...unknownThread,
+  );
   assert.equal(plain.code, 3, plain.stderr);
   assert.match(plain.stderr, /add --tenant <name> \(--tenant local for the open local API\)/u);
 
-  const shown = await cli('thread', 'show', 'support-42', '--tenant', 'local');
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /support-42/u);
   assert.doesNotMatch(shown.stdout, /local:/u);
   assert.match(shown.stdout, /My parcel is late\./u);
-  const shownJson = await cli('thread', 'show', 'support-42', '--tenant', 'local', '--json');
   assert.equal(parseJson<{ threadId: string }>(shownJson).threadId, 'support-42');
   assert.doesNotMatch(shownJson.stdout, /"local:/u, 'no stored (prefixed) id in the output');
 
   // A thread the tenant does not have is named as the caller gave it, not by its stored id; its
   // working memory is as unknown as its history (once version 0 through the CLI, 404 over HTTP).
-  for (const args of [
-    ['thread', 'history', 'nosuch', '--tenant', 'local'],
-    ['working-memory', 'get', '--thread', 'nosuch', '--tenant', 'local'],
-  ]) {
-    const missing = await cli(...args);
-    assert.equal(missing.code, 3, `${args.join(' ')}: ${missing.stdout}${missing.stderr}`);
+  for (const [i, missing] of missingRuns.entries()) {
+    assert.equal(missing.code, 3, `${unknownThread[i]!.join(' ')}: ${missing.stdout}${missing.stderr}`);
     assert.match(missing.stderr, /thread "nosuch" does not exist/u);
     assert.doesNotMatch(missing.stderr, /local:/u);
   }
 
   // The option is the group's: before or after the subcommand.
-  const history = parseJson<{ threadId: string; messages: { role: string }[] }>(
-    await cli('thread', '--tenant', 'local', 'history', 'support-42', '--json'),
+  const [historyRun, listedRun, listedHuman, everythingRun, exportedRun] = await reads(
+    ['thread', '--tenant', 'local', 'history', 'support-42', '--json'],
+    ['thread', 'ls', '--tenant', 'local', '--open', '--json'],
+    ['thread', 'ls', '--tenant', 'local', '--open'],
+    ['thread', 'ls', '--json'],
+    ['thread', 'export', 'support-42', '--tenant', 'local'],
   );
+  const history = parseJson<{ threadId: string; messages: { role: string }[] }>(historyRun);
   assert.equal(history.threadId, 'support-42');
   assert.deepEqual(
     history.messages.map((m) => m.role),
     ['user', 'assistant'],
   );
-  const listed = parseJson<{ threads: { threadId: string; userId?: string; open?: boolean }[] }>(
-    await cli('thread', 'ls', '--tenant', 'local', '--open', '--json'),
-  );
+  const listed = parseJson<{ threads: { threadId: string; userId?: string; open?: boolean }[] }>(listedRun);
   assert.deepEqual(
     listed.threads.map((t) => [t.threadId, t.userId, t.open]),
     [['support-42', 'bob', true]],
     'as listThreads() answers: with whether its workflow is open',
   );
-  assert.match(
-    (await cli('thread', 'ls', '--tenant', 'local', '--open')).stdout,
-    /^support-42 +bob +2 +\S+ +yes$/mu,
-  );
-  const everything = parseJson<{ threads: { threadId: string }[] }>(await cli('thread', 'ls', '--json'));
+  assert.match(listedHuman.stdout, /^support-42 +bob +2 +\S+ +yes$/mu);
+  const everything = parseJson<{ threads: { threadId: string }[] }>(everythingRun);
   assert.ok(
     everything.threads.some((t) => t.threadId === 'local:support-42'),
     'stored under the tenant',
   );
-  const exported = JSON.parse((await cli('thread', 'export', 'support-42', '--tenant', 'local')).stdout) as {
+  const exported = JSON.parse(exportedRun.stdout) as {
     thread: { threadId: string; userId: string };
   };
   assert.deepEqual([exported.thread.threadId, exported.thread.userId], ['support-42', 'bob']);
