@@ -19,6 +19,7 @@ import { UNSCOPED } from '../../src/mcp/ids.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 import { fromOpenAI } from '../../src/model/openai.js';
 import type { TextPart } from '../../src/model/message.js';
+import { parseRecall } from '../../src/recall/options.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 
 /**
@@ -131,4 +132,8 @@ test("an error message shows an LLM's reply cut by characters", () => {
   const refusal = { choices: [{ message: { content: null, refusal: straddling(200) } }] };
   wellFormed(thrown(() => readCompletion(refusal)));
   wellFormed(thrown(() => parseMemoryReply(straddling(80))));
+});
+
+test('a refused since/until is shown cut by characters', () => {
+  wellFormed(thrown(() => parseRecall({ since: straddling(40) })));
 });
