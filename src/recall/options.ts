@@ -4,7 +4,13 @@
  */
 import { ValidationError } from '../model/errors.js';
 import { firstBadChar } from '../model/validation.js';
-import { MAX_RECALL_LIMIT, MAX_RECALL_QUERY, MAX_RECALL_RANGE, characterCount } from '../model/limits.js';
+import {
+  MAX_RECALL_LIMIT,
+  MAX_RECALL_QUERY,
+  MAX_RECALL_RANGE,
+  characterCount,
+  firstCharacters,
+} from '../model/limits.js';
 
 /** Where recall searches: the thread, or also the owner's other threads (of its resource, or all). */
 export type RecallScope = 'thread' | 'resource' | 'user';
@@ -256,7 +262,7 @@ export function instant(given: unknown, field: string, endOfDay: boolean): numbe
   if (!Number.isSafeInteger(ms) || ms < 0 || Number.isNaN(new Date(ms).getTime())) {
     throw new ValidationError(
       'invalid_option',
-      `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${String(given).slice(0, 40)}`,
+      `${field}: expected an ISO 8601 date or time (2023-05-08, 2023-05-08T14:00:00Z) or epoch milliseconds, got ${firstCharacters(String(given), 40)}`,
       { field },
     );
   }
