@@ -259,7 +259,8 @@ class _Operations:
     ) -> _Call[ContextResult]:
         """The context for the next model call, within the budget (ours and OpenAI messages), with the
         history most relevant to ``query`` (default: the latest user turn) recalled; ``recall=False`` for none;
-        ``since``/``until`` (ISO 8601 or epoch milliseconds) recall only messages created within them.
+        ``since``/``until`` (ISO 8601 or epoch milliseconds; epoch seconds, as ``time.time()`` gives, are
+        refused) recall only messages created within them.
         ``previous``: the previous context's ``cache`` (``{}`` the first time) keeps the recalled block in
         place for the provider's prompt cache (docs/memory-and-recall.md); sent as ``POST …/context``.
         ``recall_min_cover``: the share (0 to 1) of the query's strong hits the kept block must hold (default 0.4).
@@ -296,7 +297,8 @@ class _Operations:
     ) -> _Call[list[SearchHit]]:
         """The history messages most relevant to ``query``, best first (recall's ranking over the whole
         history); ``scope`` also searches the owner's other threads; at most ``limit`` (1–100, default 20);
-        ``since``/``until`` (ISO 8601 or epoch milliseconds) only messages created within them."""
+        ``since``/``until`` (ISO 8601 or epoch milliseconds; epoch seconds are refused) only messages
+        created within them."""
         params = _query(query=query, scope=scope, limit=limit, since=since, until=until)
         return _Call("GET", f"/v1/threads/{_seg(thread_id)}/search", params, result=_hits)
 
