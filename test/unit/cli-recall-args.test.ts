@@ -22,6 +22,12 @@ for (const [flags, refusal] of [
   [['--range', '11'], /^durable-memory: --range: expected a whole number from 0 to 10/mu],
   [['--min-cover', '2'], /^durable-memory: --min-cover: expected a number from 0 to 1/mu],
   [['--min-match', '2'], /^durable-memory: --min-match: expected a number from 0 to 1/mu],
+  // A budget over MAX_BUDGET was refused only after connecting, as `budget: …` (no such flag), or met
+  // "cannot reach PostgreSQL" first; `thread configure --budget` refuses it before connecting.
+  [
+    ['--budget', '2000000000'],
+    /^durable-memory: --budget: expected a whole number from 1 to 1000000000, got 2000000000$/mu,
+  ],
 ] as const) {
   test(`thread context ${flags.join(' ')} names the flag, exit 2`, async () => {
     const { code, stderr } = await cli('thread', 'context', 't1', ...flags);
