@@ -11,6 +11,7 @@ import {
   CONFIG_KEYS,
   DEFAULT_CONFIG,
   mergeConfig,
+  parseBudget,
   parseModel,
   type ThreadConfig,
 } from '../../thread/config.js';
@@ -361,7 +362,8 @@ async function context(session: Session, id: string, o: ContextFlags) {
           ...(o.since !== undefined ? { since: o.since } : {}),
           ...(o.until !== undefined ? { until: o.until } : {}),
         };
-  // Checked by the library's rule before connecting, and refused by the flag's name.
+  // Checked by the library's rules before connecting, and refused by the flags' names.
+  if (o.budget !== undefined) parseBudget('--budget', o.budget);
   if (o.model !== undefined) parseModel('--model', o.model);
   try {
     // Checked by the library's rules before connecting, and refused by the flags' names.
