@@ -7,7 +7,7 @@
 import { count, disclosure, h, num, type Child } from './dom.js';
 import type { BudgetBar } from './budget-model.js';
 import type { ExclusionMark, HistoryBlock, ViewBlock } from './view-model.js';
-import { messageText, recalledWhy } from './view-model.js';
+import { messageText, preview, recalledWhy } from './view-model.js';
 import type { StoredMessage, ContextResult, Message } from './types.js';
 
 let ids = 0;
@@ -65,7 +65,7 @@ function exclusionView(x: ExclusionMark, sameAsPrevious: boolean): HTMLElement {
         : summary.foldedInto
           ? [' (since folded into ', h('code', {}, summary.foldedInto), ')']
           : ' (since dropped from the view)',
-      `: “${truncate(summary.text, 160)}”`,
+      `: “${preview(summary.text, 160)}”`,
     ],
   );
 }
@@ -106,11 +106,6 @@ function workingMemoryTitle(ctx: ContextResult, tokens: number): string {
         : `${wm.userId ?? ''}'s`;
   const cut = wm.truncated ? ', cut to fit' : '';
   return `Working memory (${whose}, version ${wm.version}, ${wm.format}) · ${count(tokens, 'token')} of ${wm.maxTokens}${cut}`;
-}
-
-function truncate(text: string, max: number): string {
-  const flat = text.replace(/\s+/gu, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** The view column; each summary can be expanded to the history messages it replaced. */

@@ -137,6 +137,12 @@ export function groupBlocks<M extends Message>(messages: readonly M[]): Block<M>
   return blocks;
 }
 
+/** A one-line preview of `text` (a summary's, in the view column): at most `max` characters, marked when cut. */
+export function preview(text: string, max: number): string {
+  const flat = text.replace(/\s+/gu, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 /**
  * Repeats counted: a pipeline that ran one strategy per group records it per group, so a record may
  * say `toolResultCollapse+toolResultCollapse+…` eight times over; that reads `toolResultCollapse ×8`.

@@ -14,6 +14,7 @@ import {
   listQuery,
   messageText,
   parseListRoute,
+  preview,
   recalledWhy,
   viewBlocks,
   contextTokens,
@@ -537,4 +538,14 @@ test('the provider conversation: kind, latest response, chained or why not (the 
     // The record names its model (append's `model`, else the thread's then): the page says which.
     /recorded for gpt-4o, not the thread's model: the next context is the full one$/,
   );
+});
+
+test('preview: a summary cut to one line of at most max characters, never half an emoji', () => {
+  assert.equal(preview('  short\n text ', 160), 'short text');
+  // 158 letters, then emoji (two UTF-16 units each): the cut falls inside the second one.
+  const text = `${'a'.repeat(158)}🙂🙂🙂`;
+  const cut = preview(text, 160);
+  assert.equal(cut, `${'a'.repeat(158)}🙂…`);
+  assert.equal([...cut].length, 160);
+  assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/u.test(cut), 'no lone high surrogate');
 });
