@@ -139,8 +139,8 @@ export function groupBlocks<M extends Message>(messages: readonly M[]): Block<M>
 
 /** A one-line preview of `text` (a summary's, in the view column): at most `max` characters, marked when cut. */
 export function preview(text: string, max: number): string {
-  const flat = text.replace(/\s+/gu, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const flat = [...text.replace(/\s+/gu, ' ').trim()]; // by code points: an emoji is one character
+  return flat.length > max ? `${flat.slice(0, max - 1).join('')}…` : flat.join('');
 }
 
 /**
