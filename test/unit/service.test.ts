@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG, DEFAULT_SERVICE_MAX_AGE_MS, mergeConfig } from '../../s
 import { serviceSkip } from '../../src/thread/service.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
 import { connect } from '../../src/client/connect.js';
+import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
 
 describe('configure({ service })', () => {
   it('binds, sets maxAgeMs, and unbinds with null', () => {
@@ -62,6 +63,55 @@ describe('serviceSkip', () => {
       serviceSkip(binding, { ...record, recordedAt: new Date(old).toISOString() }, 'gpt-4o', now),
       'expired',
     );
+  });
+});
+
+describe('a chain recorded before the pinned working memory was written', () => {
+  // The provider's conversation holds the working memory its first context pinned: a chain recorded
+  // by the caller itself (not an Agents session, which checks versions) kept sending only the new
+  // messages after someone wrote the working memory, so the model never saw the new one.
+  const binding = { kind: 'openai-responses' as const };
+  const record = { seq: 4, responseId: 'resp_1', model: 'gpt-4o', recordedAt: '2026-01-30T00:00:00.000Z' };
+  const now = Date.parse('2026-01-31T00:00:00Z');
+
+  it('is not chained to once the working memory the context pins is written after it', () => {
+    assert.equal(
+      serviceSkip(binding, record, 'gpt-4o', now, '2026-01-30T00:00:00.001Z'),
+      'working_memory_changed',
+    );
+    // The same millisecond cannot tell which came first: the full context is the safe answer.
+    assert.equal(serviceSkip(binding, record, 'gpt-4o', now, record.recordedAt), 'working_memory_changed');
+    assert.equal(serviceSkip(binding, record, 'gpt-4o', now, '2026-01-29T23:59:59.999Z'), undefined);
+    assert.equal(serviceSkip(binding, record, 'gpt-4o', now, undefined), undefined);
+  });
+
+  it('context() sends the full context with the new working memory pinned, and the next response chains again', async () => {
+    const store = new InMemoryThreadStore();
+    await store.setConfig('t', { service: { kind: 'openai-responses' } });
+    const memory = await connect({
+      store,
+      memories: new InMemoryMemoryStore(),
+      temporalAddress: '127.0.0.1:1',
+    });
+    try {
+      const thread = memory.thread('t');
+      await thread.append({ id: 'u1', role: 'user', content: 'hi' }, { responseId: 'resp_1' });
+      assert.equal((await thread.context({ service: true })).service?.previousResponseId, 'resp_1');
+      const written = await memory
+        .workingMemory({ threadId: 't' })
+        .set('# Notes\n- prefers tea', { version: 0 });
+      const full = await thread.context({ service: true });
+      assert.equal(full.serviceSkipped, 'working_memory_changed');
+      assert.equal(full.service, undefined);
+      assert.match(full.openai.map((m) => JSON.stringify(m.content)).join(' '), /prefers tea/u);
+      // A response recorded after the write was built with it: chained again (a new millisecond first,
+      // since one shared with the write counts as before it).
+      while (Date.now() <= Date.parse(written.updatedAt!)) await new Promise((r) => setImmediate(r));
+      await thread.append({ id: 'a1', role: 'assistant', content: 'noted' }, { responseId: 'resp_2' });
+      assert.equal((await thread.context({ service: true })).service?.previousResponseId, 'resp_2');
+    } finally {
+      await memory.close();
+    }
   });
 });
 
