@@ -17,6 +17,7 @@ const skipLiterals = [
   Type.Literal('lost'),
   Type.Literal('expired'),
   Type.Literal('model_changed'),
+  Type.Literal('working_memory_changed'),
 ] as const;
 const Kinds = Type.Union([...kindLiterals]);
 /** Fails to compile when the API's literals and the model's lists (src/model/service.ts) differ. */
@@ -46,7 +47,7 @@ export type ServiceBinding = Static<typeof ServiceBinding>;
 /** Why a context has no `service`. */
 export const ServiceSkip = Type.Union([...skipLiterals], {
   description:
-    'Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost` (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the context, else of the thread, is not the one the response was appended for).',
+    'Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost` (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the context, else of the thread, is not the one the response was appended for), `working_memory_changed` (the working memory the context pins was written since the response was recorded: the full context pins the new one).',
 });
 
 /** The provider-stored conversation's side of a context. */

@@ -300,12 +300,30 @@ export async function readContext(
       `service: expected true or false, got ${JSON.stringify(options.service)}`,
       { field: 'service' },
     );
-  if (!options.service) return readFull(sources, info, options);
+  const working = readPinned(sources, info, options.budget);
+  working?.catch(() => undefined); // awaited below; if another read fails first, not unhandled
+  if (!options.service) return readFull(sources, info, options, working);
   const [full, service] = await Promise.all([
-    readFull(sources, info, options),
-    readService(sources.store, info, options.model),
+    readFull(sources, info, options, working),
+    readService(sources.store, info, options.model, working),
   ]);
   return { ...full, ...service };
+}
+
+/**
+ * The working memory a context of `budget` tokens (else the thread's) pins: the first written of the
+ * thread's scopes, read when its share of the budget is a token or more; undefined when none is read.
+ */
+export function readPinned(
+  sources: Pick<ContextSources, 'memories'>,
+  info: ThreadInfo,
+  budget?: number,
+): Promise<WorkingMemory | undefined> | undefined {
+  const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
+  const pinnedTokens = Math.floor((budget ?? config.budget) * config.workingMemoryShare);
+  return sources.memories && pinnedTokens > 0
+    ? sources.memories.workingMemory.first(workingMemoryScopes(info))
+    : undefined;
 }
 
 /** The `service` part of a context, or why there is none. */
@@ -313,11 +331,16 @@ async function readService(
   store: ThreadStore,
   info: ThreadInfo,
   model: string | undefined,
+  working: Promise<WorkingMemory | undefined> | undefined,
 ): Promise<{ service: ServiceContext } | { serviceSkipped: ServiceSkip }> {
   const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
-  const record = config.service ? await store.latestResponse(info.threadId) : undefined;
-  // The chain belongs to the model the response came from: this call's model, else the thread's.
-  const skipped = serviceSkip(config.service, record, model ?? config.model, Date.now());
+  const [record, pinned] = await Promise.all([
+    config.service ? store.latestResponse(info.threadId) : undefined,
+    working,
+  ]);
+  // The chain belongs to the model the response came from (this call's model, else the thread's) and
+  // holds the working memory pinned when it was recorded.
+  const skipped = serviceSkip(config.service, record, model ?? config.model, Date.now(), pinned?.updatedAt);
   if (skipped || !record) return { serviceSkipped: skipped ?? 'no_response' };
   const { messages } = await store.history(info.threadId, { after: record.seq });
   const since = withoutRetracted(messages.map((message) => ({ message }))).map((e) => e.message);
@@ -330,6 +353,7 @@ async function readFull(
   sources: ContextSources,
   info: ThreadInfo,
   options: ContextOptions,
+  working: Promise<WorkingMemory | undefined> | undefined,
 ): Promise<ContextResult> {
   const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
   const budget = options.budget ?? config.budget;
@@ -348,12 +372,7 @@ async function readFull(
   // read; the default query needs the view.
   const early = given === undefined ? undefined : rank(given);
   early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
-  const pinnedTokens = Math.floor(budget * config.workingMemoryShare);
-  const working =
-    sources.memories && pinnedTokens > 0
-      ? sources.memories.workingMemory.first(workingMemoryScopes(info))
-      : undefined;
-  working?.catch(() => undefined); // as `early`
+  const pinnedTokens = Math.floor(budget * config.workingMemoryShare); // what readPinned reads for
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
   const query = firstCharacters(given ?? latestUserText(view), MAX_RECALL_QUERY);

@@ -49,7 +49,7 @@ import {
 import { ModelMismatchError, StoreUnavailableError } from '../store/errors.js';
 import { BackendUnavailableError, UnknownThreadError } from './errors.js';
 import { eraseThread } from '../erasure/erase-thread.js';
-import { readContext, searchAhead, type ContextOptions, type ContextResult } from './context.js';
+import { readContext, readPinned, searchAhead, type ContextOptions, type ContextResult } from './context.js';
 import { checkHistoryPage } from './page-options.js';
 import { checkAppendOptions, checkOptionKeys } from './option-keys.js';
 import { searchHistory, type HistoryHit } from './recall.js';
@@ -305,8 +305,11 @@ export class ThreadHandle {
   private async serviceState(info: ThreadInfo): Promise<ServiceState | undefined> {
     const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
     if (!config.service) return undefined;
-    const response = await this.storeCall(() => this.deps.store.latestResponse(this.threadId));
-    const skipped = serviceSkip(config.service, response, config.model, Date.now());
+    const [response, pinned] = await Promise.all([
+      this.storeCall(() => this.deps.store.latestResponse(this.threadId)),
+      readPinned({ ...(this.deps.memories ? { memories: this.deps.memories } : {}) }, info),
+    ]);
+    const skipped = serviceSkip(config.service, response, config.model, Date.now(), pinned?.updatedAt);
     return {
       kind: config.service.kind,
       ...(response ? { response } : {}),

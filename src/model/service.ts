@@ -12,11 +12,19 @@ export type ServiceKind = (typeof SERVICE_KINDS)[number];
 
 /**
  * Why a context leaves `service` out: the thread is not bound, no response was recorded yet, the
- * latest was marked lost (`serviceLost`), it is older than the binding's `maxAgeMs`, or the context is
+ * latest was marked lost (`serviceLost`), it is older than the binding's `maxAgeMs`, the context is
  * for another model than the one the response was recorded for (a provider conversation belongs to one
- * model).
+ * model), or the working memory the context pins was written since the response was recorded (the
+ * provider's conversation holds the one pinned before).
  */
-export const SERVICE_SKIPS = ['not_bound', 'no_response', 'lost', 'expired', 'model_changed'] as const;
+export const SERVICE_SKIPS = [
+  'not_bound',
+  'no_response',
+  'lost',
+  'expired',
+  'model_changed',
+  'working_memory_changed',
+] as const;
 export type ServiceSkip = (typeof SERVICE_SKIPS)[number];
 
 /** The most characters of a provider response id (OpenAI's are about 50). */

@@ -18,12 +18,18 @@ export interface ServiceState {
   skipped?: ServiceSkip;
 }
 
-/** Whether `record` can be chained to; `undefined` when it can, else why not. */
+/**
+ * Whether `record` can be chained to; `undefined` when it can, else why not.
+ * @param workingMemoryWrittenAt when the working memory the context pins was written (ISO-8601), if
+ *   one is pinned: written at or after the response was recorded (the same millisecond cannot tell
+ *   which came first), the provider's conversation holds the one before, so the full context goes.
+ */
 export function serviceSkip(
   binding: ServiceBinding | undefined,
   record: ServiceResponse | undefined,
   model: string,
   now: number,
+  workingMemoryWrittenAt?: string,
 ): ServiceSkip | undefined {
   if (!binding) return 'not_bound';
   if (!record) return 'no_response';
@@ -31,5 +37,10 @@ export function serviceSkip(
   if (now - Date.parse(record.recordedAt) > (binding.maxAgeMs ?? DEFAULT_SERVICE_MAX_AGE_MS))
     return 'expired';
   if (record.model !== model) return 'model_changed';
+  if (
+    workingMemoryWrittenAt !== undefined &&
+    Date.parse(workingMemoryWrittenAt) >= Date.parse(record.recordedAt)
+  )
+    return 'working_memory_changed';
   return undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * What the thread page says of a provider-stored conversation (docs/service-stored.md): the kind the
  * thread is bound to, the latest response recorded, and whether the next context chains to it or
- * why not (lost, with the reason given, expired, recorded for another model). Pure, unit-tested.
+ * why not (lost, with the reason given, expired, recorded for another model, the working memory
+ * written since). Pure, unit-tested.
  */
 import type { ServiceState } from './types.js';
 
@@ -15,6 +16,7 @@ const SKIPPED: Record<NonNullable<ServiceState['skipped']>, string> = {
   lost: 'lost',
   expired: 'expired (older than the binding allows)',
   model_changed: 'recorded for another model',
+  working_memory_changed: 'the working memory was written since',
 };
 
 /** The provider conversation as the page shows it. */

@@ -256,6 +256,46 @@ test('HTTP API: bind, append with responseId, context?service=true, service-lost
   assert.equal(lostUnbound.body.error.code, 'service_not_bound');
 });
 
+test('HTTP API: the working memory written after a response breaks the chain (context and state say so); the next response chains again', async () => {
+  const { acme } = f;
+  const path = '/v1/threads/svc-wm';
+  assert.equal((await acme.patch(path, bind)).status, 200);
+  llm.script({ reply: 'Noted.' }, { reply: 'Tea, then.' });
+  await acme.post(`${path}/messages`, { message: text('u1', 'user', 'I like tea.') });
+  const r1 = await openai.responses.create({
+    model: MODEL,
+    input: toResponsesInput((await acme.get(`${path}/context?service=true`)).body.messages),
+  });
+  await acme.post(`${path}/messages`, {
+    message: text('a1', 'assistant', r1.output_text),
+    responseId: r1.id,
+  });
+  assert.equal((await acme.get(`${path}/context?service=true`)).body.service.previousResponseId, r1.id);
+
+  // Someone writes the thread's working memory (another agent, the CLI): the provider's conversation
+  // still holds the context r1 was built from, without it.
+  const written = await acme.put(`${path}/working-memory`, { content: '- drinks tea, no sugar', version: 0 });
+  assert.equal(written.status, 200, written.text);
+  const full = await acme.get(`${path}/context?service=true`);
+  assert.equal(full.status, 200, full.text);
+  assert.equal(full.body.service, undefined);
+  assert.equal(full.body.serviceSkipped, 'working_memory_changed');
+  assert.match(JSON.stringify(full.body.openai), /drinks tea, no sugar/u, 'the full context pins it');
+  const state = await acme.get(path);
+  assert.equal(state.body.service.usable, false);
+  assert.equal(state.body.service.skipped, 'working_memory_changed');
+
+  // The response to the full context was built with it: the chain goes on from there.
+  while (Date.now() <= Date.parse(written.body.updatedAt)) await new Promise((r) => setImmediate(r));
+  const r2 = await openai.responses.create({ model: MODEL, input: toResponsesInput(full.body.messages) });
+  await acme.post(`${path}/messages`, {
+    message: text('a2', 'assistant', r2.output_text),
+    responseId: r2.id,
+  });
+  assert.equal((await acme.get(`${path}/context?service=true`)).body.service.previousResponseId, r2.id);
+  assert.equal((await acme.get(path)).body.service.usable, true);
+});
+
 test("HTTP API: an unbound thread's refusals name it as the caller does, and the setting it lacks", async () => {
   // They once said "thread acme:svc-http-bare is not bound", the stored id, and service-lost named
   // its (good) reason as the field at fault.

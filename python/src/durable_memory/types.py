@@ -459,10 +459,12 @@ class ContextResult(TypedDict):
     recall: NotRequired[RecallReport]
     """What recall did; absent when it was off."""
     service: NotRequired[ServiceContext]
-    serviceSkipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
+    serviceSkipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed", "working_memory_changed"]]
     """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
     (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the
-    context, else of the thread, is not the one the response was appended for)."""
+    context, else of the thread, is not the one the response was appended for),
+    `working_memory_changed` (the working memory the context pins was written since the response
+    was recorded: the full context pins the new one)."""
     workingMemory: NotRequired[WorkingMemoryReport]
     """The working memory pinned right after the system prompt: the thread's own, else its
     user's for its resource, else its user's."""
@@ -560,10 +562,12 @@ class ServiceState(TypedDict):
     response: NotRequired[ServiceResponse]
     usable: bool
     """Whether the next `context?service=true` chains to it."""
-    skipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed"]]
+    skipped: NotRequired[Literal["not_bound", "no_response", "lost", "expired", "model_changed", "working_memory_changed"]]
     """Why `service` is absent: `not_bound`, `no_response` (none recorded yet), `lost`
     (`serviceLost`), `expired` (older than `maxAgeMs`), `model_changed` (the model of the
-    context, else of the thread, is not the one the response was appended for)."""
+    context, else of the thread, is not the one the response was appended for),
+    `working_memory_changed` (the working memory the context pins was written since the response
+    was recorded: the full context pins the new one)."""
 
 
 class ActivityRetry(TypedDict):
