@@ -31,9 +31,26 @@ const EMBED_BATCH = 64;
 export const log = (line: string) =>
   process.stderr.write(`[bench:recall ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
-/** Appends `messages` in batches of 50, then waits until the workflow has indexed and compacted them. */
-export async function fill(thread: ThreadHandle, messages: readonly MessageInput[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += BATCH) await thread.append(messages.slice(i, i + BATCH));
+/**
+ * Appends `messages` in batches of `batch` (the real conversations: one turn at a time, as an agent
+ * appends them), each once the workflow has indexed and compacted the one before, then waits until
+ * it has indexed, compacted and embedded them all. Waiting after each batch makes a replay
+ * reproducible: appended back to back, how many appends each signal announced depended on timing,
+ * so where compaction cut the view and summarized did too, and evidence recall moved by up to 8 of
+ * 1,017 questions between runs of the same code (BENCHMARKS.md, "Replays that give the same figures").
+ */
+export async function fill(
+  thread: ThreadHandle,
+  messages: readonly MessageInput[],
+  batch = BATCH,
+): Promise<void> {
+  for (let i = 0; i < messages.length; i += batch) {
+    await thread.append(messages.slice(i, i + batch));
+    // Indexed is not enough: a compaction still running when the next turn comes would see a
+    // timing-dependent view when it ends and decides whether to go on.
+    for (let state = await thread.sync(); state.pending.length > 0; state = await thread.state())
+      await new Promise((r) => setTimeout(r, 5));
+  }
   // Indexed, compacted and embedded (the embedding lane runs in the background).
   for (
     let state = await thread.sync();
@@ -146,7 +163,7 @@ export async function datasetRecall(
     const thread = pipeline.memory.thread(`locomo-${conversation.name}`);
     if (options.recallShare !== undefined) await thread.configure({ recallShare: options.recallShare });
     const messages = conversation.turns.map((t) => t.message);
-    await fill(thread, messages);
+    await fill(thread, messages, 1);
     const normalized = normalizeMessages(messages);
     const texts = normalized.map((m) => textOf(m));
     loaded.push({
