@@ -320,10 +320,14 @@ export function readPinned(
   budget?: number,
 ): Promise<WorkingMemory | undefined> | undefined {
   const config = { ...DEFAULT_CONFIG, ...(info.config as Partial<ThreadConfig> | undefined) };
-  const pinnedTokens = Math.floor((budget ?? config.budget) * config.workingMemoryShare);
-  return sources.memories && pinnedTokens > 0
+  return sources.memories && pinnedRoom(budget ?? config.budget, config) > 0
     ? sources.memories.workingMemory.first(workingMemoryScopes(info))
     : undefined;
+}
+
+/** Tokens the pinned working memory may take of a context of `budget` tokens. */
+function pinnedRoom(budget: number, config: ThreadConfig): number {
+  return Math.floor(budget * config.workingMemoryShare);
 }
 
 /** The `service` part of a context, or why there is none. */
@@ -372,7 +376,7 @@ async function readFull(
   // read; the default query needs the view.
   const early = given === undefined ? undefined : rank(given);
   early?.catch(() => undefined); // awaited below; if reading the view fails first, not unhandled
-  const pinnedTokens = Math.floor(budget * config.workingMemoryShare); // what readPinned reads for
+  const pinnedTokens = pinnedRoom(budget, config);
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
   const query = firstCharacters(given ?? latestUserText(view), MAX_RECALL_QUERY);
