@@ -250,6 +250,34 @@ describe('embedded PostgreSQL', () => {
     await waitForPidGone(reopened.pid ?? firstPid);
   });
 
+  test('starts at once that choose the same free port all come up, each on its own port (CI: two npm starts)', async () => {
+    // Each chooses the port while it is free and binds it half a second later (initdb first): the
+    // one that loses the race must choose again, not fail as "embedded PostgreSQL did not start".
+    const port = await freePort();
+    const dbs = await Promise.allSettled(
+      [1, 2, 3].map((n) =>
+        startEmbeddedPostgres({ dataDir: path.join(dir, `same-port-${n}`), preferredPorts: [port] }),
+      ),
+    );
+    const started = dbs.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    try {
+      const failures = dbs.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      assert.deepEqual(failures, []);
+      assert.equal(new Set(started.map((db) => db.port)).size, 3);
+      for (const db of started) {
+        assert.deepEqual(await query(db.databaseUrl, 'SELECT 1 AS one'), [{ one: 1 }]);
+        const again = path.join(db.dataDir, 'state.json');
+        assert.equal(
+          JSON.parse(await readFile(again, 'utf8')).port,
+          db.port,
+          'the port it runs on is remembered',
+        );
+      }
+    } finally {
+      await Promise.all(started.map((db) => db.stop()));
+    }
+  });
+
   test('a stale postmaster.pid whose pid now belongs to another process is cleaned up', async () => {
     // After a reboot or a container restart, the pid in the lock file is often some other process.
     const dataDir = path.join(dir, 'stale-lock');

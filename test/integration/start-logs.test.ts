@@ -35,35 +35,46 @@ test(
       DATABASE_URL: '',
     };
     const child = spawnNode([...cliProgram('start'), '--headless'], { env });
-    const ready = await child.waitForLine(/durable-memory ready/, 100_000);
-    // The API logs a request, the worker its state: both formats are exercised before stopping.
-    const apiUrl = /api=(http:\/\/[\d.:]+)/u.exec(ready)![1]!;
-    assert.equal((await fetch(`${apiUrl}/healthz`)).status, 200);
-    assert.equal((await child.stop('SIGINT', 30_000)).code, 0, child.output());
-
-    const lines = child
-      .output()
-      .split('\n')
-      .filter((l) => l.trim() !== '');
-    const records = lines.map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return assert.fail(`not a JSON line: ${line}`);
-      }
-    });
-    for (const r of records) {
-      assert.equal(typeof r.time, 'string', JSON.stringify(r));
-      assert.match(String(r.level), /^(trace|debug|info|warn|error|fatal)$/u, JSON.stringify(r));
-      assert.equal(typeof r.msg, 'string', JSON.stringify(r));
-      assert.match(String(r.component), /^(runtime|worker|api)$/u, JSON.stringify(r));
+    // A failure quotes what npm start printed: a flaky line is otherwise gone with the run.
+    try {
+      await checkLogs(child);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- npm start printed:\n${child.output()}`, {
+        cause: error,
+      });
     }
-    const components = new Set(records.map((r) => r.component));
-    assert.deepEqual([...components].sort(), ['api', 'runtime', 'worker']);
-    assert.doesNotMatch(child.output(), /webpack|modules by path|asset workflow-bundle/u);
-    const readyRecord = records.find((r) => r.ready === true);
-    assert.ok(readyRecord, 'the ready line is a record too, with its facts');
-    assert.equal(readyRecord.apiUrl, apiUrl);
-    assert.match(String(readyRecord.workflows), /^(prebuilt|bundled-at-start)$/u);
   },
 );
+
+async function checkLogs(child: ReturnType<typeof spawnNode>): Promise<void> {
+  const ready = await child.waitForLine(/durable-memory ready/, 100_000);
+  // The API logs a request, the worker its state: both formats are exercised before stopping.
+  const apiUrl = /api=(http:\/\/[\d.:]+)/u.exec(ready)![1]!;
+  assert.equal((await fetch(`${apiUrl}/healthz`)).status, 200);
+  assert.equal((await child.stop('SIGINT', 30_000)).code, 0, child.output());
+
+  const lines = child
+    .output()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  const records = lines.map((line) => {
+    try {
+      return JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return assert.fail(`not a JSON line: ${line}`);
+    }
+  });
+  for (const r of records) {
+    assert.equal(typeof r.time, 'string', JSON.stringify(r));
+    assert.match(String(r.level), /^(trace|debug|info|warn|error|fatal)$/u, JSON.stringify(r));
+    assert.equal(typeof r.msg, 'string', JSON.stringify(r));
+    assert.match(String(r.component), /^(runtime|worker|api)$/u, JSON.stringify(r));
+  }
+  const components = new Set(records.map((r) => r.component));
+  assert.deepEqual([...components].sort(), ['api', 'runtime', 'worker']);
+  assert.doesNotMatch(child.output(), /webpack|modules by path|asset workflow-bundle/u);
+  const readyRecord = records.find((r) => r.ready === true);
+  assert.ok(readyRecord, 'the ready line is a record too, with its facts');
+  assert.equal(readyRecord.apiUrl, apiUrl);
+  assert.match(String(readyRecord.workflows), /^(prebuilt|bundled-at-start)$/u);
+}
