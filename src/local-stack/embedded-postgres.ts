@@ -13,7 +13,7 @@ import { clearStaleCluster, reapOrphan, removeOwnerRecord, writeOwnerRecord } fr
 import { preparePostgresBinaries } from './postgres-binaries.js';
 import { reachableDataDir } from './postgres-staging.js';
 import { clusterDir, ensureCluster, rememberPort } from './postgres-initdb.js';
-import { LOOPBACK, pickPort } from './ports.js';
+import { LOOPBACK, startOnPort } from './ports.js';
 
 /** Options of {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {
@@ -88,13 +88,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const who = runAs ? ` as user ${runAs.user}` : '';
     log(`embedded PostgreSQL initialised in ${dataDir}${who} (${Date.now() - initStarted} ms)`);
   }
-  const port = options.port ?? (await pickPort([state.port, ...(options.preferredPorts ?? [])]));
-  await rememberPort(dataDir, state, port);
   const auth = `${encodeURIComponent(state.user)}:${encodeURIComponent(state.password)}`;
+  let port = 0; // chosen below; fixed once the server runs (restarts keep it)
   const urlFor = (db: string): string => `postgres://${auth}@${LOOPBACK}:${port}/${encodeURIComponent(db)}`;
-  const args = ['-D', clusterDir(dataDir), '-p', String(port), '-c', `listen_addresses=${LOOPBACK}`];
-  args.push('-c', 'unix_socket_directories=');
-  for (const [key, value] of Object.entries(options.settings ?? {})) args.push('-c', `${key}=${value}`);
+  const serverArgs = (): string[] => {
+    const args = ['-D', clusterDir(dataDir), '-p', String(port), '-c', `listen_addresses=${LOOPBACK}`];
+    args.push('-c', 'unix_socket_directories=');
+    for (const [key, value] of Object.entries(options.settings ?? {})) args.push('-c', `${key}=${value}`);
+    return args;
+  };
 
   let child: ManagedProcess | undefined;
   const start = async (): Promise<void> => {
@@ -102,7 +104,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await child?.exited; // after kill9 the old postmaster must be reaped before a new one starts
     await clearStaleCluster(clusterDir(dataDir), log);
     const started = Date.now();
-    child = await spawnManaged(binaries.postgres, args, {
+    child = await spawnManaged(binaries.postgres, serverArgs(), {
       name: 'embedded PostgreSQL',
       uid: runAs?.uid,
       gid: runAs?.gid,
@@ -126,7 +128,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `embedded PostgreSQL on ${LOOPBACK}:${port} (data ${dataDir}${linked}) up in ${Date.now() - started} ms`,
     );
   };
-  await start();
+  // The port of the last start if free, else the preferred ones; one taken before the server bound
+  // it (another start chose it too) is chosen again. A port given is used as given.
+  await startOnPort(
+    { port: options.port, preferred: [state.port, ...(options.preferredPorts ?? [])] },
+    async (chosen) => {
+      port = chosen;
+      await rememberPort(dataDir, state, port);
+      await start();
+    },
+    (error) => options.port === undefined && portTaken(error),
+    (taken) => log(`embedded PostgreSQL: port ${taken} was taken before it bound it; choosing another`),
+  );
 
   return {
     databaseUrl: urlFor(database),
@@ -149,6 +162,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     },
     kill9: () => child?.kill9(),
   };
+}
+
+/** Whether a start failed because another process listens on the port (the postmaster says so). */
+function portTaken(error: unknown): boolean {
+  return (
+    error instanceof RuntimeSetupError && /could not bind .*Address already in use/u.test(error.output ?? '')
+  );
 }
 
 /** Polls with real connections until the server accepts logins (it refuses them while recovering). */

@@ -63,6 +63,53 @@ export async function pickPort(preferred: readonly (number | undefined)[], host 
   return freePort(host);
 }
 
+/** How many ports a start tries when the one it chose was taken before its server bound it. */
+export const PORT_ATTEMPTS = 3;
+
+/** Where {@link startOnPort} starts: a port given, or the ports it prefers. */
+export interface PortChoice {
+  /** Used as given, on every attempt. */
+  port?: number;
+  /** Without `port`: the first of these that is free, else any free one (see {@link pickPort}). */
+  preferred?: readonly (number | undefined)[];
+  /** The interface (default loopback). */
+  host?: string;
+}
+
+/**
+ * Runs `start` on a port of our choosing. Choosing and binding are apart (a server process starts in
+ * between), so another start on this machine, which prefers the same ports, can bind it first: when
+ * `start` fails and `retry(error)` says that was why, another port is chosen (by the operating system:
+ * the preferred ones are what the other start chooses too), up to {@link PORT_ATTEMPTS} times in all.
+ *
+ * @param choice - a port given, or the ports preferred
+ * @param start - starts the server on `port`; fails when it cannot
+ * @param retry - whether a failure may be tried again: the port was taken (or, for a server that
+ *   also binds ports of its own, it exited while starting)
+ * @param onRetry - told of each failure that is tried again, with the port it had
+ * @returns what `start` returned
+ * @example
+ * const api = await startOnPort({ preferred: [saved.apiPort, 8080] }, (port) => serve(port), isPortTaken);
+ */
+export async function startOnPort<T>(
+  choice: PortChoice,
+  start: (port: number) => Promise<T>,
+  retry: (error: unknown) => boolean,
+  onRetry?: (port: number, error: unknown) => void,
+): Promise<T> {
+  let preferred = choice.preferred ?? [];
+  for (let attempt = 1; ; attempt++) {
+    const port = choice.port ?? (await pickPort(preferred, choice.host));
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !retry(error)) throw error;
+      onRetry?.(port, error);
+      preferred = [];
+    }
+  }
+}
+
 /**
  * Whether something accepts TCP connections on `host:port`; used to tell a starting server apart from
  * one that listens, before any protocol-level check.

@@ -27,7 +27,7 @@ import {
   configuredApiPort,
   DEFAULT_API_PORT,
 } from '../server/api-settings.js';
-import { isPortFree, pickPort } from './ports.js';
+import { isPortFree, startOnPort } from './ports.js';
 
 /** What a started pipeline is reachable at (the `ready` line's facts). */
 export interface ReadyFacts {
@@ -172,24 +172,22 @@ export async function start(env: NodeJS.ProcessEnv = process.env, options: Start
     // A port picked here can be taken before the API binds it (another start on this machine): then
     // another is picked, a few times; only a port the user asked for is an error at once.
     const asked = configuredApiPort(env);
-    const preferred = [(await readRuntimeState(home)).apiPort, DEFAULT_API_PORT];
-    for (let attempt = 1; ; attempt++) {
-      const apiPort = asked ?? (await pickPort(preferred, apiHost(env)));
-      try {
-        api = await serveApi({
+    api = await startOnPort(
+      {
+        port: asked,
+        preferred: [(await readRuntimeState(home)).apiPort, DEFAULT_API_PORT],
+        host: apiHost(env),
+      },
+      (port) =>
+        serveApi({
           settings: { ...settings, temporalAddress: temporal, databaseUrl: database },
           env,
-          port: apiPort,
+          port,
           workerUp: () => workerSupervision?.up ?? true,
-        });
-        break;
-      } catch (err) {
-        const taken = err instanceof SettingError && err.setting === 'apiPort';
-        if (asked !== undefined || !taken || attempt >= 3) throw err;
-        log(`the API port ${apiPort} was taken meanwhile; picking another`);
-        preferred.splice(0, preferred.length); // any free port now
-      }
-    }
+        }),
+      (err) => asked === undefined && err instanceof SettingError && err.setting === 'apiPort',
+      (port) => log(`the API port ${port} was taken meanwhile; choosing another`),
+    );
     await updateRuntimeState(home, { apiPort: api.port });
   } catch (err) {
     await workerSupervision?.stop();

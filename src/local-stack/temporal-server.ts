@@ -10,7 +10,7 @@ import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from '../observability/log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { LOOPBACK, canConnect, pickPort } from './ports.js';
+import { LOOPBACK, canConnect, startOnPort } from './ports.js';
 import { THREAD_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../client/visibility.js';
 
 /** Options of {@link startTemporalDevServer}. */
@@ -76,9 +76,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   await mkdir(path.dirname(dbFile), { recursive: true });
   await reapOrphan(ownerFile, `the Temporal database ${dbFile}`, log);
 
-  let port = options.port ?? (await pickPort(options.preferredPorts ?? []));
-  let address = `${LOOPBACK}:${port}`;
-  const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', LOOPBACK, '--port', String(port)];
+  let port = 0; // chosen below; kept by restarts
+  let address = '';
+  const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', LOOPBACK, '--port', ''];
   // WAL with synchronous=NORMAL survives a crash of the server process (kill -9) and cuts the
   // per-write fsync: signal-with-start measured 25 ms → 9 ms here.
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
@@ -123,22 +123,17 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   // The first start is tried again when the server exits before it serves: in CI a dev server once
   // panicked during start (the frontend port or one of the ports it picks for itself taken in
   // between), and a port of our own choosing can then be chosen again.
-  for (let attempt = 1; ; attempt++) {
-    try {
+  await startOnPort(
+    { port: options.port, preferred: options.preferredPorts },
+    async (chosen) => {
+      port = chosen;
+      address = `${LOOPBACK}:${port}`;
+      args[args.indexOf('--port') + 1] = String(port);
       await start();
-      break;
-    } catch (error) {
-      if (!exitedDuringStart || attempt >= START_ATTEMPTS) throw error;
-      log(
-        `${(error as Error).message.split('\n')[0]}; starting it again (attempt ${attempt + 1} of ${START_ATTEMPTS})`,
-      );
-      if (options.port === undefined) {
-        port = await pickPort(options.preferredPorts ?? []);
-        address = `${LOOPBACK}:${port}`;
-        args[args.indexOf('--port') + 1] = String(port);
-      }
-    }
-  }
+    },
+    () => exitedDuringStart,
+    (_port, error) => log(`${(error as Error).message.split('\n')[0]}; starting it again`),
+  );
 
   return {
     address,
@@ -196,9 +191,6 @@ async function waitUntilServing(
   }
   throw new Error(`no answer from ${address} within ${timeoutMs} ms`, { cause: lastError });
 }
-
-/** How many times a first start is tried when the server exits before it serves. */
-const START_ATTEMPTS = 3;
 
 /** `IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD` of the Temporal API (temporal/api/enums/v1). */
 const KEYWORD = 2;
