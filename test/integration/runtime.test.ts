@@ -14,7 +14,11 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/local-stack/embedded-postgres.js';
-import { DEFAULT_POSTGRES_PORT, startEmbeddedStack } from '../../src/local-stack/embedded-stack.js';
+import {
+  DEFAULT_POSTGRES_PORT,
+  startEmbeddedStack,
+  type EmbeddedStack,
+} from '../../src/local-stack/embedded-stack.js';
 import { RuntimeSetupError } from '../../src/local-stack/errors.js';
 import { readRuntimeState, updateRuntimeState } from '../../src/local-stack/home.js';
 import { freePort } from '../../src/local-stack/ports.js';
@@ -358,6 +362,38 @@ describe('embedded stack', () => {
       assert.deepEqual(await query(second.databaseUrl, 'SELECT count(*)::int AS c FROM marker'), [{ c: 0 }]);
     } finally {
       await second.stop();
+    }
+  });
+
+  test('two stacks started at once with the Web UI, preferring the same ports, both come up on their own', async () => {
+    // Two `npm start`s on one machine (two projects) prefer 7233, 8233 and 5433 alike; here two free
+    // ports nobody else prefers stand for them. The dev server refuses a taken UI port by exiting, so
+    // the one that loses the race must choose its UI port again, not only its frontend port.
+    const stackEnv = { ...env, TEMPORAL_CLI_PATH: cli.path, TEMPORAL_ADDRESS: '', DATABASE_URL: '' };
+    const [temporalPort, temporalUiPort] = [await freePort(), await freePort()];
+    const homes = ['twin-a', 'twin-b'].map((name) => path.join(dir, name));
+    for (const home of homes) await updateRuntimeState(home, { temporalPort, temporalUiPort });
+    const stacks = await Promise.allSettled(
+      homes.map((home) => startEmbeddedStack({ home, env: stackEnv, log: silentLog })),
+    );
+    const started = stacks.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    try {
+      assert.deepEqual(
+        stacks.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])),
+        [],
+      );
+      const [a, b] = started as [EmbeddedStack, EmbeddedStack];
+      assert.notEqual(a.temporalUiUrl, b.temporalUiUrl);
+      assert.notEqual(a.temporalAddress, b.temporalAddress);
+      for (const [i, stack] of started.entries()) {
+        assert.equal((await fetch(stack.temporalUiUrl!)).ok, true, 'its Web UI answers');
+        assert.equal(
+          (await readRuntimeState(homes[i]!)).temporalUiPort,
+          Number(new URL(stack.temporalUiUrl!).port),
+        );
+      }
+    } finally {
+      await Promise.all(started.map((stack) => stack.stop()));
     }
   });
 
