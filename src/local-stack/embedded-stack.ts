@@ -20,7 +20,6 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgre
 import { readRuntimeState, updateRuntimeState } from './home.js';
 import { describeOrigin } from '../settings/origin.js';
 import { assertListening } from '../settings/probe.js';
-import { pickPort } from './ports.js';
 import { isConfigured, resolveSettings, type Settings } from '../settings/settings.js';
 import { stderrLog, type RuntimeLog } from '../observability/log.js';
 import { findTemporalCli, type TemporalCli } from './temporal-cli.js';
@@ -108,21 +107,20 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   } else {
     cli = await findTemporalCli(home, { env, log });
     const state = await readRuntimeState(home);
-    const uiPort = options.headless
-      ? undefined
-      : await pickPort([state.temporalUiPort, ...range(DEFAULT_TEMPORAL_UI_PORT, 10)]);
     temporal = await startTemporalDevServer({
       cliPath: cli.path,
       dbFile: path.join(home, 'temporal.db'),
       preferredPorts: [state.temporalPort, DEFAULT_TEMPORAL_PORT],
-      uiPort,
+      ...(options.headless
+        ? {}
+        : { preferredUiPorts: [state.temporalUiPort, ...range(DEFAULT_TEMPORAL_UI_PORT, 10)] }),
       namespace,
       log,
     });
     temporalAddress = temporal.address;
     await updateRuntimeState(home, {
       temporalPort: temporal.port,
-      ...(uiPort ? { temporalUiPort: uiPort } : {}),
+      ...(temporal.uiPort ? { temporalUiPort: temporal.uiPort } : {}),
     });
   }
 

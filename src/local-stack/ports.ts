@@ -3,6 +3,7 @@
  * home finds its servers where the first left them, and endpoints.json stays valid), with a fallback
  * to any free port so a busy default never stops a start.
  */
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { probeTcp } from '../settings/probe.js';
 
@@ -108,6 +109,34 @@ export async function startOnPort<T>(
       preferred = [];
     }
   }
+}
+
+/**
+ * Whether process `pid` holds the socket that listens on TCP `port`: a server whose port another one
+ * bound first answers nothing itself, and a probe of the port reaches the other. Read from Linux's
+ * /proc (the listening sockets' inodes, then the process's descriptors).
+ *
+ * @returns undefined where this cannot be told (no /proc, or nothing found listening there)
+ */
+export async function listensOn(pid: number, port: number): Promise<boolean | undefined> {
+  const table = await readFile('/proc/net/tcp', 'utf8').catch(() => undefined);
+  if (table === undefined) return undefined;
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const line of table.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/u);
+    // local_address (ADDR:PORT in hex), state (0A: LISTEN), inode
+    if (fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A' && fields[9]) inodes.add(fields[9]);
+  }
+  if (inodes.size === 0) return undefined;
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => undefined);
+  if (fds === undefined) return undefined;
+  for (const fd of fds) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/u.exec(target)?.[1];
+    if (inode && inodes.has(inode)) return true;
+  }
+  return false;
 }
 
 /**

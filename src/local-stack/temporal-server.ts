@@ -10,7 +10,7 @@ import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from '../observability/log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { LOOPBACK, canConnect, startOnPort } from './ports.js';
+import { LOOPBACK, canConnect, listensOn, pickPort, startOnPort } from './ports.js';
 import { THREAD_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../client/visibility.js';
 
 /** Options of {@link startTemporalDevServer}. */
@@ -23,8 +23,13 @@ export interface TemporalDevServerOptions {
   port?: number;
   /** Without `port`: ports to try in order, the first free one wins; else the OS chooses. */
   preferredPorts?: readonly (number | undefined)[];
-  /** Serve the Web UI on this port; without it the server runs headless. */
+  /** Serve the Web UI on this port; without it (or `preferredUiPorts`) the server runs headless. */
   uiPort?: number;
+  /**
+   * Without `uiPort`: serve the Web UI on the first free of these, else on one the OS chooses, and
+   * choose again when another server took it before this one bound it.
+   */
+  preferredUiPorts?: readonly (number | undefined)[];
   /** Namespace to create at launch and wait for (default `default`, which always exists). */
   namespace?: string;
   /** Receives a line when the server is up (default: silent). */
@@ -44,6 +49,8 @@ export interface TemporalDevServer {
   dbFile: string;
   /** `http://127.0.0.1:<uiPort>` when the Web UI is on. */
   uiUrl?: string;
+  /** The Web UI's port, when it is on. */
+  uiPort?: number;
   /** The server's pid (of the current run, after a restart). */
   readonly pid: number;
   /** Settles when the current run of the server exited. */
@@ -82,7 +89,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   // WAL with synchronous=NORMAL survives a crash of the server process (kill -9) and cuts the
   // per-write fsync: signal-with-start measured 25 ms → 9 ms here.
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
-  args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']));
+  const withUi = options.uiPort !== undefined || options.preferredUiPorts !== undefined;
+  let uiPort: number | undefined; // chosen with the frontend's port, below
+  let uiPreferred = options.preferredUiPorts ?? [];
+  args.push(...(withUi ? ['--ui-port', ''] : ['--headless']));
   // Thread workflows' search attributes (src/client/visibility.ts); a database file from before they
   // existed gets them in waitUntilServing, since start-dev registers them only in a new file.
   args.push(...searchAttributeFlags());
@@ -90,7 +100,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   args.push(...(options.extraArgs ?? []));
 
   let child: ManagedProcess | undefined;
-  /** Whether the last start failed because the server exited (not because it did not answer). */
+  /**
+   * Whether the last start failed because the server exited, or answered on a port another server
+   * holds (not because it did not answer).
+   */
   let exitedDuringStart = false;
   const start = async (): Promise<void> => {
     exitedDuringStart = false;
@@ -106,10 +119,17 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     );
     child = current;
     await writeOwnerRecord(ownerFile, current, 'temporal');
+    let lostPort = false;
     try {
       await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => current.running);
+      // Two starts that chose the same port at once: the one that lost the bind is about to exit,
+      // and what answered it was the other's server.
+      if (!current.running || (await listensOn(current.pid, port)) === false) {
+        lostPort = true;
+        throw new Error(`port ${port} is another server's`);
+      }
     } catch (error) {
-      exitedDuringStart = !current.running; // read before the kill below stops it anyway
+      exitedDuringStart = lostPort || !current.running; // read before the kill below stops it anyway
       await current.stop('SIGKILL');
       await removeOwnerRecord(ownerFile);
       const reason = exitedDuringStart ? 'exited during start' : 'did not answer in time';
@@ -123,12 +143,18 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   // The first start is tried again when the server exits before it serves: in CI a dev server once
   // panicked during start (the frontend port or one of the ports it picks for itself taken in
   // between), and a port of our own choosing can then be chosen again.
+  // The Web UI's port likewise: the dev server exits when it finds it taken.
   await startOnPort(
     { port: options.port, preferred: options.preferredPorts },
     async (chosen) => {
       port = chosen;
       address = `${LOOPBACK}:${port}`;
       args[args.indexOf('--port') + 1] = String(port);
+      if (withUi) {
+        uiPort = options.uiPort ?? (await pickPort(uiPreferred));
+        uiPreferred = []; // a retry takes any free port: the preferred ones are the other start's too
+        args[args.indexOf('--ui-port') + 1] = String(uiPort);
+      }
       await start();
     },
     () => exitedDuringStart,
@@ -140,7 +166,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     port,
     namespace,
     dbFile,
-    ...(options.uiPort ? { uiUrl: `http://${LOOPBACK}:${options.uiPort}` } : {}),
+    ...(uiPort === undefined ? {} : { uiUrl: `http://${LOOPBACK}:${uiPort}`, uiPort }),
     get pid() {
       return child!.pid;
     },
