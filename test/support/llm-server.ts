@@ -71,6 +71,8 @@ export type Step =
   /** Content is `JSON.stringify(json)`. */
   | { json: unknown; model?: string }
   | { delayMs: number; then: Step }
+  /** Held until `until` settles (a test's event, e.g. another attempt's result landed), then `then`. */
+  | { until: Promise<unknown>; then: Step }
   /** `retryAfter` in seconds (a number) or verbatim (an HTTP-date); `retryAfterMs` as `retry-after-ms`. */
   | { status: 429; retryAfter?: number | string; retryAfterMs?: number }
   | { status: 400 | 401 | 403 | 404 | 408 | 409 | 422 | 500 | 502 | 503; body?: unknown }
@@ -251,6 +253,14 @@ export async function startLlmServer(): Promise<LlmServer> {
         timers.add(t);
       });
       if (res.destroyed) return; // the client gave up meanwhile
+      return answer(step.then, req, res);
+    }
+    if ('until' in step) {
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      await step.until;
+      if (res.destroyed) return; // the client gave up meanwhile, or close() ended it
+      held.delete(res);
       return answer(step.then, req, res);
     }
     if ('hang' in step) {
