@@ -210,6 +210,8 @@ async function replay(pipeline: TestPipeline, c: Conversation, v: Variant, id: s
           match: ctx.recall.match,
           promptTokens: reuse.tokens,
           reused: previous ? reuse.reused : 0,
+          compacted: now !== compactions,
+          ...(ctx.recall.stable ? { stable: ctx.recall.stable } : {}),
           recalled: ctx.recalled.map((r) => [r.seq, r.hitSeq, r.tokens]),
           raw: hits.map((h) => [h.seq, Math.round(h.score * 1000) / 1000]),
         }),
