@@ -12,10 +12,14 @@ import { cliProgram } from '../support/cli.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
 import { connect } from '../../src/client/connect.js';
-import { canConnect } from '../../src/local-stack/ports.js';
+import { canConnect, freePort } from '../../src/local-stack/ports.js';
+import { updateRuntimeState } from '../../src/local-stack/home.js';
 
 let home: string;
+const started: TestChild[] = [];
 after(async () => {
+  // A failed assertion leaves a start running: stopped here, or its servers outlive the file.
+  for (const child of started) if (child.child.exitCode === null) await child.stop('SIGINT', 30_000);
   if (home) {
     await reapLeftovers(home);
     await rm(home, { recursive: true, force: true });
@@ -27,6 +31,7 @@ async function startOnce(
   args: string[] = [],
 ): Promise<TestChild & { readyLine: string }> {
   const child = spawnNode([...cliProgram('start'), ...args], { env });
+  started.push(child);
   const readyLine = await child.waitForLine(/durable-memory ready/, 120_000);
   return Object.assign(child, { readyLine });
 }
@@ -46,6 +51,10 @@ test(
       TEMPORAL_ADDRESS: '',
       DATABASE_URL: '',
     };
+    // Other test files start stacks meanwhile, preferring 8233 and 8080 when free: the UI and the API
+    // here prefer ports nobody else does, so that no other start takes them between the two starts
+    // (the API keeps its port; nothing answers on the UI's once the second start is headless).
+    await updateRuntimeState(home, { temporalUiPort: await freePort(), apiPort: await freePort() });
     const first = await startOnce(env);
     const endpoints = JSON.parse(await readFile(path.join(home, 'endpoints.json'), 'utf8'));
     assert.match(endpoints.temporalAddress, /^127\.0\.0\.1:\d+$/);
@@ -55,7 +64,7 @@ test(
     assert.ok(first.readyLine.includes(`api=${endpoints.apiUrl}`), first.readyLine);
     const apiReady = await fetch(`${endpoints.apiUrl}/readyz`);
     assert.deepEqual(await apiReady.json(), { ready: true, postgres: 'ok', temporal: 'ok', worker: 'ok' });
-    // The dev server's Web UI, on the ready line (8233 unless taken), answers.
+    // The dev server's Web UI, on the ready line, answers.
     const ui = /temporalUi=(http:\/\/127\.0\.0\.1:\d+)/u.exec(first.readyLine)?.[1];
     assert.ok(ui, first.readyLine);
     assert.equal((await fetch(ui)).status, 200);
