@@ -432,14 +432,9 @@ async function readFull(
   // default only the query taken from the newest user turn is held to the bar, not one the caller gave.
   const minMatch = recall.minMatch ?? (given === undefined ? DEFAULT_MIN_MATCH : 0);
   const gated = gateRankings(ranked.rankings, minMatch, inView);
-  const open = gated.rankings.length > 0;
   const stable = await stableRecall(sources.store, info, {
     // The fusion was made once with the rankings (src/client/recall.ts): a closed gate empties both.
-    ranked: open ? ranked : { ...ranked, rankings: [], fused: [] },
-    // A caller keeping its block (`previous`) gets one whenever it has none to keep, gate or not: built
-    // where its prefix moved anyway (a compaction) and then kept, it costs the cache nothing, where
-    // built at the next question that clears the gate it would cost that call the block's tokens.
-    ...(options.previous !== undefined && !open ? { fresh: ranked } : {}),
+    ranked: gated.rankings.length > 0 ? ranked : { ...ranked, rankings: [], fused: [] },
     recall,
     limit,
     query,
@@ -482,8 +477,6 @@ async function readFull(
 /** Input of {@link stableRecall}. */
 interface StableInput {
   ranked: Ranked;
-  /** What a new block is built from when not `ranked` (a caller's block where the gate closed). */
-  fresh?: Ranked;
   recall: ResolvedRecall;
   limit: number;
   query: string;
@@ -626,7 +619,7 @@ async function stableRecall(store: ThreadStore, info: ThreadInfo, input: StableI
   }
   const why = plan.keep ? 'none' : plan.why;
   // A new stable block before the newest user message: the block recall always built.
-  const fresh = await choose(() => false, maxTokens, input.fresh ?? ranked);
+  const fresh = await choose(() => false, maxTokens);
   return {
     ...(fresh.block ? { kept: fresh.block } : {}),
     ...(newestUser ? { anchor: newestUser } : {}),

@@ -587,24 +587,6 @@ describe('context() with the stable recalled block (previous)', () => {
     assert.ok(b.tokens <= 1000);
   });
 
-  it('a caller keeping its block gets one where the default bar closes when it has none, and keeps it', async () => {
-    const { store } = await threadWithFact(200, 3);
-    // A chat turn whose rarer words are each in another old message: the bar closes for it.
-    const chatter = await turn(store, 1, 'Ingrid counted 17, 42, 99, 123, 150 and 171 sheep last night.');
-    const plain = await readContext({ store }, chatter, { budget: 1000 });
-    assert.deepEqual(plain.recalled, [], 'the bar closes for this turn');
-    // Built now, where the caller's prefix changes anyway (it had no block), rather than at the next
-    // turn that clears the bar, where the block's tokens would miss the cache.
-    const a = await readContext({ store }, chatter, { budget: 1000, previous: {} });
-    assert.ok(a.recalled.length > 0);
-    assert.equal(a.recall?.stable?.kept, false);
-    assert.ok(a.cache.recall, 'its state, for the next call');
-    const next = await turn(store, 2, 'Then 18, 43, 98 and 124 more sheep this morning.');
-    const b = await readContext({ store }, next, { budget: 1000, previous: a.cache });
-    assert.equal(b.recall?.stable?.kept, true, JSON.stringify(b.recall?.stable));
-    assert.deepEqual(b.cache.recall, a.cache.recall, 'a closed bar keeps the block it has');
-  });
-
   it('builds a new block for a query its block does not serve, unless minCover is 0', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const a = await readContext({ store }, info, {
