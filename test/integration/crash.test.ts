@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { connect } from '../../src/client/connect.js';
-import { readJson } from '../../src/local-stack/home.js';
+import { readJson, updateRuntimeState } from '../../src/local-stack/home.js';
+import { freePort } from '../../src/local-stack/ports.js';
 import type { OwnerRecord } from '../../src/local-stack/orphans.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
@@ -38,6 +39,9 @@ before(async () => {
     // Free ports, not the defaults a developer's own `npm start` may hold.
     DURABLE_MEMORY_API_PORT: '0',
   };
+  // The dev server restarts on its port: one nobody else prefers (other files' starts take 7233 when
+  // free), so that no other start takes it in the second it is down.
+  await updateRuntimeState(home, { temporalPort: await freePort() });
 });
 
 after(async () => {
