@@ -112,31 +112,34 @@ export async function startOnPort<T>(
 }
 
 /**
- * Whether process `pid` holds the socket that listens on TCP `port`: a server whose port another one
- * bound first answers nothing itself, and a probe of the port reaches the other. Read from Linux's
- * /proc (the listening sockets' inodes, then the process's descriptors).
+ * Who holds the socket that listens on TCP `port`: process `pid` (`own`), another process (`other`), or
+ * nobody yet (`none`). A server whose port another one bound first answers nothing itself, and a probe
+ * of the port reaches the other. Read from Linux's /proc (the listening sockets' inodes, then the
+ * process's descriptors).
  *
- * @returns undefined where this cannot be told (no /proc, or nothing found listening there)
+ * @returns undefined where this cannot be told (no /proc)
  */
-export async function listensOn(pid: number, port: number): Promise<boolean | undefined> {
-  const table = await readFile('/proc/net/tcp', 'utf8').catch(() => undefined);
-  if (table === undefined) return undefined;
+export async function listenerOf(pid: number, port: number): Promise<'own' | 'other' | 'none' | undefined> {
+  const tables = await Promise.all(
+    ['/proc/net/tcp', '/proc/net/tcp6'].map((file) => readFile(file, 'utf8').catch(() => '')),
+  );
+  const table = tables.join('\n');
+  if (table === '') return undefined;
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
   const inodes = new Set<string>();
-  for (const line of table.split('\n').slice(1)) {
-    const fields = line.trim().split(/\s+/u);
+  for (const line of table.split('\n')) {
+    const fields = line.trim().split(/\s+/u); // the header line matches nothing below
     // local_address (ADDR:PORT in hex), state (0A: LISTEN), inode
     if (fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A' && fields[9]) inodes.add(fields[9]);
   }
-  if (inodes.size === 0) return undefined;
-  const fds = await readdir(`/proc/${pid}/fd`).catch(() => undefined);
-  if (fds === undefined) return undefined;
+  if (inodes.size === 0) return 'none';
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
   for (const fd of fds) {
     const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
     const inode = /^socket:\[(\d+)\]$/u.exec(target)?.[1];
-    if (inode && inodes.has(inode)) return true;
+    if (inode && inodes.has(inode)) return 'own';
   }
-  return false;
+  return 'other';
 }
 
 /**

@@ -10,7 +10,7 @@ import { RuntimeSetupError } from './errors.js';
 import { silentLog, type RuntimeLog } from '../observability/log.js';
 import { spawnManaged, type ManagedProcess, type ProcessExit } from './managed-process.js';
 import { reapOrphan, removeOwnerRecord, writeOwnerRecord } from './orphans.js';
-import { LOOPBACK, canConnect, listensOn, pickPort, startOnPort } from './ports.js';
+import { LOOPBACK, canConnect, listenerOf, pickPort, startOnPort } from './ports.js';
 import { THREAD_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../client/visibility.js';
 
 /** Options of {@link startTemporalDevServer}. */
@@ -122,11 +122,17 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     let lostPort = false;
     try {
       await waitUntilServing(address, namespace, options.startTimeoutMs ?? 30_000, () => current.running);
-      // Two starts that chose the same port at once: the one that lost the bind is about to exit,
-      // and what answered it was the other's server.
-      if (!current.running || (await listensOn(current.pid, port)) === false) {
-        lostPort = true;
-        throw new Error(`port ${port} is another server's`);
+      // Two starts that chose the same ports at once: the one that lost a bind is about to exit, and
+      // what answered it was the other's server (the Web UI binds after the frontend serves).
+      for (const [what, at] of [
+        ['port', port],
+        ['Web UI port', uiPort],
+      ] as const) {
+        if (at === undefined) continue;
+        if (!current.running || (await heldBy(current, at)) === 'other') {
+          lostPort = true;
+          throw new Error(`${what} ${at} is another server's`);
+        }
       }
     } catch (error) {
       exitedDuringStart = lostPort || !current.running; // read before the kill below stops it anyway
@@ -183,6 +189,20 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     },
     kill9: () => child?.kill9(),
   };
+}
+
+/**
+ * Who listens on `port` once someone does (the Web UI binds a moment after the frontend serves),
+ * within 15 s: `own` for `server`'s process; undefined where it cannot be told or nobody came.
+ */
+async function heldBy(server: ManagedProcess, port: number): Promise<'own' | 'other' | undefined> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const who = await listenerOf(server.pid, port);
+    if (who !== 'none') return who;
+    if (Date.now() > deadline || !server.running) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { PORT_ATTEMPTS, freePort, listensOn, startOnPort } from '../../src/local-stack/ports.js';
+import { PORT_ATTEMPTS, freePort, listenerOf, startOnPort } from '../../src/local-stack/ports.js';
 
 const taken = new Error('address in use');
 const isTaken = (error: unknown): boolean => error === taken;
@@ -74,16 +74,16 @@ test('a preferred port that is busy is skipped before any start', async () => {
   }
 });
 
-test('listensOn: a process holding the listener, one that does not (Linux /proc)', async (t) => {
+test('listenerOf: the process holding the listener, another one, nobody (Linux /proc)', async (t) => {
   if (process.platform !== 'linux') return t.skip('reads /proc, which only Linux has');
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
   const port = (server.address() as { port: number }).port;
   try {
-    assert.equal(await listensOn(process.pid, port), true);
-    assert.equal(await listensOn(process.ppid, port), false);
+    assert.equal(await listenerOf(process.pid, port), 'own');
+    assert.equal(await listenerOf(process.ppid, port), 'other');
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
-  assert.equal(await listensOn(process.pid, port), undefined, 'nothing listens there now');
+  assert.equal(await listenerOf(process.pid, port), 'none', 'nothing listens there now');
 });
