@@ -129,7 +129,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
         ['Web UI port', uiPort],
       ] as const) {
         if (at === undefined) continue;
-        if (!current.running || (await heldBy(current, at)) === 'other') {
+        const who = current.running ? await heldBy(current, at) : undefined;
+        if (who === 'other' || !current.running) {
           lostPort = true;
           throw new Error(`${what} ${at} is another server's`);
         }
