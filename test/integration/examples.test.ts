@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
+import { DEFAULT_POSTGRES_PORT } from '../../src/local-stack/embedded-stack.js';
 import { startApi } from '../../src/server/api-server.js';
 import { writeEndpoints } from '../../src/local-stack/home.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
@@ -202,6 +203,14 @@ test('tool-heavy-session.ts: collapsed tool results and summaries, shown by `thr
 
 test('resume-after-outage.ts: the stack stops mid-conversation, starts again, the thread goes on', async () => {
   const home = await mkdtemp(path.join(tmpdir(), 'dm-example-resume-'));
+  // During the outage the example's first client appends to its PostgreSQL's old port. Other files'
+  // starts take 5433 when free, and one that took it then answered "password authentication failed"
+  // instead of the outage: held here, so the example's PostgreSQL takes a port nobody else prefers.
+  const held = net.createServer();
+  await new Promise<void>((resolve) => {
+    held.once('error', () => resolve()); // in use already: held by someone else, as good
+    held.listen({ port: DEFAULT_POSTGRES_PORT, host: '127.0.0.1' }, () => resolve());
+  });
   try {
     const cli = await findTemporalCli(TEST_CLI_HOME);
     const result = await runExample('resume-after-outage.ts', {
@@ -217,6 +226,7 @@ test('resume-after-outage.ts: the stack stops mid-conversation, starts again, th
     assert.match(result.stdout, /history after the restart: u1 a1 u2 a2 u3 a3\n/);
     assert.match(result.stdout, /indexed up to seq 6 of 6/);
   } finally {
+    if (held.listening) held.close();
     await reapLeftovers(home);
     await rm(home, { recursive: true, force: true });
   }
