@@ -420,7 +420,10 @@ describe('LLM activities under faults', { timeout: 600_000 }, () => {
       } else {
         assert.equal(llm.requests.length, 2, 'the held call and one retry');
         assert.equal(starts[0]!.attempt, 2);
-        assert.equal(timeoutOf(starts[0]!), 'HEARTBEAT');
+        // The restarted server timed the attempt out by its heartbeat; or, when the worker's heartbeats
+        // reached it again in time (seen once in CI), the held call timed out at the LLM client.
+        const cause = timeoutOf(starts[0]!) ?? starts[0]!.lastFailure?.message ?? '';
+        assert.match(cause, /^HEARTBEAT$|LLM unreachable: Request timed out/u);
         assert.equal(text, RETRIED, 'the retry’s summary; the late held reply stored nothing');
       }
       await assertIntactAndGoesOn(t, ids);
