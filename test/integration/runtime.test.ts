@@ -216,6 +216,39 @@ describe('Temporal dev server', () => {
     );
   });
 
+  test('a server given a port another server answers on fails saying so, not "exited during start"', async () => {
+    // A process that never binds: what answers on its port is the other server, as when a start lost
+    // the bind to another start at once. The port is the caller's, so it is not chosen again.
+    const other = await startTemporalDevServer({
+      cliPath: cli.path,
+      dbFile: path.join(dir, 'holder', 'temporal.db'),
+    });
+    const wrapper = path.join(dir, 'silent-temporal.sh');
+    await writeFile(wrapper, '#!/bin/sh\nexec sleep 600\n');
+    await chmod(wrapper, 0o755);
+    try {
+      await assert.rejects(
+        startTemporalDevServer({
+          cliPath: wrapper,
+          dbFile: path.join(dir, 'loser', 'temporal.db'),
+          port: other.port,
+        }),
+        (error: RuntimeSetupError) => {
+          assert.equal(error.code, 'temporal_server_failed');
+          assert.match(
+            error.message,
+            new RegExp(`lost its port to another server \\(port ${other.port} is another server's\\)`),
+          );
+          assert.doesNotMatch(error.message, /exited during start/);
+          return true;
+        },
+      );
+      assert.equal(other.running, true, 'the other server is left alone');
+    } finally {
+      await other.stop();
+    }
+  });
+
   test('a server that cannot start fails with its output', async () => {
     await assert.rejects(startTemporalDevServer({ cliPath: cli.path, dbFile: dir /* a directory */ }), {
       code: 'temporal_server_failed',
