@@ -101,12 +101,12 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
 
   let child: ManagedProcess | undefined;
   /**
-   * Whether the last start failed because the server exited, or answered on a port another server
-   * holds (not because it did not answer).
+   * Whether the last start failed in a way another port mends: the server exited during start, or what
+   * answered on its port was another server (not: it did not answer in time).
    */
-  let exitedDuringStart = false;
+  let retryable = false;
   const start = async (): Promise<void> => {
-    exitedDuringStart = false;
+    retryable = false;
     if (child?.running && !child.stopping) return;
     await child?.exited; // the file and the port are free only once the old server is gone
     const started = Date.now();
@@ -128,18 +128,23 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
         ['port', port],
         ['Web UI port', uiPort],
       ] as const) {
-        if (at === undefined) continue;
-        const who = current.running ? await heldBy(current, at) : undefined;
-        if (who === 'other' || !current.running) {
+        if (at === undefined || !current.running) continue;
+        if ((await heldBy(current, at)) === 'other') {
           lostPort = true;
           throw new Error(`${what} ${at} is another server's`);
         }
       }
+      if (!current.running) throw new Error('it exited while its ports were checked');
     } catch (error) {
-      exitedDuringStart = lostPort || !current.running; // read before the kill below stops it anyway
+      const exited = !current.running; // read before the kill below stops it anyway
+      retryable = lostPort || exited;
       await current.stop('SIGKILL');
       await removeOwnerRecord(ownerFile);
-      const reason = exitedDuringStart ? 'exited during start' : 'did not answer in time';
+      const reason = lostPort
+        ? `lost its port to another server (${(error as Error).message})`
+        : exited
+          ? 'exited during start'
+          : 'did not answer in time';
       throw new RuntimeSetupError('temporal_server_failed', `temporal dev server on ${address} ${reason}`, {
         output: current.output(),
         cause: error,
@@ -147,10 +152,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     }
     log(`temporal dev server on ${address} (db ${dbFile}) up in ${Date.now() - started} ms`);
   };
-  // The first start is tried again when the server exits before it serves: in CI a dev server once
-  // panicked during start (the frontend port or one of the ports it picks for itself taken in
-  // between), and a port of our own choosing can then be chosen again.
-  // The Web UI's port likewise: the dev server exits when it finds it taken.
+  // The first start is tried again on other ports of our choosing when the server exits before it
+  // serves (in CI a dev server once panicked during start: a port it picks for itself was taken in
+  // between) or when the frontend or Web UI port it was given answers for another server (two starts
+  // at once chose the same free ports).
   await startOnPort(
     { port: options.port, preferred: options.preferredPorts },
     async (chosen) => {
@@ -164,7 +169,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       }
       await start();
     },
-    () => exitedDuringStart,
+    () => retryable,
     (_port, error) => log(`${(error as Error).message.split('\n')[0]}; starting it again`),
   );
 
