@@ -113,6 +113,8 @@ test('a thread-scoped search plans one partition of messages', async () => {
     null,
     null,
     null,
+    null,
+    null,
   ]);
   assert.equal(planned.length, 1, planned.join(', '));
   const hits = await store.search('fjord weather', { scope: { threadId: 'thread-3' }, limit: 400 });

@@ -306,7 +306,7 @@ describe('PostgreSQL full-text search', () => {
       await store.pool.query('ANALYZE messages');
       const { rows } = await store.pool.query<{ 'QUERY PLAN': unknown }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${SEARCH_SQL}`,
-        [small, null, null, 'english', 'weather', 20, null, null, null],
+        [small, null, null, 'english', 'weather', 20, null, null, null, null, null],
       );
       const nodes = planNodes(rows[0]!['QUERY PLAN']);
       const reads = nodes.filter((n) => n['Relation Name'] === 'messages');

@@ -15,7 +15,10 @@
  * term found in more than COMMON messages carries little information (BM25 gives it a small weight)
  * but would make every such message a hit to read and score, so it is dropped when rarer terms are
  * there (else the rarest one is kept, over the messages read). A search thus reads at most
- * terms × threads × (COMMON + 1) rows: never the whole history, never another thread's rows.
+ * terms × threads × (COMMON + 1) rows: never the whole history, never another thread's rows. Yet the
+ * index hands over every entry of a term before the first row is read, so a common term costs most of
+ * a long thread's search: terms a thread's searches found common are remembered ({@link CommonTerms})
+ * and not probed again.
  *
  * One statement, one round trip, no planner settings: every table access is an index probe with a
  * thread id, which the planner does not answer with a scan of the table. It is a named (prepared)
@@ -80,10 +83,17 @@ const RETRACTED_SLACK = 2;
  * within it, so matches outside it neither count against the common-term cutoff nor take the hits'
  * places; $9 the user's thread ids (or NULL): the scope, named beside each join as `$1` is. The
  * arithmetic is float8 (numeric's ln is slow).
+ *
+ * $10 lexemes known to be common in thread $1 (or NULL) and $11 that thread's `born` when they were
+ * learned ({@link CommonTerms}; a thread of that id created since knows nothing): they are not probed
+ * (`known`). Each row also says which probed terms are common (`common`, NULL when none), whether a
+ * probed term is rare (`rare`), whether any was skipped (`skipped`) and the thread's creation time
+ * (`born`): when none is rare the skipped terms decide the ranking, and {@link searchPg} searches
+ * again without skipping, so the answer is always the one probing every term gives.
  */
 export const SEARCH_SQL = `
 WITH scope AS MATERIALIZED (
-  SELECT thread_id, message_count FROM threads
+  SELECT thread_id, message_count, extract(epoch FROM created_at)::float8 AS born FROM threads
   WHERE CASE WHEN $1::text IS NOT NULL THEN thread_id = $1
         WHEN $9::text[] IS NOT NULL THEN thread_id = ANY($9)
         ELSE user_id = $2 AND ($3::text IS NULL OR resource_id = $3) END
@@ -91,11 +101,13 @@ WITH scope AS MATERIALIZED (
 total AS MATERIALIZED (SELECT greatest(sum(message_count), 1)::float8 AS n FROM scope),
 terms AS MATERIALIZED (
   -- Each lexeme quoted for tsquery input (quotes and backslashes escaped): matched as is.
-  SELECT ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tq
+  SELECT lexeme, ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tq,
+    coalesce(lexeme = ANY($10::text[]) AND $1::text IS NOT NULL AND $7::timestamptz IS NULL
+      AND $8::timestamptz IS NULL AND (SELECT born FROM scope WHERE thread_id = $1) = $11::float8, false) AS known
   FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector($4::regconfig, $5::text))) l
 ),
 matches AS MATERIALIZED (
-  SELECT t.tq, m.thread_id, m.seq, m.len
+  SELECT t.lexeme, m.thread_id, m.seq, m.len
   FROM scope s CROSS JOIN terms t CROSS JOIN LATERAL (
     SELECT m.thread_id, m.seq, length(m.search)::float8 AS len FROM messages m
     WHERE m.thread_id = s.thread_id AND ($1::text IS NULL OR m.thread_id = $1)
@@ -103,14 +115,15 @@ matches AS MATERIALIZED (
       AND ($7::timestamptz IS NULL OR m.created_at >= $7) AND ($8::timestamptz IS NULL OR m.created_at <= $8)
     LIMIT ${COMMON_TERM + 1}
   ) m
+  WHERE NOT t.known
 ),
-df AS MATERIALIZED (SELECT tq, count(*)::float8 AS n FROM matches GROUP BY tq),
+df AS MATERIALIZED (SELECT lexeme, count(*)::float8 AS n FROM matches GROUP BY lexeme),
 kept AS MATERIALIZED (
-  SELECT tq, n FROM df WHERE n <= ${COMMON_TERM}
+  SELECT lexeme, n FROM df WHERE n <= ${COMMON_TERM}
   UNION ALL
-  (SELECT tq, n FROM df WHERE NOT EXISTS (SELECT 1 FROM df WHERE n <= ${COMMON_TERM}) ORDER BY n LIMIT 1)
+  (SELECT lexeme, n FROM df WHERE NOT EXISTS (SELECT 1 FROM df WHERE n <= ${COMMON_TERM}) ORDER BY n LIMIT 1)
 ),
-hits AS MATERIALIZED (SELECT m.thread_id, m.seq, m.len, k.n FROM matches m JOIN kept k ON k.tq = m.tq),
+hits AS MATERIALIZED (SELECT m.thread_id, m.seq, m.len, k.n FROM matches m JOIN kept k ON k.lexeme = m.lexeme),
 norm AS MATERIALIZED (
   SELECT greatest(avg(len), 1) AS avglen FROM (SELECT DISTINCT thread_id, seq, len FROM hits) d
 ),
@@ -128,7 +141,11 @@ ranked AS MATERIALIZED (
   LIMIT $6 * ${RETRACTED_SLACK}
 )
 SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match, live.created_at,
-  ${opensDaySql('($1::text IS NULL OR p.thread_id = $1) AND ($9::text[] IS NULL OR p.thread_id = ANY($9))')} AS opens_day
+  ${opensDaySql('($1::text IS NULL OR p.thread_id = $1) AND ($9::text[] IS NULL OR p.thread_id = ANY($9))')} AS opens_day,
+  (SELECT array_agg(lexeme) FROM df WHERE n > ${COMMON_TERM}) AS common,
+  EXISTS (SELECT 1 FROM df WHERE n <= ${COMMON_TERM}) AS rare,
+  EXISTS (SELECT 1 FROM terms WHERE known) AS skipped,
+  (SELECT born FROM scope LIMIT 1) AS born
 FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
   SELECT m.thread_id, m.seq, m.created_at FROM messages m
@@ -140,6 +157,57 @@ FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
 ORDER BY r.score DESC, r.seq DESC, r.thread_id
 LIMIT $6`;
 
+/**
+ * What one process has learned of its threads' common terms (more than {@link COMMON_TERM} messages
+ * hold them), so a thread's search need not read them again: a common term is dropped from the
+ * ranking whenever a rarer one is there, yet probing it reads every message index entry holding it
+ * (a GIN index answers all or nothing): on a 10,000-message thread most of a search's time
+ * (BENCHMARKS.md "Common terms known"). A thread's messages are deleted only with the thread, so a
+ * term once common stays common in it; `born` (the thread's creation time) tells a new thread of the
+ * same id, which knows nothing. Kept for the {@link COMMON_MEMO_THREADS} threads searched last, at
+ * most {@link COMMON_MEMO_TERMS} terms each.
+ */
+export class CommonTerms {
+  private readonly threads = new Map<string, { born: number; terms: Set<string>; literal: string }>();
+
+  /** The $10 and $11 of {@link SEARCH_SQL} for a search of `threadId` (nulls when none is known). */
+  known(threadId: string): [string | null, number | null] {
+    const entry = this.threads.get(threadId);
+    if (!entry) return [null, null];
+    this.threads.delete(threadId); // most recently used last
+    this.threads.set(threadId, entry);
+    return [entry.literal, entry.born];
+  }
+
+  /** Records what a search of `threadId` answered (`common` and `born` of its rows). */
+  learn(threadId: string, born: number, common: readonly string[] | null): void {
+    let entry = this.threads.get(threadId);
+    if (entry && entry.born !== born) {
+      this.threads.delete(threadId); // another thread of that id: what was known is not
+      entry = undefined;
+    }
+    if (!common?.length) return;
+    entry ??= { born, terms: new Set(), literal: '{}' };
+    for (const term of common ?? []) if (entry.terms.size < COMMON_MEMO_TERMS) entry.terms.add(term);
+    // An array literal built once per change, not per search: each element quoted and escaped.
+    entry.literal = `{${[...entry.terms].map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+    this.threads.delete(threadId);
+    this.threads.set(threadId, entry);
+    if (this.threads.size > COMMON_MEMO_THREADS) this.threads.delete(this.threads.keys().next().value!);
+  }
+
+  /** Forgets `threadId` (deleted here). */
+  forget(threadId: string): void {
+    this.threads.delete(threadId);
+  }
+}
+
+/** Threads whose common terms {@link CommonTerms} keeps (about 10 kB each at most). */
+export const COMMON_MEMO_THREADS = 1_000;
+
+/** Common terms kept per thread: a chat's most frequent words, which its queries use most. */
+export const COMMON_MEMO_TERMS = 500;
+
 /** Runs {@link ThreadStore.search} with the text-search configuration `language`. */
 export async function searchPg(
   pool: Pool,
@@ -147,6 +215,7 @@ export async function searchPg(
   query: string,
   options: SearchOptions,
   limit: number,
+  common?: CommonTerms,
 ): Promise<SearchHit[]> {
   const { scope } = options;
   const range = [instant(options.since), instant(options.until)];
@@ -157,13 +226,27 @@ export async function searchPg(
     match: number;
     created_at: Date;
     opens_day: boolean;
+    common: string[] | null;
+    rare: boolean;
+    skipped: boolean;
+    born: number;
   }[];
   if ('threadId' in scope) {
-    ({ rows } = await pool.query({
-      name: 'dm-search',
-      text: SEARCH_SQL,
-      values: [scope.threadId, null, null, language, query, limit, ...range, null],
-    }));
+    // Only a search of the whole thread learns: within a time range a common term may be rare.
+    const whole = range[0] === null && range[1] === null;
+    const known = whole && common ? common.known(scope.threadId) : [null, null];
+    const search = (skip: (string | number | null)[]) =>
+      pool.query({
+        name: 'dm-search',
+        text: SEARCH_SQL,
+        values: [scope.threadId, null, null, language, query, limit, ...range, null, ...skip],
+      });
+    ({ rows } = await search(known));
+    // No term it read is rare (or none matched): the common terms it skipped decide the ranking, so
+    // they are read too. Rare: a question is seldom all common words.
+    if (known[0] !== null && (rows.length === 0 || (rows[0]!.skipped && !rows[0]!.rare)))
+      ({ rows } = await search([null, null]));
+    if (whole && rows[0]) common?.learn(scope.threadId, rows[0].born, rows[0].common);
   } else {
     const user = [scope.userId, scope.resourceId ?? null];
     const threads = await threadsToName(pool, scope);
@@ -172,11 +255,11 @@ export async function searchPg(
     // every user after five runs.
     ({ rows } = await pool.query(
       threads
-        ? { text: SEARCH_SQL, values: [null, ...user, language, query, limit, ...range, threads] }
+        ? { text: SEARCH_SQL, values: [null, ...user, language, query, limit, ...range, threads, null, null] }
         : {
             name: 'dm-search',
             text: SEARCH_SQL,
-            values: [null, ...user, language, query, limit, ...range, null],
+            values: [null, ...user, language, query, limit, ...range, null, null, null],
           },
     ));
   }

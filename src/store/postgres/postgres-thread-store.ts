@@ -37,7 +37,7 @@ import { translateErrors } from '../errors.js';
 import { appendPrepared, DEFAULT_SEARCH_LANGUAGE } from './pg-append.js';
 import { ThreadAppendQueue } from './pg-append-queue.js';
 import { PgEmbeddings } from './pg-embeddings.js';
-import { NOT_RETRACTED, searchPg } from './pg-search.js';
+import { CommonTerms, NOT_RETRACTED, searchPg } from './pg-search.js';
 import { DEFAULT_SEARCH_HITS } from '../internal/term-search.js';
 import { readCompactions, recordCompactionPg } from './pg-compaction.js';
 import { forkPg } from './pg-fork.js';
@@ -74,6 +74,8 @@ const THREAD_COLUMNS =
 export class PostgresThreadStore implements ThreadStore {
   private readonly embeddings: PgEmbeddings;
   private readonly appends?: ThreadAppendQueue;
+  /** What this process's searches learned of each thread's common terms (pg-search.ts). */
+  private readonly commonTerms = new CommonTerms();
   /**
    * @param pool the pool to use.
    * @param ownsPool whether {@link close} ends the pool (true when the store created it).
@@ -170,7 +172,7 @@ export class PostgresThreadStore implements ThreadStore {
   async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
     const limit = options.limit ?? DEFAULT_SEARCH_HITS;
     if (limit <= 0 || !query.trim()) return [];
-    return searchPg(this.pool, this.searchLanguage, query, options, limit);
+    return searchPg(this.pool, this.searchLanguage, query, options, limit, this.commonTerms);
   }
 
   /** @inheritDoc ThreadStore.metas */
@@ -257,6 +259,7 @@ export class PostgresThreadStore implements ThreadStore {
     // Messages, summaries and compactions go with it (ON DELETE CASCADE). Long-term memories are the
     // memory store's: src/erasure/erase-thread.ts removes those learned only from this thread.
     const { rowCount } = await this.pool.query('DELETE FROM threads WHERE thread_id = $1', [threadId]);
+    this.commonTerms.forget(threadId);
     return (rowCount ?? 0) > 0;
   }
 
