@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { PostgresThreadStore } from '../../src/store/index.js';
 import type { SearchHit } from '../../src/store/types.js';
-import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
+import { createTestDatabase, messagesIndexReads, type TestDatabase } from '../support/pg-database.js';
 
 let db: TestDatabase;
 /** One connection, so that its statistics can be flushed before they are read. */
@@ -38,24 +37,8 @@ after(async () => {
   await db?.drop();
 });
 
-/**
- * Entries of the search index read so far, as the statistics say once this connection's are flushed
- * (sent over the store's one connection: its pending counts are flushed when it goes idle after this).
- */
-async function indexReads(): Promise<number> {
-  await store.pool.query('SELECT pg_stat_force_next_flush()');
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      `SELECT coalesce(sum(idx_tup_read), 0) AS n FROM pg_stat_user_indexes
-       WHERE relname = 'messages' AND indexrelname = 'messages_thread_search_idx'`,
-    );
-    return Number(rows[0]!.n);
-  } finally {
-    await client.end();
-  }
-}
+/** Entries of the search index read so far. */
+const indexReads = () => messagesIndexReads(store.pool, db.url, 'messages_thread_search_idx');
 
 /** What a store that has learned nothing answers: every term probed. */
 async function reference(threadId: string, query: string): Promise<SearchHit[]> {

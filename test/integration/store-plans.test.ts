@@ -8,9 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { PostgresThreadStore } from '../../src/store/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
+import { createTestDatabase, messagesIndexReads, type TestDatabase } from '../support/pg-database.js';
 
 let db: TestDatabase;
 /** One connection, so that its statistics can be flushed before they are read. */
@@ -56,21 +55,8 @@ after(async () => {
   await db?.drop();
 });
 
-/** Index entries of `messages` read so far, as the statistics say once this connection's are flushed. */
-async function indexReads(): Promise<number> {
-  // Sent over the store's one connection: its pending counts are flushed when it goes idle after this.
-  await store.pool.query('SELECT pg_stat_force_next_flush()');
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      `SELECT coalesce(sum(idx_tup_read), 0) AS n FROM pg_stat_user_indexes WHERE relname = 'messages'`,
-    );
-    return Number(rows[0]!.n);
-  } finally {
-    await client.end();
-  }
-}
+/** Index entries of `messages` read so far. */
+const indexReads = () => messagesIndexReads(store.pool, db.url);
 
 test('messagesAt reads the asked messages of a long thread, not the thread, after many runs', async () => {
   const seqs = Array.from({ length: 20 }, (_, i) => 1000 + 7 * i);

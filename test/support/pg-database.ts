@@ -46,3 +46,24 @@ export async function createTestDatabase(
     drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
+
+/**
+ * Index entries of `messages` read so far (of one index when named), as PostgreSQL's statistics say
+ * once the connection of `pool` flushed its counts: give a pool of one connection, whose pending
+ * counts are flushed when it goes idle after the call made here.
+ */
+export async function messagesIndexReads(pool: pg.Pool, url: string, index?: string): Promise<number> {
+  await pool.query('SELECT pg_stat_force_next_flush()');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT coalesce(sum(idx_tup_read), 0) AS n FROM pg_stat_user_indexes
+       WHERE relname = 'messages' AND ($1::text IS NULL OR indexrelname = $1)`,
+      [index ?? null],
+    );
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
