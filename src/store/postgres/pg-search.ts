@@ -188,7 +188,7 @@ export class CommonTerms {
     }
     if (!common?.length) return;
     entry ??= { born, terms: new Set(), literal: '{}' };
-    for (const term of common ?? []) if (entry.terms.size < COMMON_MEMO_TERMS) entry.terms.add(term);
+    for (const term of common) if (entry.terms.size < COMMON_MEMO_TERMS) entry.terms.add(term);
     // An array literal built once per change, not per search: each element quoted and escaped.
     entry.literal = `{${[...entry.terms].map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
     this.threads.delete(threadId);
