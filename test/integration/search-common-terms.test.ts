@@ -82,6 +82,19 @@ test('a query of common terms only is answered as a full search (the skipped ter
   for (const query of ['fjord ferry', 'ferry', 'fjord ferry zzzunknownword'])
     assert.deepEqual(await search(LONG, query), await reference(LONG, query), query);
   assert.ok((await search(LONG, 'fjord ferry')).length > 0);
+  // One statement for a query whose terms are all known common: nothing to skip, nothing to redo.
+  const query = store.pool.query.bind(store.pool);
+  let statements = 0;
+  store.pool.query = ((...args: Parameters<typeof query>) => {
+    statements++;
+    return query(...args);
+  }) as typeof query;
+  try {
+    await search(LONG, 'fjord ferry');
+  } finally {
+    store.pool.query = query;
+  }
+  assert.equal(statements, 1);
 });
 
 test('a search within a time range probes every term (a common word may be rare within it)', async () => {
