@@ -86,10 +86,11 @@ const RETRACTED_SLACK = 2;
  *
  * $10 lexemes known to be common in thread $1 (or NULL) and $11 that thread's `born` when they were
  * learned ({@link CommonTerms}; a thread of that id created since knows nothing): they are not probed
- * (`known`). Each row also says which probed terms are common (`common`, NULL when none), whether a
- * probed term is rare (`rare`), whether any was skipped (`skipped`) and the thread's creation time
- * (`born`): when none is rare the skipped terms decide the ranking, and {@link searchPg} searches
- * again without skipping, so the answer is always the one probing every term gives.
+ * (`known`), unless every term of the query is. Each row also says which terms not known were found
+ * common (`common`, NULL when none), whether a probed term is rare (`rare`), whether any was skipped
+ * (`skipped`) and the thread's creation time (`born`): when none is rare the skipped terms decide the
+ * ranking, and {@link searchPg} searches again without skipping, so the answer is always the one
+ * probing every term gives.
  */
 export const SEARCH_SQL = `
 WITH scope AS MATERIALIZED (
@@ -115,7 +116,8 @@ matches AS MATERIALIZED (
       AND ($7::timestamptz IS NULL OR m.created_at >= $7) AND ($8::timestamptz IS NULL OR m.created_at <= $8)
     LIMIT ${COMMON_TERM + 1}
   ) m
-  WHERE NOT t.known
+  -- A query of known common terms only is searched by all of them (skipping would leave nothing).
+  WHERE NOT t.known OR NOT EXISTS (SELECT 1 FROM terms u WHERE NOT u.known)
 ),
 df AS MATERIALIZED (SELECT lexeme, count(*)::float8 AS n FROM matches GROUP BY lexeme),
 kept AS MATERIALIZED (
@@ -142,9 +144,10 @@ ranked AS MATERIALIZED (
 )
 SELECT r.thread_id, r.seq, r.score, r.score / i.ideal AS match, live.created_at,
   ${opensDaySql('($1::text IS NULL OR p.thread_id = $1) AND ($9::text[] IS NULL OR p.thread_id = ANY($9))')} AS opens_day,
-  (SELECT array_agg(lexeme) FROM df WHERE n > ${COMMON_TERM}) AS common,
+  (SELECT array_agg(d.lexeme) FROM df d JOIN terms t USING (lexeme) WHERE d.n > ${COMMON_TERM} AND NOT t.known)
+    AS common,
   EXISTS (SELECT 1 FROM df WHERE n <= ${COMMON_TERM}) AS rare,
-  EXISTS (SELECT 1 FROM terms WHERE known) AS skipped,
+  EXISTS (SELECT 1 FROM terms WHERE known) AND EXISTS (SELECT 1 FROM terms WHERE NOT known) AS skipped,
   (SELECT born FROM scope LIMIT 1) AS born
 FROM ranked r CROSS JOIN ideal i CROSS JOIN LATERAL (
   -- LATERAL with LIMIT: a primary-key probe per candidate, never a join over the table.
@@ -246,7 +249,7 @@ export async function searchPg(
       });
     ({ rows } = await search(known));
     // No term it read is rare (or none matched): the common terms it skipped decide the ranking, so
-    // they are read too. Rare: a question is seldom all common words.
+    // they are read too. Seldom twice for a query: the terms it read are known common after this.
     if (known[0] !== null && (rows.length === 0 || (rows[0]!.skipped && !rows[0]!.rare)))
       ({ rows } = await search([null, null]));
     if (whole && rows[0]) common?.learn(scope.threadId, rows[0].born, rows[0].common);
