@@ -190,6 +190,8 @@ async function contextLatency(pipeline: TestPipeline): Promise<string[]> {
       const query = questions[n]![i % questions[n]!.length]!;
       await time(`${n}/off`, () => threads[n]!.context({ budget: 4000, query, recall: false }));
       await time(`${n}/on`, () => threads[n]!.context({ budget: 4000, query }));
+      // What the adapters ask: no query, recall searches for the newest user turn.
+      await time(`${n}/default`, () => threads[n]!.context({ budget: 4000 }));
     }
     if (i === 9) for (const k of Object.keys(samples)) samples[k] = []; // warm-up
   }
@@ -203,6 +205,10 @@ async function contextLatency(pipeline: TestPipeline): Promise<string[]> {
     '| --- | --- | --- | --- |',
     `| 1,000 messages | ${ms(m('1000/off'))} | ${ms(m('1000/on'))} | ${(m('1000/on') / m('1000/off')).toFixed(2)}× |`,
     `| 10,000 messages | ${ms(m('10000/off'))} | ${ms(m('10000/on'))} | ${ratio10k.toFixed(2)}× |`,
+    '',
+    `Without a query (recall's default, the newest user turn, as the adapters ask): 1,000 messages ${ms(m('1000/default'))} ` +
+      `(${(m('1000/default') / m('1000/off')).toFixed(2)}×), 10,000 messages ${ms(m('10000/default'))} ` +
+      `(${(m('10000/default') / m('10000/off')).toFixed(2)}×).`,
     '',
     `Target with recall on 10,000 ≤ 2× without: ${ratio10k <= 2 ? 'met' : 'MISSED'} (${ratio10k.toFixed(2)}×); ` +
       `≤ 1.5× with recall on 1,000: ${ratioSize <= 1.5 ? 'met' : 'MISSED'} (${ratioSize.toFixed(2)}×).`,

@@ -23,6 +23,7 @@ import { Backends, type Stores } from './backends.js';
 import { eraseUser, type ErasedUser } from './erase-user.js';
 import { ThreadHandle, type ThreadOptions } from './thread-handle.js';
 import { ThreadModels } from './thread-models.js';
+import { NewestUserTurns } from './newest-turns.js';
 import { userMemories, type UserMemories } from './user-memories.js';
 import { workingMemory, type WorkingMemoryHandle } from './working-memory.js';
 import type { WorkingMemoryScope } from '../memories/working-memory.js';
@@ -100,6 +101,7 @@ export class DurableMemory {
 
   /** The model each thread counts tokens for, as appends and configures here learned it. */
   private readonly models = new ThreadModels();
+  private readonly newestUser = new NewestUserTurns();
 
   /** @internal use {@link connect}. */
   static async open(options: ConnectOptions = {}): Promise<DurableMemory> {
@@ -228,6 +230,7 @@ export class DurableMemory {
         workflowTaskTimeoutMs: this.options.workflowTaskTimeoutMs,
         databaseAddress: () => this.databaseAddress,
         models: this.models,
+        newestUser: this.newestUser,
       },
       { model: this.options.model, ...options },
     );

@@ -214,19 +214,25 @@ export interface ContextSources {
  * (recall's was row, then view beside search, then surroundings; the baseline's row, then view;
  * BENCHMARKS.md "Where context() with recall spends its time"). The limit depends on the thread's
  * budget and recallShare, unknown before its row: `config` is a guess (the handle's last read, else
- * the defaults). When the guess is wrong, or the options are not what this assumes, readFull's search
- * differs and is made as before (`sameSearch` in recall.ts): the hits are the same either way, the
- * early answer is only used for the identical call. Undefined when nothing would be searched so.
+ * the defaults). Without a query the default one, the newest user turn, is known only from the view:
+ * `newestUser` is the caller's guess of it (src/client/newest-turns.ts). When a guess is wrong, or the
+ * options are not what this assumes, readFull's search differs and is made as before (`sameSearch` in
+ * recall.ts): the hits are the same either way, the early answer is only used for the identical call.
+ * Undefined when nothing would be searched so.
  */
 export function searchAhead(
   store: ThreadStore,
   threadId: string,
   options: ContextOptions,
   config?: Partial<ThreadConfig>,
+  newestUser?: string,
 ): EarlySearch | undefined {
+  // Without a query, recall searches for the newest user turn: `newestUser`, when the caller knows it.
+  const asked =
+    options.query === undefined && newestUser !== undefined ? { ...options, query: newestUser } : options;
   let search: { query: string; options: SearchOptions } | undefined;
   try {
-    search = recallSearch(threadId, { ...DEFAULT_CONFIG, ...config }, options);
+    search = recallSearch(threadId, { ...DEFAULT_CONFIG, ...config }, asked);
   } catch {
     return undefined; // a bad option: readContext refuses it, naming it
   }

@@ -65,6 +65,7 @@ import { seedWorkingMemory } from './working-memory.js';
 import { checkFork, forkStored, forkWorkingMemory, type ThreadForkOptions } from './fork.js';
 import type { TemporalLink } from './temporal-link.js';
 import type { ThreadModels } from './thread-models.js';
+import type { NewestUserTurns } from './newest-turns.js';
 import { startVisible } from './visibility.js';
 import { retriesOf, type ActivityRetry } from './activity-retries.js';
 import {
@@ -98,6 +99,8 @@ export interface ThreadDeps {
   databaseAddress?: () => string | undefined;
   /** The model each thread counts tokens for, as this connection last learned it. */
   models: ThreadModels;
+  /** The newest user turn appended to each thread through this connection (recall's default query). */
+  newestUser?: NewestUserTurns;
 }
 
 /** How a library caller binds a thread, as a `service_not_bound` refusal names it. */
@@ -240,6 +243,7 @@ export class ThreadHandle {
     const threadModel = responseId === undefined ? undefined : await this.serviceModel(responseId);
     const model = options.model ?? threadModel;
     const stored = await this.storeCall(() => this.storeCounted(normalized));
+    this.deps.newestUser?.appended(this.threadId, normalized);
     if (responseId !== undefined && stored.length > 0) {
       // Written right after the messages it ends. Should it fail, the append throws and its retry (same
       // ids: nothing stored twice, the same seqs) records it: the record is keyed by (thread, seq).
@@ -449,8 +453,10 @@ export class ThreadHandle {
     return withSpan('durable_memory.context', this.spanAttributes(), async () => {
       const end = contextDuration.startTimer();
       try {
-        // A query given is searched while the thread's row is read (searchAhead says why).
-        const early = searchAhead(this.deps.store, this.threadId, options, this.seenConfig);
+        // The query (given, else the newest user turn appended here) is searched while the thread's
+        // row is read (searchAhead says why).
+        const newestUser = options.query === undefined ? this.deps.newestUser?.get(this.threadId) : undefined;
+        const early = searchAhead(this.deps.store, this.threadId, options, this.seenConfig, newestUser);
         const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
         if (!info) throw new UnknownThreadError(this.threadId);
         this.seenConfig = info.config as Partial<ThreadConfig> | undefined;

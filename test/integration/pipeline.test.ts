@@ -60,6 +60,42 @@ describe('appends', () => {
     assert.equal(state.metrics.includedToolCallGroups, 1);
   });
 
+  test('context() without a query searches for the newest user turn appended through the client while it reads the view', async () => {
+    const id = 'default-query-ahead';
+    await p.memory
+      .thread(id)
+      .append([
+        text('q1', 'user', 'My sister Ingrid lives in Trondheim.'),
+        text('r1', 'assistant', 'Noted.'),
+        text('q2', 'user', 'Where does Ingrid live?'),
+      ]);
+    await p.memory.thread(id).append(text('r2', 'assistant', 'Let me look.'));
+    const store = p.memory.store;
+    const calls: string[] = [];
+    const search = store.search.bind(store);
+    const view = store.view.bind(store);
+    store.search = (query, options) => {
+      calls.push(`search: ${query}`);
+      return search(query, options);
+    };
+    store.view = (threadId) => {
+      calls.push('view');
+      return view(threadId);
+    };
+    try {
+      // Another handle of the same client: what this client appended is known to it too.
+      const ctx = await p.memory.thread(id).context({ budget: 4000 });
+      assert.deepEqual(calls, ['search: Where does Ingrid live?', 'view']);
+      assert.deepEqual(
+        ctx.messages.map((m) => m.id),
+        ['q1', 'r1', 'q2', 'r2'],
+      );
+    } finally {
+      store.search = search;
+      store.view = view;
+    }
+  });
+
   test('the same ids appended twice are stored once, with the same seqs', async () => {
     const t = p.memory.thread('idempotent');
     const first = await t.append([text('a', 'user', 'one'), text('b', 'assistant', 'two')]);

@@ -222,6 +222,40 @@ describe('context() with recall', () => {
     assert.equal(searches.length, 4);
   });
 
+  it('without a query, begins the search for the newest user turn when the caller knows it, else after the view', async () => {
+    const { store, info } = await threadWithFact(200, 3, { recallShare: 0.3 });
+    const calls: string[] = [];
+    const search = store.search.bind(store);
+    const view = store.view.bind(store);
+    store.search = (query, options) => {
+      calls.push(`search: ${query}`);
+      return search(query, options);
+    };
+    store.view = (threadId) => {
+      calls.push('view');
+      return view(threadId);
+    };
+    const options = { budget: 1000 };
+    const newest = 'Let us talk about topic 199.';
+    const plain = await readContext({ store }, info, options);
+    assert.deepEqual(calls, ['view', `search: ${newest}`]);
+    assert.ok(plain.recalled.length > 0, 'the default query recalls something');
+    // The newest user turn known (the client appended it): searched once, before the view; the same context.
+    calls.length = 0;
+    const early = searchAhead(store, 't', options, info.config, newest);
+    assert.deepEqual(await readContext({ store, ...(early ? { early } : {}) }, info, options), plain);
+    assert.deepEqual(calls, [`search: ${newest}`, 'view']);
+    // A stale guess (a turn appended elsewhere since): searched again for the view's; the same context.
+    calls.length = 0;
+    const stale = searchAhead(store, 't', options, info.config, 'Let us talk about topic 198.');
+    assert.deepEqual(await readContext({ store, ...(stale ? { early: stale } : {}) }, info, options), plain);
+    assert.deepEqual(calls, ['search: Let us talk about topic 198.', 'view', `search: ${newest}`]);
+    // A query given wins over the guess.
+    calls.length = 0;
+    const given = { ...options, query: 'Where does Ingrid live?' };
+    assert.equal(searchAhead(store, 't', given, info.config, newest)?.query, given.query);
+  });
+
   it('says where the stable prefix ends: its hash holds from call to call while only the query changes', async () => {
     const { store, info } = await threadWithFact(200, 3);
     const a = await readContext({ store }, info, { budget: 1000, query: 'Where does Ingrid live?' });
