@@ -4,6 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPipeline, type TestPipeline } from '../support/pipeline.js';
+import { recordSearchesAndViews } from '../support/store-calls.js';
 import { TimeoutError, UnknownThreadError } from '../../src/client/errors.js';
 import { ValidationError } from '../../src/model/errors.js';
 import { PostgresThreadStore } from '../../src/store/postgres/postgres-thread-store.js';
@@ -70,29 +71,17 @@ describe('appends', () => {
         text('q2', 'user', 'Where does Ingrid live?'),
       ]);
     await p.memory.thread(id).append(text('r2', 'assistant', 'Let me look.'));
-    const store = p.memory.store;
-    const calls: string[] = [];
-    const search = store.search.bind(store);
-    const view = store.view.bind(store);
-    store.search = (query, options) => {
-      calls.push(`search: ${query}`);
-      return search(query, options);
-    };
-    store.view = (threadId) => {
-      calls.push('view');
-      return view(threadId);
-    };
+    const recorded = recordSearchesAndViews(p.memory.store);
     try {
       // Another handle of the same client: what this client appended is known to it too.
       const ctx = await p.memory.thread(id).context({ budget: 4000 });
-      assert.deepEqual(calls, ['search: Where does Ingrid live?', 'view']);
+      assert.deepEqual(recorded.calls, ['search: Where does Ingrid live?', 'view']);
       assert.deepEqual(
         ctx.messages.map((m) => m.id),
         ['q1', 'r1', 'q2', 'r2'],
       );
     } finally {
-      store.search = search;
-      store.view = view;
+      recorded.restore();
     }
   });
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readContext, searchAhead } from '../../src/client/context.js';
+import { recordSearchesAndViews } from '../support/store-calls.js';
 import { RECALL_BLOCK_HEADER, RECALL_BLOCK_ID } from '../../src/recall/index.js';
 import { RECALL_VOLATILE_ID } from '../../src/recall/block.js';
 import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
@@ -224,17 +225,7 @@ describe('context() with recall', () => {
 
   it('without a query, begins the search for the newest user turn when the caller knows it, else after the view', async () => {
     const { store, info } = await threadWithFact(200, 3, { recallShare: 0.3 });
-    const calls: string[] = [];
-    const search = store.search.bind(store);
-    const view = store.view.bind(store);
-    store.search = (query, options) => {
-      calls.push(`search: ${query}`);
-      return search(query, options);
-    };
-    store.view = (threadId) => {
-      calls.push('view');
-      return view(threadId);
-    };
+    const { calls } = recordSearchesAndViews(store);
     const options = { budget: 1000 };
     const newest = 'Let us talk about topic 199.';
     const plain = await readContext({ store }, info, options);
