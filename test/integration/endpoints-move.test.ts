@@ -14,7 +14,7 @@ import path from 'node:path';
 import { spawnNode, reapLeftovers, type TestChild } from '../support/processes.js';
 import { cliProgram } from '../support/cli.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
-import { DEFAULT_POSTGRES_PORT } from '../../src/local-stack/embedded-stack.js';
+import { holdDefaultPostgresPort } from '../support/hold-port.js';
 import { updateRuntimeState } from '../../src/local-stack/home.js';
 import { freePort } from '../../src/local-stack/ports.js';
 import { TEST_CLI_HOME } from '../support/stack.js';
@@ -68,14 +68,8 @@ test(
     // Other files' starts take 7233, 5433 and 8080 when free, and could take them back between this
     // file's two starts (the squats below then fail): the first start takes ports nobody else prefers.
     await updateRuntimeState(home, { temporalPort: await freePort(), apiPort: await freePort() });
-    const held = createServer();
-    await new Promise<void>((resolve) => {
-      held.once('error', () => resolve()); // in use already: held by someone else, as good
-      held.listen({ port: DEFAULT_POSTGRES_PORT, host: '127.0.0.1' }, () => resolve());
-    });
-    const first = await startOnce(env).finally(() => {
-      if (held.listening) held.close();
-    });
+    const release = await holdDefaultPostgresPort();
+    const first = await startOnce(env).finally(release);
     const before = await endpoints();
     const following = await connect({ home }); // addresses from endpoints.json
     const pinned = await connect({

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
 import { findTemporalCli } from '../../src/local-stack/temporal-cli.js';
-import { DEFAULT_POSTGRES_PORT } from '../../src/local-stack/embedded-stack.js';
+import { holdDefaultPostgresPort } from '../support/hold-port.js';
 import { startApi } from '../../src/server/api-server.js';
 import { writeEndpoints } from '../../src/local-stack/home.js';
 import { TokenStore } from '../../src/tenancy/token-store.js';
@@ -206,11 +206,7 @@ test('resume-after-outage.ts: the stack stops mid-conversation, starts again, th
   // During the outage the example's first client appends to its PostgreSQL's old port. Other files'
   // starts take 5433 when free, and one that took it then answered "password authentication failed"
   // instead of the outage: held here, so the example's PostgreSQL takes a port nobody else prefers.
-  const held = net.createServer();
-  await new Promise<void>((resolve) => {
-    held.once('error', () => resolve()); // in use already: held by someone else, as good
-    held.listen({ port: DEFAULT_POSTGRES_PORT, host: '127.0.0.1' }, () => resolve());
-  });
+  const release = await holdDefaultPostgresPort();
   try {
     const cli = await findTemporalCli(TEST_CLI_HOME);
     const result = await runExample('resume-after-outage.ts', {
@@ -226,7 +222,7 @@ test('resume-after-outage.ts: the stack stops mid-conversation, starts again, th
     assert.match(result.stdout, /history after the restart: u1 a1 u2 a2 u3 a3\n/);
     assert.match(result.stdout, /indexed up to seq 6 of 6/);
   } finally {
-    if (held.listening) held.close();
+    release();
     await reapLeftovers(home);
     await rm(home, { recursive: true, force: true });
   }

@@ -14,11 +14,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/local-stack/embedded-postgres.js';
-import {
-  DEFAULT_POSTGRES_PORT,
-  startEmbeddedStack,
-  type EmbeddedStack,
-} from '../../src/local-stack/embedded-stack.js';
+import { startEmbeddedStack, type EmbeddedStack } from '../../src/local-stack/embedded-stack.js';
+import { holdDefaultPostgresPort } from '../support/hold-port.js';
 import { RuntimeSetupError } from '../../src/local-stack/errors.js';
 import { readRuntimeState, updateRuntimeState } from '../../src/local-stack/home.js';
 import { freePort } from '../../src/local-stack/ports.js';
@@ -374,14 +371,8 @@ describe('embedded stack', () => {
     // takes ports nobody else prefers (a remembered one for Temporal; PostgreSQL's default held), so
     // that between the two starts no other stack takes them.
     await updateRuntimeState(home, { temporalPort: await freePort() });
-    const held = createServer();
-    await new Promise<void>((resolve) => {
-      held.once('error', () => resolve()); // in use already: held by someone else, as good
-      held.listen({ port: DEFAULT_POSTGRES_PORT, host: '127.0.0.1' }, () => resolve());
-    });
-    const first = await startEmbeddedStack({ home, env: stackEnv, log: silentLog }).finally(() => {
-      if (held.listening) held.close();
-    });
+    const release = await holdDefaultPostgresPort();
+    const first = await startEmbeddedStack({ home, env: stackEnv, log: silentLog }).finally(release);
     try {
       await query(first.databaseUrl, 'CREATE TABLE marker (x int)');
       assert.equal((await readRuntimeState(home)).temporalPort, first.temporal?.port);
