@@ -455,7 +455,7 @@ export class ThreadHandle {
       try {
         // The query (given, else the newest user turn appended here) is searched while the thread's
         // row is read (searchAhead says why).
-        const newestUser = options.query === undefined ? this.deps.newestUser?.get(this.threadId) : undefined;
+        const newestUser = this.deps.newestUser?.get(this.threadId);
         const early = searchAhead(this.deps.store, this.threadId, options, this.seenConfig, newestUser);
         const info = await this.storeCall(() => this.deps.store.thread(this.threadId));
         if (!info) throw new UnknownThreadError(this.threadId);
