@@ -28,8 +28,13 @@
  * stored or not indexed).
  *
  * `--quick`: 60 threads and short windows, to check the benchmark itself (figures meaningless).
- * `--only-kill`: the 4-worker phase and the kill alone. DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS and
- * DURABLE_MEMORY_WORKFLOW_TASK_SLOTS in the environment reach the client and the workers (the
+ * `--only-kill`: the 4-worker phase and the kill alone. `--kill-rate N`: the kill phase's appends arrive
+ * at N per second (open loop, at most 50 in flight) instead of 50 in flight back to back, which keeps the
+ * machine as busy as it can be: there a sync of a thread no kill touched takes seconds too, so the
+ * kill's own cost cannot be told apart. `--probes N`: the syncs sent at the kill to each side (100;
+ * each is a workflow task, so a burst of 200 is itself seconds of work on 2 cores).
+ * DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS and
+ * DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS in the environment reach the client and the workers (the
  * report's header names them).
  * Progress goes to stderr, the report (markdown) to stdout.
  */
@@ -68,8 +73,26 @@ const { TimeoutType } = protos.temporal.api.enums.v1;
 
 const QUICK = process.argv.includes('--quick');
 const size = (full: number, quick: number) => (QUICK ? quick : full);
-const FLAGS = process.argv.slice(2).filter((a) => a === '--quick' || a === '--only-kill');
-const TASK_ENV = ['DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS', 'DURABLE_MEMORY_WORKFLOW_TASK_SLOTS']
+/** The value after `--name`, as a positive number, or undefined. */
+function numberFlag(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return undefined;
+  const value = Number(process.argv[i + 1]);
+  if (!(value > 0)) throw new Error(`${name} takes a positive number, got ${process.argv[i + 1]}`);
+  return value;
+}
+const KILL_RATE = numberFlag('--kill-rate');
+const PROBES_GIVEN = numberFlag('--probes');
+const FLAGS = [
+  ...process.argv.slice(2).filter((a) => a === '--quick' || a === '--only-kill'),
+  ...(KILL_RATE ? [`--kill-rate ${KILL_RATE}`] : []),
+  ...(PROBES_GIVEN ? [`--probes ${PROBES_GIVEN}`] : []),
+];
+const TASK_ENV = [
+  'DURABLE_MEMORY_WORKFLOW_TASK_TIMEOUT_MS',
+  'DURABLE_MEMORY_WORKFLOW_TASK_SLOTS',
+  'DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS',
+]
   .filter((name) => process.env[name])
   .map((name) => `${name}=${process.env[name]} `)
   .join('');
@@ -83,7 +106,7 @@ const MESSAGE_BYTES = 500;
 const WINDOW_MS = size(20_000, 4_000);
 const KILL_AFTER_MS = size(5_000, 2_000);
 const AFTER_KILL_MS = size(10_000, 4_000);
-const PROBES = size(100, 10);
+const PROBES = PROBES_GIVEN ?? size(100, 10);
 /** The issue's bound on how long a dead worker's threads may stall. */
 const RESUME_TARGET_MS = 2_000;
 
@@ -122,27 +145,54 @@ interface Load {
   /** [start, end] of each append that returned, in ms of performance.now(). */
   done: { start: number; end: number; announced: boolean }[];
   errors: number;
+  /** Open loop only: appends not started because `IN_FLIGHT` were in flight. */
+  missed: number;
 }
 
-/** Appends round robin over `threads`, `IN_FLIGHT` at a time, until `durationMs` has passed. */
-async function appendLoad(b: Bench, threads: readonly ThreadHandle[], durationMs: number): Promise<Load> {
-  const load: Load = { done: [], errors: 0 };
-  const end = performance.now() + durationMs;
+/**
+ * Appends round robin over `threads` until `durationMs` has passed: `IN_FLIGHT` at a time back to back,
+ * or, given `rate`, one every 1/rate s (open loop: an append starts on time whatever the others do; one
+ * due while `IN_FLIGHT` are in flight is dropped and counted in `missed`).
+ */
+async function appendLoad(
+  b: Bench,
+  threads: readonly ThreadHandle[],
+  durationMs: number,
+  rate?: number,
+): Promise<Load> {
+  const load: Load = { done: [], errors: 0, missed: 0 };
+  const begin = performance.now();
+  const end = begin + durationMs;
   let next = 0;
-  const lane = async () => {
-    while (performance.now() < end) {
-      const t = threads[next++ % threads.length]!;
-      const start = performance.now();
-      try {
-        const r = await t.append(message(MESSAGE_BYTES));
-        load.done.push({ start, end: performance.now(), announced: r.announced });
-        b.acked.set(t.threadId, (b.acked.get(t.threadId) ?? 0) + 1);
-      } catch {
-        load.errors++;
-      }
+  const appendOne = async () => {
+    const t = threads[next++ % threads.length]!;
+    const start = performance.now();
+    try {
+      const r = await t.append(message(MESSAGE_BYTES));
+      load.done.push({ start, end: performance.now(), announced: r.announced });
+      b.acked.set(t.threadId, (b.acked.get(t.threadId) ?? 0) + 1);
+    } catch {
+      load.errors++;
     }
   };
-  await Promise.all(range(IN_FLIGHT).map(lane));
+  if (rate === undefined) {
+    const lane = async () => {
+      while (performance.now() < end) await appendOne();
+    };
+    await Promise.all(range(IN_FLIGHT).map(lane));
+    return load;
+  }
+  const running = new Set<Promise<void>>();
+  for (let i = 0; begin + (i * 1000) / rate < end; i++) {
+    await sleep(Math.max(0, begin + (i * 1000) / rate - performance.now()));
+    if (running.size >= IN_FLIGHT) {
+      load.missed++;
+      continue;
+    }
+    const p = appendOne().finally(() => running.delete(p));
+    running.add(p);
+  }
+  await Promise.all(running);
   return load;
 }
 
@@ -334,6 +384,9 @@ interface KillResult {
   before: ReturnType<typeof stats>;
   after: ReturnType<typeof stats>;
   afterErrors: number;
+  /** Appends acknowledged per second over the phase, and (open loop) those not started in time. */
+  rate: number;
+  missed: number;
   afterUnannounced: number;
   acked: number;
   stored: number;
@@ -351,7 +404,7 @@ async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult>
   const victimProbes = byWorker[victimIndex]!.slice(0, PROBES);
   const otherProbes = threads.filter((t) => !byWorker[victimIndex]!.includes(t)).slice(0, PROBES);
 
-  const loading = appendLoad(b, threads, KILL_AFTER_MS + AFTER_KILL_MS);
+  const loading = appendLoad(b, threads, KILL_AFTER_MS + AFTER_KILL_MS, KILL_RATE);
   await sleep(KILL_AFTER_MS);
   const killedAt = performance.now();
   await victim.child.kill9();
@@ -409,6 +462,8 @@ async function killPhase(b: Bench, threads: ThreadHandle[]): Promise<KillResult>
     before: stats(load.done.filter((d) => d.end <= killedAt).map((d) => d.end - d.start)),
     after: stats(appendsAfterKill.map((d) => d.end - d.start)),
     afterErrors: load.errors,
+    rate: load.done.length / ((KILL_AFTER_MS + AFTER_KILL_MS) / 1000),
+    missed: load.missed,
     afterUnannounced: appendsAfterKill.filter((d) => !d.announced).length,
     acked: threads.reduce((n, t) => n + (b.acked.get(t.threadId) ?? 0), 0),
     stored: sum(stored),
@@ -478,7 +533,11 @@ function report(results: PhaseResult[], kill: KillResult | undefined, header: st
     lines.push(
       '',
       `**Kill one of 4 workers under load** (${num(kill.victimThreads)} of ${num(THREADS)} threads ran on it; ` +
-        `appends ${(KILL_AFTER_MS + AFTER_KILL_MS) / 1000} s, SIGKILL after ${KILL_AFTER_MS / 1000} s):`,
+        `appends ${(KILL_AFTER_MS + AFTER_KILL_MS) / 1000} s, ` +
+        (KILL_RATE
+          ? `${num(KILL_RATE)} a second open loop (${num(kill.rate)}/s acknowledged, ${kill.missed} not started: ${IN_FLIGHT} in flight)`
+          : `${IN_FLIGHT} in flight back to back (${num(kill.rate)}/s)`) +
+        `, SIGKILL after ${KILL_AFTER_MS / 1000} s; ${PROBES} syncs each side at the kill):`,
       '',
       '| measure | figure | baseline (same run) | target | result |',
       '| --- | --- | --- | --- | --- |',
