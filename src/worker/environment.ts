@@ -11,7 +11,7 @@ import { embedderFromEnv, type Embedder } from '../llm/embeddings.js';
 import { ValidationError } from '../model/errors.js';
 import { readEnv } from '../settings/settings.js';
 import { threadDefaultsFromEnv } from '../settings/thread-defaults.js';
-import { workflowTaskSlots } from '../settings/workflow-tasks.js';
+import { stickyQueueTimeoutMs, workflowTaskSlots } from '../settings/workflow-tasks.js';
 
 const METRICS_ADDRESS = 'DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS';
 
@@ -55,7 +55,7 @@ export function metricsPortFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   return port;
 }
 
-/** What a worker reads from the environment: its LLM, embedder, thread defaults and task slots. */
+/** What a worker reads from the environment: its LLM, embedder, thread defaults and how it runs tasks. */
 export interface WorkerEnvironment {
   llm: LlmRuntime;
   /** null: embeddings off. */
@@ -63,13 +63,16 @@ export interface WorkerEnvironment {
   threadDefaults: ThreadDefaults;
   /** undefined: the SDK's default. */
   workflowTaskSlots: number | undefined;
+  /** How long a task waits on a worker's sticky queue. */
+  stickyQueueTimeoutMs: number;
 }
 
 /**
  * Reads every setting a worker takes from the environment, each checked, at once: `npm start` calls
  * it before it starts anything, so a bad value is refused before the stack is up, not after.
  * @throws ValidationError naming the variable (DURABLE_MEMORY_CLOSE_AFTER_IDLE_MS,
- *   DURABLE_MEMORY_DELETE_AFTER_IDLE_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS, DURABLE_MEMORY_LLM_TIMEOUT_MS,
+ *   DURABLE_MEMORY_DELETE_AFTER_IDLE_MS, DURABLE_MEMORY_WORKFLOW_TASK_SLOTS,
+ *   DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS, DURABLE_MEMORY_LLM_TIMEOUT_MS,
  *   DURABLE_MEMORY_TEMPORAL_METRICS_ADDRESS)
  */
 export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): WorkerEnvironment {
@@ -79,5 +82,6 @@ export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): WorkerE
     embedder: embedderFromEnv(env) ?? null,
     threadDefaults: threadDefaultsFromEnv(env),
     workflowTaskSlots: workflowTaskSlots(undefined, env),
+    stickyQueueTimeoutMs: stickyQueueTimeoutMs(undefined, env),
   };
 }

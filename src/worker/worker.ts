@@ -15,7 +15,7 @@ import { connectTemporalWorker, type TemporalTarget } from '../settings/temporal
 import { temporalWorkerTracing } from '../observability/tracing.js';
 import { llmFingerprint, llmMismatch, recentPollers, workerIdentity } from './llm-settings.js';
 import { threadDefaultsFromEnv } from '../settings/thread-defaults.js';
-import { workflowTaskSlots } from '../settings/workflow-tasks.js';
+import { stickyQueueTimeoutMs, workflowTaskSlots } from '../settings/workflow-tasks.js';
 
 /** Options of {@link createWorker}. */
 export interface CreateWorkerOptions extends ActivityDeps {
@@ -32,8 +32,11 @@ export interface CreateWorkerOptions extends ActivityDeps {
   log?: RuntimeLog;
   /** Time in-flight activities get on shutdown. Default 10 s. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
-  /** How long a workflow task waits for this worker's sticky queue before any worker takes it. Default 1 s. */
-  stickyQueueScheduleToStartTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
+  /**
+   * How long a workflow task waits on this worker's sticky queue before any worker may take it
+   * (DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS; default src/settings/workflow-tasks.ts).
+   */
+  stickyQueueTimeoutMs?: number;
   /** Workflow tasks run at once (DURABLE_MEMORY_WORKFLOW_TASK_SLOTS; default the SDK's, 40). */
   workflowTaskSlots?: number;
 }
@@ -53,6 +56,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
   const embedder = options.embedder === undefined ? embedderFromEnv() : options.embedder;
   const threadDefaults = options.threadDefaults ?? threadDefaultsFromEnv();
   const slots = workflowTaskSlots(options.workflowTaskSlots);
+  const stickyMs = stickyQueueTimeoutMs(options.stickyQueueTimeoutMs);
   if (embedder) log(`recall by meaning: ${embedder.label}`);
   installTemporalRuntime(); // before the first connection fixes the SDK's runtime options
   const tracing = temporalWorkerTracing(); // undefined unless tracing is on (src/observability/tracing.ts)
@@ -80,10 +84,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{
       // wait for a cancelled LLM call to a few seconds, at one small request per call in flight.
       maxHeartbeatThrottleInterval: '2 seconds',
       // A thread's workflow tasks go to the sticky queue of the worker that last ran it; if that worker
-      // died, the server moves a task to the shared queue only after this long (SDK default 10 s, which
-      // stalled every thread of a killed worker). A task on a live, busy worker that waits longer is
-      // run elsewhere instead, at the cost of replaying its history there.
-      stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? '1 second',
+      // died, the server moves a task to the shared queue only after this long. A task on a live, busy
+      // worker that waits longer is run elsewhere instead, at the cost of replaying its history there.
+      stickyQueueScheduleToStartTimeout: stickyMs,
       // Fewer slots: a killed worker held fewer started tasks (each waits for its workflow task
       // timeout), and a started task waits less behind the others on the worker's workflow thread.
       ...(slots === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: slots }),

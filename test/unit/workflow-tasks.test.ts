@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ValidationError } from '../../src/model/errors.js';
-import { workflowTaskSlots, workflowTaskTimeoutMs } from '../../src/settings/workflow-tasks.js';
+import {
+  DEFAULT_STICKY_QUEUE_TIMEOUT_MS,
+  stickyQueueTimeoutMs,
+  workflowTaskSlots,
+  workflowTaskTimeoutMs,
+} from '../../src/settings/workflow-tasks.js';
+import { workerEnvironment } from '../../src/worker/environment.js';
 
 const refused = (fn: () => unknown, name: string) =>
   assert.throws(fn, (err: unknown) => {
@@ -36,5 +42,28 @@ test("workflow task slots: the option, else the environment's, else the SDK's (u
   refused(
     () => workflowTaskSlots(undefined, { DURABLE_MEMORY_WORKFLOW_TASK_SLOTS: 'many' }),
     'DURABLE_MEMORY_WORKFLOW_TASK_SLOTS',
+  );
+});
+
+test("sticky queue timeout: the option, else the environment's, else ours (not the SDK's 10 s)", () => {
+  assert.equal(stickyQueueTimeoutMs(undefined, {}), DEFAULT_STICKY_QUEUE_TIMEOUT_MS);
+  assert.ok(DEFAULT_STICKY_QUEUE_TIMEOUT_MS < 10_000);
+  assert.equal(stickyQueueTimeoutMs(undefined, { DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS: '250' }), 250);
+  assert.equal(stickyQueueTimeoutMs(2000, { DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS: '250' }), 2000);
+  for (const bad of [99, 60_001, 0.5]) refused(() => stickyQueueTimeoutMs(bad, {}), 'stickyQueueTimeoutMs');
+  refused(
+    () => stickyQueueTimeoutMs(undefined, { DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS: '1s' }),
+    'DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS',
+  );
+});
+
+test('a worker reads the sticky queue timeout with its other settings, so a bad one is refused at start', () => {
+  assert.equal(
+    workerEnvironment({ DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS: '400' }).stickyQueueTimeoutMs,
+    400,
+  );
+  refused(
+    () => workerEnvironment({ DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS: '50' }),
+    'DURABLE_MEMORY_STICKY_QUEUE_TIMEOUT_MS',
   );
 });
