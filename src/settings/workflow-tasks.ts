@@ -14,6 +14,12 @@ const SLOTS_RANGE = [1, 1_000] as const;
 /** Under 100 ms a busy live worker would lose its own threads' tasks to others (each a replay). */
 const STICKY_RANGE = [100, 60_000] as const;
 
+/**
+ * The SDK's default is 10 s, which stalled every thread of a killed worker that long; at 1 s a killed
+ * worker's threads still missed 2 s (BENCHMARKS.md "Below saturation, and the sticky queue's wait").
+ */
+export const DEFAULT_STICKY_QUEUE_TIMEOUT_MS = 500;
+
 function whole(name: string, value: unknown, [min, max]: readonly [number, number], unit: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
     throw new ValidationError(
@@ -71,9 +77,3 @@ export function stickyQueueTimeoutMs(given?: number, env: NodeJS.ProcessEnv = pr
     ? DEFAULT_STICKY_QUEUE_TIMEOUT_MS
     : whole(name, value, STICKY_RANGE, 'milliseconds');
 }
-
-/**
- * The SDK's default is 10 s, which stalled every thread of a killed worker that long; at 1 s a killed
- * worker's threads still missed 2 s (BENCHMARKS.md "Below saturation, and the sticky queue's wait").
- */
-export const DEFAULT_STICKY_QUEUE_TIMEOUT_MS = 500;
