@@ -5,7 +5,8 @@
  * on a fresh database:
  * - `combined` (the store as it is: appends waiting on a thread combined, pg-append-queue.ts) and
  *   `single` (one statement per append, as before), each with the default schema;
- * - the same without the `search` column (and so its index): what the recall index costs;
+ * - the same without the `search` column (and so its index): what the recall index costs; and
+ *   `combined` with 009's generated column instead of 016's trigger: what filling it by trigger costs;
  * - `single` without the GIN index only, and with the commit's WAL flush not waited for
  *   (synchronous_commit off, never what the product runs): what the index and the flush cost.
  * Prints appends/s per round and the medians (markdown). `--rounds n` (default 5).
@@ -29,12 +30,22 @@ interface Variant {
   sql: string[];
   options?: string;
 }
-const NO_COLUMN = 'ALTER TABLE messages DROP COLUMN search';
+const NO_TRIGGER = 'DROP TRIGGER messages_search ON messages';
+const NO_COLUMN = [NO_TRIGGER, 'ALTER TABLE messages DROP COLUMN search'];
+/** 009's generated column, as before 016_search_capped (its trigger, beside it, caps big messages). */
+const GENERATED = [
+  ...NO_COLUMN,
+  `ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS (jsonb_to_tsvector(search_config,
+     jsonb_path_query_array(parts, '$[*] ? (@.type == "text" || @.type == "reasoning").text')
+       || jsonb_path_query_array(parts, '$[*] ? (@.type == "tool_result").result'), '["string"]')) STORED`,
+  'CREATE INDEX messages_thread_search_idx ON messages USING gin (thread_id, search) WITH (fastupdate = off)',
+];
 const VARIANTS: Variant[] = [
   { name: 'combined', combine: true, sql: [] },
-  { name: 'combined, no search column', combine: true, sql: [NO_COLUMN] },
+  { name: 'combined, no search column', combine: true, sql: NO_COLUMN },
+  { name: 'combined, generated search column (before 016)', combine: true, sql: GENERATED },
   { name: 'single', combine: false, sql: [] },
-  { name: 'single, no search column', combine: false, sql: [NO_COLUMN] },
+  { name: 'single, no search column', combine: false, sql: NO_COLUMN },
   { name: 'single, no GIN index', combine: false, sql: ['DROP INDEX IF EXISTS messages_thread_search_idx'] },
   { name: 'single, commit not flushed', combine: false, sql: [], options: '-c synchronous_commit=off' },
 ];

@@ -5,8 +5,9 @@
 -- Run it with the product stopped (it holds an exclusive lock on `messages` while it copies them):
 --   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f scripts/partition-messages.sql
 -- The partition count is `partitions` below (64: about 150,000 threads each at 10 million threads).
--- The table keeps its name, columns, defaults, generated search column, indexes and the foreign keys
--- to and from it, so the store's queries and later migrations run unchanged. A second run stops at
+-- The table keeps its name, columns, defaults, search vectors (and the trigger that fills them,
+-- 016_search_capped.ts), indexes and the foreign keys to and from it, so the store's queries and
+-- later migrations run unchanged. A second run stops at
 -- the check that the table is not partitioned yet.
 BEGIN;
 
@@ -45,13 +46,18 @@ BEGIN
   ALTER TABLE messages ADD CONSTRAINT messages_thread_id_fkey
     FOREIGN KEY (thread_id) REFERENCES threads (thread_id) ON DELETE CASCADE;
 
-  -- Every stored column (the search vector is generated again from them).
+  -- Every stored column (before 016 the search vector was generated, and is generated again).
   SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
   FROM pg_attribute
   WHERE attrelid = 'messages_unpartitioned'::regclass AND attnum > 0 AND NOT attisdropped
     AND attgenerated = '';
   EXECUTE format('INSERT INTO messages (%s) SELECT %s FROM messages_unpartitioned', cols, cols);
 
+  -- LIKE copies no trigger: the one that fills `search` on insert, where the schema has it.
+  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'messages_unpartitioned'::regclass
+             AND tgname = 'messages_search') THEN
+    CREATE TRIGGER messages_search BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION messages_search();
+  END IF;
   FOR fk IN SELECT * FROM referencing LOOP
     EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tbl, fk.conname, fk.def);
   END LOOP;

@@ -18,6 +18,7 @@ import { migration012 } from './012_service_responses.js';
 import { migration013 } from './013_working_memory.js';
 import { migration014 } from './014_forks.js';
 import { migration015 } from './015_retention.js';
+import { migration016 } from './016_search_capped.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   migration013,
   migration014,
   migration015,
+  migration016,
 ];

@@ -83,9 +83,9 @@ export async function forkPg(
     }
     await client.query(
       `INSERT INTO messages (thread_id, seq, id, role, shape, call_ids, parts, metadata, tokens, bytes, content_hash,
-         created_at, search_config, excluded_by)
+         created_at, search_config, search, excluded_by)
        SELECT $2, m.seq, m.id, m.role, m.shape, m.call_ids, m.parts, m.metadata, m.tokens, m.bytes, m.content_hash,
-         m.created_at, m.search_config, x.compaction_id
+         m.created_at, m.search_config, m.search, x.compaction_id
        FROM messages m LEFT JOIN unnest($4::text[], $5::text[]) AS x(id, compaction_id) ON x.id = m.id
        WHERE m.thread_id = $1 AND m.seq <= $3`,
       [sourceId, targetId, at, [...first.messages.keys()], [...first.messages.values()]],

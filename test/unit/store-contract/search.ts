@@ -3,6 +3,7 @@
  * stems and drops stop words in its own way, so the cases use plain words each one treats alike.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import type { Message } from '../../../src/model/message.js';
 import { entries, text, threadId, type GetStore } from './helpers.js';
@@ -67,6 +68,22 @@ export function searchContract(store: GetStore): void {
     assert.deepEqual(await store().search('', { scope: { threadId: thread } }), []);
     assert.deepEqual(await store().search('the and of', { scope: { threadId: thread } }), []);
     assert.deepEqual(await store().search('thunderstorms', { scope: { threadId: threadId('none') } }), []);
+  });
+
+  it('stores a tool result too varied for one search entry (16,000 UUIDs) whole, found by its first words, forks included', async () => {
+    // PostgreSQL refuses a tsvector over 1 MB: about 600 kB of UUIDs make one, so such an append failed.
+    const ids = Array.from({ length: 16_000 }, () => randomUUID());
+    const result = `records for zanzibar: ${ids.join(' ')}`;
+    const thread = threadId();
+    await store().append(thread, entries(text('q', 'list the records'), ...toolPair('c1', result)));
+    const history = (await store().history(thread)).messages;
+    assert.deepEqual(history[2]!.parts, [{ type: 'tool_result', callId: 'c1', name: 'lookup', result }]);
+    const found = async (id: string) =>
+      (await store().search('zanzibar', { scope: { threadId: id } })).map((h) => h.seq);
+    assert.deepEqual(await found(thread), [3]);
+    const fork = threadId('fork');
+    await store().fork(thread, fork, { at: 'c1-result' });
+    assert.deepEqual(await found(fork), [3], 'the fork finds it too');
   });
 
   it("searches a user's threads or one resource's, never another user's", async () => {
