@@ -13,7 +13,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Embedder } from '../llm/embeddings.js';
 import type { MemoryStore } from '../memories/memory-store.js';
-import { textOf, type Message } from '../model/message.js';
+import type { Message } from '../model/message.js';
 import { toOpenAI } from '../model/openai.js';
 import { toResponsesInput } from '../model/openai-responses.js';
 import { serviceSkip } from '../thread/service.js';
@@ -27,7 +27,6 @@ import { memoryBlock, type RankedMemory } from '../thread/memory-block.js';
 import { withoutRetracted } from '../thread/retraction.js';
 import { tokenizerForModel } from '../tokenizers/for-model.js';
 import { countMessageTokens } from '../tokenizers/tokenizer.js';
-import { firstCharacters, MAX_RECALL_QUERY } from '../model/limits.js';
 import { ValidationError } from '../model/errors.js';
 import {
   DEFAULT_MIN_MATCH,
@@ -49,6 +48,7 @@ import {
 } from './recall.js';
 import { fuseItems, messageKey } from '../recall/fuse.js';
 import { RECALL_VOLATILE_ID } from '../recall/block.js';
+import { defaultRecallQuery, recallQuery } from '../recall/query.js';
 import { gateRankings } from '../recall/gate.js';
 import { parseStableState, planStable, STABLE_RECALL, type StableRecallState } from '../recall/stable.js';
 import { rankMemoriesByEmbedding } from './embedding-ranker.js';
@@ -256,7 +256,7 @@ function recallSearch(
   if (!recall || recall.scope !== 'thread' || given === undefined) return undefined;
   if (options.budget !== undefined) parseBudget('budget', options.budget);
   const { recallTokens, candidates } = recallSize(options.budget ?? config.budget, config, recall);
-  const query = firstCharacters(given, MAX_RECALL_QUERY);
+  const query = recallQuery(given);
   if (recallTokens <= 0 || query.trim() === '') return undefined;
   return {
     query,
@@ -376,7 +376,7 @@ async function readFull(
   const { recallTokens, limit, candidates } = recallSize(budget, config, recall);
   const rank = (query: string) =>
     recall && recallTokens > 0 && query.trim() !== ''
-      ? rankHistory(sources, info, firstCharacters(query, MAX_RECALL_QUERY), recall, limit, candidates)
+      ? rankHistory(sources, info, recallQuery(query), recall, limit, candidates)
       : undefined;
   // A query given by the caller is searched (and its best hits' surroundings read) while the view is
   // read; the default query needs the view.
@@ -385,10 +385,10 @@ async function readFull(
   const pinnedTokens = pinnedRoom(budget, config);
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const query = firstCharacters(given ?? latestUserText(view), MAX_RECALL_QUERY);
+  const query = given === undefined ? defaultRecallQuery(newestUserTurn(view)) : recallQuery(given);
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
   const [block, ranked, current] = await Promise.all([
-    rankedMemories(sources, info, view, given, Math.floor(budget * config.memoryShare), count),
+    rankedMemories(sources, info, query, Math.floor(budget * config.memoryShare), count),
     ranking,
     working,
   ]);
@@ -709,10 +709,9 @@ async function fitView(
   );
 }
 
-/** The text of the view's latest user turn (recall's default query), or ''. */
-function latestUserText(view: readonly ViewEntry[]): string {
-  const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
-  return lastUser ? textOf(lastUser.message) : '';
+/** The view's newest user turn (recall's default query is its text), if any. */
+function newestUserTurn(view: readonly ViewEntry[]): Message | undefined {
+  return [...view].reverse().find((e) => e.message.role === 'user' && !e.summary)?.message;
 }
 
 /**
@@ -725,16 +724,12 @@ function latestUserText(view: readonly ViewEntry[]): string {
 async function rankedMemories(
   sources: ContextSources,
   info: ThreadInfo,
-  view: readonly ViewEntry[],
-  given: string | undefined,
+  query: string,
   maxTokens: number,
   count: (message: Message) => number,
 ) {
   const { userId, resourceId } = info;
   if (!userId || !sources.memories || maxTokens <= 0) return undefined;
-  // The caller's query when given (an adapter asks about an input not stored yet), as recall does.
-  const lastUser = [...view].reverse().find((e) => e.message.role === 'user' && !e.summary);
-  const query = given ?? (lastUser ? textOf(lastUser.message) : '');
   const scope = resourceId === undefined ? {} : { resourceId };
   const [byText, byMeaning] = await Promise.all([
     sources.memories.search(userId, query, { limit: MEMORY_CANDIDATES, ...scope }),

@@ -6,8 +6,8 @@
  * retracted; recall then finds another default query and searches for it, so a stale entry costs the
  * search's round trip, never another context.
  */
-import { firstCharacters, MAX_RECALL_QUERY } from '../model/limits.js';
-import { textOf, type Message } from '../model/message.js';
+import type { Message } from '../model/message.js';
+import { defaultRecallQuery } from '../recall/query.js';
 
 /** Threads remembered at most (a turn's text each, up to MAX_RECALL_QUERY characters); oldest first out. */
 const MAX_REMEMBERED = 1_000;
@@ -28,7 +28,7 @@ export class NewestUserTurns {
     for (const m of messages) if (m.role === 'user') user = m;
     if (!user) return;
     this.turns.delete(threadId);
-    this.turns.set(threadId, firstCharacters(textOf(user), MAX_RECALL_QUERY));
+    this.turns.set(threadId, defaultRecallQuery(user));
     if (this.turns.size > this.max) this.turns.delete(this.turns.keys().next().value!);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { startPipeline, startWorker, type TestPipeline } from '../support/pipeline.js';
 import { startLlmServer } from '../support/llm-server.js';
 import { LOCAL_LLM_LABEL, llmRuntimeFromEnv } from '../../activities/llm-runtime.js';
@@ -220,4 +221,22 @@ test("the inspector reads all of a user's memories, past the API's first page", 
   } finally {
     await api.close();
   }
+});
+
+test("a user turn of 600 kB of ids is stored, and context() ranks the user's memories for it", async () => {
+  // Both failed on PostgreSQL: more distinct words than one tsvector holds (1 MB), in the message's
+  // search column and in the memories' search for the whole turn (now cut as recall's query is).
+  const t = p.memory.thread('dora-1', { userId: 'dora' });
+  await p.memory.userMemories('dora').remember('User files the zanzibar records weekly');
+  const ids = Array.from({ length: 16_000 }, () => randomUUID()).join(' ');
+  await t.append({ id: 'big', role: 'user', content: `Here are the zanzibar records: ${ids}` });
+  const context = await t.context({ budget: 8000 });
+  assert.match(context.memories[0]?.text ?? '', /zanzibar/);
+  const [stored] = (await t.history()).messages;
+  assert.equal(stored?.id, 'big');
+  assert.deepEqual(stored.parts, [{ type: 'text', text: `Here are the zanzibar records: ${ids}` }]);
+  assert.deepEqual(
+    (await t.searchHistory('zanzibar')).map((h) => h.message.id),
+    ['big'],
+  );
 });
