@@ -737,7 +737,8 @@ async function rankedMemories(
   ]);
   const relevant = fuseItems([byText, byMeaning], (m) => m.id).slice(0, MEMORY_CANDIDATES);
   const seen = new Set(relevant.map((m) => m.id));
-  const recent = (await sources.memories.list(userId, scope))
+  // The newest that are not among the relevant ones: enough rows for that, never all of them.
+  const recent = (await sources.memories.list(userId, { ...scope, limit: MEMORY_CANDIDATES + seen.size }))
     .filter((m) => !seen.has(m.id))
     .slice(0, MEMORY_CANDIDATES);
   return memoryBlock([...relevant, ...recent], maxTokens, count);

@@ -50,4 +50,21 @@ describe('context() memories block', () => {
     });
     assert.match(texts(byQuery), /Trondheim/u);
   });
+
+  it("reads a bounded number of the user's memories however many they have, newest first", async () => {
+    // Every context() read all of a user's live memories to take the 20 newest (a user of months:
+    // thousands of rows per call).
+    const { store, memories, info } = await setup();
+    for (let i = 0; i < 200; i++) await memories.remember('u', { text: `Later detail number ${i}` });
+    let read = 0;
+    const counted = Object.create(memories) as InMemoryMemoryStore;
+    counted.list = async (...args) => {
+      const rows = await memories.list(...args);
+      read += rows.length;
+      return rows;
+    };
+    const context = await readContext({ store, memories: counted }, info, { budget: 100_000, recall: false });
+    assert.ok(read <= 40, `read ${read} memories by recency`);
+    assert.match(context.memories.map((m) => m.text).join(' | '), /Later detail number 199/u);
+  });
 });
