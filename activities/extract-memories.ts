@@ -7,7 +7,9 @@ import { Context, heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
-import type { Message } from '../src/model/message.js';
+import { textOf, type Message } from '../src/model/message.js';
+import type { ExistingMemory } from '../src/llm/memory-extractor.js';
+import { firstCharacters, MAX_MEMORY_SEARCH_LIMIT } from '../src/model/limits.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { ExtractionSummary, ExtractMemoriesInput } from './types.js';
@@ -15,6 +17,16 @@ import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
 
 /** Most messages one extraction reads (the newest are kept when there are more). */
 const MAX_MESSAGES = 200;
+
+/**
+ * Most of the user's memories the extractor is shown, and their characters (about 10,000 tokens of
+ * the prompt): a user of months has thousands, which no model's window holds.
+ */
+const MAX_EXISTING = 200;
+const MAX_EXISTING_CHARS = 40_000;
+
+/** Characters of the new messages' text the memories are searched with. */
+const MAX_QUERY_CHARS = 20_000;
 
 /** Creates the `extractMemories` activity. */
 export function extractMemoriesActivity(deps: {
@@ -37,7 +49,7 @@ export function extractMemoriesActivity(deps: {
       .filter((m) => m.seq <= input.toSeq)
       .map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m);
     const scope = input.resourceId === undefined ? {} : { resourceId: input.resourceId };
-    const existing = (await memories.list(input.userId, scope)).map((m) => ({ id: m.id, text: m.text }));
+    const existing = await existingMemories(memories, input.userId, scope, messages);
     heartbeat();
     const beat = setInterval(() => heartbeat(), heartbeatEveryMs());
     let result;
@@ -74,4 +86,31 @@ export function extractMemoriesActivity(deps: {
       llm: deps.llm.label,
     };
   };
+}
+
+/**
+ * The user's live memories shown to the extractor: the ones the new messages are about (full text,
+ * so the fact a message changes is there to be superseded), then the newest, within MAX_EXISTING and
+ * MAX_EXISTING_CHARS. A user with fewer is shown them all, as before.
+ */
+async function existingMemories(
+  memories: MemoryStore,
+  userId: string,
+  scope: { resourceId?: string },
+  messages: readonly Message[],
+): Promise<ExistingMemory[]> {
+  const query = firstCharacters(messages.map(textOf).join('\n'), MAX_QUERY_CHARS);
+  const [relevant, newest] = await Promise.all([
+    query.trim() === '' ? [] : memories.search(userId, query, { limit: MAX_MEMORY_SEARCH_LIMIT, ...scope }),
+    memories.list(userId, { ...scope, limit: MAX_EXISTING }),
+  ]);
+  const shown = new Map<string, ExistingMemory>();
+  let chars = 0;
+  for (const m of [...relevant, ...newest]) {
+    if (shown.size === MAX_EXISTING) break;
+    if (shown.has(m.id) || chars + m.text.length > MAX_EXISTING_CHARS) continue;
+    shown.set(m.id, { id: m.id, text: m.text });
+    chars += m.text.length;
+  }
+  return [...shown.values()];
 }

@@ -1,0 +1,66 @@
+/**
+ * The extraction activity shows the extractor (an LLM prompt) the user's live memories so that known
+ * facts are skipped and changed ones superseded: a bounded set, the ones the new messages are about
+ * first, however many a user has gathered over months. Runs in the SDK's activity environment over
+ * the in-memory stores; the extractor records what it was shown and answers as the local one does.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { extractMemoriesActivity } from '../../activities/extract-memories.js';
+import { LOCAL_LLM_LABEL, type LlmRuntime } from '../../activities/llm-runtime.js';
+import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-store.js';
+import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
+import { localMemoryExtractor } from '../../src/llm/local-memory-extractor.js';
+import type { ExtractRequest } from '../../src/llm/memory-extractor.js';
+import { normalizeMessages } from '../../src/model/validation.js';
+
+test("an extraction shows the extractor a bounded set of the user's memories, the ones its messages are about first", async () => {
+  // It was shown every live memory: a user of thousands made a prompt past any model's window, and
+  // the extraction failed on every retry.
+  const store = new InMemoryThreadStore();
+  const memories = new InMemoryMemoryStore();
+  await memories.remember('u', { text: 'User lives in Oslo' });
+  for (let i = 0; i < 3000; i++)
+    await memories.remember('u', { text: `User once mentioned detail number ${i}` });
+  const messages = normalizeMessages([
+    { id: 'm1', role: 'user', content: 'I no longer live in Oslo: I moved to Bergen.' },
+  ]);
+  await store.append(
+    't',
+    messages.map((message) => ({ message, tokens: 20 })),
+    { userId: 'u' },
+  );
+  const shown: ExtractRequest[] = [];
+  const llm: LlmRuntime = {
+    label: LOCAL_LLM_LABEL,
+    remote: false,
+    summarizer: () => {
+      throw new Error('not used');
+    },
+    extractor: () => async (req) => {
+      shown.push(req);
+      return localMemoryExtractor(req);
+    },
+  };
+  const activity = extractMemoriesActivity({ store, memories, llm });
+  const summary: Awaited<ReturnType<typeof activity>> = await new MockActivityEnvironment().run(activity, {
+    extractionId: 'x1',
+    threadId: 't',
+    userId: 'u',
+    fromSeq: 0,
+    toSeq: 1,
+  });
+  const existing = shown[0]!.existing;
+  assert.ok(existing.length <= 200, `shown ${existing.length} memories`);
+  assert.ok(existing.reduce((n, m) => n + m.text.length, 0) <= 40_000);
+  assert.ok(
+    existing.some((m) => m.text === 'User lives in Oslo'),
+    'the memory the message is about, the oldest',
+  );
+  assert.ok(
+    existing.some((m) => m.text.endsWith('number 2999')),
+    'and the newest',
+  );
+  assert.equal(summary.superseded, 1, 'so the move supersedes it');
+});
