@@ -11,6 +11,7 @@ import { textOf, type Message } from '../src/model/message.js';
 import type { ExistingMemory } from '../src/llm/memory-extractor.js';
 import { firstCharacters, MAX_MEMORY_SEARCH_LIMIT } from '../src/model/limits.js';
 import { toLlmFailure } from '../src/llm/failures.js';
+import { clipLongestParts } from '../src/llm/transcript.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { ExtractionSummary, ExtractMemoriesInput } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';
@@ -24,6 +25,9 @@ const MAX_MESSAGES = 200;
  */
 const MAX_EXISTING = 200;
 const MAX_EXISTING_CHARS = 40_000;
+
+/** Characters of the new messages an extraction reads (about 12,000 tokens; the longest parts cut). */
+const MAX_MESSAGE_CHARS = 48_000;
 
 /** Characters of the new messages' text the memories are searched with. */
 const MAX_QUERY_CHARS = 20_000;
@@ -45,9 +49,12 @@ export function extractMemoriesActivity(deps: {
       after: Math.max(input.fromSeq, input.toSeq - MAX_MESSAGES),
       limit: MAX_MESSAGES,
     });
-    const messages: Message[] = page.messages
-      .filter((m) => m.seq <= input.toSeq)
-      .map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m);
+    const messages: Message[] = clipLongestParts(
+      page.messages
+        .filter((m) => m.seq <= input.toSeq)
+        .map(({ seq: _s, tokens: _t, bytes: _b, excludedBy: _e, ...m }) => m),
+      MAX_MESSAGE_CHARS,
+    );
     const scope = input.resourceId === undefined ? {} : { resourceId: input.resourceId };
     const existing = await existingMemories(memories, input.userId, scope, messages);
     heartbeat();

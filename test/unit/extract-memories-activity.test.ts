@@ -15,6 +15,23 @@ import { localMemoryExtractor } from '../../src/llm/local-memory-extractor.js';
 import type { ExtractRequest } from '../../src/llm/memory-extractor.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 
+/** The local extractor, recording each request it is given. */
+function recording() {
+  const shown: ExtractRequest[] = [];
+  const llm: LlmRuntime = {
+    label: LOCAL_LLM_LABEL,
+    remote: false,
+    summarizer: () => {
+      throw new Error('not used');
+    },
+    extractor: () => async (req) => {
+      shown.push(req);
+      return localMemoryExtractor(req);
+    },
+  };
+  return { llm, shown };
+}
+
 test("an extraction shows the extractor a bounded set of the user's memories, the ones its messages are about first", async () => {
   // It was shown every live memory: a user of thousands made a prompt past any model's window, and
   // the extraction failed on every retry.
@@ -31,18 +48,7 @@ test("an extraction shows the extractor a bounded set of the user's memories, th
     messages.map((message) => ({ message, tokens: 20 })),
     { userId: 'u' },
   );
-  const shown: ExtractRequest[] = [];
-  const llm: LlmRuntime = {
-    label: LOCAL_LLM_LABEL,
-    remote: false,
-    summarizer: () => {
-      throw new Error('not used');
-    },
-    extractor: () => async (req) => {
-      shown.push(req);
-      return localMemoryExtractor(req);
-    },
-  };
+  const { llm, shown } = recording();
   const activity = extractMemoriesActivity({ store, memories, llm });
   const summary: Awaited<ReturnType<typeof activity>> = await new MockActivityEnvironment().run(activity, {
     extractionId: 'x1',
@@ -63,4 +69,49 @@ test("an extraction shows the extractor a bounded set of the user's memories, th
     'and the newest',
   );
   assert.equal(summary.superseded, 1, 'so the move supersedes it');
+});
+
+test('an extraction reads the new messages within 48,000 characters, cutting the longest parts first', async () => {
+  // A 600 kB tool result went whole into the prompt: past the model's window the extraction failed,
+  // and again with every later message, until 200 more had pushed it out of the range.
+  const store = new InMemoryThreadStore();
+  const memories = new InMemoryMemoryStore();
+  const big = 'row '.repeat(150_000);
+  const messages = normalizeMessages([
+    { id: 'u1', role: 'user', content: 'I moved to Bergen. List my orders.' },
+    {
+      id: 'a1',
+      role: 'assistant',
+      parts: [{ type: 'tool_call', callId: 'c', name: 'orders', arguments: '{}' }],
+    },
+    { id: 't1', role: 'tool', parts: [{ type: 'tool_result', callId: 'c', name: 'orders', result: big }] },
+    { id: 'a2', role: 'assistant', content: 'You have many orders.' },
+  ]);
+  await store.append(
+    't',
+    messages.map((message) => ({ message, tokens: 20 })),
+    { userId: 'u' },
+  );
+  const { llm, shown } = recording();
+  const activity = extractMemoriesActivity({ store, memories, llm });
+  const summary: Awaited<ReturnType<typeof activity>> = await new MockActivityEnvironment().run(activity, {
+    extractionId: 'x1',
+    threadId: 't',
+    userId: 'u',
+    fromSeq: 0,
+    toSeq: 4,
+  });
+  const read = shown[0]!.messages;
+  const chars = read.flatMap((m) => m.parts).reduce((n, p) => n + JSON.stringify(p).length, 0);
+  assert.ok(chars < 49_000, `${chars} characters read`);
+  assert.deepEqual(
+    read.map((m) => m.id),
+    ['u1', 'a1', 't1', 'a2'],
+  );
+  assert.deepEqual(read[0]!.parts, messages[0]!.parts, 'the short turns whole');
+  assert.deepEqual(read[1]!.parts, messages[1]!.parts);
+  assert.deepEqual(read[3]!.parts, messages[3]!.parts);
+  const result = read[2]!.parts[0]!;
+  assert.ok(result.type === 'tool_result' && result.result.endsWith('…') && result.result.length > 40_000);
+  assert.equal(summary.added, 1, 'the move is learned');
 });
