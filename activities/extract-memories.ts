@@ -11,7 +11,7 @@ import { textOf, type Message } from '../src/model/message.js';
 import type { ExistingMemory } from '../src/llm/memory-extractor.js';
 import { firstCharacters, MAX_MEMORY_SEARCH_LIMIT } from '../src/model/limits.js';
 import { toLlmFailure } from '../src/llm/failures.js';
-import { clipLongestParts } from '../src/llm/transcript.js';
+import { clipLongestParts } from '../src/model/clip.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { ExtractionSummary, ExtractMemoriesInput } from './types.js';
 import { heartbeatEveryMs, type LlmRuntime } from './llm-runtime.js';

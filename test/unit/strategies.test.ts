@@ -327,6 +327,41 @@ describe('summarization', () => {
     assert.ok(sent >= 1 && sent < 10, `sent ${sent} messages`);
   });
 
+  test('an oversized group is clipped longest part first: a small result beside a huge one stays whole', async () => {
+    // Every part was cut by one ratio: beside a 600 kB result, the other call's answer of 30
+    // characters kept none, nor did the calls' arguments.
+    const c = conversation();
+    c.system('sys');
+    c.call(['c1', 'orders', { month: 'March' }], ['c2', 'refunds', { month: 'March' }]);
+    c.result('c1', 'order '.repeat(100_000));
+    c.result('c2', '2 refunds: order 12 and 19');
+    c.assistant('Two of them were refunded.');
+    c.user('thanks');
+    c.assistant('welcome');
+    let sent: SummarizeRequest | undefined;
+    const r = await compact(c.messages, summarization({ minimumPreserved: 2, maxInputTokens: 4000 }), {
+      tokenizer: chars,
+      summarizer: async (req) => {
+        sent = req;
+        return 'refunds asked about';
+      },
+    });
+    assert.deepEqual(
+      r.warnings.map((w) => w.code),
+      ['input_clipped'],
+    );
+    assert.deepEqual(
+      sent!.messages.map((m) => m.id),
+      ['m2', 'm3', 'm4'],
+    );
+    assert.deepEqual(sent!.messages[0]!.parts, c.messages[1]!.parts, 'the calls whole');
+    assert.deepEqual(sent!.messages[2]!.parts, c.messages[3]!.parts, 'the small result whole');
+    const big = sent!.messages[1]!.parts[0]!;
+    assert.ok(big.type === 'tool_result' && big.result.endsWith('…') && big.result.length > 3000);
+    const size = sent!.messages.reduce((n, m) => n + JSON.stringify(m.parts).length, 0);
+    assert.ok(size <= 4000 * 1.1, `${size} characters sent`);
+  });
+
   for (const [name, summarizer, code] of [
     ['throws', async () => Promise.reject(new Error('LLM down')), 'summarizer_failed'],
     ['returns empty', async () => '  ', 'summarizer_empty'],

@@ -1,10 +1,11 @@
 /**
- * What a model reads of a conversation (src/llm/transcript.ts): the transcript's lines, and the
- * messages cut to fit a number of characters, longest parts first.
+ * What a model reads of a conversation: the transcript's lines (src/llm/transcript.ts), and the
+ * messages cut to fit a number of characters, longest parts first (src/model/clip.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clipLongestParts, renderTranscript } from '../../src/llm/transcript.js';
+import { renderTranscript } from '../../src/llm/transcript.js';
+import { clipLongestParts } from '../../src/model/clip.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 import type { Message } from '../../src/model/message.js';
 

@@ -4,13 +4,14 @@
  *
  * Rules: system groups and the newest `minimumPreserved` non-system groups are never summarized;
  * tool calls go with their results and orphan results are never sent; the input is bounded by
- * `maxInputTokens` (a single oversized group is clipped, and a warning says so); an earlier summary in
- * range is folded into the new one (passed as `previousSummary`); if the summarizer throws or returns
- * empty text, nothing changes and a warning says why. Trigger default `always`; target default: the
+ * `maxInputTokens` (a single oversized group is clipped, its longest parts first, and a warning says
+ * so); an earlier summary in range is folded into the new one (passed as `previousSummary`); if the
+ * summarizer throws or returns empty text, nothing changes and a warning says why. Trigger default `always`; target default: the
  * trigger no longer fires (groups are taken oldest first until the target would hold).
  */
 import type { Message } from '../../model/message.js';
 import { textOf } from '../../model/message.js';
+import { clipLongestParts, clippableLength } from '../../model/clip.js';
 import { describeMessage } from '../message-meta.js';
 import { isSendable, type GroupState } from '../group.js';
 import type { Metrics } from '../metrics.js';
@@ -132,7 +133,9 @@ export async function applySummarization(spec: SummarizationSpec, ctx: StrategyC
   }
   let messages = history as Message[];
   if (inputTokens > spec.maxInputTokens) {
-    messages = messages.map((m) => clipMessage(m, spec.maxInputTokens / inputTokens));
+    // Tokens are known per group, not per part: the characters that fit in the same proportion.
+    const chars = messages.flatMap((m) => m.parts).reduce((n, p) => n + clippableLength(p), 0);
+    messages = clipLongestParts(messages, Math.floor((chars * spec.maxInputTokens) / inputTokens));
     ctx.warnings.push({
       code: 'input_clipped',
       strategy: 'summarization',
@@ -228,23 +231,4 @@ function insert(
 /** The first history id a (possibly summary) id stands for. */
 function origin(id: string): string {
   return id.startsWith('summary:') ? id.slice('summary:'.length).split('..')[0]! : id;
-}
-
-/** Shortens texts and tool results to `ratio` of their length (tool arguments stay valid JSON). */
-function clipMessage(message: Message, ratio: number): Message {
-  const cut = (s: string) => {
-    let end = Math.max(1, Math.floor(s.length * ratio));
-    if (end >= s.length) return s;
-    const c = s.charCodeAt(end - 1);
-    if (c >= 0xd800 && c <= 0xdbff) end--; // never leave half a surrogate pair
-    return s.slice(0, end) + '…';
-  };
-  return {
-    ...message,
-    parts: message.parts.map((p) => {
-      if (p.type === 'text' || p.type === 'reasoning') return { ...p, text: cut(p.text) };
-      if (p.type === 'tool_result') return { ...p, result: cut(p.result) };
-      return p;
-    }),
-  };
 }
