@@ -13,10 +13,21 @@ import { InMemoryThreadStore } from '../../src/store/in-memory/in-memory-thread-
 import { InMemoryMemoryStore } from '../../src/memories/in-memory-memory-store.js';
 import { localMemoryExtractor } from '../../src/llm/local-memory-extractor.js';
 import type { ExtractRequest } from '../../src/llm/memory-extractor.js';
+import type { MessageInput } from '../../src/model/message.js';
 import { normalizeMessages } from '../../src/model/validation.js';
 
-/** The local extractor, recording each request it is given. */
-function recording() {
+/**
+ * Stores `inputs` in thread 't' of user 'u' and runs one extraction over them with the local
+ * extractor: what it was given and what the activity answered.
+ */
+async function extractOnce(memories: InMemoryMemoryStore, inputs: MessageInput[]) {
+  const store = new InMemoryThreadStore();
+  const messages = normalizeMessages(inputs);
+  await store.append(
+    't',
+    messages.map((message) => ({ message, tokens: 20 })),
+    { userId: 'u' },
+  );
   const shown: ExtractRequest[] = [];
   const llm: LlmRuntime = {
     label: LOCAL_LLM_LABEL,
@@ -29,35 +40,28 @@ function recording() {
       return localMemoryExtractor(req);
     },
   };
-  return { llm, shown };
-}
-
-test("an extraction shows the extractor a bounded set of the user's memories, the ones its messages are about first", async () => {
-  // It was shown every live memory: a user of thousands made a prompt past any model's window, and
-  // the extraction failed on every retry.
-  const store = new InMemoryThreadStore();
-  const memories = new InMemoryMemoryStore();
-  await memories.remember('u', { text: 'User lives in Oslo' });
-  for (let i = 0; i < 3000; i++)
-    await memories.remember('u', { text: `User once mentioned detail number ${i}` });
-  const messages = normalizeMessages([
-    { id: 'm1', role: 'user', content: 'I no longer live in Oslo: I moved to Bergen.' },
-  ]);
-  await store.append(
-    't',
-    messages.map((message) => ({ message, tokens: 20 })),
-    { userId: 'u' },
-  );
-  const { llm, shown } = recording();
   const activity = extractMemoriesActivity({ store, memories, llm });
   const summary: Awaited<ReturnType<typeof activity>> = await new MockActivityEnvironment().run(activity, {
     extractionId: 'x1',
     threadId: 't',
     userId: 'u',
     fromSeq: 0,
-    toSeq: 1,
+    toSeq: messages.length,
   });
-  const existing = shown[0]!.existing;
+  return { messages, request: shown[0]!, summary };
+}
+
+test("an extraction shows the extractor a bounded set of the user's memories, the ones its messages are about first", async () => {
+  // It was shown every live memory: a user of thousands made a prompt past any model's window, and
+  // the extraction failed on every retry.
+  const memories = new InMemoryMemoryStore();
+  await memories.remember('u', { text: 'User lives in Oslo' });
+  for (let i = 0; i < 3000; i++)
+    await memories.remember('u', { text: `User once mentioned detail number ${i}` });
+  const { request, summary } = await extractOnce(memories, [
+    { id: 'm1', role: 'user', content: 'I no longer live in Oslo: I moved to Bergen.' },
+  ]);
+  const existing = request.existing;
   assert.ok(existing.length <= 200, `shown ${existing.length} memories`);
   assert.ok(existing.reduce((n, m) => n + m.text.length, 0) <= 40_000);
   assert.ok(
@@ -74,10 +78,8 @@ test("an extraction shows the extractor a bounded set of the user's memories, th
 test('an extraction reads the new messages within 48,000 characters, cutting the longest parts first', async () => {
   // A 600 kB tool result went whole into the prompt: past the model's window the extraction failed,
   // and again with every later message, until 200 more had pushed it out of the range.
-  const store = new InMemoryThreadStore();
-  const memories = new InMemoryMemoryStore();
   const big = 'row '.repeat(150_000);
-  const messages = normalizeMessages([
+  const { messages, request, summary } = await extractOnce(new InMemoryMemoryStore(), [
     { id: 'u1', role: 'user', content: 'I moved to Bergen. List my orders.' },
     {
       id: 'a1',
@@ -87,21 +89,7 @@ test('an extraction reads the new messages within 48,000 characters, cutting the
     { id: 't1', role: 'tool', parts: [{ type: 'tool_result', callId: 'c', name: 'orders', result: big }] },
     { id: 'a2', role: 'assistant', content: 'You have many orders.' },
   ]);
-  await store.append(
-    't',
-    messages.map((message) => ({ message, tokens: 20 })),
-    { userId: 'u' },
-  );
-  const { llm, shown } = recording();
-  const activity = extractMemoriesActivity({ store, memories, llm });
-  const summary: Awaited<ReturnType<typeof activity>> = await new MockActivityEnvironment().run(activity, {
-    extractionId: 'x1',
-    threadId: 't',
-    userId: 'u',
-    fromSeq: 0,
-    toSeq: 4,
-  });
-  const read = shown[0]!.messages;
+  const read = request.messages;
   const chars = read.flatMap((m) => m.parts).reduce((n, p) => n + JSON.stringify(p).length, 0);
   assert.ok(chars < 49_000, `${chars} characters read`);
   assert.deepEqual(
