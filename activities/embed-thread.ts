@@ -12,6 +12,7 @@ import { embeddingInput, MAX_EMBEDDING_INPUT_CHARS } from '../src/llm/embeddings
 import { toLlmFailure } from '../src/llm/failures.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { textOf, type Message } from '../src/model/message.js';
+import { characterCount, firstCharacters } from '../src/model/limits.js';
 import type { ThreadStore } from '../src/store/thread-store.js';
 import type { StoredMessage } from '../src/store/types.js';
 import { embeddingsTotal } from '../src/observability/metrics.js';
@@ -23,6 +24,12 @@ import type { EmbedThreadInput, EmbedThreadResult } from './types.js';
 export const EMBEDDING_BATCH_INPUTS = 64;
 /** Most characters in one request (about 16k tokens: far below providers' per-request limits). */
 export const EMBEDDING_BATCH_CHARS = 64_000;
+/**
+ * The shortest cut of a refused batch's texts: a model reads fewer tokens than MAX_EMBEDDING_INPUT_CHARS
+ * characters of some scripts make (8,000 of Tamil are 10,701 tokens; OpenAI's read 8,192), so a 400
+ * is answered by halving the texts' length, down to this, before it is a failure.
+ */
+const MIN_EMBEDDING_CUT_CHARS = 1000;
 /** Most messages one activity embeds; the workflow runs it again while more are waiting. */
 const MESSAGES_PER_RUN = 512;
 /** Most memories one activity embeds. */
@@ -57,12 +64,21 @@ async function run(
     const model = embedder.model;
     const signal = Context.current().cancellationSignal;
     const embed = async (texts: string[]): Promise<number[][]> => {
-      heartbeat();
-      try {
-        return await embedder.embed(texts, signal);
-      } catch (err) {
-        throwIfCancelled(); // an aborted call is a cancellation, not an endpoint failure
-        throw toLlmFailure(err);
+      for (let max = MAX_EMBEDDING_INPUT_CHARS; ; max = Math.floor(max / 2)) {
+        heartbeat();
+        try {
+          return await embedder.embed(
+            texts.map((t) => firstCharacters(t, max)),
+            signal,
+          );
+        } catch (err) {
+          throwIfCancelled(); // an aborted call is a cancellation, not an endpoint failure
+          const failure = toLlmFailure(err);
+          const cut = Math.floor(max / 2);
+          // Texts no cut would shorten were refused for another reason: a bad model, a bad key.
+          const shorter = texts.some((t) => characterCount(t) > cut);
+          if (failure.type !== 'LlmBadRequest' || cut < MIN_EMBEDDING_CUT_CHARS || !shorter) throw failure;
+        }
       }
     };
 

@@ -169,6 +169,32 @@ test('429 with Retry-After, 500 and a timeout are retried, the Retry-After honou
   assert.equal(s.embedding.embeddedSeq, 3);
 });
 
+test('a message too long for the model in tokens is embedded cut shorter, and the lane goes on', async () => {
+  // 8,000 characters of Tamil are 10,701 tokens, past the 8,192 an OpenAI embedding model reads: the
+  // endpoint answered 400 to every batch holding it, so no later message of the thread was embedded.
+  const t = p.memory.thread('emb-long');
+  const tamil = 'உங்கள் ஆர்டர் நாளை அனுப்பப்படும். உங்கள் கணக்கில் டெலிவரி நிலையைச் சரிபார்க்கவும். ';
+  await t.append([
+    { id: 'l1', role: 'user', content: tamil.repeat(120) },
+    { id: 'l2', role: 'assistant', content: 'Noted: your order ships tomorrow.' },
+  ]);
+  await embedded(t, 'emb-a');
+  await t.append({ id: 'l3', role: 'user', content: 'And the invoice?' });
+  await embedded(t, 'emb-a');
+  const long = inputs()
+    .flat()
+    .filter((text) => text.startsWith('உங்கள்'))
+    .map((text) => [...text].length);
+  assert.deepEqual(long, [8000, 4000], 'refused at 8,000 characters, embedded at 4,000');
+  assert.equal((await t.state()).lastError, undefined);
+  // Short texts refused are refused for another reason: no cut is tried, the failure is visible.
+  llm.reset();
+  llm.setEmbeddingsDefault({ status: 400 });
+  await t.append({ id: 'l4', role: 'user', content: 'Short, and refused.' });
+  await waitForState(t, 'the refusal', (s) => s.lastError?.includes('400') ?? false);
+  assert.equal(llm.embeddingRequests().length, 1);
+});
+
 test('a thread deleted mid-embedding leaves no vectors', async () => {
   llm.setEmbeddingsDefault({ hang: true });
   const t = p.memory.thread('emb-deleted', { userId: 'emb-del-user' });

@@ -31,6 +31,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TEST_EMBEDDING_DIMENSIONS, testEmbedding } from './test-embeddings.js';
+import { tokenizerForModel } from '../../src/tokenizers/for-model.js';
 
 /** One message of a chat-completions request, as far as the server looks at it. */
 export interface ChatMessage {
@@ -571,7 +572,13 @@ function validateRequest(body: unknown): string | undefined {
   return undefined;
 }
 
-/** What the embeddings API would reject: a model, and an input of 1–2,048 non-empty strings. */
+/** OpenAI's embedding models read at most this many tokens of one input (cl100k_base's count). */
+const MAX_EMBEDDING_INPUT_TOKENS = 8192;
+
+/**
+ * What the embeddings API would reject: a model, and an input of 1–2,048 non-empty strings of at most
+ * {@link MAX_EMBEDDING_INPUT_TOKENS} tokens each (8,000 characters of Tamil are 10,701).
+ */
 function validateEmbeddingsRequest(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Body must be a JSON object';
   const b = body as { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
@@ -581,6 +588,14 @@ function validateEmbeddingsRequest(body: unknown): string | undefined {
     return "'input' must be a string or an array of 1 to 2048 strings";
   if (!inputs.every((t) => typeof t === 'string' && t.length > 0))
     return "'input' items must be non-empty strings";
+  const cl100k = tokenizerForModel('text-embedding-3-small');
+  for (const t of inputs as string[]) {
+    // Only a text that may be that long is counted: a token holds a byte at least, and a UTF-16 unit
+    // is three bytes at most.
+    const tokens = t.length * 3 > MAX_EMBEDDING_INPUT_TOKENS ? cl100k.count(t) : 0;
+    if (tokens > MAX_EMBEDDING_INPUT_TOKENS)
+      return `This model's maximum context length is ${MAX_EMBEDDING_INPUT_TOKENS} tokens, however you requested ${tokens} tokens (${tokens} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`;
+  }
   if (b.encoding_format !== undefined && b.encoding_format !== 'float')
     return 'this test server answers encoding_format float only';
   if (b.dimensions !== undefined && !(Number.isInteger(b.dimensions) && (b.dimensions as number) > 0))
