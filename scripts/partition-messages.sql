@@ -7,8 +7,8 @@
 -- The partition count is `partitions` below (64: about 150,000 threads each at 10 million threads).
 -- The table keeps its name, columns, defaults, search vectors (and the trigger that fills them,
 -- 016_search_capped.ts), indexes and the foreign keys to and from it, so the store's queries and
--- later migrations run unchanged. A second run stops at
--- the check that the table is not partitioned yet.
+-- later migrations run unchanged. A second run stops at the check that the table is not partitioned
+-- yet.
 BEGIN;
 
 DO $$
