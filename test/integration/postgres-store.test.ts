@@ -3,6 +3,8 @@
  * the error classification, and a latency probe of a one-message append.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { migrate, MIGRATIONS, PostgresThreadStore, StoreUnavailableError } from '../../src/store/index.js';
@@ -15,6 +17,7 @@ import { appendPrepared } from '../../src/store/postgres/pg-append.js';
 import { COMMON_TERM, SEARCH_SQL } from '../../src/store/postgres/pg-search.js';
 import { createTestDatabase, type TestDatabase } from '../support/pg-database.js';
 import { storeContract } from '../unit/store-contract.js';
+import { REPO_ROOT } from '../support/processes.js';
 
 let db: TestDatabase;
 before(async () => {
@@ -194,6 +197,38 @@ describe('011_compaction_steps', () => {
       await legacy.drop();
     }
   });
+});
+
+describe('016_search_capped', () => {
+  for (const partitioned of [false, true]) {
+    it(`keeps the vectors stored before it and fills new ones${partitioned ? ', on a table partitioned before it' : ''}`, async () => {
+      const legacy = await createTestDatabase();
+      const pool = new pg.Pool({ connectionString: legacy.url });
+      try {
+        await migrate(
+          pool,
+          MIGRATIONS.filter((m) => m.version < 16),
+        );
+        const store = new PostgresThreadStore(pool);
+        const text = (id: string, t: string) => ({
+          message: { id, role: 'user' as const, parts: [{ type: 'text' as const, text: t }] },
+          tokens: 3,
+        });
+        await store.append('t', [text('old', 'the lighthouse keeper')]);
+        if (partitioned)
+          await pool.query(await readFile(`${REPO_ROOT}/scripts/partition-messages.sql`, 'utf8'));
+        assert.deepEqual(await migrate(pool), [16]);
+        const big = Array.from({ length: 16_000 }, () => randomUUID()).join(' ');
+        await store.append('t', [text('new', 'the lighthouse lamp'), text('big', `lighthouse ${big}`)]);
+        const hits = await store.search('lighthouse keeper', { scope: { threadId: 't' } });
+        assert.deepEqual(hits.map((h) => h.seq).sort(), [1, 2, 3]);
+        assert.equal(hits[0]!.seq, 1, 'the stored vector, kept');
+      } finally {
+        await pool.end();
+        await legacy.drop();
+      }
+    });
+  }
 });
 
 describe('isTransientPgError', () => {
