@@ -10,6 +10,7 @@
  * Pure (no I/O): what a version may hold is decided here, once, for the client and every store.
  * The JSON Schema validator loads the first time a schema is in play (see {@link loadValidator}).
  */
+import { withLinearPatterns } from './schema-patterns.js';
 import type Schema from 'typebox/schema';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import {
@@ -197,7 +198,9 @@ export async function prepareVersion(
   }
   const json = checkJson(content, 'content', MAX_WORKING_MEMORY_LENGTH);
   if (schema) {
-    const problems = schemaProblems(validator!, schema, json);
+    const linear = withLinearPatterns(schema);
+    if ('problem' in linear) throw invalidSchema(linear.problem);
+    const problems = schemaProblems(validator!, linear.schema as JsonSchema, json);
     if (problems)
       throw new ValidationError('schema_mismatch', `content does not match the schema: ${problems}`, {
         field: 'content',
@@ -251,6 +254,8 @@ function checkSchema(validator: Validator, schema: unknown): asserts schema is J
     );
   const problems = schemaProblems(validator, meta as JsonSchema, schema);
   if (problems) throw invalidSchema(problems);
+  const linear = withLinearPatterns(schema);
+  if ('problem' in linear) throw invalidSchema(linear.problem);
   const unresolved = unresolvedRef(schema as JsonSchema);
   if (unresolved !== undefined)
     throw invalidSchema(

@@ -180,6 +180,54 @@ describe('prepareVersion', () => {
       );
   });
 
+  it('matches patterns in linear time: a pattern that backtracks cannot hold the process', async () => {
+    // V8 matched a schema's `pattern` by backtracking: `^(a+)+$` against 60 a's and a '!' ran for
+    // ages, in the API server every tenant shares. Content of 100,000 characters, answered at once.
+    const evil = { type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } } };
+    await assert.rejects(
+      prepareVersion(undefined, { name: `${'a'.repeat(60)}!` }, { version: 0, schema: evil }),
+      refusedWith('schema_mismatch', /\/name must match pattern "\^\(a\+\)\+\$"/u),
+    );
+    await assert.rejects(
+      prepareVersion(undefined, { name: `${'a'.repeat(99_000)}!` }, { version: 0, schema: evil }),
+      refusedWith('schema_mismatch'),
+    );
+    const ok = await prepareVersion(undefined, { name: 'aaa' }, { version: 0, schema: evil });
+    assert.deepEqual(ok.content, { name: 'aaa' });
+    // JavaScript's \u escapes, Unicode classes, a property named `pattern` and data holding one.
+    const rich = {
+      type: 'object',
+      properties: {
+        city: { type: 'string', pattern: '^\\p{Lu}[\\p{L} ]+$' },
+        accent: { type: 'string', pattern: '^caf\\u00e9$' },
+        pattern: { type: 'string', enum: ['^(a+)+$'] },
+      },
+      default: { pattern: 'x' },
+    };
+    const fine = { city: 'Évora', accent: 'café', pattern: '^(a+)+$' };
+    assert.deepEqual((await prepareVersion(undefined, fine, { version: 0, schema: rich })).content, fine);
+    await assert.rejects(
+      prepareVersion(undefined, { ...fine, city: 'évora' }, { version: 0, schema: rich }),
+      refusedWith('schema_mismatch', /\/city/u),
+    );
+  });
+
+  it('refuses patterns only backtracking can match, and patternProperties, saying why', async () => {
+    const lookahead = { type: 'string', pattern: '^(?=.*\\d).+$' };
+    await assert.rejects(
+      prepareVersion(undefined, 'a1', { version: 0, schema: lookahead }),
+      refusedWith('invalid_schema', /pattern "\^\(\?=\.\*\\\\d\)\.\+\$".*lookaround/u),
+    );
+    const keyed = { type: 'object', patternProperties: { '^(a+)+$': { type: 'string' } } };
+    await assert.rejects(
+      prepareVersion(undefined, {}, { version: 0, schema: keyed }),
+      refusedWith('invalid_schema', /patternProperties/u),
+    );
+    // A property named patternProperties is no keyword.
+    const named = { type: 'object', properties: { patternProperties: { type: 'string' } } };
+    await prepareVersion(undefined, { patternProperties: 'x' }, { version: 0, schema: named });
+  });
+
   it('refuses what does not fit: a format against the content, a bad version, too long, NUL', async () => {
     await assert.rejects(
       async () => prepareVersion(undefined, { a: 1 }, { version: 0, format: 'markdown' }),
