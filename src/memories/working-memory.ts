@@ -7,10 +7,13 @@
  *   that is still the latest; otherwise it is refused ({@link VersionConflictError}) and changes nothing.
  * - A version's schema stays in force for the next ones until a write gives another (or `null`).
  * - Deleting a thread erases its working memory; erasing a user erases the user's (and their threads').
- * Pure (no I/O): what a version may hold is decided here, once, for the client and every store.
- * The JSON Schema validator loads the first time a schema is in play (see {@link loadValidator}).
+ * What a version may hold is decided here, once, for the client and every store (no I/O; content is
+ * checked against its schema in a worker thread, within a time limit: schema-check.ts). The JSON
+ * Schema validator loads the first time a schema is in play (see {@link loadValidator}).
  */
 import { withLinearPatterns } from './schema-patterns.js';
+import { checkContent, CHECK_TIMEOUT_MS } from './schema-check.js';
+import { schemaProblems, type Validator } from './schema-problems.js';
 import type Schema from 'typebox/schema';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import {
@@ -157,9 +160,10 @@ export function assertVersion(version: unknown): asserts version is number {
 
 /**
  * The version a write makes of `content` on top of `previous` (the version it replaces): the format
- * and schema decided, the content checked. Nothing is stored here. Async only because the JSON Schema
- * validator is imported the first time a schema is in play.
- * @throws ValidationError (a rejection) `invalid_schema` (the schema is not a JSON Schema),
+ * and schema decided, the content checked. Nothing is stored here. Async because the JSON Schema
+ * validator is imported the first time a schema is in play and content is checked in a worker.
+ * @throws ValidationError (a rejection) `invalid_schema` (the schema is not a JSON Schema, or
+ *   checking the content against it took over CHECK_TIMEOUT_MS),
  *   `schema_mismatch` (the content does not match the schema in force; the message says where and
  *   why), `invalid_option` (a format that does not fit the content), `too_long`, `too_deep`,
  *   `nul_byte`, `lone_surrogate`.
@@ -171,8 +175,7 @@ export async function prepareVersion(
 ): Promise<WorkingMemoryContent> {
   assertVersion(options.version);
   const schema = options.schema === undefined ? previous?.schema : (options.schema ?? undefined);
-  const validator = options.schema != null || schema ? await loadValidator() : undefined;
-  if (options.schema != null) checkSchema(validator!, options.schema);
+  if (options.schema != null) checkSchema(await loadValidator(), options.schema);
   if (options.format !== undefined && !WORKING_MEMORY_FORMATS.includes(options.format))
     throw new ValidationError(
       'invalid_option',
@@ -198,9 +201,12 @@ export async function prepareVersion(
   }
   const json = checkJson(content, 'content', MAX_WORKING_MEMORY_LENGTH);
   if (schema) {
-    const linear = withLinearPatterns(schema);
-    if ('problem' in linear) throw invalidSchema(linear.problem);
-    const problems = schemaProblems(validator!, linear.schema as JsonSchema, json);
+    const checked = await checkContent(schema, json);
+    if ('timedOut' in checked)
+      throw invalidSchema(
+        `checking the content against it took over ${CHECK_TIMEOUT_MS} ms (anyOf or oneOf branches that multiply): simplify it`,
+      );
+    const problems = checked.problems;
     if (problems)
       throw new ValidationError('schema_mismatch', `content does not match the schema: ${problems}`, {
         field: 'content',
@@ -224,8 +230,6 @@ function metaSchemas(validator: Validator): Map<string, unknown> {
   ));
 }
 
-/** typebox's JSON Schema validator (`typebox/schema`). */
-type Validator = typeof Schema;
 let validator: Promise<Validator> | undefined;
 
 /**
@@ -312,24 +316,6 @@ function unresolvedRef(root: JsonSchema): string | undefined {
 
 function invalidSchema(detail: string): ValidationError {
   return new ValidationError('invalid_schema', `schema: ${detail}`, { field: 'schema' });
-}
-
-/** The first few reasons `value` fails `schema`, as one line; undefined when it matches. */
-function schemaProblems(validator: Validator, schema: JsonSchema, value: unknown): string | undefined {
-  let errors;
-  try {
-    const [ok, found] = validator.Errors(schema as Schema.XSchema, value);
-    if (ok) return undefined;
-    errors = found;
-  } catch (err) {
-    return `cannot be checked: ${err instanceof Error ? err.message : String(err)}`;
-  }
-  // The most specific first: a wrong field says more than the `anyOf` around it.
-  const shown = [...errors]
-    .sort((a, b) => b.instancePath.length - a.instancePath.length)
-    .slice(0, 3)
-    .map((e) => `${e.instancePath || '/'} ${e.message}`);
-  return shown.join('; ') || 'does not match';
 }
 
 /** Checks text a store can keep within `max` characters. */

@@ -212,6 +212,24 @@ describe('prepareVersion', () => {
     );
   });
 
+  it('refuses a schema whose check takes too long, and the next check still runs', async () => {
+    // Each of 14 $defs offers 3 anyOf branches leading to the next: a check of a value 14 arrays deep
+    // tries 3^14 paths, minutes in the process that checks the write.
+    const defs: Record<string, unknown> = { a14: { type: 'integer' } };
+    for (let i = 0; i < 14; i++)
+      defs[`a${i}`] = {
+        anyOf: [0, 1, 2].map((k) => ({ type: 'array', minItems: k, items: { $ref: `#/$defs/a${i + 1}` } })),
+      };
+    let deep: unknown = 'x';
+    for (let i = 0; i < 14; i++) deep = [deep];
+    await assert.rejects(
+      prepareVersion(undefined, deep, { version: 0, schema: { $defs: defs, $ref: '#/$defs/a0' } }),
+      refusedWith('invalid_schema', /took over 2000 ms/u),
+    );
+    const ok = await prepareVersion(undefined, { name: 'Ada' }, { version: 0, schema });
+    assert.deepEqual(ok.content, { name: 'Ada' });
+  });
+
   it('refuses patterns only backtracking can match, and patternProperties, saying why', async () => {
     const lookahead = { type: 'string', pattern: '^(?=.*\\d).+$' };
     await assert.rejects(
