@@ -6,24 +6,46 @@
 import { parentPort } from 'node:worker_threads';
 import Schema from 'typebox/schema';
 import { withLinearPatterns } from './schema-patterns.js';
-import { schemaProblems } from './schema-problems.js';
+import { metaSchemaOf, schemaProblems } from './schema-problems.js';
 
-/** A check asked of this worker. */
+/**
+ * A check asked of this worker: a schema against its meta-schema and usable by the validator
+ * (`content` absent), or content against its schema.
+ */
 export interface CheckRequest {
   id: number;
   schema: unknown;
-  content: unknown;
+  content?: unknown;
 }
 
-/** Its answer: what is wrong with the content (undefined: it matches). */
+/** Its answer: what is wrong with the schema or the content (undefined: nothing). */
 export interface CheckReply {
   id: number;
   problems?: string;
 }
 
-parentPort?.on('message', ({ id, schema, content }: CheckRequest) => {
-  const linear = withLinearPatterns(schema);
-  const problems = 'problem' in linear ? linear.problem : schemaProblems(Schema, linear.schema, content);
-  parentPort!.postMessage({ id, problems } satisfies CheckReply);
+parentPort?.on('message', (request: CheckRequest) => {
+  const problems = 'content' in request ? contentProblems(request) : schemaUnusable(request.schema);
+  parentPort!.postMessage({ id: request.id, problems } satisfies CheckReply);
 });
+
+function contentProblems({ schema, content }: CheckRequest): string | undefined {
+  const linear = withLinearPatterns(schema);
+  return 'problem' in linear ? linear.problem : schemaProblems(Schema, linear.schema, content);
+}
+
+/** What makes `schema` no JSON Schema of its dialect, or unusable by the validator. */
+function schemaUnusable(schema: unknown): string | undefined {
+  const meta = metaSchemaOf(Schema, (schema as { $schema?: unknown }).$schema);
+  const problems = schemaProblems(Schema, meta, schema);
+  if (problems) return problems;
+  // A schema can be valid JSON Schema and still not be usable here.
+  try {
+    Schema.Check(schema as Schema.XSchema, null);
+    return undefined;
+  } catch (err) {
+    return `cannot be used: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
 parentPort?.postMessage({ ready: true }); // loaded: checks are timed from here on

@@ -1,8 +1,9 @@
 /**
- * Working memory content checked against its schema in a worker thread, within a time limit. A
- * schema is the caller's: a few `$defs` whose `anyOf` branches each lead to the next (3 branches, 14
- * deep: 2,833 characters) make a check of a small value take minutes, and the check runs where the
- * content is set, in the API server every tenant shares. A check over {@link CHECK_TIMEOUT_MS} ends
+ * Working memory schemas, and content against them, checked in a worker thread within a time limit.
+ * A schema is the caller's: a few `$defs` whose `anyOf` branches each lead to the next (3 branches,
+ * 14 deep: 2,833 characters) make a check of a small value (even of `null`, as the validator's own
+ * check of the schema makes) take minutes, and the check runs where the working memory is set, in
+ * the API server every tenant shares. A check over {@link CHECK_TIMEOUT_MS} ends
  * the worker (a running check cannot be stopped otherwise) and is refused; the next starts another.
  */
 import { existsSync } from 'node:fs';
@@ -34,13 +35,13 @@ const pending = new Map<number, Pending>();
 let nextId = 0;
 
 /**
- * Checks `content` against `schema` (a JSON Schema, as parsed JSON) off the calling thread: its
- * problems, or that it took over `timeoutMs` (counted from when the worker has it, not from the
- * worker's start).
+ * Checks off the calling thread `schema` (a JSON Schema, as parsed JSON: against its meta-schema, and
+ * usable by the validator) or, given, `content` against it: the problems found, or that the check
+ * took over `timeoutMs` (counted from when the worker has it, not from the worker's start).
  */
-export async function checkContent(
+export async function checkInWorker(
   schema: unknown,
-  content: unknown,
+  content?: { value: unknown },
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckResult> {
   const running = checker ?? start();
@@ -57,7 +58,8 @@ export async function checkContent(
         // The check still runs: only ending the thread stops it. Others waiting on it fail too.
         stop(running, new Error('a working memory check in the same worker took too long'));
       }, timeoutMs);
-      running.worker.postMessage({ id, schema, content } satisfies CheckRequest);
+      const request: CheckRequest = content ? { id, schema, content: content.value } : { id, schema };
+      running.worker.postMessage(request);
     }
     return await result;
   } finally {

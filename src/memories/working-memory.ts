@@ -12,8 +12,8 @@
  * Schema validator loads the first time a schema is in play (see {@link loadValidator}).
  */
 import { withLinearPatterns } from './schema-patterns.js';
-import { checkContent, CHECK_TIMEOUT_MS } from './schema-check.js';
-import { schemaProblems, type Validator } from './schema-problems.js';
+import { checkInWorker, CHECK_TIMEOUT_MS } from './schema-check.js';
+import { metaSchemaOf, type Validator } from './schema-problems.js';
 import type Schema from 'typebox/schema';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import {
@@ -175,7 +175,7 @@ export async function prepareVersion(
 ): Promise<WorkingMemoryContent> {
   assertVersion(options.version);
   const schema = options.schema === undefined ? previous?.schema : (options.schema ?? undefined);
-  if (options.schema != null) checkSchema(await loadValidator(), options.schema);
+  if (options.schema != null) await checkSchema(await loadValidator(), options.schema);
   if (options.format !== undefined && !WORKING_MEMORY_FORMATS.includes(options.format))
     throw new ValidationError(
       'invalid_option',
@@ -201,11 +201,9 @@ export async function prepareVersion(
   }
   const json = checkJson(content, 'content', MAX_WORKING_MEMORY_LENGTH);
   if (schema) {
-    const checked = await checkContent(schema, json);
+    const checked = await checkInWorker(schema, { value: json });
     if ('timedOut' in checked)
-      throw invalidSchema(
-        `checking the content against it took over ${CHECK_TIMEOUT_MS} ms (anyOf or oneOf branches that multiply): simplify it`,
-      );
+      throw invalidSchema(`checking the content against it took over ${CHECK_TIMEOUT_MS} ms: ${SIMPLIFY}`);
     const problems = checked.problems;
     if (problems)
       throw new ValidationError('schema_mismatch', `content does not match the schema: ${problems}`, {
@@ -213,21 +211,6 @@ export async function prepareVersion(
       });
   }
   return schema ? { format, content: json, schema } : { format, content: json };
-}
-
-/**
- * The meta-schemas a schema may name in `$schema` (draft-07 when it names none). Drafts 03 and 04 are
- * left out: the validator reads every schema by draft-06+ rules, where some of their keywords mean
- * something else (`exclusiveMaximum: true`), so such a schema would check less than it says.
- */
-const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
-let META: Map<string, unknown> | undefined;
-function metaSchemas(validator: Validator): Map<string, unknown> {
-  return (META ??= new Map<string, unknown>(
-    Object.entries(validator.Meta)
-      .filter(([uri]) => !/draft-0[34]\//u.test(uri))
-      .map(([uri, meta]) => [uri.replace(/#$/u, ''), meta]),
-  ));
 }
 
 let validator: Promise<Validator> | undefined;
@@ -243,21 +226,22 @@ function loadValidator(): Promise<Validator> {
 }
 
 /**
- * Checks that `schema` is a JSON Schema (an object valid against its meta-schema) of storable size.
+ * Checks that `schema` is a JSON Schema (an object valid against its meta-schema, usable by the
+ * validator) of storable size: what costs little here, the rest in a worker, within a time limit.
  * @throws ValidationError `invalid_schema` saying what is wrong.
  */
-function checkSchema(validator: Validator, schema: unknown): asserts schema is JsonSchema {
+async function checkSchema(validator: Validator, schema: unknown): Promise<void> {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema))
     throw invalidSchema('expected a JSON Schema object');
   checkJson(schema, 'schema', MAX_WORKING_MEMORY_SCHEMA_LENGTH);
   const named = (schema as JsonSchema)['$schema'];
-  const meta = metaSchemas(validator).get(typeof named === 'string' ? named.replace(/#$/u, '') : DRAFT_07);
-  if (named !== undefined && !meta)
+  if (named !== undefined && !metaSchemaOf(validator, named))
     throw invalidSchema(
       `$schema: unknown dialect ${JSON.stringify(named)} (use draft-07, 2019-09 or 2020-12)`,
     );
-  const problems = schemaProblems(validator, meta as JsonSchema, schema);
-  if (problems) throw invalidSchema(problems);
+  const checked = await checkInWorker(schema);
+  if ('timedOut' in checked) throw invalidSchema(`checking it took over ${CHECK_TIMEOUT_MS} ms: ${SIMPLIFY}`);
+  if (checked.problems) throw invalidSchema(checked.problems);
   const linear = withLinearPatterns(schema);
   if ('problem' in linear) throw invalidSchema(linear.problem);
   const unresolved = unresolvedRef(schema as JsonSchema);
@@ -266,13 +250,10 @@ function checkSchema(validator: Validator, schema: unknown): asserts schema is J
       `$ref ${JSON.stringify(unresolved)} does not resolve within the schema (nothing is fetched: ` +
         'put what it names under definitions or $defs and refer to it with #/…)',
     );
-  // A schema can be valid JSON Schema and still not be usable here (a `$ref` to elsewhere).
-  try {
-    validator.Check(schema as Schema.XSchema, null);
-  } catch (err) {
-    throw invalidSchema(`cannot be used: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }
+
+/** What a schema whose check takes too long is told. */
+const SIMPLIFY = 'anyOf or oneOf branches that multiply; simplify it';
 
 /**
  * The first `$ref` of `schema` that names nothing in it, if any: the validator takes such a ref as a

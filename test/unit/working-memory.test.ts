@@ -226,6 +226,16 @@ describe('prepareVersion', () => {
       prepareVersion(undefined, deep, { version: 0, schema: { $defs: defs, $ref: '#/$defs/a0' } }),
       refusedWith('invalid_schema', /took over 2000 ms/u),
     );
+    // Without a type to stop at, the validator's own check of the schema (against null) took as long.
+    const untyped: Record<string, unknown> = { a14: { type: 'integer' } };
+    for (let i = 0; i < 14; i++)
+      untyped[`a${i}`] = {
+        anyOf: [0, 1, 2].map((k) => ({ minLength: k, allOf: [{ $ref: `#/$defs/a${i + 1}` }] })),
+      };
+    await assert.rejects(
+      prepareVersion(undefined, 'x', { version: 0, schema: { $defs: untyped, $ref: '#/$defs/a0' } }),
+      refusedWith('invalid_schema', /^schema: checking it took over 2000 ms/u),
+    );
     const ok = await prepareVersion(undefined, { name: 'Ada' }, { version: 0, schema });
     assert.deepEqual(ok.content, { name: 'Ada' });
   });
