@@ -34,6 +34,9 @@ let checker: Checker | undefined;
 const pending = new Map<number, Pending>();
 let nextId = 0;
 
+/** A check that waited behind one that took too long: asked again of the next worker. */
+class Displaced extends Error {}
+
 /**
  * Checks off the calling thread `schema` (a JSON Schema, as parsed JSON: against its meta-schema, and
  * usable by the validator) or, given, `content` against it: the problems found, or that the check
@@ -43,6 +46,20 @@ export async function checkInWorker(
   schema: unknown,
   content?: { value: unknown },
   timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<CheckResult> {
+  for (;;) {
+    try {
+      return await checkOnce(schema, content, timeoutMs);
+    } catch (err) {
+      if (!(err instanceof Displaced)) throw err;
+    }
+  }
+}
+
+async function checkOnce(
+  schema: unknown,
+  content: { value: unknown } | undefined,
+  timeoutMs: number,
 ): Promise<CheckResult> {
   const running = checker ?? start();
   const id = nextId++;
@@ -55,8 +72,8 @@ export async function checkInWorker(
       waiting.timer = setTimeout(() => {
         pending.delete(id);
         waiting.resolve({ timedOut: true });
-        // The check still runs: only ending the thread stops it. Others waiting on it fail too.
-        stop(running, new Error('a working memory check in the same worker took too long'));
+        // The check still runs: only ending the thread stops it. The others go to the next worker.
+        stop(running, new Displaced('a check before it in the same worker took too long'));
       }, timeoutMs);
       const request: CheckRequest = content ? { id, schema, content: content.value } : { id, schema };
       running.worker.postMessage(request);
@@ -93,7 +110,7 @@ function start(): Checker {
   return started;
 }
 
-/** Ends `stopped` (when still the checker) and fails the checks waiting on it. */
+/** Ends `stopped` (when still the checker) and fails the checks waiting on it with `err`. */
 function stop(stopped: Checker, err: Error): void {
   if (checker !== stopped) return;
   checker = undefined;
