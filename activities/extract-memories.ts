@@ -9,7 +9,8 @@ import type { ThreadStore } from '../src/store/thread-store.js';
 import type { MemoryStore } from '../src/memories/memory-store.js';
 import { textOf, type Message } from '../src/model/message.js';
 import type { ExistingMemory } from '../src/llm/memory-extractor.js';
-import { firstCharacters, MAX_MEMORY_SEARCH_LIMIT } from '../src/model/limits.js';
+import { MAX_MEMORY_SEARCH_LIMIT } from '../src/model/limits.js';
+import { recallQuery } from '../src/recall/query.js';
 import { toLlmFailure } from '../src/llm/failures.js';
 import { clipLongestParts } from '../src/model/clip.js';
 import { throwIfCancelled } from './cancellation.js';
@@ -28,9 +29,6 @@ const MAX_EXISTING_CHARS = 40_000;
 
 /** Characters of the new messages an extraction reads (about 12,000 tokens; the longest parts cut). */
 const MAX_MESSAGE_CHARS = 48_000;
-
-/** Characters of the new messages' text the memories are searched with. */
-const MAX_QUERY_CHARS = 20_000;
 
 /** Creates the `extractMemories` activity. */
 export function extractMemoriesActivity(deps: {
@@ -96,8 +94,8 @@ export function extractMemoriesActivity(deps: {
 }
 
 /**
- * The user's live memories shown to the extractor: the ones the new messages are about (full text,
- * so the fact a message changes is there to be superseded), then the newest, within MAX_EXISTING and
+ * The user's live memories shown to the extractor: the ones the user's new turns are about (full text,
+ * so the fact a turn changes is there to be superseded), then the newest, within MAX_EXISTING and
  * MAX_EXISTING_CHARS. A user with fewer is shown them all, as before.
  */
 async function existingMemories(
@@ -106,7 +104,9 @@ async function existingMemories(
   scope: { resourceId?: string },
   messages: readonly Message[],
 ): Promise<ExistingMemory[]> {
-  const query = firstCharacters(messages.map(textOf).join('\n'), MAX_QUERY_CHARS);
+  // The user's own words (the facts are about the user), newest first, cut as recall's query is.
+  const said = messages.filter((m) => m.role === 'user').reverse();
+  const query = recallQuery(said.map(textOf).join('\n'));
   const [relevant, newest] = await Promise.all([
     query.trim() === '' ? [] : memories.search(userId, query, { limit: MAX_MEMORY_SEARCH_LIMIT, ...scope }),
     memories.list(userId, { ...scope, limit: MAX_EXISTING }),
