@@ -3,8 +3,8 @@
  * A schema is the caller's: a few `$defs` whose `anyOf` branches each lead to the next (3 branches,
  * 14 deep: 2,833 characters) make a check of a small value (even of `null`, as the validator's own
  * check of the schema makes) take minutes, and the check runs where the working memory is set, in
- * the API server every tenant shares. A check over {@link CHECK_TIMEOUT_MS} ends
- * the worker (a running check cannot be stopped otherwise) and is refused; the next starts another.
+ * the API server every tenant shares. A check over {@link CHECK_TIMEOUT_MS} ends the worker (a
+ * running check cannot be stopped otherwise) and is refused; the next starts another.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
