@@ -14,7 +14,6 @@
 import { withLinearPatterns } from './schema-patterns.js';
 import { checkInWorker, CHECK_TIMEOUT_MS } from './schema-check.js';
 import { metaSchemaOf, type Validator } from './schema-problems.js';
-import type Schema from 'typebox/schema';
 import { DurableMemoryError, ValidationError } from '../model/errors.js';
 import {
   MAX_JSON_DEPTH,
