@@ -223,6 +223,18 @@ describe('016_search_capped', () => {
         const hits = await store.search('lighthouse keeper', { scope: { threadId: 't' } });
         assert.deepEqual(hits.map((h) => h.seq).sort(), [1, 2, 3]);
         assert.equal(hits[0]!.seq, 1, 'the stored vector, kept');
+        // A big message with no text (tool calls only) gets an empty vector, never none.
+        const calls = {
+          message: {
+            id: 'calls',
+            role: 'assistant' as const,
+            parts: [{ type: 'tool_call' as const, callId: 'c', name: 'write', arguments: big }],
+          },
+          tokens: 3,
+        };
+        await store.append('t', [calls]);
+        const { rows } = await pool.query(`SELECT search::text AS search FROM messages WHERE id = 'calls'`);
+        assert.deepEqual(rows, [{ search: '' }]);
       } finally {
         await pool.end();
         await legacy.drop();

@@ -30,9 +30,10 @@ BEGIN
     IF NEW.bytes <= ${MAX_INDEXED_CHARS} THEN
       NEW.search := jsonb_to_tsvector(NEW.search_config, texts, '["string"]');
     ELSE
-      NEW.search := to_tsvector(NEW.search_config, left(
+      -- No string at all (a big message of tool calls only) is an empty vector, as 009's was.
+      NEW.search := to_tsvector(NEW.search_config, left(coalesce(
         (SELECT string_agg(s #>> '{}', ' ') FROM jsonb_path_query(texts, 'strict $.** ? (@.type() == "string")') s),
-        ${MAX_INDEXED_CHARS}));
+        ''), ${MAX_INDEXED_CHARS}));
     END IF;
   END IF;
   RETURN NEW;
