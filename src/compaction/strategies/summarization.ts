@@ -6,8 +6,9 @@
  * tool calls go with their results and orphan results are never sent; the input is bounded by
  * `maxInputTokens` (a single oversized group is clipped, its longest parts first, and a warning says
  * so); an earlier summary in range is folded into the new one (passed as `previousSummary`); if the
- * summarizer throws or returns empty text, nothing changes and a warning says why. Trigger default `always`; target default: the
- * trigger no longer fires (groups are taken oldest first until the target would hold).
+ * summarizer throws or returns empty text, nothing changes and a warning says why. Trigger default
+ * `always`; target default: the trigger no longer fires (groups are taken oldest first until the
+ * target would hold).
  */
 import type { Message } from '../../model/message.js';
 import { textOf } from '../../model/message.js';
