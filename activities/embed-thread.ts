@@ -64,20 +64,20 @@ async function run(
     const model = embedder.model;
     const signal = Context.current().cancellationSignal;
     const embed = async (texts: string[]): Promise<number[][]> => {
-      for (let max = MAX_EMBEDDING_INPUT_CHARS; ; max = Math.floor(max / 2)) {
+      // The embedder cuts each text to MAX_EMBEDDING_INPUT_CHARS; a refusal cuts them shorter.
+      let sent = texts;
+      for (let max = MAX_EMBEDDING_INPUT_CHARS; ;) {
         heartbeat();
         try {
-          return await embedder.embed(
-            texts.map((t) => firstCharacters(t, max)),
-            signal,
-          );
+          return await embedder.embed(sent, signal);
         } catch (err) {
           throwIfCancelled(); // an aborted call is a cancellation, not an endpoint failure
           const failure = toLlmFailure(err);
-          const cut = Math.floor(max / 2);
+          max = Math.floor(max / 2);
           // Texts no cut would shorten were refused for another reason: a bad model, a bad key.
-          const shorter = texts.some((t) => characterCount(t) > cut);
-          if (failure.type !== 'LlmBadRequest' || cut < MIN_EMBEDDING_CUT_CHARS || !shorter) throw failure;
+          const shorter = texts.some((t) => characterCount(t) > max);
+          if (failure.type !== 'LlmBadRequest' || max < MIN_EMBEDDING_CUT_CHARS || !shorter) throw failure;
+          sent = texts.map((t) => firstCharacters(t, max));
         }
       }
     };
@@ -107,7 +107,7 @@ async function run(
     if (memoryStore && input.userId !== undefined) {
       const pending = await memoryStore.unembedded(input.userId, model, MEMORIES_PER_RUN);
       for (const batch of batches(pending, (m) => m.text)) {
-        const vectors = await embed(batch.map((m) => embeddingInput(m.text)));
+        const vectors = await embed(batch.map((m) => m.text));
         throwIfCancelled();
         memories += await memoryStore.saveEmbeddings(
           model,

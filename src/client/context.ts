@@ -372,11 +372,12 @@ async function readFull(
   const count = (message: Message) => countMessageTokens(message, tokenizer);
   // Retracted messages (and their markers) stay in history but never reach a model.
   const recall = parseRecall(options.recall);
-  const given = parseQuery(options.query);
+  const parsed = parseQuery(options.query);
+  const given = parsed === undefined ? undefined : recallQuery(parsed);
   const { recallTokens, limit, candidates } = recallSize(budget, config, recall);
   const rank = (query: string) =>
     recall && recallTokens > 0 && query.trim() !== ''
-      ? rankHistory(sources, info, recallQuery(query), recall, limit, candidates)
+      ? rankHistory(sources, info, query, recall, limit, candidates)
       : undefined;
   // A query given by the caller is searched (and its best hits' surroundings read) while the view is
   // read; the default query needs the view.
@@ -385,7 +386,7 @@ async function readFull(
   const pinnedTokens = pinnedRoom(budget, config);
   let view = withoutRetracted(await sources.store.view(info.threadId));
   if (model !== config.model) view = view.map((e) => ({ ...e, tokens: count(e.message) }));
-  const query = given === undefined ? defaultRecallQuery(newestUserTurn(view)) : recallQuery(given);
+  const query = given ?? defaultRecallQuery(newestUserTurn(view));
   const ranking = early ?? (given === undefined ? rank(query) : undefined);
   const [block, ranked, current] = await Promise.all([
     rankedMemories(sources, info, query, Math.floor(budget * config.memoryShare), count),
